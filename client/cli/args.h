@@ -1,0 +1,43 @@
+/* A small, uniform flag parser for every subcommand: --name VALUE, --name=VALUE, boolean
+ * --name, and --help. Unknown flags and bad values are errors that name the flag. */
+#ifndef BBVFL_CLI_ARGS_H
+#define BBVFL_CLI_ARGS_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+typedef enum { OPT_FLAG, OPT_STR, OPT_INT, OPT_DBL, OPT_U64 } cli_optkind;
+
+typedef struct {
+  const char *name;    /* without the leading "--" */
+  cli_optkind kind;
+  void *dst;           /* int* (FLAG, INT), const char** (STR), double* (DBL), unsigned long long* */
+  const char *metavar; /* e.g. "N", "FILE"; NULL for flags */
+  const char *help;
+} cli_opt;
+
+typedef struct {
+  const char *command; /* "bbvfl devnet up" */
+  const char *summary; /* one line */
+  const char *usage;   /* positional part, e.g. "[OPTIONS]" */
+  const char *details; /* optional paragraph printed after the options */
+  const cli_opt *opts;
+  size_t nopts;
+} cli_spec;
+
+/* Parses argv[0..argc) (argv[0] is the first argument after the subcommand name).
+ * Positional arguments are collected into pos (at most maxpos, else an error).
+ * Returns 0 on success, 1 when --help was printed (caller exits 0), -1 on error (err filled). */
+int cli_parse(const cli_spec *spec, int argc, char **argv, const char **pos, size_t maxpos,
+              size_t *npos, bbvfl_err *err);
+
+void cli_print_help(const cli_spec *spec);
+
+/* Prints "bbvfl: error: <msg>" to stderr and returns the exit code for err. */
+int cli_report(const bbvfl_err *err);
+
+/* 1 when stdout/stderr is a terminal (progress bars only then). */
+int cli_isatty_err(void);
+
+#endif

@@ -1,0 +1,8 @@
+/* Every subcommand of `bbvfl`: int cmd_NAME(int argc, char **argv) gets the arguments after its
+ * name and returns the process exit status. Add a command: declare it here, list it in main.c. */
+#ifndef BBVFL_CLI_COMMANDS_H
+#define BBVFL_CLI_COMMANDS_H
+
+int cmd_devnet(int argc, char **argv);
+
+#endif

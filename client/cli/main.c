@@ -1,0 +1,46 @@
+/* bbvfl: the command line front end. Each subcommand lives in its own cmd_*.c file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+
+typedef struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} command;
+
+static const command COMMANDS[] = {
+    {"devnet", cmd_devnet, "a local anvil on loopback: up, down, status"},
+};
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "bbvfl %s - differentially private vertical federated learning, aggregated on chain\n\n"
+          "Usage: bbvfl COMMAND [OPTIONS]   (bbvfl COMMAND --help for each)\n\nCommands:\n",
+          BBVFL_VERSION);
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+  fprintf(f, "\nExit status: 0 ok, 2 usage, 3 verification failed, 4 node unreachable or timeout,\n"
+             "5 transaction reverted, 6 file error, 7 malformed input, 1 other errors.\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  const char *name = argv[1];
+  if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(name, "--version") == 0) {
+    printf("bbvfl %s\n", BBVFL_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+    if (strcmp(name, COMMANDS[i].name) == 0) return COMMANDS[i].fn(argc - 2, argv + 2);
+  fprintf(stderr, "bbvfl: error: unknown command '%s' (see bbvfl --help)\n", name);
+  return 2;
+}

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# bbvfl: one entry point for set-up, the main job and the tests.
+#
+#   ./run.sh setup          install Debian packages + the pinned node toolchain, build (idempotent)
+#   ./run.sh demo [ARGS]    setup, then `bbvfl demo ARGS` (embedded devnet, bundled data)
+#   ./run.sh test           setup, then every test: unit + integration (normal and ASan/UBSan
+#                           builds), the Foundry contract tests and the abi/ freshness check
+#
+# Every step is idempotent: a second run installs nothing and rebuilds only what changed.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$root"
+
+APT_PACKAGES=(build-essential cmake pkg-config libsecp256k1-dev libcurl4-openssl-dev libjansson-dev
+              libopenblas-dev libcmocka-dev python3-sklearn gnuplot-nox valgrind nodejs npm)
+JOBS=${BBVFL_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+log() { printf '[run.sh] %s\n' "$*" >&2; }
+
+need_root() {
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then echo sudo; else
+      log "installing Debian packages needs root (or sudo): missing: $*"; exit 1; fi
+  fi
+}
+
+setup_apt() {
+  local missing=() p
+  for p in "${APT_PACKAGES[@]}"; do
+    # node/npm may come from elsewhere (e.g. a newer nodejs); accept any working binary
+    case "$p" in
+      nodejs) command -v node >/dev/null 2>&1 && continue ;;
+      npm) command -v npm >/dev/null 2>&1 && continue ;;
+    esac
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then log "Debian packages: all present"; return; fi
+  local sudo; sudo=$(need_root "${missing[@]}")
+  log "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+setup_npm() {
+  local stamp=devnet/node_modules/.bbvfl-lock-stamp
+  if [ -f "$stamp" ] && cmp -s devnet/package-lock.json "$stamp"; then
+    log "node toolchain: up to date"
+  else
+    log "installing the pinned node toolchain (npm ci, devnet/package-lock.json)"
+    # --ignore-scripts: the Foundry packages' postinstall would try to download binaries; the
+    # platform packages they depend on already carry them.
+    (cd devnet && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    cp devnet/package-lock.json "$stamp"
+  fi
+}
+
+build_one() { # dir, extra cmake args...
+  local dir=$1; shift
+  if [ ! -f "$dir/CMakeCache.txt" ]; then
+    cmake -S . -B "$dir" "$@" >/dev/null
+  fi
+  cmake --build "$dir" -j "$JOBS"
+}
+
+setup_build() {
+  log "building (build/ and the sanitizer build build-asan/)"
+  build_one build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  build_one build-asan -DCMAKE_BUILD_TYPE=Debug -DBBVFL_SANITIZE=ON
+}
+
+setup() { setup_apt; setup_npm; setup_build; }
+
+run_tests() {
+  export OPENBLAS_NUM_THREADS=1
+  local rc=0
+  log "tests: normal build"
+  (cd build && ctest --output-on-failure -j "$JOBS" ${BBVFL_CTEST_ARGS:-}) || rc=1
+  log "tests: ASan + UBSan build (unit and integration; contract tests run once above)"
+  (cd build-asan && ctest --output-on-failure -j "$JOBS" -LE contract ${BBVFL_CTEST_ARGS:-}) || rc=1
+  if [ $rc -ne 0 ]; then log "SOME TESTS FAILED"; else log "all tests passed"; fi
+  return $rc
+}
+
+cmd=${1:-help}; shift || true
+case "$cmd" in
+  setup) setup ;;
+  demo) setup; exec build/bbvfl demo "$@" ;;
+  test) setup; run_tests ;;
+  *) sed -n '2,10p' "$0"; exit 2 ;;
+esac
