@@ -1,0 +1,84 @@
+/* Exact Renyi-DP accountant for the Poisson Binomial Mechanism (PBM) and the Gaussian local-DP
+ * baseline (DESIGN.md "Privacy accounting" and "Masked mode").
+ *
+ * Every function here is pure computation: no allocation that outlives a call, no printing.
+ * All output structs are caller-owned. Errors (bad parameters, unreachable targets) are returned
+ * through bbvfl_err with a message saying what was wrong.
+ *
+ * Levels:
+ *   feature level: one client's whole column set changes (one client's embedding of every row);
+ *   sample level:  one row changes, so every client's embedding of that row changes.
+ * Local mode: every client's PBM output is public (on chain), so sample level composes over the
+ * M clients. Masked mode: only the sum of the M clients' outputs is public.
+ */
+#ifndef BBVFL_DP_ACCOUNTANT_H
+#define BBVFL_DP_ACCOUNTANT_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+
+typedef struct { int b; double beta; int P; int M; int epochs; double delta; } bbvfl_pbm_acct_in;
+typedef struct {
+  double epsilon_feature, alpha_feature;   /* tighter (Canonne-Kamath-Steinke / Balle) conversion */
+  double epsilon_sample, alpha_sample;
+  double epsilon_feature_std, epsilon_sample_std; /* standard conversion r + ln(1/delta)/(alpha-1) */
+  int at_grid_edge;                         /* optimum at an end of the alpha grid: warn */
+} bbvfl_acct_out;
+int bbvfl_acct_pbm(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, bbvfl_err *err);
+/* Gaussian local DP baseline: clip norm c, noise sigma, P-dim embedding released per epoch */
+int bbvfl_acct_gaussian(double clip, double sigma, int M, int epochs, double delta, bbvfl_acct_out *out, bbvfl_err *err);
+
+/* ---- additions beyond the shared interface ---- */
+
+/* The alpha grid: 1.1..10.9 step 0.1, 11..63, 128, 256, 512, 1024 (ascending). */
+#define BBVFL_ACCT_NGRID 156
+/* Returns a pointer to a static array of BBVFL_ACCT_NGRID orders (not owned by the caller). */
+const double *bbvfl_acct_grid(void);
+
+/* Renyi divergence of order alpha > 1 between Binomial(b, 1/2+beta) and Binomial(b, 1/2-beta):
+ * the per-coordinate RDP of PBM, computed in closed form without overflow or cancellation. */
+double bbvfl_acct_pbm_coord_rdp(int b, double beta, double alpha);
+
+/* The composed RDP curves on the grid (caller-owned struct, fixed size). */
+typedef struct {
+  double alpha[BBVFL_ACCT_NGRID];
+  double feature[BBVFL_ACCT_NGRID]; /* epochs * P * coord */
+  double sample[BBVFL_ACCT_NGRID];  /* epochs * M * P * coord (local mode) */
+} bbvfl_acct_curve;
+int bbvfl_acct_pbm_curve(const bbvfl_pbm_acct_in *in, bbvfl_acct_curve *curve, bbvfl_err *err);
+int bbvfl_acct_gaussian_curve(double clip, double sigma, int M, int epochs, bbvfl_acct_curve *curve,
+                              bbvfl_err *err);
+
+/* Converts an RDP curve (n orders) to (epsilon, delta)-DP, minimised over the orders.
+ * tight = 0: eps = r + ln(1/delta)/(alpha-1); tight = 1: eps = r + ln(1-1/alpha)
+ * - ln(delta*alpha)/(alpha-1). Negative values are clamped to 0. *alpha_opt and *at_edge
+ * (optimum at the first or last order) may be NULL. */
+double bbvfl_acct_rdp_to_eps(const double *alpha, const double *rdp, size_t n, double delta, int tight,
+                             double *alpha_opt, int *at_edge);
+
+typedef enum { BBVFL_ACCT_FEATURE = 0, BBVFL_ACCT_SAMPLE = 1 } bbvfl_acct_level;
+
+/* Calibration against the tighter conversion at the given level.
+ * solve_beta: in->b, P, M, epochs, delta given (in->beta ignored); finds beta in (0, 0.5) with
+ * epsilon(beta) = target (bisection, relative tolerance 1e-9). Error if even beta -> 0 exceeds it.
+ * solve_b: in->beta given (in->b ignored); the largest integer b in 1..255 with epsilon <= target.
+ * Error if b = 1 already exceeds the target. */
+int bbvfl_acct_solve_beta(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level, double target_eps,
+                          double *beta, bbvfl_err *err);
+int bbvfl_acct_solve_b(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level, double target_eps, int *b,
+                       bbvfl_err *err);
+
+/* Masked mode, feature level: only the sum of the M clients' PBM outputs is public. Per
+ * coordinate, the exact Renyi divergence between the Poisson-binomial sum distributions (M*b+1
+ * outcomes, by direct convolution) when one client's input moves from C to -C (and back), worst
+ * case over the other M-1 clients' inputs (searched over every multiset of the levels
+ * {-C, -C/2, 0, C/2, C}), composed over P and epochs. Fills out->epsilon_feature,
+ * alpha_feature, epsilon_feature_std and at_grid_edge (for the feature level); the sample-level
+ * fields are those of local mode (masking does not help: a changed row moves every client).
+ * rdp_feature (nullable) receives the BBVFL_ACCT_NGRID composed feature-level orders.
+ * Cost: O(levels^(M-1) multisets * (M*b)^2); M is limited to 64 and M*b to 4096. */
+int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, double *rdp_feature,
+                                  bbvfl_err *err);
+
+#endif
