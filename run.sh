@@ -46,10 +46,12 @@ setup_npm() {
   if [ -f "$stamp" ] && cmp -s devnet/package-lock.json "$stamp"; then
     log "node toolchain: up to date"
   else
-    log "installing the pinned node toolchain (npm ci, devnet/package-lock.json)"
+    log "installing the pinned node toolchain (devnet/package-lock.json)"
     # --ignore-scripts: the Foundry packages' postinstall would try to download binaries; the
-    # platform packages they depend on already carry them.
-    (cd devnet && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    # platform packages they depend on already carry them. `npm install` rather than `npm ci`:
+    # the lock file lists only the platform packages the registry serves (linux builds), which
+    # `npm ci` rejects as out of sync; `npm install` follows the lock exactly all the same.
+    (cd devnet && npm install --ignore-scripts --no-audit --no-fund --loglevel=error)
     cp devnet/package-lock.json "$stamp"
   fi
 }
