@@ -1,0 +1,374 @@
+/* Exact RDP accounting for PBM (local and masked mode) and the Gaussian baseline.
+ * See accountant.h for the contract and DESIGN.md "Privacy accounting" for the model. */
+#include "dp/accountant.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- alpha grid ---- */
+
+static double g_grid[BBVFL_ACCT_NGRID];
+static int g_grid_ready;
+
+const double *bbvfl_acct_grid(void) {
+  if (!g_grid_ready) {
+    size_t n = 0;
+    for (int i = 11; i <= 109; i++) g_grid[n++] = i / 10.0; /* 1.1 .. 10.9 step 0.1 (99) */
+    for (int i = 11; i <= 63; i++) g_grid[n++] = i;         /* 11 .. 63 (53) */
+    g_grid[n++] = 128;
+    g_grid[n++] = 256;
+    g_grid[n++] = 512;
+    g_grid[n++] = 1024;
+    g_grid_ready = (n == BBVFL_ACCT_NGRID);
+  }
+  return g_grid;
+}
+
+/* ---- parameter checks ---- */
+
+static int check_common(int P, int M, int epochs, double delta, bbvfl_err *err) {
+  if (P < 1) return bbvfl_fail(err, BBVFL_E_ARG, "P (embedding dimension) must be >= 1, got %d", P);
+  if (M < 1) return bbvfl_fail(err, BBVFL_E_ARG, "M (number of clients) must be >= 1, got %d", M);
+  if (epochs < 1) return bbvfl_fail(err, BBVFL_E_ARG, "epochs must be >= 1, got %d", epochs);
+  if (!(delta > 0 && delta < 1))
+    return bbvfl_fail(err, BBVFL_E_ARG, "delta must be in (0, 1), got %g", delta);
+  return 0;
+}
+
+static int check_b(int b, bbvfl_err *err) {
+  if (b < 1 || b > 255)
+    return bbvfl_fail(err, BBVFL_E_ARG, "b (binomial trials) must be in 1..255, got %d", b);
+  return 0;
+}
+
+static int check_beta(double beta, bbvfl_err *err) {
+  if (!(beta > 0 && beta < 0.5))
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "beta must be in (0, 0.5) (p = 1/2 +- beta must stay inside (0, 1)), got %g", beta);
+  return 0;
+}
+
+static int check_in(const bbvfl_pbm_acct_in *in, bbvfl_err *err) {
+  if (!in) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no input");
+  if (check_b(in->b, err) || check_beta(in->beta, err)) return -1;
+  return check_common(in->P, in->M, in->epochs, in->delta, err);
+}
+
+/* ---- per-coordinate PBM divergence ----
+ *
+ * Bernoulli(p) against Bernoulli(q), p = 1/2 + beta, q = 1/2 - beta, order a > 1:
+ *   S = p^a q^(1-a) + q^a p^(1-a) = p e^x + q e^-x,   x = (a-1) ln(p/q) > 0,
+ *   S - 1 = expm1(x) * (p - q e^-x) = expm1(x) * (2 beta - q expm1(-x)),
+ * a product of two positive terms: no cancellation as beta -> 0. For large x (a up to 1024)
+ * e^x overflows, so there ln S = ln p + x + log1p((q/p) e^-2x). Binomial(b, .) is b independent
+ * Bernoullis, so its divergence is b times the Bernoulli one. */
+static double bern_log_s(double beta, double alpha) {
+  double p = 0.5 + beta, q = 0.5 - beta;
+  double x = (alpha - 1.0) * (log1p(2 * beta) - log1p(-2 * beta)); /* ln(p/q) = ln((1+2b)/(1-2b)) */
+  if (x < 30.0) return log1p(expm1(x) * (2 * beta - q * expm1(-x)));
+  return log(p) + x + log1p((q / p) * exp(-2 * x));
+}
+
+double bbvfl_acct_pbm_coord_rdp(int b, double beta, double alpha) {
+  if (beta <= 0) return 0.0;
+  if (beta >= 0.5 || alpha <= 1) return INFINITY;
+  return (double)b * bern_log_s(beta, alpha) / (alpha - 1.0);
+}
+
+/* ---- conversions ---- */
+
+double bbvfl_acct_rdp_to_eps(const double *alpha, const double *rdp, size_t n, double delta, int tight,
+                             double *alpha_opt, int *at_edge) {
+  double best = INFINITY, best_a = n ? alpha[0] : 0;
+  size_t best_i = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = alpha[i], e;
+    if (tight) e = rdp[i] + log1p(-1.0 / a) - (log(delta) + log(a)) / (a - 1.0);
+    else e = rdp[i] + log(1.0 / delta) / (a - 1.0);
+    if (e < best) {
+      best = e;
+      best_a = a;
+      best_i = i;
+    }
+  }
+  if (best < 0) best = 0;
+  if (alpha_opt) *alpha_opt = best_a;
+  if (at_edge) *at_edge = n > 0 && (best_i == 0 || best_i == n - 1);
+  return best;
+}
+
+static void fill_out(const bbvfl_acct_curve *c, double delta, bbvfl_acct_out *out) {
+  int e1 = 0, e2 = 0;
+  out->epsilon_feature = bbvfl_acct_rdp_to_eps(c->alpha, c->feature, BBVFL_ACCT_NGRID, delta, 1,
+                                               &out->alpha_feature, &e1);
+  out->epsilon_sample = bbvfl_acct_rdp_to_eps(c->alpha, c->sample, BBVFL_ACCT_NGRID, delta, 1,
+                                              &out->alpha_sample, &e2);
+  out->epsilon_feature_std = bbvfl_acct_rdp_to_eps(c->alpha, c->feature, BBVFL_ACCT_NGRID, delta, 0, NULL, NULL);
+  out->epsilon_sample_std = bbvfl_acct_rdp_to_eps(c->alpha, c->sample, BBVFL_ACCT_NGRID, delta, 0, NULL, NULL);
+  out->at_grid_edge = e1 || e2;
+}
+
+/* ---- PBM, local mode ---- */
+
+int bbvfl_acct_pbm_curve(const bbvfl_pbm_acct_in *in, bbvfl_acct_curve *curve, bbvfl_err *err) {
+  if (check_in(in, err)) return -1;
+  if (!curve) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
+  const double *g = bbvfl_acct_grid();
+  for (size_t i = 0; i < BBVFL_ACCT_NGRID; i++) {
+    double c = bbvfl_acct_pbm_coord_rdp(in->b, in->beta, g[i]);
+    curve->alpha[i] = g[i];
+    /* one release = P coordinates; each row released once per epoch (parallel composition
+     * across rows, sequential across epochs) */
+    curve->feature[i] = (double)in->epochs * in->P * c;
+    curve->sample[i] = (double)in->epochs * in->M * in->P * c;
+  }
+  return 0;
+}
+
+int bbvfl_acct_pbm(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, bbvfl_err *err) {
+  bbvfl_acct_curve c;
+  if (bbvfl_acct_pbm_curve(in, &c, err)) return -1;
+  if (!out) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
+  fill_out(&c, in->delta, out);
+  return 0;
+}
+
+/* ---- Gaussian baseline ----
+ * A "release" is one client's P-dimensional embedding of one row, clipped to L2 norm c, plus
+ * N(0, sigma^2 I). Neighbouring inputs replace that embedding by another one of norm <= c
+ * (replace-one), so the L2 sensitivity is 2c and the RDP of one release is
+ * alpha (2c)^2 / (2 sigma^2) (Mironov 2017). Feature level: one client's release per epoch;
+ * sample level: the M clients' releases of the row per epoch (local mode: all are public). */
+int bbvfl_acct_gaussian_curve(double clip, double sigma, int M, int epochs, bbvfl_acct_curve *curve,
+                              bbvfl_err *err) {
+  if (!(clip > 0 && isfinite(clip))) return bbvfl_fail(err, BBVFL_E_ARG, "clip norm must be > 0, got %g", clip);
+  if (!(sigma > 0 && isfinite(sigma))) return bbvfl_fail(err, BBVFL_E_ARG, "sigma must be > 0, got %g", sigma);
+  if (check_common(1, M, epochs, 0.5, err)) return -1;
+  if (!curve) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
+  const double *g = bbvfl_acct_grid();
+  double s2 = (2 * clip) * (2 * clip) / (2 * sigma * sigma);
+  for (size_t i = 0; i < BBVFL_ACCT_NGRID; i++) {
+    curve->alpha[i] = g[i];
+    curve->feature[i] = (double)epochs * g[i] * s2;
+    curve->sample[i] = (double)epochs * M * g[i] * s2;
+  }
+  return 0;
+}
+
+int bbvfl_acct_gaussian(double clip, double sigma, int M, int epochs, double delta, bbvfl_acct_out *out,
+                        bbvfl_err *err) {
+  bbvfl_acct_curve c;
+  if (check_common(1, M, epochs, delta, err)) return -1;
+  if (bbvfl_acct_gaussian_curve(clip, sigma, M, epochs, &c, err)) return -1;
+  if (!out) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
+  fill_out(&c, delta, out);
+  return 0;
+}
+
+/* ---- calibration ---- */
+
+static double eps_at(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level) {
+  const double *g = bbvfl_acct_grid();
+  double r[BBVFL_ACCT_NGRID];
+  double mult = (double)in->epochs * in->P * (level == BBVFL_ACCT_SAMPLE ? in->M : 1);
+  for (size_t i = 0; i < BBVFL_ACCT_NGRID; i++) r[i] = mult * bbvfl_acct_pbm_coord_rdp(in->b, in->beta, g[i]);
+  return bbvfl_acct_rdp_to_eps(g, r, BBVFL_ACCT_NGRID, in->delta, 1, NULL, NULL);
+}
+
+static const char *level_name(bbvfl_acct_level l) { return l == BBVFL_ACCT_SAMPLE ? "sample" : "feature"; }
+
+int bbvfl_acct_solve_beta(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level, double target_eps,
+                          double *beta, bbvfl_err *err) {
+  if (!in || !beta) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: missing argument");
+  if (check_b(in->b, err) || check_common(in->P, in->M, in->epochs, in->delta, err)) return -1;
+  if (!(target_eps > 0 && isfinite(target_eps)))
+    return bbvfl_fail(err, BBVFL_E_ARG, "target epsilon must be a finite number > 0, got %g", target_eps);
+  bbvfl_pbm_acct_in t = *in;
+  /* epsilon is increasing in beta; at beta -> 0 only the conversion's delta term is left */
+  double lo = 1e-12, hi = 0.5 - 1e-12;
+  t.beta = lo;
+  double elo = eps_at(&t, level);
+  if (elo > target_eps)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "target epsilon %g is unreachable at delta %g: even beta -> 0 gives %s-level "
+                      "epsilon %.4g (the delta term of the conversion); raise epsilon or delta",
+                      target_eps, in->delta, level_name(level), elo);
+  t.beta = hi;
+  if (eps_at(&t, level) <= target_eps) {
+    *beta = hi;
+    return 0;
+  }
+  for (int it = 0; it < 200 && hi - lo > 1e-9 * hi; it++) {
+    double mid = 0.5 * (lo + hi);
+    t.beta = mid;
+    if (eps_at(&t, level) <= target_eps) lo = mid;
+    else hi = mid;
+  }
+  *beta = lo; /* the largest beta found whose epsilon stays within the target */
+  return 0;
+}
+
+int bbvfl_acct_solve_b(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level, double target_eps, int *b,
+                       bbvfl_err *err) {
+  if (!in || !b) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: missing argument");
+  if (check_beta(in->beta, err) || check_common(in->P, in->M, in->epochs, in->delta, err)) return -1;
+  if (!(target_eps > 0 && isfinite(target_eps)))
+    return bbvfl_fail(err, BBVFL_E_ARG, "target epsilon must be a finite number > 0, got %g", target_eps);
+  bbvfl_pbm_acct_in t = *in;
+  t.b = 1;
+  double e1 = eps_at(&t, level);
+  if (e1 > target_eps)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "target epsilon %g is unreachable with beta %g: even b = 1 gives %s-level epsilon "
+                      "%.4g; lower beta or raise the target",
+                      target_eps, in->beta, level_name(level), e1);
+  /* epsilon is increasing in b: binary search for the largest b in 1..255 within the target */
+  int lo = 1, hi = 255;
+  while (lo < hi) {
+    int mid = (lo + hi + 1) / 2;
+    t.b = mid;
+    if (eps_at(&t, level) <= target_eps) lo = mid;
+    else hi = mid - 1;
+  }
+  *b = lo;
+  return 0;
+}
+
+/* ---- masked mode ---- */
+
+static double lse2(double a, double b) {
+  if (a == -INFINITY) return b;
+  if (b == -INFINITY) return a;
+  double m = a > b ? a : b;
+  return m + log1p(exp(-fabs(a - b)));
+}
+
+/* log pmf of Binomial(n, p) into out[0..n] (0 < p < 1). */
+static void log_binom(int n, double p, double *out) {
+  double lp = log(p), lq = log1p(-p);
+  double lgn = lgamma(n + 1.0);
+  for (int k = 0; k <= n; k++) out[k] = lgn - lgamma(k + 1.0) - lgamma(n - k + 1.0) + k * lp + (n - k) * lq;
+}
+
+/* out[0..na+nb] = log of the convolution of exp(a[0..na]) and exp(b[0..nb]); out must not alias. */
+static void log_conv(const double *a, int na, const double *b, int nb, double *out) {
+  for (int k = 0; k <= na + nb; k++) {
+    int j0 = k - nb > 0 ? k - nb : 0, j1 = k < na ? k : na;
+    double m = -INFINITY;
+    for (int j = j0; j <= j1; j++) {
+      double v = a[j] + b[k - j];
+      if (v > m) m = v;
+    }
+    if (m == -INFINITY) {
+      out[k] = -INFINITY;
+      continue;
+    }
+    double s = 0;
+    for (int j = j0; j <= j1; j++) s += exp(a[j] + b[k - j] - m);
+    out[k] = m + log(s);
+  }
+}
+
+/* Renyi divergence D_a(P || Q) of two log pmfs on 0..n (same support). */
+static double log_renyi(const double *lp, const double *lq, int n, double a) {
+  double acc = -INFINITY;
+  for (int k = 0; k <= n; k++) acc = lse2(acc, a * lp[k] + (1 - a) * lq[k]);
+  double d = acc / (a - 1);
+  return d > 0 ? d : 0; /* rounding can leave -1e-17 for identical distributions */
+}
+
+#define MASK_MAX_M 64
+#define MASK_MAX_TOTAL 4096
+#define MASK_MAX_WORK 4.0e8
+
+int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, double *rdp_feature,
+                                  bbvfl_err *err) {
+  if (check_in(in, err)) return -1;
+  if (!out) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
+  int M = in->M, b = in->b;
+  if (M > MASK_MAX_M || M * b > MASK_MAX_TOTAL)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "masked accounting is exact by convolution and limited to M <= %d and M*b <= %d "
+                      "(got M=%d, M*b=%d)", MASK_MAX_M, MASK_MAX_TOTAL, M, M * b);
+  /* The others' input levels, as fractions of C: corners, half-way points and the centre; for
+   * large M only corners and centre. */
+  static const double LV5[5] = {-1.0, -0.5, 0.0, 0.5, 1.0};
+  static const double LV3[3] = {-1.0, 0.0, 1.0};
+  const double *lev = LV5;
+  int nlev = 5;
+  double tot = (double)M * b + 1;
+  /* number of multisets of size M-1 over nlev levels = C(M-1+nlev-1, nlev-1) */
+  double nconf = (double)M * (M + 1) * (M + 2) * (M + 3) / 24.0;
+  if (nconf * 3 * tot * tot > MASK_MAX_WORK) {
+    lev = LV3;
+    nlev = 3;
+    nconf = (double)M * (M + 1) / 2;
+    if (nconf * 3 * tot * tot > MASK_MAX_WORK)
+      return bbvfl_fail(err, BBVFL_E_ARG,
+                        "masked accounting for M=%d, b=%d needs too much work for an exact search; "
+                        "use fewer clients or a smaller b", M, b);
+  }
+
+  size_t cap = (size_t)M * b + 1;
+  double *x_hi = malloc((size_t)(b + 1) * sizeof *x_hi), *x_lo = malloc((size_t)(b + 1) * sizeof *x_lo);
+  double *y = malloc(cap * sizeof *y), *tmp = malloc(cap * sizeof *tmp), *bin = malloc(cap * sizeof *bin);
+  double *sp = malloc(cap * sizeof *sp), *sq = malloc(cap * sizeof *sq);
+  if (!x_hi || !x_lo || !y || !tmp || !bin || !sp || !sq) {
+    free(x_hi), free(x_lo), free(y), free(tmp), free(bin), free(sp), free(sq);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "masked accounting: out of memory");
+  }
+  const double *g = bbvfl_acct_grid();
+  double worst[BBVFL_ACCT_NGRID];
+  for (size_t i = 0; i < BBVFL_ACCT_NGRID; i++) worst[i] = 0;
+  log_binom(b, 0.5 + in->beta, x_hi); /* the changed client at +C */
+  log_binom(b, 0.5 - in->beta, x_lo); /* ... and at -C */
+
+  /* Every multiset of M-1 levels, as counts d[0..nlev-2] (the last level takes the rest),
+   * enumerated by an odometer that carries whenever the counts exceed M-1. */
+  int others = M - 1, d[5] = {0, 0, 0, 0, 0};
+  for (;;) {
+    int used = 0;
+    for (int l = 0; l < nlev - 1; l++) used += d[l];
+    /* distribution of the others' sum: the clients at one level share a Binomial(n*b, p) */
+    int ny = 0;
+    y[0] = 0.0;
+    for (int l = 0; l < nlev; l++) {
+      int cnt = l < nlev - 1 ? d[l] : others - used;
+      if (!cnt) continue;
+      int n = cnt * b;
+      log_binom(n, 0.5 + in->beta * lev[l], bin);
+      log_conv(y, ny, bin, n, tmp);
+      ny += n;
+      memcpy(y, tmp, (size_t)(ny + 1) * sizeof *y);
+    }
+    log_conv(x_hi, b, y, ny, sp);
+    log_conv(x_lo, b, y, ny, sq);
+    /* One direction suffices: D(lo+Y || hi+Y) equals D(hi+Y' || lo+Y') for the mirrored
+     * configuration Y' (k -> M*b-k), enumerated too because the levels are symmetric. */
+    for (size_t i = 0; i < BBVFL_ACCT_NGRID; i++) {
+      double dv = log_renyi(sp, sq, ny + b, g[i]);
+      if (dv > worst[i]) worst[i] = dv;
+    }
+    int i = 0;
+    for (; i < nlev - 1; i++) {
+      d[i]++;
+      int s = 0;
+      for (int l = 0; l < nlev - 1; l++) s += d[l];
+      if (s <= others) break;
+      d[i] = 0;
+    }
+    if (i == nlev - 1) break;
+  }
+  free(x_hi), free(x_lo), free(y), free(tmp), free(bin), free(sp), free(sq);
+
+  bbvfl_acct_curve c;
+  if (bbvfl_acct_pbm_curve(in, &c, err)) return -1;
+  for (size_t i = 0; i < BBVFL_ACCT_NGRID; i++) {
+    c.feature[i] = (double)in->epochs * in->P * worst[i];
+    if (rdp_feature) rdp_feature[i] = c.feature[i];
+  }
+  fill_out(&c, in->delta, out);
+  return 0;
+}
