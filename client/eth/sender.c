@@ -1,0 +1,334 @@
+/* Nonce manager, fee cache, sign + send + wait. See sender.h. */
+#include "eth/sender.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fsutil.h"
+#include "eth/hex.h"
+
+#define DEFAULT_FEE_TTL_S 5.0
+#define DEFAULT_DROP_CHECK_S 5.0
+#define ONE_GWEI 1000000000ULL
+
+struct bbvfl_sender {
+  bbvfl_rpc *rpc;
+  const bbvfl_key *key;
+  uint64_t chain_id;
+  bbvfl_txtype type;
+  int have_nonce;
+  uint64_t nonce;
+  double fee_ttl, drop_check;
+  double fee_time; /* bbvfl_now() of the last fetch; < 0: none */
+  bbvfl_u256 max_fee, tip, gas_price;
+};
+
+bbvfl_sender *bbvfl_sender_new(bbvfl_rpc *rpc, const bbvfl_key *key, uint64_t chain_id,
+                               bbvfl_err *err) {
+  if (!rpc || !key) {
+    bbvfl_fail(err, BBVFL_E_ARG, "sender: an RPC connection and a key are needed");
+    return NULL;
+  }
+  if (chain_id == 0 && bbvfl_rpc_chain_id(rpc, &chain_id, err) != 0) {
+    bbvfl_wrap(err, "sender: asking the node for its chain id");
+    return NULL;
+  }
+  bbvfl_sender *s = calloc(1, sizeof *s);
+  if (!s) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "sender: out of memory");
+    return NULL;
+  }
+  s->rpc = rpc;
+  s->key = key;
+  s->chain_id = chain_id;
+  s->type = BBVFL_TX_EIP1559;
+  s->fee_ttl = DEFAULT_FEE_TTL_S;
+  s->drop_check = DEFAULT_DROP_CHECK_S;
+  s->fee_time = -1;
+  return s;
+}
+
+void bbvfl_sender_free(bbvfl_sender *s) { free(s); }
+
+int bbvfl_sender_set_type(bbvfl_sender *s, bbvfl_txtype type, bbvfl_err *err) {
+  if (type != BBVFL_TX_LEGACY && type != BBVFL_TX_EIP1559)
+    return bbvfl_fail(err, BBVFL_E_ARG, "sender: unsupported transaction type %d", (int)type);
+  if (type != s->type) s->fee_time = -1;
+  s->type = type;
+  return 0;
+}
+
+void bbvfl_sender_set_fee_ttl(bbvfl_sender *s, double seconds) {
+  s->fee_ttl = seconds > 0 ? seconds : 0;
+}
+
+void bbvfl_sender_set_drop_check(bbvfl_sender *s, double seconds) {
+  s->drop_check = seconds > 0 ? seconds : DEFAULT_DROP_CHECK_S;
+}
+
+const uint8_t *bbvfl_sender_address(const bbvfl_sender *s) { return s->key->addr; }
+uint64_t bbvfl_sender_chain_id(const bbvfl_sender *s) { return s->chain_id; }
+
+void bbvfl_sender_resync(bbvfl_sender *s) {
+  s->have_nonce = 0;
+  s->fee_time = -1;
+}
+
+static int fetch_nonce(bbvfl_sender *s, bbvfl_err *err) {
+  if (bbvfl_rpc_nonce(s->rpc, s->key->addr, "pending", &s->nonce, err) != 0)
+    return bbvfl_wrap(err, "reading the account's nonce");
+  s->have_nonce = 1;
+  return 0;
+}
+
+int bbvfl_sender_next_nonce(bbvfl_sender *s, uint64_t *nonce, bbvfl_err *err) {
+  if (!s->have_nonce && fetch_nonce(s, err) != 0) return -1;
+  *nonce = s->nonce;
+  return 0;
+}
+
+static int fetch_fees(bbvfl_sender *s, bbvfl_err *err) {
+  if (s->fee_time >= 0 && s->fee_ttl > 0 && bbvfl_now() - s->fee_time < s->fee_ttl) return 0;
+  if (s->type == BBVFL_TX_LEGACY) {
+    if (bbvfl_rpc_gas_price(s->rpc, &s->gas_price, err) != 0)
+      return bbvfl_wrap(err, "reading the gas price");
+    s->fee_time = bbvfl_now();
+    return 0;
+  }
+  /* One round trip: base fee of the next block and the node's suggested tip. */
+  bbvfl_rpc_req q[2] = {
+      {.method = "eth_feeHistory", .params = json_pack("[s,s,[f]]", "0x1", "latest", 50.0)},
+      {.method = "eth_maxPriorityFeePerGas", .params = json_array()},
+  };
+  if (bbvfl_rpc_batch(s->rpc, q, 2, err) != 0) return bbvfl_wrap(err, "reading fees");
+  int rc = -1;
+  bbvfl_u256 base, tip = bbvfl_u256_from_u64(ONE_GWEI);
+  if (q[0].err.code != BBVFL_OK) {
+    /* no EIP-1559 fee market: use the gas price for both */
+    bbvfl_u256 gp;
+    if (bbvfl_rpc_gas_price(s->rpc, &gp, err) != 0) {
+      bbvfl_wrap(err, "reading fees (eth_feeHistory failed: %s)", q[0].err.msg);
+      goto out;
+    }
+    s->max_fee = gp;
+    s->tip = gp;
+    s->fee_time = bbvfl_now();
+    rc = 0;
+    goto out;
+  }
+  json_t *bf = json_object_get(q[0].result, "baseFeePerGas");
+  const char *last = json_string_value(json_array_get(bf, json_array_size(bf) - 1));
+  if (!json_is_array(bf) || !last || bbvfl_u256_from_string(last, &base, err) != 0) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "reading fees: eth_feeHistory answer has no usable baseFeePerGas");
+    goto out;
+  }
+  if (q[1].err.code == BBVFL_OK && json_is_string(q[1].result)) {
+    bbvfl_u256 t;
+    if (bbvfl_u256_from_string(json_string_value(q[1].result), &t, NULL) == 0) tip = t;
+  }
+  bbvfl_u256 twice;
+  if (bbvfl_u256_mul_u64(&twice, &base, 2) != 0 || bbvfl_u256_add(&s->max_fee, &twice, &tip) != 0) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "reading fees: the base fee is out of range");
+    goto out;
+  }
+  s->tip = tip;
+  s->fee_time = bbvfl_now();
+  rc = 0;
+out:
+  bbvfl_rpc_batch_clear(q, 2);
+  return rc;
+}
+
+static int node_refused(const bbvfl_err *e) {
+  return e->code == BBVFL_E_RPC && strstr(e->msg, "the node refused") != NULL;
+}
+
+static int has(const bbvfl_err *e, const char *needle) { return strcasestr(e->msg, needle) != NULL; }
+
+/* Builds, signs and sends one transaction with the current nonce and fees. On success *raw
+ * (malloc'd, caller frees) holds the signed bytes. */
+static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
+                         const uint8_t *data, size_t len, uint64_t gas, uint8_t hash[32],
+                         uint8_t **raw, size_t *raw_len, bbvfl_err *err) {
+  bbvfl_tx tx;
+  memset(&tx, 0, sizeof tx);
+  tx.type = s->type;
+  tx.chain_id = s->chain_id;
+  tx.nonce = s->nonce;
+  if (s->type == BBVFL_TX_LEGACY) {
+    tx.gas_price = s->gas_price;
+  } else {
+    tx.max_fee = s->max_fee;
+    tx.max_priority_fee = s->tip;
+  }
+  tx.gas_limit = gas;
+  if (to) {
+    tx.has_to = 1;
+    memcpy(tx.to, to, 20);
+  }
+  if (value) tx.value = *value;
+  tx.data = data;
+  tx.data_len = len;
+  *raw = NULL;
+  if (bbvfl_tx_sign(&tx, s->key, raw, raw_len, hash, err) != 0)
+    return bbvfl_wrap(err, "signing the transaction");
+  if (bbvfl_rpc_send_raw(s->rpc, *raw, *raw_len, hash, err) != 0) {
+    free(*raw);
+    *raw = NULL;
+    return -1;
+  }
+  return 0;
+}
+
+static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
+                     const uint8_t *data, size_t len, uint64_t gas_limit, uint8_t hash[32],
+                     uint8_t **raw, size_t *raw_len, bbvfl_err *err) {
+  *raw = NULL;
+  if (len && !data) return bbvfl_fail(err, BBVFL_E_ARG, "sender: data is NULL but len > 0");
+  if (!s->have_nonce && fetch_nonce(s, err) != 0) return -1;
+  uint64_t gas = gas_limit;
+  if (gas == 0) {
+    uint64_t est;
+    if (bbvfl_rpc_estimate_gas(s->rpc, s->key->addr, to, value, data, len, &est, err) != 0)
+      return bbvfl_wrap(err, "estimating gas");
+    gas = est + est / 5;
+  }
+  if (fetch_fees(s, err) != 0) return -1;
+  bbvfl_err e = {0};
+  int rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, &e);
+  if (rc != 0 && node_refused(&e)) {
+    int retry = 0;
+    if (has(&e, "nonce too low") || has(&e, "nonce too high") || has(&e, "invalid nonce")) {
+      /* someone else used this key, or our count drifted: ask the node and re-sign once */
+      uint64_t old = s->nonce;
+      if (fetch_nonce(s, err) != 0) return -1;
+      retry = s->nonce != old;
+    } else if (has(&e, "base fee") || has(&e, "underpriced") || has(&e, "fee cap") ||
+               has(&e, "max fee")) {
+      s->fee_time = -1;
+      if (fetch_fees(s, err) != 0) return -1;
+      retry = 1;
+    }
+    if (retry) {
+      memset(&e, 0, sizeof e);
+      rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, &e);
+    }
+  }
+  if (rc != 0) {
+    if (node_refused(&e) && (has(&e, "chain id") || has(&e, "chainid") || has(&e, "chain-id"))) {
+      uint64_t node_chain = 0;
+      if (bbvfl_rpc_chain_id(s->rpc, &node_chain, NULL) == 0 && node_chain != s->chain_id)
+        return bbvfl_fail(err, BBVFL_E_RPC,
+                          "sending the transaction: wrong chain id: it was signed for chain "
+                          "%" PRIu64 " but the node at %s is chain %" PRIu64 " (%s)",
+                          s->chain_id, bbvfl_rpc_url(s->rpc), node_chain, e.msg);
+    }
+    /* A node that answered "no" did not take the nonce; anything else leaves it unknown. */
+    if (!node_refused(&e) && e.code != BBVFL_E_REVERT) s->have_nonce = 0;
+    if (err) *err = e;
+    return bbvfl_wrap(err, "sending the transaction");
+  }
+  s->nonce++;
+  return 0;
+}
+
+int bbvfl_sender_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
+                      const uint8_t *data, size_t len, uint64_t gas_limit, uint8_t hash[32],
+                      bbvfl_err *err) {
+  uint8_t *raw;
+  size_t raw_len;
+  if (send_keep(s, to, value, data, len, gas_limit, hash, &raw, &raw_len, err) != 0) return -1;
+  free(raw);
+  return 0;
+}
+
+/* Why a mined transaction reverted: replay it as eth_call on the state before its block. */
+static int explain_revert(bbvfl_sender *s, const bbvfl_receipt *rc, const uint8_t *to,
+                          const bbvfl_u256 *value, const uint8_t *data, size_t len,
+                          uint64_t gas_limit, bbvfl_err *err) {
+  char h[67], blk[24];
+  bbvfl_hex_encode(rc->hash, 32, h);
+  snprintf(blk, sizeof blk, "0x%" PRIx64, rc->block_number ? rc->block_number - 1 : 0);
+  uint8_t *out = NULL;
+  size_t out_len = 0;
+  bbvfl_err e = {0};
+  int crc = bbvfl_rpc_eth_call_value(s->rpc, s->key->addr, to, value, data, len, blk, &out,
+                                     &out_len, &e);
+  free(out);
+  if (crc != 0 && e.code == BBVFL_E_REVERT)
+    return bbvfl_fail(err, BBVFL_E_REVERT, "transaction %s reverted in block %" PRIu64 ": %s", h,
+                      rc->block_number, e.msg);
+  if (gas_limit && rc->gas_used >= gas_limit)
+    return bbvfl_fail(err, BBVFL_E_REVERT,
+                      "transaction %s reverted in block %" PRIu64 ": out of gas (used all %" PRIu64
+                      ")",
+                      h, rc->block_number, rc->gas_used);
+  return bbvfl_fail(err, BBVFL_E_REVERT,
+                    "transaction %s reverted in block %" PRIu64
+                    " (gas used %" PRIu64 "); replaying it as a call %s, so the reason is unknown",
+                    h, rc->block_number, rc->gas_used,
+                    crc == 0 ? "did not revert" : "failed");
+}
+
+int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
+                          const uint8_t *data, size_t len, uint64_t gas_limit, double timeout_s,
+                          bbvfl_receipt *out, bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  if (timeout_s <= 0) timeout_s = 60;
+  uint8_t hash[32], *raw;
+  size_t raw_len;
+  uint64_t gas = gas_limit;
+  if (gas == 0) {
+    /* estimate here so explain_revert knows the limit */
+    uint64_t est;
+    if (bbvfl_rpc_estimate_gas(s->rpc, s->key->addr, to, value, data, len, &est, err) != 0)
+      return bbvfl_wrap(err, "estimating gas");
+    gas = est + est / 5;
+  }
+  if (send_keep(s, to, value, data, len, gas, hash, &raw, &raw_len, err) != 0) return -1;
+  double t0 = bbvfl_now();
+  int rc = -1;
+  for (;;) {
+    double left = timeout_s - (bbvfl_now() - t0);
+    double slice = left < s->drop_check ? left : s->drop_check;
+    if (slice <= 0) slice = 0.001;
+    bbvfl_err e = {0};
+    if (bbvfl_rpc_wait_receipt(s->rpc, hash, slice, out, &e) == 0) break;
+    if (e.code != BBVFL_E_TIMEOUT) {
+      if (err) *err = e;
+      bbvfl_wrap(err, "waiting for the receipt");
+      goto done;
+    }
+    if (bbvfl_now() - t0 >= timeout_s) {
+      if (err) *err = e;
+      goto done;
+    }
+    /* Dropped from the pool? Then hand the same bytes in again (same hash, no double spend). */
+    int known = bbvfl_rpc_get_tx(s->rpc, hash, NULL, &e);
+    if (known < 0) {
+      if (err) *err = e;
+      bbvfl_wrap(err, "checking whether the node still knows the transaction");
+      goto done;
+    }
+    if (known == 0) {
+      uint8_t h2[32];
+      if (bbvfl_rpc_send_raw(s->rpc, raw, raw_len, h2, &e) != 0) {
+        if (err) *err = e;
+        bbvfl_wrap(err, "re-sending a transaction the node had dropped");
+        goto done;
+      }
+    }
+  }
+  if (out->status == 0) {
+    explain_revert(s, out, to, value, data, len, gas, err);
+    free(raw);
+    return -1; /* out keeps the receipt */
+  }
+  rc = 0;
+done:
+  free(raw);
+  if (rc != 0) bbvfl_receipt_clear(out);
+  return rc;
+}

@@ -1,0 +1,61 @@
+/* One key's transactions: nonce manager, fee cache, signing, sending, waiting.
+ *
+ * A sender borrows an RPC connection and a key (both must outlive it) and keeps the next nonce
+ * locally: it asks the node for the pending nonce once, then counts up, so one process can have
+ * several transactions in flight without a round trip per nonce. When the node says "nonce too
+ * low" (someone else used the key) it re-reads the pending nonce and re-signs once. When a send
+ * fails in a way that leaves it unknown whether the node took the transaction, the next send
+ * re-reads the nonce. Fees: EIP-1559 max fee = 2 x next base fee + tip (eth_feeHistory and
+ * eth_maxPriorityFeePerGas in one batched round trip), legacy gas price = eth_gasPrice; cached
+ * for a few seconds (bbvfl_sender_set_fee_ttl) and refreshed at once when the node says the fee
+ * is too low. Not thread-safe.
+ */
+#ifndef BBVFL_ETH_SENDER_H
+#define BBVFL_ETH_SENDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "eth/rpc.h"
+#include "eth/tx.h"
+#include "eth/u256.h"
+#include "eth/wallet.h"
+
+typedef struct bbvfl_sender bbvfl_sender; /* borrows rpc and key; tracks the nonce locally */
+
+/* chain_id 0: ask the node. A non-zero chain_id is used as given for signing (a wrong one makes
+ * the node refuse the transactions, with an error naming both chain ids). */
+bbvfl_sender *bbvfl_sender_new(bbvfl_rpc *rpc, const bbvfl_key *key, uint64_t chain_id,
+                               bbvfl_err *err);
+void bbvfl_sender_free(bbvfl_sender *s);
+
+/* Transaction type for the next sends (default BBVFL_TX_EIP1559). */
+int bbvfl_sender_set_type(bbvfl_sender *s, bbvfl_txtype type, bbvfl_err *err);
+/* How long fetched fees are reused (seconds; default 5; 0: fetch for every transaction). */
+void bbvfl_sender_set_fee_ttl(bbvfl_sender *s, double seconds);
+/* Seconds transact waits for a receipt before it asks whether the node still knows the
+ * transaction and re-sends the same bytes if not (default 5). */
+void bbvfl_sender_set_drop_check(bbvfl_sender *s, double seconds);
+/* The sender's address (20 bytes, owned by the sender's key). */
+const uint8_t *bbvfl_sender_address(const bbvfl_sender *s);
+uint64_t bbvfl_sender_chain_id(const bbvfl_sender *s);
+/* The nonce the next transaction will get (asks the node if not known yet). */
+int bbvfl_sender_next_nonce(bbvfl_sender *s, uint64_t *nonce, bbvfl_err *err);
+/* Forgets the local nonce and fee cache: the next send asks the node again. */
+void bbvfl_sender_resync(bbvfl_sender *s);
+
+/* Signs (EIP-1559, fees from the node, cached) and sends; does not wait. gas_limit 0: estimate
+ * (+20 %). value NULL = 0. */
+int bbvfl_sender_send(bbvfl_sender *s, const uint8_t *to /*NULL = create*/, const bbvfl_u256 *value,
+                      const uint8_t *data, size_t len, uint64_t gas_limit, uint8_t hash[32],
+                      bbvfl_err *err);
+/* send + wait for the receipt (timeout_s 0: 60 s); status 0 (reverted) is an error
+ * BBVFL_E_REVERT with the reason (re-run as eth_call on the state before the transaction's block
+ * to decode it); then *out still holds the receipt. The caller always bbvfl_receipt_clear()s
+ * *out (it is zeroed on other failures). */
+int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
+                          const uint8_t *data, size_t len, uint64_t gas_limit, double timeout_s,
+                          bbvfl_receipt *out, bbvfl_err *err);
+
+#endif

@@ -1,0 +1,512 @@
+/* JSON-RPC response parsing and error decoding, without a node; plus the transport's behaviour
+ * (size cap, malformed answers, retries, batch matching, URL checks) against a tiny canned HTTP
+ * server on 127.0.0.1 run by the test itself. */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "eth/hex.h"
+#include "eth/rpc.h"
+
+/* ------------------------------------------------------------ canned HTTP server */
+
+typedef struct {
+  int fd;
+  int port;
+  const char *const *bodies; /* one answer per connection, in order */
+  const int *status;         /* HTTP status per answer (NULL: all 200) */
+  int n;
+  int served;
+  char last_request[8192];
+  pthread_t th;
+} canned;
+
+static void *serve(void *arg) {
+  canned *c = arg;
+  for (int i = 0; i < c->n; i++) {
+    int fd = accept(c->fd, NULL, NULL);
+    if (fd < 0) break;
+    /* read headers + body (Content-Length) */
+    char buf[8192];
+    size_t got = 0;
+    long want = -1;
+    for (;;) {
+      ssize_t k = read(fd, buf + got, sizeof buf - 1 - got);
+      if (k <= 0) break;
+      got += (size_t)k;
+      buf[got] = 0;
+      char *end = strstr(buf, "\r\n\r\n");
+      if (end) {
+        if (want < 0) {
+          char *cl = strcasestr(buf, "Content-Length:");
+          want = (long)((end + 4) - buf) + (cl ? strtol(cl + 15, NULL, 10) : 0);
+        }
+        if ((long)got >= want) break;
+      }
+      if (got >= sizeof buf - 1) break;
+    }
+    memcpy(c->last_request, buf, got < sizeof c->last_request ? got : sizeof c->last_request - 1);
+    c->last_request[got < sizeof c->last_request ? got : sizeof c->last_request - 1] = 0;
+    const char *body = c->bodies[i];
+    int st = c->status ? c->status[i] : 200;
+    char head[256];
+    int hl = snprintf(head, sizeof head,
+                      "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+                      "Connection: close\r\n\r\n",
+                      st, strlen(body));
+    ssize_t w = write(fd, head, (size_t)hl);
+    size_t off = 0, bl = strlen(body);
+    while (w >= 0 && off < bl) {
+      w = write(fd, body + off, bl - off);
+      if (w > 0) off += (size_t)w;
+    }
+    close(fd);
+    c->served++;
+  }
+  return NULL;
+}
+
+static void canned_start(canned *c, const char *const *bodies, const int *status, int n) {
+  memset(c, 0, sizeof *c);
+  c->bodies = bodies;
+  c->status = status;
+  c->n = n;
+  c->fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(c->fd >= 0);
+  struct sockaddr_in a = {0};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(bind(c->fd, (struct sockaddr *)&a, sizeof a), 0);
+  assert_int_equal(listen(c->fd, 8), 0);
+  socklen_t al = sizeof a;
+  assert_int_equal(getsockname(c->fd, (struct sockaddr *)&a, &al), 0);
+  c->port = ntohs(a.sin_port);
+  assert_int_equal(pthread_create(&c->th, NULL, serve, c), 0);
+}
+
+static void canned_stop(canned *c) {
+  shutdown(c->fd, SHUT_RDWR);
+  pthread_join(c->th, NULL);
+  close(c->fd);
+}
+
+static bbvfl_rpc *canned_rpc(const canned *c, int retries, size_t cap) {
+  char url[64];
+  snprintf(url, sizeof url, "http://127.0.0.1:%d", c->port);
+  bbvfl_rpc_opts o = {.timeout_s = 5, .retries = retries, .max_response = cap};
+  bbvfl_err err = {0};
+  bbvfl_rpc *r = bbvfl_rpc_new(url, &o, &err);
+  assert_non_null(r);
+  return r;
+}
+
+/* ------------------------------------------------------------ revert data builders */
+
+static size_t put_word_u64(uint8_t *w, uint64_t v) {
+  memset(w, 0, 32);
+  for (int i = 0; i < 8; i++) w[31 - i] = (uint8_t)(v >> (8 * i));
+  return 32;
+}
+
+/* Error(string) with the given text: selector, offset 0x20, length, padded bytes */
+static size_t error_string(uint8_t *out, const char *text) {
+  static const uint8_t sel[4] = {0x08, 0xc3, 0x79, 0xa0};
+  size_t n = strlen(text), o = 0;
+  memcpy(out, sel, 4);
+  o += 4;
+  o += put_word_u64(out + o, 32);
+  o += put_word_u64(out + o, n);
+  memset(out + o, 0, (n + 31) / 32 * 32);
+  memcpy(out + o, text, n);
+  return o + (n + 31) / 32 * 32;
+}
+
+static char *hexstr(const uint8_t *d, size_t n) {
+  char *s = malloc(2 * n + 3);
+  bbvfl_hex_encode(d, n, s);
+  return s;
+}
+
+/* ------------------------------------------------------------ parse tests */
+
+static void test_result_ok(void **state) {
+  (void)state;
+  const char *body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"0x7a69\"}";
+  json_t *res = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), 0);
+  uint64_t v = 0;
+  assert_int_equal(bbvfl_rpc_parse_u64(res, &v, &err), 0);
+  assert_int_equal(v, 31337);
+  json_decref(res);
+  /* a null result is a result (e.g. a receipt not mined yet) */
+  body = "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}";
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), 0);
+  assert_true(json_is_null(res));
+  json_decref(res);
+}
+
+static void test_malformed(void **state) {
+  (void)state;
+  const char *bad[] = {"", "{", "[1,2", "nonsense", "{\"jsonrpc\":\"2.0\",\"id\":1}", "42",
+                       "\"str\"", "[]"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    json_t *res = (json_t *)1;
+    bbvfl_err err = {0};
+    assert_int_equal(bbvfl_rpc_parse_response(bad[i], strlen(bad[i]), &res, &err), -1);
+    assert_null(res);
+    assert_int_equal(err.code, BBVFL_E_PARSE);
+    assert_non_null(strstr(err.msg, "malformed JSON-RPC response"));
+  }
+}
+
+static void test_node_error(void **state) {
+  (void)state;
+  const char *body =
+      "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32003,\"message\":\"nonce too low\"}}";
+  json_t *res = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(err.msg, "nonce too low"));
+  assert_non_null(strstr(err.msg, "-32003"));
+}
+
+static void test_revert_error_string(void **state) {
+  (void)state;
+  uint8_t d[256];
+  size_t n = error_string(d, "probe says no");
+  char *h = hexstr(d, n);
+  char body[1024];
+  snprintf(body, sizeof body,
+           "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: "
+           "probe says no\",\"data\":\"%s\"}}",
+           h);
+  free(h);
+  json_t *res = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_REVERT);
+  assert_non_null(strstr(err.msg, "Error(string): probe says no"));
+}
+
+static void test_revert_nested_data(void **state) {
+  (void)state;
+  /* some nodes nest the revert data one level down */
+  uint8_t d[256];
+  size_t n = error_string(d, "nested");
+  char *h = hexstr(d, n);
+  char body[1024];
+  snprintf(body, sizeof body,
+           "{\"id\":1,\"error\":{\"code\":-32015,\"message\":\"VM execution error: reverted\","
+           "\"data\":{\"data\":\"%s\"}}}",
+           h);
+  free(h);
+  json_t *res = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_REVERT);
+  assert_non_null(strstr(err.msg, "Error(string): nested"));
+}
+
+static void test_revert_panic_and_custom(void **state) {
+  (void)state;
+  uint8_t d[68] = {0x4e, 0x48, 0x7b, 0x71};
+  put_word_u64(d + 4, 0x11);
+  char out[512];
+  bbvfl_revert_describe(d, 36, out, sizeof out);
+  assert_string_equal(out, "Panic(0x11): arithmetic overflow or underflow");
+  put_word_u64(d + 4, 0x12);
+  bbvfl_revert_describe(d, 36, out, sizeof out);
+  assert_string_equal(out, "Panic(0x12): division or modulo by zero");
+  /* custom error: selector and its arguments shown */
+  uint8_t c[36] = {0xde, 0xad, 0xbe, 0xef};
+  put_word_u64(c + 4, 5);
+  bbvfl_revert_describe(c, 36, out, sizeof out);
+  assert_non_null(strstr(out, "custom error 0xdeadbeef"));
+  assert_non_null(strstr(out, "0000000000000005"));
+  bbvfl_revert_describe(c, 4, out, sizeof out);
+  assert_string_equal(out, "custom error 0xdeadbeef");
+  bbvfl_revert_describe(NULL, 0, out, sizeof out);
+  assert_string_equal(out, "no reason given");
+  bbvfl_revert_describe(c, 3, out, sizeof out);
+  assert_non_null(strstr(out, "malformed revert data"));
+}
+
+static void test_revert_malformed_error_string(void **state) {
+  (void)state;
+  uint8_t d[256];
+  size_t n = error_string(d, "abc");
+  char out[512];
+  /* offset pointing past the end */
+  d[4 + 31] = 0xff;
+  bbvfl_revert_describe(d, n, out, sizeof out);
+  assert_string_equal(out, "malformed Error(string) revert data");
+  /* length longer than the data */
+  n = error_string(d, "abc");
+  d[4 + 32 + 31] = 0xff;
+  bbvfl_revert_describe(d, n, out, sizeof out);
+  assert_string_equal(out, "malformed Error(string) revert data");
+  /* truncated */
+  n = error_string(d, "abc");
+  bbvfl_revert_describe(d, 40, out, sizeof out);
+  assert_string_equal(out, "malformed Error(string) revert data");
+  /* control characters are not passed through */
+  n = error_string(d, "a\nb");
+  bbvfl_revert_describe(d, n, out, sizeof out);
+  assert_string_equal(out, "Error(string): a?b");
+}
+
+static void test_parse_u64(void **state) {
+  (void)state;
+  struct {
+    const char *s;
+    int ok;
+    uint64_t v;
+  } cases[] = {{"0x0", 1, 0},
+               {"0x1a", 1, 26},
+               {"0xffffffffffffffff", 1, UINT64_MAX},
+               {"0x10000000000000000", 0, 0},
+               {"0x", 0, 0},
+               {"12", 0, 0},
+               {"0xg1", 0, 0},
+               {"", 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    json_t *j = json_string(cases[i].s);
+    uint64_t v = 12345;
+    bbvfl_err err = {0};
+    int rc = bbvfl_rpc_parse_u64(j, &v, &err);
+    json_decref(j);
+    if (cases[i].ok) {
+      assert_int_equal(rc, 0);
+      assert_int_equal(v, cases[i].v);
+    } else {
+      assert_int_equal(rc, -1);
+      assert_int_equal(err.code, BBVFL_E_PARSE);
+    }
+  }
+  json_t *j = json_true();
+  uint64_t v;
+  assert_int_equal(bbvfl_rpc_parse_u64(j, &v, NULL), -1);
+}
+
+static const char *RECEIPT =
+    "{\"status\":\"0x1\",\"blockNumber\":\"0x2a\",\"gasUsed\":\"0x5208\","
+    "\"effectiveGasPrice\":\"0x3b9aca00\",\"contractAddress\":"
+    "\"0x5fbdb2315678afecb367f032d93f642f64180aa3\",\"transactionHash\":"
+    "\"0x00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\",\"logs\":[{\"a\":1}]}";
+
+static void test_parse_receipt(void **state) {
+  (void)state;
+  json_t *o = json_loads(RECEIPT, 0, NULL);
+  assert_non_null(o);
+  bbvfl_receipt rc;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_parse_receipt(o, &rc, &err), 0);
+  assert_int_equal(rc.status, 1);
+  assert_int_equal(rc.block_number, 42);
+  assert_int_equal(rc.gas_used, 21000);
+  assert_int_equal(rc.effective_gas_price, 1000000000);
+  assert_int_equal(rc.has_contract, 1);
+  assert_int_equal(rc.contract[0], 0x5f);
+  assert_int_equal(rc.contract[19], 0xa3);
+  assert_int_equal(rc.hash[1], 0x11);
+  assert_int_equal(json_array_size(rc.logs), 1);
+  bbvfl_receipt_clear(&rc);
+  assert_null(rc.logs);
+  /* status 0x2, a missing logs array, a short hash: each is an error */
+  const char *keys[] = {"status", "logs", "transactionHash"};
+  json_t *vals[] = {json_string("0x2"), json_integer(3), json_string("0x1234")};
+  for (int i = 0; i < 3; i++) {
+    json_t *c = json_deep_copy(o);
+    json_object_set_new(c, keys[i], vals[i]);
+    bbvfl_err e = {0};
+    assert_int_equal(bbvfl_rpc_parse_receipt(c, &rc, &e), -1);
+    assert_int_equal(e.code, BBVFL_E_PARSE);
+    assert_null(rc.logs);
+    json_decref(c);
+  }
+  /* contractAddress null: no contract */
+  json_object_set_new(o, "contractAddress", json_null());
+  assert_int_equal(bbvfl_rpc_parse_receipt(o, &rc, &err), 0);
+  assert_int_equal(rc.has_contract, 0);
+  bbvfl_receipt_clear(&rc);
+  json_decref(o);
+}
+
+/* ------------------------------------------------------------ transport tests */
+
+static void test_url_refused(void **state) {
+  (void)state;
+  const char *bad[] = {"ws://127.0.0.1:8545", "file:///etc/passwd", "127.0.0.1:8545", ""};
+  for (size_t i = 0; i < 4; i++) {
+    bbvfl_err err = {0};
+    assert_null(bbvfl_rpc_new(bad[i], NULL, &err));
+    assert_int_equal(err.code, BBVFL_E_ARG);
+  }
+  bbvfl_err err = {0};
+  assert_null(bbvfl_rpc_new("ws://127.0.0.1:8545", NULL, &err));
+  assert_non_null(strstr(err.msg, "not a JSON-RPC URL"));
+}
+
+static void test_unreachable(void **state) {
+  (void)state;
+  bbvfl_rpc_opts o = {.timeout_s = 2, .retries = 1};
+  bbvfl_err err = {0};
+  bbvfl_rpc *r = bbvfl_rpc_new("http://127.0.0.1:1", &o, &err);
+  assert_non_null(r);
+  uint64_t id;
+  assert_int_equal(bbvfl_rpc_chain_id(r, &id, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(err.msg, "cannot reach the node at http://127.0.0.1:1"));
+  assert_non_null(strstr(err.msg, "2 attempts"));
+  bbvfl_rpc_free(r);
+}
+
+static void test_size_cap(void **state) {
+  (void)state;
+  size_t big = 5000;
+  char *body = malloc(big + 64);
+  int o = sprintf(body, "{\"id\":1,\"result\":\"0x");
+  memset(body + o, 'a', big);
+  strcpy(body + o + big, "\"}");
+  const char *bodies[] = {body};
+  canned c;
+  canned_start(&c, bodies, NULL, 1);
+  bbvfl_rpc *r = canned_rpc(&c, -1, 1024);
+  json_t *res = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_call(r, "eth_x", NULL, &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  assert_non_null(strstr(err.msg, "larger than the 1024-byte limit"));
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+  free(body);
+}
+
+static void test_malformed_over_wire_and_request_shape(void **state) {
+  (void)state;
+  const char *bodies[] = {"{\"id\":1,\"result\":", "{\"id\":2,\"result\":\"0x10\"}"};
+  canned c;
+  canned_start(&c, bodies, NULL, 2);
+  bbvfl_rpc *r = canned_rpc(&c, -1, 0);
+  json_t *res = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_call(r, "eth_blockNumber", NULL, &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  assert_non_null(strstr(err.msg, "eth_blockNumber"));
+  assert_non_null(strstr(err.msg, "malformed"));
+  uint8_t addr[20];
+  memset(addr, 0xab, 20);
+  uint64_t n = 0;
+  assert_int_equal(bbvfl_rpc_nonce(r, addr, "pending", &n, &err), 0);
+  assert_int_equal(n, 16);
+  /* the request the server saw: a JSON-RPC 2.0 object with the hex address and block tag */
+  char *b = strstr(c.last_request, "\r\n\r\n");
+  assert_non_null(b);
+  json_t *req = json_loads(b + 4, 0, NULL);
+  assert_non_null(req);
+  assert_string_equal(json_string_value(json_object_get(req, "jsonrpc")), "2.0");
+  assert_string_equal(json_string_value(json_object_get(req, "method")), "eth_getTransactionCount");
+  json_t *p = json_object_get(req, "params");
+  assert_string_equal(json_string_value(json_array_get(p, 0)),
+                      "0xabababababababababababababababababababab");
+  assert_string_equal(json_string_value(json_array_get(p, 1)), "pending");
+  json_decref(req);
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+}
+
+static void test_retry_on_503(void **state) {
+  (void)state;
+  const char *bodies[] = {"busy", "busy", "{\"id\":1,\"result\":\"0x7a69\"}"};
+  const int status[] = {503, 503, 200};
+  canned c;
+  canned_start(&c, bodies, status, 3);
+  bbvfl_rpc *r = canned_rpc(&c, 2, 0);
+  uint64_t id = 0;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_chain_id(r, &id, &err), 0);
+  assert_int_equal(id, 31337);
+  assert_int_equal(c.served, 3);
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+}
+
+static void test_no_retry_on_node_error(void **state) {
+  (void)state;
+  /* An HTTP 500 with a JSON-RPC error is an answer: reported, never re-asked. */
+  const char *bodies[] = {"{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"boom\"}}",
+                          "{\"id\":2,\"result\":\"0x1\"}"};
+  const int status[] = {500, 200};
+  canned c;
+  canned_start(&c, bodies, status, 2);
+  bbvfl_rpc *r = canned_rpc(&c, 3, 0);
+  uint64_t id = 0;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_chain_id(r, &id, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(err.msg, "boom"));
+  assert_int_equal(c.served, 1);
+  /* let the server finish */
+  assert_int_equal(bbvfl_rpc_chain_id(r, &id, &err), 0);
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+}
+
+static void test_batch_matching(void **state) {
+  (void)state;
+  /* answers out of order, one error, one missing */
+  const char *bodies[] = {
+      "[{\"id\":3,\"error\":{\"code\":-1,\"message\":\"nope\"}},{\"id\":1,\"result\":\"0x1\"}]"};
+  canned c;
+  canned_start(&c, bodies, NULL, 1);
+  bbvfl_rpc *r = canned_rpc(&c, -1, 0);
+  bbvfl_rpc_req q[3] = {{.method = "a", .params = json_array()},
+                        {.method = "b", .params = NULL},
+                        {.method = "c", .params = json_pack("[i]", 1)}};
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_batch(r, q, 3, &err), 0);
+  assert_int_equal(q[0].err.code, BBVFL_OK);
+  assert_string_equal(json_string_value(q[0].result), "0x1");
+  assert_int_equal(q[1].err.code, BBVFL_E_PARSE);
+  assert_null(q[1].result);
+  assert_int_equal(q[2].err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(q[2].err.msg, "nope"));
+  bbvfl_rpc_batch_clear(q, 3);
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_result_ok),
+      cmocka_unit_test(test_malformed),
+      cmocka_unit_test(test_node_error),
+      cmocka_unit_test(test_revert_error_string),
+      cmocka_unit_test(test_revert_nested_data),
+      cmocka_unit_test(test_revert_panic_and_custom),
+      cmocka_unit_test(test_revert_malformed_error_string),
+      cmocka_unit_test(test_parse_u64),
+      cmocka_unit_test(test_parse_receipt),
+      cmocka_unit_test(test_url_refused),
+      cmocka_unit_test(test_unreachable),
+      cmocka_unit_test(test_size_cap),
+      cmocka_unit_test(test_malformed_over_wire_and_request_shape),
+      cmocka_unit_test(test_retry_on_503),
+      cmocka_unit_test(test_no_retry_on_node_error),
+      cmocka_unit_test(test_batch_matching),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
