@@ -1,0 +1,816 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {BbvflRewardToken} from "./BbvflRewardToken.sol";
+
+/// @title bbvfl on-chain aggregator
+/// @notice One training session of DP-BBVFL: registration, commit-reveal election of the active
+/// client, per-round aggregation of the clients' quantized embeddings in packed lanes, gradient and
+/// fusion-parameter posts, metric posts and ERC-20 rewards. Every state change emits an event; the
+/// event log alone is enough to recompute every sum, the election, the minibatch seed and every
+/// payment.
+///
+/// Interface notes (what the clients and the auditor rely on):
+/// - Constructor takes one `Config` tuple. All of its fields are static, so its ABI encoding is the
+///   same as the flat argument list (M, B, P, b, betaMicro, masked, T, V, epochs,
+///   rewardPerSubmission, rewardPool, commitBlocks, revealBlocks, activeBlocks, roundTimeoutBlocks).
+///   It deploys its own BbvflRewardToken whose whole supply (rewardPool) is minted to this contract;
+///   `token()` returns it. The pool must cover rewardPerSubmission * M * totalRounds.
+/// - Deadlines are block counts. Registration closes at block C when the M-th client registers;
+///   commits are accepted up to block C + commitBlocks (inclusive), reveals up to
+///   C + commitBlocks + revealBlocks (inclusive). Reveals open when every registered client has
+///   committed or the commit deadline has passed (so nobody reveals before the last commit).
+/// - Rounds are numbered globally from 0: epoch = r / (T+V), pos = r % (T+V); pos < T is a TRAIN
+///   round (batch pos), otherwise an EVAL round (test batch pos - T). Only `currentRound()` is open.
+///   A complete TRAIN round opens the next one when the active client posts its gradient; a
+///   complete EVAL round opens the next one at once. After the last round: SessionEnded.
+/// - submit(round, q): plain mode q is B*P bytes, one value per byte, each <= b; masked mode q is
+///   B*P 16-bit big-endian lanes (2*B*P bytes), no range check, sums wrap mod 2^16. The running
+///   sum lives in a ring of RING round slots of ceil(B*P*laneBytes/32) words each; the words of a
+///   slot, concatenated and cut to B*P*laneBytes, are the flat sum (coordinate j at byte offset
+///   j*laneBytes, big-endian). roundSum() and RoundCompleted carry exactly those bytes. The first
+///   submission of a round overwrites the slot, later ones add lane-wise (SWAR, no per-byte loops).
+///   There is no per-slot header word: only the current round can be written, so the submission
+///   count lives in the one hot state word and a slot's round is implied by the ring position.
+///   roundSum(r) works while r is complete and r + RING > currentRound; older sums are in the
+///   RoundCompleted events.
+/// - Re-election (reelect): the new seed is keccak256(abi.encodePacked(previous election seed,
+///   uint64(currentRound))); when more than one participant is left the new active client is
+///   drawn from the participants OTHER than the current one, in client index order:
+///   others[uint256(newSeed) % (n - 1)]. `seed()` stays the session seed S (it drives the
+///   minibatch schedule and never changes); `electionSeed()` is the latest seed of the chain.
+/// - Round timeout (beyond the issue text): when the open round has not completed within
+///   roundTimeoutBlocks blocks of opening and at least one client has submitted, anyone may call
+///   expireRound(): participants that did not submit are excluded (reason 3) and the round
+///   completes with the submissions it has. If the active client was excluded that way a new
+///   active client is drawn from the seed chain (Elected reason 2).
+/// - Rewards: payRewards(e) pays every client (accepted - rewarded) * rewardPerSubmission, i.e.
+///   all accepted submissions not paid yet at the time of the call, and sets rewarded = accepted.
+/// - Errors are require-style revert strings (Error(string)).
+/// - Excluded reasons: 1 no commit by the commit deadline, 2 no reveal by the reveal deadline,
+///   3 missed a round (expireRound). Elected reasons: 0 election, 1 re-election after a missed
+///   active deadline, 2 active client excluded by expireRound.
+contract BbvflAggregator {
+    /// Session parameters, passed to the constructor as one static tuple.
+    struct Config {
+        uint8 clients; // M
+        uint32 batch; // B
+        uint32 dim; // P
+        uint8 levels; // b, values 0..b
+        uint32 betaMicro; // beta * 1e6
+        bool masked;
+        uint32 trainRoundsPerEpoch; // T
+        uint32 evalRoundsPerEpoch; // V
+        uint32 epochs;
+        uint256 rewardPerSubmission;
+        uint256 rewardPool;
+        uint64 commitBlocks;
+        uint64 revealBlocks;
+        uint64 activeBlocks;
+        uint64 roundTimeoutBlocks;
+    }
+
+    /// Everything a client needs, returned by params() in one call.
+    struct Params {
+        uint8 clients;
+        uint32 batch;
+        uint32 dim;
+        uint8 levels;
+        uint32 betaMicro;
+        bool masked;
+        uint32 trainRoundsPerEpoch;
+        uint32 evalRoundsPerEpoch;
+        uint32 epochs;
+        uint256 rewardPerSubmission;
+        uint256 rewardPool;
+        uint64 commitBlocks;
+        uint64 revealBlocks;
+        uint64 activeBlocks;
+        uint64 roundTimeoutBlocks;
+        uint8 laneBits;
+        address token;
+        uint64 totalRounds;
+        uint32 dataLength; // bytes per submission
+        uint32 sumLength; // bytes of roundSum / RoundCompleted
+    }
+
+    enum Phase {
+        Registration,
+        Commit,
+        Reveal,
+        Training,
+        Ended
+    }
+
+    /// The one storage word every submission touches.
+    struct Hot {
+        uint64 round; // the open round
+        uint8 count; // submissions to the open round
+        uint8 n; // participants
+        bool started; // election done
+        bool ended; // session over
+        uint64 openedAt; // block the open round opened
+        uint64 completedAt; // block the last round completed
+    }
+
+    uint256 public constant RING = 4;
+    uint256 public constant MAX_FUSION_PARAMS = 262144;
+    uint256 private constant SUMS_BASE = uint256(keccak256("bbvfl.aggregator.sums"));
+
+    // per-client word layout
+    uint256 private constant F_REG = 1;
+    uint256 private constant F_EXCL = 2;
+    uint256 private constant F_COMMIT = 4;
+    uint256 private constant F_REVEAL = 8;
+    uint256 private constant SH_INDEX = 8;
+    uint256 private constant SH_LAST = 16; // last round submitted + 1, 64 bits
+    uint256 private constant SH_ACC = 80; // accepted submissions, 32 bits
+    uint256 private constant SH_REW = 112; // rewarded submissions, 32 bits
+    uint256 private constant M64 = 0xFFFFFFFFFFFFFFFF;
+    uint256 private constant M32 = 0xFFFFFFFF;
+
+    // SWAR constants
+    uint256 private constant H8 = 0x8080808080808080808080808080808080808080808080808080808080808080;
+    uint256 private constant L8 = 0x0101010101010101010101010101010101010101010101010101010101010101;
+    uint256 private constant H16 = 0x8000800080008000800080008000800080008000800080008000800080008000;
+    uint256 private constant L16 = 0x0001000100010001000100010001000100010001000100010001000100010001;
+    uint256 private constant C16 = 0x0100010001000100010001000100010001000100010001000100010001000100;
+
+    uint8 private immutable M;
+    uint32 private immutable B;
+    uint32 private immutable P;
+    uint8 private immutable LEVELS;
+    uint32 private immutable BETA_MICRO;
+    bool private immutable MASKED;
+    uint32 private immutable T;
+    uint32 private immutable V;
+    uint32 private immutable EPOCHS;
+    uint256 private immutable RATE;
+    uint256 private immutable POOL;
+    uint64 private immutable COMMIT_BLOCKS;
+    uint64 private immutable REVEAL_BLOCKS;
+    uint64 private immutable ACTIVE_BLOCKS;
+    uint64 private immutable TIMEOUT_BLOCKS;
+    uint8 private immutable LANE_BITS;
+    uint64 private immutable TOTAL_ROUNDS;
+    uint256 private immutable DATA_LEN;
+    uint256 private immutable SUM_LEN;
+    uint256 private immutable LANE_WORDS;
+    uint256 private immutable RANGE_K; // (255 - b) in every lane, for the SWAR range check
+    BbvflRewardToken public immutable token;
+
+    Hot private _hot;
+    mapping(address => uint256) private _client;
+    mapping(address => bytes) private _pubkey;
+    mapping(address => bytes32) private _commitment;
+    mapping(address => bytes32) private _secret;
+    address[] private _clients;
+    address[] private _participants;
+    uint8 private _committed;
+    uint8 private _revealed;
+    uint64 private _closeBlock;
+    bytes32 private _seed;
+    bytes32 private _electionSeed;
+    address private _active;
+    uint64 private _activeSince;
+    bytes32 private _fusionHash;
+    uint64 private _fusionRound;
+    uint32 private _unsettled; // lowest epoch whose metrics or rewards are still missing
+    // epoch => bit 0 metrics posted, bit 1 rewards paid, bits 8.. block the epoch's last round completed
+    mapping(uint32 => uint256) private _epoch;
+
+    event Registered(address indexed client, uint8 index, bytes pubkey);
+    event Committed(address indexed client, bytes32 commitment);
+    event Revealed(address indexed client, bytes32 secret);
+    event Excluded(address indexed client, uint8 reason);
+    event Elected(bytes32 seed, address indexed active, uint64 fromRound, uint8 participants, uint8 reason);
+    event Submitted(uint64 indexed round, address indexed client, bytes32 dataHash);
+    event RoundCompleted(uint64 indexed round, bytes sum);
+    event GradientPosted(uint64 indexed round, address indexed active, bytes gradient, bytes fusionParams);
+    event MetricsPosted(
+        uint32 indexed epoch, address indexed active, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro
+    );
+    event RewardsPaid(uint32 indexed epoch, address indexed client, uint256 amount, uint32 submissions);
+    event SessionEnded(uint64 rounds);
+
+    constructor(Config memory c) {
+        require(c.clients >= 1, "M must be >= 1");
+        require(c.batch >= 1 && c.dim >= 1, "B and P must be >= 1");
+        require(c.levels >= 1, "b must be >= 1");
+        require(c.betaMicro <= 500000, "beta must be <= 0.5");
+        require(c.trainRoundsPerEpoch >= 1, "T must be >= 1");
+        require(c.epochs >= 1, "epochs must be >= 1");
+        require(c.commitBlocks >= 1 && c.revealBlocks >= 1, "commit/reveal deadlines must be >= 1");
+        require(c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1, "active/round deadlines must be >= 1");
+        uint256 coords = uint256(c.batch) * c.dim;
+        require(coords <= 1 << 20, "B*P too large");
+        uint256 total = uint256(c.epochs) * (uint256(c.trainRoundsPerEpoch) + c.evalRoundsPerEpoch);
+        require(total <= M32, "too many rounds");
+        uint256 sumMax = uint256(c.clients) * c.levels;
+        uint8 bits;
+        if (c.masked) bits = 16;
+        else if (sumMax < 256) bits = 8;
+        else if (sumMax < 65536) bits = 16;
+        else revert("M*b too large for 16-bit lanes");
+        require(c.rewardPool / total / c.clients >= c.rewardPerSubmission, "pool below rate * M * rounds");
+
+        M = c.clients;
+        B = c.batch;
+        P = c.dim;
+        LEVELS = c.levels;
+        BETA_MICRO = c.betaMicro;
+        MASKED = c.masked;
+        T = c.trainRoundsPerEpoch;
+        V = c.evalRoundsPerEpoch;
+        EPOCHS = c.epochs;
+        RATE = c.rewardPerSubmission;
+        POOL = c.rewardPool;
+        COMMIT_BLOCKS = c.commitBlocks;
+        REVEAL_BLOCKS = c.revealBlocks;
+        ACTIVE_BLOCKS = c.activeBlocks;
+        TIMEOUT_BLOCKS = c.roundTimeoutBlocks;
+        LANE_BITS = bits;
+        TOTAL_ROUNDS = uint64(total);
+        DATA_LEN = c.masked ? coords * 2 : coords;
+        SUM_LEN = coords * (bits / 8);
+        LANE_WORDS = (coords * (bits / 8) + 31) / 32;
+        RANGE_K = (255 - uint256(c.levels)) * (bits == 8 ? L8 : L16);
+        token = new BbvflRewardToken(c.rewardPool);
+    }
+
+    // ------------------------------------------------------------------ registration
+
+    /// Registers the caller with its 64-byte uncompressed secp256k1 public key (x || y).
+    function register(bytes calldata pubkey) external {
+        require(_clients.length < M, "registration closed");
+        require(pubkey.length == 64, "pubkey must be 64 bytes");
+        require(address(uint160(uint256(keccak256(pubkey)))) == msg.sender, "pubkey does not match sender");
+        require(_client[msg.sender] & F_REG == 0, "already registered");
+        uint256 index = _clients.length;
+        _client[msg.sender] = F_REG | (index << SH_INDEX);
+        _clients.push(msg.sender);
+        _pubkey[msg.sender] = pubkey;
+        if (index + 1 == M) _closeBlock = uint64(block.number);
+        emit Registered(msg.sender, uint8(index), pubkey);
+    }
+
+    // ------------------------------------------------------------------ election
+
+    /// Commits to a secret: c = keccak256(abi.encodePacked(secret, msg.sender)).
+    function commit(bytes32 c) external {
+        require(_clients.length == M, "registration open");
+        require(block.number <= _closeBlock + COMMIT_BLOCKS, "commit deadline passed");
+        uint256 w = _client[msg.sender];
+        require(w & F_REG != 0, "not registered");
+        require(w & F_COMMIT == 0, "already committed");
+        require(c != bytes32(0), "empty commitment");
+        _client[msg.sender] = w | F_COMMIT;
+        _commitment[msg.sender] = c;
+        _committed += 1;
+        emit Committed(msg.sender, c);
+    }
+
+    /// Reveals the committed secret. The election runs in the reveal that completes the set.
+    function reveal(bytes32 secret) external {
+        require(_clients.length == M, "registration open");
+        require(!_hot.started && !_hot.ended, "election over");
+        uint256 commitDeadline = _closeBlock + COMMIT_BLOCKS;
+        require(_committed == M || block.number > commitDeadline, "reveal not open");
+        require(block.number <= commitDeadline + REVEAL_BLOCKS, "reveal deadline passed");
+        uint256 w = _client[msg.sender];
+        require(w & F_COMMIT != 0, "not committed");
+        require(w & F_REVEAL == 0, "already revealed");
+        require(keccak256(abi.encodePacked(secret, msg.sender)) == _commitment[msg.sender], "secret does not match commitment");
+        _client[msg.sender] = w | F_REVEAL;
+        _secret[msg.sender] = secret;
+        _revealed += 1;
+        emit Revealed(msg.sender, secret);
+        if (_revealed == _committed && (_committed == M || block.number > commitDeadline)) _elect();
+    }
+
+    /// After the reveal deadline anyone may close the election: non-committers and non-revealers
+    /// are excluded. With no reveal at all the session ends.
+    function finalizeElection() external {
+        require(_clients.length == M, "registration open");
+        require(!_hot.started && !_hot.ended, "election over");
+        require(block.number > uint256(_closeBlock) + COMMIT_BLOCKS + REVEAL_BLOCKS, "reveal deadline not passed");
+        _elect();
+    }
+
+    function _elect() private {
+        bytes memory packed;
+        uint256 n = _clients.length;
+        for (uint256 i = 0; i < n; i++) {
+            address a = _clients[i];
+            uint256 w = _client[a];
+            if (w & F_REVEAL != 0) {
+                _participants.push(a);
+                packed = bytes.concat(packed, _secret[a]);
+            } else {
+                _client[a] = w | F_EXCL;
+                emit Excluded(a, w & F_COMMIT == 0 ? 1 : 2);
+            }
+        }
+        uint256 np = _participants.length;
+        Hot memory h = _hot;
+        if (np == 0) {
+            h.ended = true;
+            _hot = h;
+            emit SessionEnded(0);
+            return;
+        }
+        bytes32 s = keccak256(packed);
+        _seed = s;
+        _electionSeed = s;
+        address act = _participants[uint256(s) % np];
+        _active = act;
+        _activeSince = uint64(block.number);
+        h.started = true;
+        h.n = uint8(np);
+        h.round = 0;
+        h.count = 0;
+        h.openedAt = uint64(block.number);
+        _hot = h;
+        emit Elected(s, act, 0, uint8(np), 0);
+    }
+
+    /// Re-election when the active client is overdue: the open TRAIN round has been complete for
+    /// more than activeBlocks blocks without a gradient, or the oldest epoch whose metrics or
+    /// rewards are missing has been complete that long (counted from the later of that event and
+    /// the current active client's election).
+    function reelect() external {
+        Hot memory h = _hot;
+        require(h.started, "no election yet");
+        uint256 since = _activeSince;
+        bool overdue;
+        if (!h.ended && h.count == h.n && _isTrain(h.round)) {
+            uint256 from = h.completedAt > since ? h.completedAt : since;
+            overdue = block.number > from + ACTIVE_BLOCKS;
+        }
+        if (!overdue) {
+            uint32 e = _unsettled;
+            if (e < EPOCHS && _epochComplete(e, h)) {
+                uint256 doneAt = _epoch[e] >> 8;
+                uint256 from = doneAt > since ? doneAt : since;
+                overdue = block.number > from + ACTIVE_BLOCKS;
+            }
+        }
+        require(overdue, "active client not overdue");
+        _reelect(h.round, 1);
+    }
+
+    function _reelect(uint64 round, uint8 reason) private {
+        bytes32 s = keccak256(abi.encodePacked(_electionSeed, round));
+        _electionSeed = s;
+        address cur = _active;
+        uint256 np = _participants.length;
+        address next;
+        bool curIn = _client[cur] & F_EXCL == 0;
+        if (!curIn) {
+            next = _participants[uint256(s) % np];
+        } else if (np == 1) {
+            next = cur;
+        } else {
+            uint256 k = uint256(s) % (np - 1);
+            // k-th participant other than the current active one, in index order
+            for (uint256 i = 0; i < np; i++) {
+                address a = _participants[i];
+                if (a == cur) continue;
+                if (k == 0) {
+                    next = a;
+                    break;
+                }
+                k--;
+            }
+        }
+        _active = next;
+        _activeSince = uint64(block.number);
+        emit Elected(s, next, round, uint8(np), reason);
+    }
+
+    // ------------------------------------------------------------------ aggregation
+
+    /// Submits this client's quantized embedding for `round` (see the header for the format).
+    function submit(uint64 round, bytes calldata q) external {
+        Hot memory h = _hot;
+        require(h.started, "not training");
+        require(!h.ended, "session over");
+        require(round <= h.round, "round not open");
+        require(round == h.round && h.count < h.n, "round closed");
+        uint256 w = _client[msg.sender];
+        require(w & F_REG != 0, "not registered");
+        require(w & F_EXCL == 0, "excluded");
+        require((w >> SH_LAST) & M64 != uint256(round) + 1, "already submitted");
+        require(q.length == DATA_LEN, "bad length");
+
+        bool bad = _accumulate(q, SUMS_BASE + (uint256(round) % RING) * LANE_WORDS, h.count == 0);
+        require(!bad, "value above b");
+
+        _client[msg.sender] = ((w & ~(M64 << SH_LAST)) | ((uint256(round) + 1) << SH_LAST)) + (1 << SH_ACC);
+        emit Submitted(round, msg.sender, keccak256(q));
+        h.count += 1;
+        if (h.count == h.n) _complete(h);
+        _hot = h;
+    }
+
+    /// Adds (or, for the first submission of a round, writes) q into the slot at `base`.
+    /// Returns true when some plain-mode value exceeds b.
+    function _accumulate(bytes calldata q, uint256 base, bool first) private returns (bool) {
+        if (LANE_BITS == 8) return _acc8(q, base, first, RANGE_K);
+        if (MASKED) {
+            _accMasked16(q, base, first);
+            return false;
+        }
+        return _accPlain16(q, base, first, RANGE_K, LANE_WORDS);
+    }
+
+    /// Calldata word i of q with the bytes past q's end cleared (ABI padding is not trusted).
+    function _word(bytes calldata q, uint256 i) private pure returns (uint256 x) {
+        assembly ("memory-safe") {
+            x := calldataload(add(q.offset, shl(5, i)))
+            let end := shl(5, add(i, 1))
+            if gt(end, q.length) {
+                x := and(x, not(sub(shl(shl(3, sub(end, q.length)), 1), 1)))
+            }
+        }
+    }
+
+    /// 8-bit lanes: one calldata word is one lane word.
+    function _acc8(bytes calldata q, uint256 base, bool first, uint256 k) private returns (bool) {
+        uint256 n = (q.length + 31) >> 5;
+        uint256 viol;
+        for (uint256 i = 0; i < n; i++) {
+            uint256 x = _word(q, i);
+            assembly ("memory-safe") {
+                // carry out of each byte of x + (255 - b): set iff that byte is above b
+                let t := add(and(x, not(H8)), and(k, not(H8)))
+                viol := or(viol, and(or(and(x, k), and(or(x, k), t)), H8))
+                let slot := add(base, i)
+                switch first
+                case 1 { sstore(slot, x) }
+                default { sstore(slot, add(sload(slot), x)) }
+            }
+        }
+        return viol != 0;
+    }
+
+    /// Masked mode: 16-bit lanes straight from calldata, each lane sum wraps mod 2^16.
+    function _accMasked16(bytes calldata q, uint256 base, bool first) private {
+        uint256 n = (q.length + 31) >> 5;
+        for (uint256 i = 0; i < n; i++) {
+            uint256 x = _word(q, i);
+            assembly ("memory-safe") {
+                let slot := add(base, i)
+                switch first
+                case 1 { sstore(slot, x) }
+                default {
+                    let a := sload(slot)
+                    sstore(slot, xor(add(and(a, not(H16)), and(x, not(H16))), and(xor(a, x), H16)))
+                }
+            }
+        }
+    }
+
+    /// Plain values (one byte each) widened to 16-bit lanes: each calldata word feeds two lane words.
+    function _accPlain16(bytes calldata q, uint256 base, bool first, uint256 k, uint256 words)
+        private
+        returns (bool)
+    {
+        uint256 n = (q.length + 31) >> 5;
+        uint256 viol;
+        for (uint256 i = 0; i < n; i++) {
+            uint256 x = _word(q, i);
+            for (uint256 h = 0; h < 2; h++) {
+                uint256 j = 2 * i + h;
+                if (j >= words) break;
+                assembly ("memory-safe") {
+                    let y := and(shr(sub(128, shl(7, h)), x), 0xffffffffffffffffffffffffffffffff)
+                    y := and(or(y, shl(64, y)), 0x0000000000000000ffffffffffffffff0000000000000000ffffffffffffffff)
+                    y := and(or(y, shl(32, y)), 0x00000000ffffffff00000000ffffffff00000000ffffffff00000000ffffffff)
+                    y := and(or(y, shl(16, y)), 0x0000ffff0000ffff0000ffff0000ffff0000ffff0000ffff0000ffff0000ffff)
+                    y := and(or(y, shl(8, y)), 0x00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff)
+                    viol := or(viol, and(add(y, k), C16))
+                    let slot := add(base, j)
+                    switch first
+                    case 1 { sstore(slot, y) }
+                    default { sstore(slot, add(sload(slot), y)) }
+                }
+            }
+        }
+        return viol != 0;
+    }
+
+    function _complete(Hot memory h) private {
+        h.completedAt = uint64(block.number);
+        uint64 r = h.round;
+        emit RoundCompleted(r, _readSum(r));
+        uint64 per = uint64(T) + V;
+        if ((r + 1) % per == 0) {
+            uint32 e = uint32(r / per);
+            _epoch[e] = (_epoch[e] & 0xff) | (block.number << 8);
+        }
+        if (!_isTrain(r)) _openNext(h);
+    }
+
+    function _openNext(Hot memory h) private {
+        if (uint256(h.round) + 1 == TOTAL_ROUNDS) {
+            h.ended = true;
+            emit SessionEnded(TOTAL_ROUNDS);
+        } else {
+            h.round += 1;
+            h.count = 0;
+            h.openedAt = uint64(block.number);
+        }
+    }
+
+    function _readSum(uint64 r) private view returns (bytes memory out) {
+        uint256 words = LANE_WORDS;
+        uint256 len = SUM_LEN;
+        uint256 base = SUMS_BASE + (uint256(r) % RING) * words;
+        out = new bytes(words * 32);
+        assembly ("memory-safe") {
+            for { let i := 0 } lt(i, words) { i := add(i, 1) } {
+                mstore(add(add(out, 32), shl(5, i)), sload(add(base, i)))
+            }
+            mstore(out, len)
+        }
+    }
+
+    /// When the open round has not completed within roundTimeoutBlocks, excludes the participants
+    /// that did not submit to it and completes it with the submissions it has.
+    function expireRound() external {
+        Hot memory h = _hot;
+        require(h.started && !h.ended, "not training");
+        require(h.count < h.n, "round complete");
+        require(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS, "round not timed out");
+        require(h.count > 0, "no submissions");
+        uint256 np = _participants.length;
+        address[] memory keep = new address[](h.count);
+        uint256 kept;
+        bool activeOut;
+        for (uint256 i = 0; i < np; i++) {
+            address a = _participants[i];
+            uint256 w = _client[a];
+            if ((w >> SH_LAST) & M64 == uint256(h.round) + 1) {
+                keep[kept++] = a;
+            } else {
+                _client[a] = w | F_EXCL;
+                if (a == _active) activeOut = true;
+                emit Excluded(a, 3);
+            }
+        }
+        delete _participants;
+        for (uint256 i = 0; i < kept; i++) _participants.push(keep[i]);
+        h.n = uint8(kept);
+        if (activeOut) _reelect(h.round, 2);
+        _complete(h);
+        _hot = h;
+    }
+
+    // ------------------------------------------------------------------ active client
+
+    /// The active client posts the gradient of the loss w.r.t. the aggregated embedding
+    /// (B*P IEEE-754 binary32, big-endian) and the fusion head's parameters (opaque bytes).
+    function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {
+        require(msg.sender == _active, "not active");
+        Hot memory h = _hot;
+        require(h.started && !h.ended, "not training");
+        require(round <= h.round, "round not open");
+        require(round == h.round, "round closed");
+        require(_isTrain(round), "eval round");
+        require(h.count == h.n, "round not complete");
+        require(gradient.length == uint256(B) * P * 4, "bad gradient length");
+        require(fusionParams.length <= MAX_FUSION_PARAMS, "fusion params too long");
+        _fusionHash = keccak256(fusionParams);
+        _fusionRound = round;
+        emit GradientPosted(round, msg.sender, gradient, fusionParams);
+        _openNext(h);
+        _hot = h;
+    }
+
+    /// The active client posts the epoch's test metrics (micro units), once per epoch.
+    function postMetrics(uint32 epoch, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro) external {
+        require(msg.sender == _active, "not active");
+        require(epoch < EPOCHS, "no such epoch");
+        require(_epochComplete(epoch, _hot), "epoch not complete");
+        uint256 st = _epoch[epoch];
+        require(st & 1 == 0, "metrics already posted");
+        require(aurocMicro <= 1e6 && accuracyMicro <= 1e6, "metric above 1e6");
+        _epoch[epoch] = st | 1;
+        emit MetricsPosted(epoch, msg.sender, aurocMicro, accuracyMicro, lossMicro);
+        _settle();
+    }
+
+    /// The active client triggers the epoch's payout; the contract decides who gets what:
+    /// every client gets (accepted - rewarded) * rewardPerSubmission.
+    function payRewards(uint32 epoch) external {
+        require(msg.sender == _active, "not active");
+        require(epoch < EPOCHS, "no such epoch");
+        require(_epochComplete(epoch, _hot), "epoch not complete");
+        uint256 st = _epoch[epoch];
+        require(st & 2 == 0, "rewards already paid");
+        _epoch[epoch] = st | 2;
+        uint256 n = _clients.length;
+        for (uint256 i = 0; i < n; i++) {
+            address a = _clients[i];
+            uint256 w = _client[a];
+            uint256 acc = (w >> SH_ACC) & M32;
+            uint256 rew = (w >> SH_REW) & M32;
+            if (acc == rew) continue;
+            _client[a] = (w & ~(M32 << SH_REW)) | (acc << SH_REW);
+            uint256 amount = (acc - rew) * RATE;
+            emit RewardsPaid(epoch, a, amount, uint32(acc - rew));
+            require(token.transfer(a, amount), "transfer failed");
+        }
+        _settle();
+    }
+
+    function _settle() private {
+        uint32 e = _unsettled;
+        while (e < EPOCHS && _epoch[e] & 3 == 3) e++;
+        _unsettled = e;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    function _isTrain(uint64 r) private view returns (bool) {
+        return r % (uint64(T) + V) < T;
+    }
+
+    function _isComplete(uint64 r, Hot memory h) private pure returns (bool) {
+        if (!h.started) return false;
+        if (r < h.round) return true;
+        return r == h.round && h.count == h.n;
+    }
+
+    function _epochComplete(uint32 e, Hot memory h) private view returns (bool) {
+        uint64 last = uint64(e + 1) * (uint64(T) + V) - 1;
+        return _isComplete(last, h);
+    }
+
+    // ------------------------------------------------------------------ views
+
+    function params() external view returns (Params memory p) {
+        p = Params({
+            clients: M,
+            batch: B,
+            dim: P,
+            levels: LEVELS,
+            betaMicro: BETA_MICRO,
+            masked: MASKED,
+            trainRoundsPerEpoch: T,
+            evalRoundsPerEpoch: V,
+            epochs: EPOCHS,
+            rewardPerSubmission: RATE,
+            rewardPool: POOL,
+            commitBlocks: COMMIT_BLOCKS,
+            revealBlocks: REVEAL_BLOCKS,
+            activeBlocks: ACTIVE_BLOCKS,
+            roundTimeoutBlocks: TIMEOUT_BLOCKS,
+            laneBits: LANE_BITS,
+            token: address(token),
+            totalRounds: TOTAL_ROUNDS,
+            dataLength: uint32(DATA_LEN),
+            sumLength: uint32(SUM_LEN)
+        });
+    }
+
+    function phase() public view returns (Phase) {
+        Hot memory h = _hot;
+        if (h.ended) return Phase.Ended;
+        if (h.started) return Phase.Training;
+        if (_clients.length < M) return Phase.Registration;
+        if (_committed < M && block.number <= uint256(_closeBlock) + COMMIT_BLOCKS) return Phase.Commit;
+        return Phase.Reveal;
+    }
+
+    /// The open round (after the session ended: the total number of rounds).
+    function currentRound() external view returns (uint64) {
+        Hot memory h = _hot;
+        return h.ended && h.started ? TOTAL_ROUNDS : h.round;
+    }
+
+    /// State of the open round.
+    function roundState()
+        external
+        view
+        returns (uint64 round, uint8 submitted, uint8 participantCount, bool complete, uint64 openedAt, uint64 completedAt)
+    {
+        Hot memory h = _hot;
+        return (h.round, h.count, h.n, h.started && h.count == h.n, h.openedAt, h.completedAt);
+    }
+
+    /// Kind of round r: TRAIN (batch `index`) or EVAL (test batch `index`), and its epoch.
+    function roundKind(uint64 r) external view returns (bool train, uint32 epoch, uint32 index) {
+        uint64 per = uint64(T) + V;
+        uint64 pos = r % per;
+        train = pos < T;
+        epoch = uint32(r / per);
+        index = uint32(train ? pos : pos - T);
+    }
+
+    /// The flat sum of a complete round still held by the ring (see header for the format).
+    function roundSum(uint64 r) external view returns (bytes memory) {
+        Hot memory h = _hot;
+        require(_isComplete(r, h), "round not complete");
+        require(uint256(r) + RING > h.round, "sum overwritten: read RoundCompleted");
+        return _readSum(r);
+    }
+
+    function clientInfo(address a)
+        external
+        view
+        returns (
+            bool registered,
+            bool excluded,
+            bool committed,
+            bool revealed,
+            uint8 index,
+            uint64 lastRoundPlus1,
+            uint32 accepted,
+            uint32 rewarded
+        )
+    {
+        uint256 w = _client[a];
+        registered = w & F_REG != 0;
+        excluded = w & F_EXCL != 0;
+        committed = w & F_COMMIT != 0;
+        revealed = w & F_REVEAL != 0;
+        index = uint8(w >> SH_INDEX);
+        lastRoundPlus1 = uint64(w >> SH_LAST);
+        accepted = uint32(w >> SH_ACC);
+        rewarded = uint32(w >> SH_REW);
+    }
+
+    /// Registered clients in index order.
+    function clients() external view returns (address[] memory) {
+        return _clients;
+    }
+
+    /// Clients taking part after the election (and after expireRound exclusions), in index order.
+    function participants() external view returns (address[] memory) {
+        return _participants;
+    }
+
+    function pubkeyOf(address a) external view returns (bytes memory) {
+        return _pubkey[a];
+    }
+
+    function commitmentOf(address a) external view returns (bytes32) {
+        return _commitment[a];
+    }
+
+    /// Session seed S (drives the minibatch schedule; zero before the election).
+    function seed() external view returns (bytes32) {
+        return _seed;
+    }
+
+    /// Latest seed of the election chain (S, then one keccak step per re-election).
+    function electionSeed() external view returns (bytes32) {
+        return _electionSeed;
+    }
+
+    function active() external view returns (address) {
+        return _active;
+    }
+
+    /// Block the current active client was elected at.
+    function activeSince() external view returns (uint64) {
+        return _activeSince;
+    }
+
+    /// Registration close block and the (inclusive) commit and reveal deadlines; zeros while open.
+    function deadlines() external view returns (uint64 closedAt, uint64 commitDeadline, uint64 revealDeadline) {
+        if (_clients.length < M) return (0, 0, 0);
+        closedAt = _closeBlock;
+        commitDeadline = closedAt + COMMIT_BLOCKS;
+        revealDeadline = commitDeadline + REVEAL_BLOCKS;
+    }
+
+    /// keccak256 of the last posted fusion parameters (zero when none was posted yet).
+    function lastFusionParamsHash() external view returns (bytes32) {
+        return _fusionHash;
+    }
+
+    /// Round of the last gradient/fusion-parameter post (meaningful when the hash is non-zero).
+    function lastFusionRound() external view returns (uint64) {
+        return _fusionRound;
+    }
+
+    function epochState(uint32 e)
+        external
+        view
+        returns (bool complete, bool metricsPosted, bool rewardsPaid, uint64 completedAt)
+    {
+        uint256 st = _epoch[e];
+        complete = e < EPOCHS && _epochComplete(e, _hot);
+        metricsPosted = st & 1 != 0;
+        rewardsPaid = st & 2 != 0;
+        completedAt = uint64(st >> 8);
+    }
+
+    /// Oldest epoch whose metrics or rewards are still missing (epochs when all are settled).
+    function unsettledEpoch() external view returns (uint32) {
+        return _unsettled;
+    }
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {Vm} from "forge-std/Vm.sol";
+import {BbvflAggregator} from "../../src/BbvflAggregator.sol";
+import {BbvflRewardToken} from "../../src/BbvflRewardToken.sol";
+
+/// Cheatcodes the pinned forge-std Vm interface does not declare (same cheatcode address).
+interface VmExtra {
+    struct Log {
+        bytes32[] topics;
+        bytes data;
+        address emitter;
+    }
+
+    function recordLogs() external;
+    function getRecordedLogs() external returns (Log[] memory);
+    function toString(uint256 value) external pure returns (string memory);
+}
+
+/// Minimal test base: cheatcodes, assertions with readable messages, and a session fixture.
+abstract contract Base {
+    address internal constant HEVM = address(uint160(uint256(keccak256("hevm cheat code"))));
+    Vm internal constant vm = Vm(HEVM);
+    VmExtra internal constant vx = VmExtra(HEVM);
+
+    // ------------------------------------------------------------ assertions
+
+    function assertTrue(bool c, string memory what) internal pure {
+        require(c, what);
+    }
+
+    function assertEq(uint256 a, uint256 b, string memory what) internal pure {
+        if (a != b) {
+            revert(string.concat(what, ": got ", vx.toString(a), ", want ", vx.toString(b)));
+        }
+    }
+
+    function assertEq(address a, address b, string memory what) internal pure {
+        require(a == b, string.concat(what, ": addresses differ"));
+    }
+
+    function assertEq(bytes32 a, bytes32 b, string memory what) internal pure {
+        require(a == b, string.concat(what, ": words differ"));
+    }
+
+    function assertEq(bytes memory a, bytes memory b, string memory what) internal pure {
+        if (a.length != b.length) {
+            revert(string.concat(what, ": length ", vx.toString(a.length), " != ", vx.toString(b.length)));
+        }
+        for (uint256 i = 0; i < a.length; i++) {
+            if (a[i] != b[i]) revert(string.concat(what, ": first difference at byte ", vx.toString(i)));
+        }
+    }
+
+    function bound(uint256 x, uint256 lo, uint256 hi) internal pure returns (uint256) {
+        require(lo <= hi, "bound: lo > hi");
+        return lo + x % (hi - lo + 1);
+    }
+
+    // ------------------------------------------------------------ session fixture
+
+    /// A client identity for tests: a 64-byte "public key" and the address it hashes to. The
+    /// contract only checks address == keccak(pubkey)[12:], which a real key pair satisfies too.
+    function clientKey(uint256 i) internal pure returns (address a, bytes memory pk) {
+        pk = abi.encodePacked(keccak256(abi.encode("x", i)), keccak256(abi.encode("y", i)));
+        a = address(uint160(uint256(keccak256(pk))));
+    }
+
+    function clientAddr(uint256 i) internal pure returns (address a) {
+        (a,) = clientKey(i);
+    }
+
+    function secretOf(uint256 i) internal pure returns (bytes32) {
+        return keccak256(abi.encode("secret", i));
+    }
+
+    function config(uint8 m, uint32 b_, uint32 p, uint8 levels, bool masked, uint32 t, uint32 v, uint32 epochs)
+        internal
+        pure
+        returns (BbvflAggregator.Config memory c)
+    {
+        c.clients = m;
+        c.batch = b_;
+        c.dim = p;
+        c.levels = levels;
+        c.betaMicro = 200000;
+        c.masked = masked;
+        c.trainRoundsPerEpoch = t;
+        c.evalRoundsPerEpoch = v;
+        c.epochs = epochs;
+        c.rewardPerSubmission = 1e18;
+        c.rewardPool = 1e18 * uint256(m) * epochs * (uint256(t) + v);
+        c.commitBlocks = 10;
+        c.revealBlocks = 10;
+        c.activeBlocks = 20;
+        c.roundTimeoutBlocks = 30;
+    }
+
+    function registerAll(BbvflAggregator agg, uint256 m) internal {
+        for (uint256 i = 0; i < m; i++) {
+            (address a, bytes memory pk) = clientKey(i);
+            vm.prank(a);
+            agg.register(pk);
+        }
+    }
+
+    function commitAll(BbvflAggregator agg, uint256 m) internal {
+        for (uint256 i = 0; i < m; i++) {
+            address a = clientAddr(i);
+            vm.prank(a);
+            agg.commit(keccak256(abi.encodePacked(secretOf(i), a)));
+        }
+    }
+
+    function revealAll(BbvflAggregator agg, uint256 m) internal {
+        for (uint256 i = 0; i < m; i++) {
+            vm.prank(clientAddr(i));
+            agg.reveal(secretOf(i));
+        }
+    }
+
+    /// Deploys and runs registration + election with every client honest.
+    function startSession(BbvflAggregator.Config memory c) internal returns (BbvflAggregator agg) {
+        agg = new BbvflAggregator(c);
+        registerAll(agg, c.clients);
+        commitAll(agg, c.clients);
+        revealAll(agg, c.clients);
+    }
+
+    function indexOf(address a) internal pure returns (uint256) {
+        for (uint256 i = 0; i < 256; i++) {
+            if (clientAddr(i) == a) return i;
+        }
+        revert("not a test client");
+    }
+
+    /// Deterministic plain-mode submission of client i for round r: values 0..levels.
+    function plainData(uint256 i, uint64 r, uint256 len, uint8 levels) internal pure returns (bytes memory q) {
+        q = new bytes(len);
+        for (uint256 j = 0; j < len; j++) {
+            q[j] = bytes1(uint8(uint256(keccak256(abi.encode(i, r, j))) % (uint256(levels) + 1)));
+        }
+    }
+}
