@@ -1,0 +1,84 @@
+#include "dp/mech.h"
+
+#include <math.h>
+#include <string.h>
+
+int bbvfl_mech_parse(const char *name, bbvfl_mech_kind *out) {
+  if (strcmp(name, "npq") == 0) *out = BBVFL_MECH_NPQ;
+  else if (strcmp(name, "pbm") == 0) *out = BBVFL_MECH_PBM;
+  else if (strcmp(name, "gaussian") == 0) *out = BBVFL_MECH_GAUSSIAN;
+  else return -1;
+  return 0;
+}
+
+const char *bbvfl_mech_name(bbvfl_mech_kind k) {
+  switch (k) {
+  case BBVFL_MECH_NPQ: return "npq";
+  case BBVFL_MECH_PBM: return "pbm";
+  case BBVFL_MECH_GAUSSIAN: return "gaussian";
+  }
+  return "?";
+}
+
+int bbvfl_mech_check(const bbvfl_mech *m, bbvfl_err *err) {
+  switch (m->kind) {
+  case BBVFL_MECH_NPQ: return 0;
+  case BBVFL_MECH_PBM:
+    if (m->b < 1 || m->b > 255)
+      return bbvfl_fail(err, BBVFL_E_ARG, "PBM b must be in 1..255 (one byte per coordinate), got %d", m->b);
+    if (!(m->beta > 0 && m->beta <= 0.5))
+      return bbvfl_fail(err, BBVFL_E_ARG, "PBM beta must be in (0, 0.5], got %g", m->beta);
+    if (!(m->C > 0 && isfinite(m->C)))
+      return bbvfl_fail(err, BBVFL_E_ARG, "PBM bound C must be positive, got %g", m->C);
+    return 0;
+  case BBVFL_MECH_GAUSSIAN:
+    if (!(m->clip > 0 && isfinite(m->clip)))
+      return bbvfl_fail(err, BBVFL_E_ARG, "Gaussian clip norm must be positive, got %g", m->clip);
+    if (!(m->sigma > 0 && isfinite(m->sigma)))
+      return bbvfl_fail(err, BBVFL_E_ARG, "Gaussian sigma must be positive, got %g", m->sigma);
+    return 0;
+  }
+  return bbvfl_fail(err, BBVFL_E_ARG, "unknown mechanism");
+}
+
+void bbvfl_pbm_quantize(const bbvfl_mech *m, const float *h, size_t n, bbvfl_rng *r, uint8_t *q) {
+  double k = m->beta / m->C;
+  for (size_t i = 0; i < n; i++) {
+    double x = h[i];
+    if (x > m->C) x = m->C;
+    if (x < -m->C) x = -m->C;
+    if (x != x) x = 0; /* NaN cannot leak as anything but the no-information value */
+    q[i] = (uint8_t)bbvfl_rng_binomial(r, (unsigned)m->b, 0.5 + k * x);
+  }
+}
+
+void bbvfl_pbm_estimate(const bbvfl_mech *m, int M, const uint32_t *s, size_t n, float *h_hat) {
+  double scale = m->C / (m->beta * m->b), center = (double)m->b * M / 2.0;
+  for (size_t i = 0; i < n; i++) h_hat[i] = (float)(scale * ((double)s[i] - center));
+}
+
+double bbvfl_pbm_variance(const bbvfl_mech *m, int M) {
+  return m->C * m->C * M / (4.0 * m->beta * m->beta * m->b);
+}
+
+void bbvfl_gauss_clip_noise(const bbvfl_mech *m, float *h, size_t rows, size_t P, bbvfl_rng *r,
+                            float *scale) {
+  for (size_t i = 0; i < rows; i++) {
+    float *row = h + i * P;
+    double nrm = 0;
+    for (size_t j = 0; j < P; j++) nrm += (double)row[j] * row[j];
+    nrm = sqrt(nrm);
+    double s = nrm > m->clip ? m->clip / nrm : 1.0;
+    if (scale) scale[i] = (float)s;
+    for (size_t j = 0; j < P; j++) row[j] = (float)(row[j] * s + m->sigma * bbvfl_rng_normal(r));
+  }
+}
+
+void bbvfl_sum_u8(const uint8_t *const *q, size_t M, size_t n, uint32_t *s) {
+  memset(s, 0, n * sizeof *s);
+  for (size_t m = 0; m < M; m++) {
+    const uint8_t *restrict a = q[m];
+    uint32_t *restrict o = s;
+    for (size_t i = 0; i < n; i++) o[i] += a[i];
+  }
+}

@@ -1,0 +1,58 @@
+/* A cryptographic random generator: ChaCha20 (RFC 8439 block function) in counter mode.
+ *
+ * Two ways to key it: from the operating system (getrandom, for noise nobody may predict), or
+ * from a 64-bit seed plus a 64-bit stream id (for repeatable runs: every client derives its own
+ * streams from (seed, client index, purpose), never from a shared sequential stream, so a run gives
+ * the same numbers whether the clients share a process or not).
+ *
+ * The generator is caller-owned plain data (no allocation); copy it to save its state. Not
+ * thread-safe: one generator per thread. bbvfl_rng_wipe clears the key material. */
+#ifndef BBVFL_DP_RNG_H
+#define BBVFL_DP_RNG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+typedef struct {
+  uint32_t key[8];
+  uint32_t nonce[3];
+  uint32_t counter;      /* next block counter */
+  uint32_t block[16];    /* current key-stream block */
+  unsigned pos;          /* next unused 32-bit word of block (16 = exhausted) */
+} bbvfl_rng;
+
+/* The RFC 8439 section 2.3 block function: out = ChaCha20(key, counter, nonce), 64 bytes. */
+void bbvfl_chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                          uint8_t out[64]);
+
+/* Keys the generator from getrandom(). */
+int bbvfl_rng_init_os(bbvfl_rng *r, bbvfl_err *err);
+/* Keys the generator from (seed, stream): key = LE64(seed) || LE64(stream) || "bbvfl-rng-v1\0\0\0\0". */
+void bbvfl_rng_init_seeded(bbvfl_rng *r, uint64_t seed, uint64_t stream);
+/* Stream ids: purpose in the high 32 bits, client index (or 0) in the low 32. */
+uint64_t bbvfl_rng_stream(uint32_t purpose, uint32_t index);
+enum { BBVFL_STREAM_SPLIT = 1, BBVFL_STREAM_INIT = 2, BBVFL_STREAM_NOISE = 3, BBVFL_STREAM_SCHEDULE = 4,
+       BBVFL_STREAM_HEAD = 5, BBVFL_STREAM_TEST = 6 };
+
+uint32_t bbvfl_rng_u32(bbvfl_rng *r);
+uint64_t bbvfl_rng_u64(bbvfl_rng *r);
+void bbvfl_rng_bytes(bbvfl_rng *r, void *out, size_t n);
+/* Uniform in [0, 1) with 53 random bits. */
+double bbvfl_rng_uniform(bbvfl_rng *r);
+/* Uniform integer in [0, n), unbiased (rejection). n > 0. */
+uint64_t bbvfl_rng_below(bbvfl_rng *r, uint64_t n);
+/* Standard normal (Box-Muller, both values consumed one at a time is not cached: one call = one
+ * pair of uniforms, so the stream position depends only on the number of calls). */
+double bbvfl_rng_normal(bbvfl_rng *r);
+/* Bernoulli threshold for probability p in [0, 1]: a u64 word w is a success when w < t, or
+ * always when p >= 1 (returned as UINT64_MAX with *always = 1). */
+uint64_t bbvfl_bernoulli_threshold(double p, int *always);
+/* Binomial(n, p), exact: the sum of n Bernoulli draws, one 64-bit word each. p is clamped to
+ * [0, 1]. */
+unsigned bbvfl_rng_binomial(bbvfl_rng *r, unsigned n, double p);
+
+void bbvfl_rng_wipe(bbvfl_rng *r);
+
+#endif

@@ -1,0 +1,43 @@
+/* A multilayer perceptron on OpenBLAS (cblas_sgemm), for one client's local model.
+ *
+ * Layers in -> w[0] -> w[1] -> ... -> out: every hidden layer is linear + ReLU; the output layer
+ * is linear + tanh, so the embedding is bounded to [-1, 1] (C = 1 for PBM). Weights W_l are
+ * (in_l x out_l) row-major, so a batch X (B x in_l, row-major) maps to X W_l + b_l.
+ * Initialisation: He normal for ReLU layers, Xavier (Glorot) uniform for the tanh layer, biases 0,
+ * drawn from a seeded ChaCha20 stream.
+ *
+ * All parameters live in one float array (params, nparams), gradients in grads (same layout), so
+ * optimizers and checkpoints treat the model as one vector. The mlp owns its arrays
+ * (bbvfl_mlp_free). Forward caches the activations of the last batch for backward. */
+#ifndef BBVFL_ML_MLP_H
+#define BBVFL_ML_MLP_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "dp/rng.h"
+
+#define BBVFL_MLP_MAX_LAYERS 8
+
+typedef struct {
+  int nlayers;                          /* number of linear layers */
+  int dims[BBVFL_MLP_MAX_LAYERS + 1];   /* dims[0] = in, dims[nlayers] = out */
+  size_t nparams;
+  float *params, *grads;
+  size_t woff[BBVFL_MLP_MAX_LAYERS], boff[BBVFL_MLP_MAX_LAYERS];
+  /* forward cache for the last batch */
+  size_t cap_rows, rows;
+  float *act[BBVFL_MLP_MAX_LAYERS + 1]; /* act[0] = input copy, act[l+1] = output of layer l */
+  float *scratch_a, *scratch_b;         /* backward deltas, cap_rows x max dim */
+} bbvfl_mlp;
+
+/* dims: nlayers+1 sizes (in, hidden..., out), each >= 1. Parameters initialised from rng. */
+int bbvfl_mlp_init(bbvfl_mlp *m, int nlayers, const int *dims, bbvfl_rng *rng, bbvfl_err *err);
+void bbvfl_mlp_free(bbvfl_mlp *m);
+
+/* Forward of rows x dims[0] inputs; out (rows x dims[nlayers]) is caller-owned. Caches for backward. */
+int bbvfl_mlp_forward(bbvfl_mlp *m, const float *x, size_t rows, float *out, bbvfl_err *err);
+/* Backward for the cached batch: dout = dLoss/d(output), rows x out. Sets m->grads (overwrites). */
+void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout);
+
+#endif

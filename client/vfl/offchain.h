@@ -1,0 +1,66 @@
+/* The off-chain VFL trainer: M parties and the active client's head in one process, talking only
+ * through a bbvfl_agg (the in-process aggregator), exactly as the on-chain protocol will through
+ * the contract. One epoch = R = floor(N_train/B) training rounds (batches from the schedule of the
+ * session seed) and R_test = floor(N_test/B) evaluation rounds over the test rows (test metrics on
+ * those R_test*B rows, as in the paper's code).
+ *
+ * Determinism: split, model initialisation, the session seed S and (with seeded_noise) all noise
+ * derive from cfg->seed through separate ChaCha20 streams per (purpose, client). */
+#ifndef BBVFL_VFL_OFFCHAIN_H
+#define BBVFL_VFL_OFFCHAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "dp/mech.h"
+#include "ml/data.h"
+#include "ml/optim.h"
+#include "vfl/party.h"
+
+typedef struct {
+  int epoch;                 /* 1-based */
+  double train_loss;         /* mean over the epoch's training batches */
+  double test_loss, auroc, accuracy, f1;
+  double agg_train_s;        /* aggregation time of the epoch's training rounds (summing only) */
+  double agg_eval_s;
+  double wall_s;             /* wall time of the epoch */
+} bbvfl_epoch_metrics;
+
+typedef struct {
+  int M;                     /* clients */
+  size_t B;                  /* batch size */
+  int P;                     /* embedding size */
+  int epochs;
+  int nhidden, hidden[BBVFL_MAX_HIDDEN];
+  bbvfl_mech mech;
+  bbvfl_optim_cfg opt;
+  uint64_t seed;
+  int seeded_noise;
+  double test_frac;          /* 0.2 */
+  const char *partition;     /* NULL: even split */
+  /* progress callbacks (nullable) */
+  void (*on_round)(void *ctx, int epoch, size_t done, size_t total);
+  void (*on_epoch)(void *ctx, const bbvfl_epoch_metrics *m);
+  void *ctx;
+} bbvfl_offchain_cfg;
+
+typedef struct {
+  int epochs;
+  bbvfl_epoch_metrics *per_epoch;  /* epochs entries, owned (bbvfl_offchain_result_free) */
+  size_t n_train, n_test, R, R_test, n_eval_rows;
+  double agg_train_s_per_epoch;    /* mean over epochs */
+  double wall_s;
+  int nclasses;
+  size_t *cols_per_client;         /* M entries, owned */
+} bbvfl_offchain_result;
+
+/* Defaults: M 5, B 10, P 16, 30 epochs, hidden 32,32, PBM b 16 beta 0.2 C 1, Gaussian clip 1
+ * sigma 1, Adam lr 0.001, seed 1 seeded, test 0.2. */
+void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c);
+/* Trains on the raw (unstandardised) data set; ds is not modified. */
+int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, bbvfl_offchain_result *res,
+                         bbvfl_err *err);
+void bbvfl_offchain_result_free(bbvfl_offchain_result *r);
+
+#endif
