@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Independent reference for the PBM accountant (client/dp/accountant.c).
+
+Computes the Renyi divergence by direct summation over the binomial outcomes with exact
+rational probabilities (fractions) and 60-digit arithmetic (mpmath), composes it, and converts
+it to (epsilon, delta) over the same alpha grid. Masked mode: exact convolution of the
+Poisson-binomial sums, worst case over the other clients' inputs on {-C, -C/2, 0, C/2, C}.
+The numbers pinned in tests/unit/test_dp_accountant.c were printed by:
+    python3 tests/reference/pbm_rdp.py --b 16 --beta 0.2 --P 16 --M 5 --epochs 30 --delta 1e-5
+"""
+import argparse
+import itertools
+from fractions import Fraction
+
+import mpmath as mp
+
+mp.mp.dps = 60
+
+
+def grid():
+    g = [Fraction(i, 10) for i in range(11, 110)] + [Fraction(i) for i in range(11, 64)]
+    return g + [Fraction(128), Fraction(256), Fraction(512), Fraction(1024)]
+
+
+def binom_pmf(n, p):
+    from math import comb
+    return [comb(n, k) * p**k * (1 - p)**(n - k) for k in range(n + 1)]
+
+
+def conv(a, b):
+    out = [Fraction(0)] * (len(a) + len(b) - 1)
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            out[i + j] += x * y
+    return out
+
+
+def renyi(P, Q, alpha):
+    a = mp.mpf(alpha.numerator) / alpha.denominator
+    s = mp.fsum(mp.mpf(p.numerator) / p.denominator * (mp.mpf(p.numerator) / p.denominator) ** (a - 1)
+                * (mp.mpf(q.numerator) / q.denominator) ** (1 - a) for p, q in zip(P, Q))
+    return mp.log(s) / (a - 1)
+
+
+def to_eps(alphas, rdp, delta, tight):
+    best = None
+    for al, r in zip(alphas, rdp):
+        a = mp.mpf(al.numerator) / al.denominator
+        if tight:
+            e = r + mp.log(1 - 1 / a) - (mp.log(delta) + mp.log(a)) / (a - 1)
+        else:
+            e = r + mp.log(1 / delta) / (a - 1)
+        if best is None or e < best[0]:
+            best = (e, a)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--b", type=int, default=16)
+    ap.add_argument("--beta", default="0.2")
+    ap.add_argument("--P", type=int, default=16)
+    ap.add_argument("--M", type=int, default=5)
+    ap.add_argument("--epochs", type=int, default=30)
+    ap.add_argument("--delta", default="1e-5")
+    ap.add_argument("--masked", action="store_true")
+    o = ap.parse_args()
+    beta = Fraction(o.beta)
+    delta = mp.mpf(o.delta)
+    p, q = Fraction(1, 2) + beta, Fraction(1, 2) - beta
+    Pd, Qd = binom_pmf(o.b, p), binom_pmf(o.b, q)
+    al = grid()
+    coord = [renyi(Pd, Qd, a) for a in al]
+    feat = [o.epochs * o.P * c for c in coord]
+    samp = [o.epochs * o.M * o.P * c for c in coord]
+    for name, curve in (("feature", feat), ("sample", samp)):
+        e, a = to_eps(al, curve, delta, True)
+        s, _ = to_eps(al, curve, delta, False)
+        print(f"{name}: eps_tight={mp.nstr(e, 17)} alpha={mp.nstr(a, 6)} eps_std={mp.nstr(s, 17)}")
+    for a_show in (Fraction(2), Fraction(16), Fraction(1024)):
+        i = al.index(a_show)
+        print(f"coord rdp alpha={a_show}: {mp.nstr(coord[i], 17)}")
+    if o.masked:
+        levels = [Fraction(-1), Fraction(-1, 2), Fraction(0), Fraction(1, 2), Fraction(1)]
+        worst = [mp.mpf(0)] * len(al)
+        for conf in itertools.combinations_with_replacement(levels, o.M - 1):
+            y = [Fraction(1)]
+            for x in conf:
+                y = conv(y, binom_pmf(o.b, Fraction(1, 2) + beta * x))
+            sp, sq = conv(Pd, y), conv(Qd, y)
+            for i, a in enumerate(al):
+                worst[i] = max(worst[i], renyi(sp, sq, a))
+        mf = [o.epochs * o.P * w for w in worst]
+        e, a = to_eps(al, mf, delta, True)
+        s, _ = to_eps(al, mf, delta, False)
+        print(f"masked feature: eps_tight={mp.nstr(e, 17)} alpha={mp.nstr(a, 6)} eps_std={mp.nstr(s, 17)}")
+        for a_show in (Fraction(2), Fraction(16), Fraction(1024)):
+            i = al.index(a_show)
+            print(f"masked coord rdp alpha={a_show}: {mp.nstr(worst[i], 17)}")
+
+
+if __name__ == "__main__":
+    main()
