@@ -365,8 +365,20 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
   if (!json_is_object(error))
     return bbvfl_fail(err, BBVFL_E_PARSE, "malformed JSON-RPC error (not an object)");
   json_int_t code = json_integer_value(json_object_get(error, "code"));
-  const char *msg = json_string_value(json_object_get(error, "message"));
-  if (!msg) msg = "(no message)";
+  /* The node's message, cut at the first control character: some nodes append the raw revert
+   * bytes to it (NULs included), which we decode properly below instead. */
+  const json_t *jm = json_object_get(error, "message");
+  char msg[256];
+  if (json_is_string(jm)) {
+    const char *m = json_string_value(jm);
+    size_t ml = json_string_length(jm), o = 0;
+    for (size_t i = 0; i < ml && o + 1 < sizeof msg && (unsigned char)m[i] >= 0x20; i++)
+      msg[o++] = m[i];
+    while (o > 0 && (msg[o - 1] == ' ' || msg[o - 1] == ':')) o--;
+    msg[o] = 0;
+  } else {
+    snprintf(msg, sizeof msg, "(no message)");
+  }
   const char *data = revert_data_of(error);
   int is_revert = code == 3 || strstr(msg, "revert") != NULL;
   if (is_revert) {
@@ -379,9 +391,9 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
     } else {
       snprintf(reason, sizeof reason, "no revert data");
     }
-    return bbvfl_fail(err, BBVFL_E_REVERT, "execution reverted: %s (node: %.200s)", reason, msg);
+    return bbvfl_fail(err, BBVFL_E_REVERT, "execution reverted: %s (node: %s)", reason, msg);
   }
-  return bbvfl_fail(err, BBVFL_E_RPC, "the node refused: %.400s (JSON-RPC error %lld)", msg,
+  return bbvfl_fail(err, BBVFL_E_RPC, "the node refused: %s (JSON-RPC error %lld)", msg,
                     (long long)code);
 }
 
@@ -403,7 +415,7 @@ int bbvfl_rpc_parse_response(const char *body, size_t len, json_t **result, bbvf
   if (!body || len == 0)
     return bbvfl_fail(err, BBVFL_E_PARSE, "malformed JSON-RPC response: empty answer");
   json_error_t je;
-  json_t *resp = json_loadb(body, len, JSON_DECODE_ANY, &je);
+  json_t *resp = json_loadb(body, len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
   if (!resp)
     return bbvfl_fail(err, BBVFL_E_PARSE, "malformed JSON-RPC response (line %d column %d: %s)",
                       je.line, je.column, je.text);
@@ -536,7 +548,7 @@ int bbvfl_rpc_batch(bbvfl_rpc *r, bbvfl_rpc_req *reqs, size_t n, bbvfl_err *err)
   free(body);
   if (rc != 0) return -1;
   json_error_t je;
-  json_t *resp = json_loadb(r->buf, r->len, JSON_DECODE_ANY, &je);
+  json_t *resp = json_loadb(r->buf, r->len, JSON_DECODE_ANY | JSON_ALLOW_NUL, &je);
   if (!resp)
     return bbvfl_fail(err, BBVFL_E_PARSE, "batch: malformed JSON-RPC response (line %d column %d: %s)",
                       je.line, je.column, je.text);

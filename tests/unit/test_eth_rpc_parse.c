@@ -220,6 +220,22 @@ static void test_revert_nested_data(void **state) {
   assert_non_null(strstr(err.msg, "Error(string): nested"));
 }
 
+static void test_revert_custom_with_nul_message(void **state) {
+  (void)state;
+  /* anvil appends the raw error bytes, NULs included, to the message */
+  const char *body =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: "
+      "custom error 0x6ad9cdfc: \\u0000\\u0000\\u000b\\n\",\"data\":\"0x6ad9cdfc0000000000000000000000000000"
+      "00000000000000000000000000000000000b\"}}";
+  json_t *res = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_REVERT);
+  assert_non_null(strstr(err.msg, "custom error 0x6ad9cdfc (arguments 0x"));
+  assert_non_null(strstr(err.msg, "(node: execution reverted: custom error 0x6ad9cdfc)"));
+  for (const char *p = err.msg; *p; p++) assert_true((unsigned char)*p >= 0x20);
+}
+
 static void test_revert_panic_and_custom(void **state) {
   (void)state;
   uint8_t d[68] = {0x4e, 0x48, 0x7b, 0x71};
@@ -496,6 +512,7 @@ int main(void) {
       cmocka_unit_test(test_node_error),
       cmocka_unit_test(test_revert_error_string),
       cmocka_unit_test(test_revert_nested_data),
+      cmocka_unit_test(test_revert_custom_with_nul_message),
       cmocka_unit_test(test_revert_panic_and_custom),
       cmocka_unit_test(test_revert_malformed_error_string),
       cmocka_unit_test(test_parse_u64),
