@@ -207,10 +207,12 @@ int cmd_privacy(int argc, char **argv) {
            "somewhat lower than shown.\n");
   printf("\nFeature level: how much the released values can reveal about one client's whole column\n"
          "set. Sample level: about one row, whose embeddings every client releases. This is local DP:\n"
-         "each client's %s output is public on chain, so nothing is assumed about a trusted\n"
-         "aggregator.%s Larger epsilon is weaker protection; values far above ~10 give little formal\n"
-         "protection.\n",
-         gaussian ? "noisy" : "PBM", masked ? " Masked mode hides the single outputs and publishes only the sum." : "");
+         "each client's %s output is public on chain, so no trusted aggregator is assumed.\n",
+         gaussian ? "noisy" : "PBM");
+  if (masked)
+    printf("Masked mode: only the sum of the M outputs is public; that helps the feature level, not the\n"
+           "sample level (a changed row moves every client's output).\n");
+  printf("Larger epsilon is weaker protection; values far above ~10 give little formal protection.\n");
   if (gaussian)
     printf("Accuracy: the sum of the M embeddings has noise std %.4g per coordinate.\n", sum_std);
   else

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# bbvfl privacy: the issue's command prints the curve and both epsilons; --json carries the
+# interface fields with the values pinned in tests/unit/test_dp_accountant.c (computed
+# independently by tests/reference/pbm_rdp.py); calibration round-trips; bad input exits 2.
+set -euo pipefail
+: "${BBVFL_BIN:?}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+num() { python3 -c 'import json,sys; d=json.load(sys.stdin); v=d
+for k in sys.argv[1].split("."): v=v[k]
+print(v)' "$1"; }
+near() { python3 -c 'import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(0 if abs(a-b)<=t*abs(b) else 1)' "$1" "$2" "$3"; }
+
+human=$("$BBVFL_BIN" privacy --b 16 --beta 0.2 --P 16 --M 5 --epochs 30 --delta 1e-5)
+grep -q "RDP curve" <<<"$human" || fail "no RDP curve in the human output"
+grep -q "feature level   epsilon = 2941" <<<"$human" || fail "feature epsilon missing: $human"
+grep -q "sample level    epsilon = 1.426e+04" <<<"$human" || fail "sample epsilon missing"
+grep -q "alpha grid" <<<"$human" || fail "no grid-edge warning (optimum is alpha 1.1)"
+
+j=$("$BBVFL_BIN" privacy --b 16 --beta 0.2 --P 16 --M 5 --epochs 30 --delta 1e-5 --json)
+for f in epsilon_feature epsilon_sample alpha_feature alpha_sample delta epsilon_feature_std \
+         epsilon_sample_std alpha rdp_feature rdp_sample at_grid_edge; do
+  num "$f" <<<"$j" >/dev/null || fail "JSON field $f missing"
+done
+near "$(num epsilon_feature <<<"$j")" 2940.8825896248274 1e-9 || fail "epsilon_feature"
+near "$(num epsilon_sample <<<"$j")" 14257.299917808694 1e-9 || fail "epsilon_sample"
+near "$(num epsilon_feature_std <<<"$j")" 2944.233586695669 1e-9 || fail "epsilon_feature_std"
+near "$(num alpha_feature <<<"$j")" 1.1 1e-12 || fail "alpha_feature"
+near "$(num delta <<<"$j")" 1e-5 1e-12 || fail "delta"
+[ "$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["rdp_feature"]))' <<<"$j")" = 156 ] ||
+  fail "curve should have 156 orders"
+
+# defaults are the paper's setup
+near "$("$BBVFL_BIN" privacy --json | num epsilon_feature)" 2940.8825896248274 1e-9 || fail "defaults"
+
+# masked mode: pinned against the reference too
+m=$("$BBVFL_BIN" privacy --masked --json)
+near "$(num masked.epsilon_feature <<<"$m")" 786.10451950973253 1e-8 || fail "masked epsilon"
+
+# calibration: solve beta for a target, then the target is met with that beta
+jb=$("$BBVFL_BIN" privacy --b 16 --target 50 --json)
+beta=$(num beta <<<"$jb")
+near "$("$BBVFL_BIN" privacy --b 16 --beta "$beta" --json | num epsilon_feature)" 50 1e-6 ||
+  fail "beta $beta does not give epsilon 50"
+[ "$("$BBVFL_BIN" privacy --beta 0.2 --target 2941 --json | num b)" = 16 ] || fail "solve b"
+
+# gaussian baseline: alpha (2c)^2 / (2 sigma^2) per release, 30 epochs: alpha=2 -> 30*2*4/18
+g=$("$BBVFL_BIN" privacy --mechanism gaussian --clip 1 --sigma 3 --json)
+near "$(python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["rdp_feature"][d["alpha"].index(2.0)])' <<<"$g")" \
+  13.333333333333334 1e-10 || fail "gaussian curve"
+
+# bad input: exit 2 with a message naming the problem
+expect_err() {
+  local want=$1; shift
+  set +e; out=$("$BBVFL_BIN" privacy "$@" 2>&1); st=$?; set -e
+  [ "$st" = 2 ] || fail "privacy $* exited $st, want 2"
+  grep -q -- "$want" <<<"$out" || fail "privacy $*: message lacks '$want': $out"
+}
+expect_err "beta must be in" --beta 0.5
+expect_err "b (binomial trials)" --b 300
+expect_err "delta must be" --delta 0
+expect_err "unreachable" --beta 0.3 --target 8
+expect_err "exactly one of" --target 8
+expect_err "mechanism must be" --mechanism laplace
+expect_err "needs --clip" --mechanism gaussian
+expect_err "needs a number" --beta abc
+echo "ok"
