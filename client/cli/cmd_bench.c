@@ -1,0 +1,261 @@
+/* bbvfl bench MODE: benchmarks. Each mode is one function in the table below; `bbvfl bench`
+ * alone lists them.
+ *
+ *   floor  the cost of one bare transaction on the chain: a signed 1-wei transfer, from signing
+ *          through eth_sendRawTransaction to the receipt, N times on one kept-alive connection.
+ *          It is the yardstick the on-chain aggregation budget is expressed in (DESIGN.md,
+ *          "Budgets"); devnet/bench-cast-send.sh measures the same with `cast send`.
+ */
+#include <ftw.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/fsutil.h"
+#include "devnet/devnet.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "eth/wallet.h"
+
+/* anvil's publicly documented development account 0: funds the benchmark's fresh key. Only
+ * meaningful on an anvil started with its default accounts. */
+#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+
+typedef struct {
+  const char *name;
+  int (*fn)(int, char **);
+  const char *summary;
+} bench_mode;
+
+/* ------------------------------------------------------------------ statistics */
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct {
+  double min, median, p90, mean, max;
+} bench_stats;
+
+/* v is sorted in place; nearest-rank quantiles. */
+static bench_stats stats_of(double *v, size_t n) {
+  bench_stats s = {0};
+  if (!n) return s;
+  qsort(v, n, sizeof *v, cmp_double);
+  s.min = v[0];
+  s.max = v[n - 1];
+  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  size_t k = (size_t)(0.9 * (double)n + 0.999999);
+  s.p90 = v[(k ? k : 1) - 1];
+  double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += v[i];
+  s.mean = sum / (double)n;
+  return s;
+}
+
+static json_t *stats_json(const bench_stats *s) {
+  return json_pack("{s:f, s:f, s:f, s:f, s:f}", "min_ms", s->min, "median_ms", s->median, "p90_ms",
+                   s->p90, "mean_ms", s->mean, "max_ms", s->max);
+}
+
+/* ------------------------------------------------------------------ embedded devnet */
+
+static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  return remove(path);
+}
+
+typedef struct {
+  char dir[256];
+  int up;
+  bbvfl_devnet d;
+} own_devnet;
+
+static int devnet_start(own_devnet *o, bbvfl_err *err) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!mkdtemp(o->dir)) return bbvfl_fail(err, BBVFL_E_IO, "cannot create a folder for the devnet in %s", o->dir);
+  bbvfl_devnet_opts opts = {.dir = o->dir};
+  if (bbvfl_devnet_up(&opts, &o->d, err) != 0) {
+    nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return bbvfl_wrap(err, "starting the benchmark's devnet");
+  }
+  o->up = 1;
+  return 0;
+}
+
+static void devnet_stop(own_devnet *o) {
+  if (!o->up) return;
+  bbvfl_devnet_down(o->dir, 10, NULL);
+  nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+  o->up = 0;
+}
+
+/* ------------------------------------------------------------------ floor */
+
+static int bench_floor(int argc, char **argv) {
+  const char *rpc_url = NULL;
+  int n = 200, warmup = 10, as_json = 0;
+  const cli_opt opts[] = {
+      {"rpc", OPT_STR, &rpc_url, "URL",
+       "an anvil with its default dev accounts (default: start an embedded one and stop it after)"},
+      {"n", OPT_INT, &n, "N", "measured transactions (default 200)"},
+      {"warmup", OPT_INT, &warmup, "W", "unmeasured transactions first (default 10)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print one JSON object: {\"floor_ms\": median, ...}"},
+  };
+  cli_spec spec = {
+      "bbvfl bench floor",
+      "round trip of a bare signed 1-wei transfer: sign + eth_sendRawTransaction + receipt",
+      "[OPTIONS]",
+      "Funds a fresh key from anvil's dev account 0, then sends N minimal EIP-1559 transfers one\n"
+      "after the other on one kept-alive connection and times each from signing to its receipt\n"
+      "(\"total\", the floor), split into sign + send (until the node returns the hash) and the\n"
+      "receipt wait. Reports min, median, p90 in milliseconds. Compare with\n"
+      "devnet/bench-cast-send.sh, which times `cast send` the same way.",
+      opts, sizeof opts / sizeof opts[0]};
+  size_t npos = 0;
+  bbvfl_err err = {0};
+  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
+  if (prc == 1) return 0;
+  if (prc < 0) return cli_report(&err);
+  if (n < 1 || n > 1000000) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--n must be between 1 and 1000000 (got %d)", n);
+    return cli_report(&err);
+  }
+  if (warmup < 0) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--warmup must be >= 0 (got %d)", warmup);
+    return cli_report(&err);
+  }
+
+  own_devnet own = {0};
+  bbvfl_rpc *rpc = NULL;
+  bbvfl_sender *dev_s = NULL, *me_s = NULL;
+  bbvfl_key dev, me;
+  memset(&dev, 0, sizeof dev);
+  memset(&me, 0, sizeof me);
+  double *tot = calloc((size_t)n, sizeof *tot), *snd = calloc((size_t)n, sizeof *snd),
+         *wt = calloc((size_t)n, sizeof *wt);
+  int rc = -1;
+  if (!tot || !snd || !wt) {
+    bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  if (!rpc_url) {
+    if (!as_json && cli_isatty_err()) fprintf(stderr, "starting anvil ...\n");
+    if (devnet_start(&own, &err) != 0) goto out;
+    rpc_url = own.d.rpc_url;
+  }
+  rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
+  if (!rpc) goto out;
+  uint64_t chain_id;
+  if (bbvfl_rpc_chain_id(rpc, &chain_id, &err) != 0) goto out;
+  if (bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err) != 0 || bbvfl_key_generate(&me, &err) != 0)
+    goto out;
+  dev_s = bbvfl_sender_new(rpc, &dev, chain_id, &err);
+  me_s = dev_s ? bbvfl_sender_new(rpc, &me, chain_id, &err) : NULL;
+  if (!me_s) goto out;
+  bbvfl_sender_set_fee_ttl(me_s, 3600); /* fees once; the sender refetches if the node objects */
+  {
+    bbvfl_u256 fund;
+    bbvfl_receipt r;
+    if (bbvfl_u256_from_string("1000000000000000000", &fund, &err) != 0) goto out;
+    if (bbvfl_sender_transact(dev_s, me.addr, &fund, NULL, 0, 21000, 30, &r, &err) != 0) {
+      bbvfl_receipt_clear(&r);
+      bbvfl_wrap(&err, "funding the benchmark key from anvil's dev account 0 (is %s an anvil "
+                       "with its default accounts?)", rpc_url);
+      goto out;
+    }
+    bbvfl_receipt_clear(&r);
+  }
+  const bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  for (int i = -warmup; i < n; i++) {
+    uint8_t h[32];
+    bbvfl_receipt r;
+    double t0 = bbvfl_now();
+    if (bbvfl_sender_send(me_s, dev.addr, &one, NULL, 0, 21000, h, &err) != 0) goto out;
+    double t1 = bbvfl_now();
+    if (bbvfl_rpc_wait_receipt(rpc, h, 30, &r, &err) != 0) goto out;
+    double t2 = bbvfl_now();
+    int ok = r.status == 1;
+    bbvfl_receipt_clear(&r);
+    if (!ok) {
+      bbvfl_fail(&err, BBVFL_E_STATE, "a 1-wei transfer failed on chain (status 0)");
+      goto out;
+    }
+    if (i >= 0) {
+      tot[i] = (t2 - t0) * 1e3;
+      snd[i] = (t1 - t0) * 1e3;
+      wt[i] = (t2 - t1) * 1e3;
+    }
+  }
+  bench_stats st = stats_of(tot, (size_t)n), ss = stats_of(snd, (size_t)n),
+              sw = stats_of(wt, (size_t)n);
+  if (as_json) {
+    json_t *o = json_pack("{s:s, s:f, s:i, s:s, s:I, s:o, s:o, s:o}", "mode", "floor", "floor_ms",
+                          st.median, "n", n, "rpc", rpc_url, "chain_id", (json_int_t)chain_id,
+                          "total", stats_json(&st), "send", stats_json(&ss), "receipt",
+                          stats_json(&sw));
+    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    if (!s) {
+      json_decref(o);
+      bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+    printf("%s\n", s);
+    free(s);
+    json_decref(o);
+  } else {
+    printf("floor: signed 1-wei EIP-1559 transfer to receipt, %d transactions (+%d warm-up) on %s%s\n",
+           n, warmup, rpc_url, own.up ? " (embedded anvil)" : "");
+    printf("  %-22s %9s %9s %9s\n", "milliseconds", "min", "median", "p90");
+    printf("  %-22s %9.3f %9.3f %9.3f\n", "total (the floor)", st.min, st.median, st.p90);
+    printf("  %-22s %9.3f %9.3f %9.3f\n", "sign + send", ss.min, ss.median, ss.p90);
+    printf("  %-22s %9.3f %9.3f %9.3f\n", "receipt wait", sw.min, sw.median, sw.p90);
+  }
+  rc = 0;
+out:
+  bbvfl_sender_free(me_s);
+  bbvfl_sender_free(dev_s);
+  bbvfl_rpc_free(rpc);
+  bbvfl_key_wipe(&me);
+  bbvfl_key_wipe(&dev);
+  devnet_stop(&own);
+  free(tot);
+  free(snd);
+  free(wt);
+  return rc == 0 ? 0 : cli_report(&err);
+}
+
+/* ------------------------------------------------------------------ dispatcher */
+
+static const bench_mode MODES[] = {
+    {"floor", bench_floor, "round trip of a bare signed transaction: sign + send + receipt"},
+};
+
+static void list_modes(FILE *f) {
+  fprintf(f, "Usage: bbvfl bench MODE [OPTIONS]   (bbvfl bench MODE --help for each)\n\nModes:\n");
+  for (size_t i = 0; i < sizeof MODES / sizeof MODES[0]; i++)
+    fprintf(f, "  %-10s %s\n", MODES[i].name, MODES[i].summary);
+}
+
+int cmd_bench(int argc, char **argv) {
+  if (argc < 1) {
+    list_modes(stderr);
+    return 2;
+  }
+  if (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0) {
+    list_modes(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof MODES / sizeof MODES[0]; i++)
+    if (strcmp(argv[0], MODES[i].name) == 0) return MODES[i].fn(argc - 1, argv + 1);
+  fprintf(stderr, "bbvfl bench: unknown mode '%s' (see bbvfl bench --help)\n", argv[0]);
+  return 2;
+}
