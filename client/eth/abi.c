@@ -191,6 +191,11 @@ static bbvfl_abi_type *parse_type(type_parser *tp, int depth, int top) {
     return NULL;
   }
   bbvfl_abi_type *t = parse_base(tp, depth, top);
+  if (t && t->kind == BBVFL_ABI_TUPLE && t->nfields == 0 && *tp->p == '[') {
+    tp_fail(tp, "arrays of empty tuples are not allowed");
+    bbvfl_abi_type_free(t);
+    return NULL;
+  }
   while (t && *tp->p == '[') {
     tp->p++;
     bbvfl_abi_type *a = new_type(BBVFL_ABI_ARRAY);
@@ -655,7 +660,9 @@ static int dec_content(dec_ctx *c, const bbvfl_abi_type *t, const uint8_t *p, si
       size_t len;
       if (n < 32) return dfail(c, p, "input ends before a length word");
       if (read_size(c, p, &len) < 0) return -1;
-      if (len > n - 32) return dfail(c, p, "byte string length runs past the end of the input");
+      /* the padded length must be there, as every conforming encoder writes it */
+      if (len > n - 32 || (len + 31) / 32 * 32 > n - 32)
+        return dfail(c, p, "byte string length runs past the end of the input");
       if (spend(c, p, len + 1) < 0) return -1;
       v->bytes = malloc(len + 1);
       if (!v->bytes) return bbvfl_fail(c->err, BBVFL_E_NOMEM, "out of memory decoding %zu bytes", len);

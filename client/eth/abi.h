@@ -86,7 +86,7 @@ int bbvfl_abi_value_get_i64(const bbvfl_abi_value *v, int64_t *out, bbvfl_err *e
  * type (kinds, widths, array lengths); otherwise an error names the offending path. */
 int bbvfl_abi_encode(const bbvfl_abi_type *t, const bbvfl_abi_value *v, uint8_t **out, size_t *len,
                      bbvfl_err *err);
-/* Decodes data (exactly the encoding of t; trailing bytes are allowed as Solidity does) into
+/* Decodes data (the encoding of t, byte strings padded to 32; trailing bytes are allowed) into
  * *out (cleared first; on error *out is left empty). */
 int bbvfl_abi_decode(const bbvfl_abi_type *t, const uint8_t *data, size_t len, bbvfl_abi_value *out,
                      bbvfl_err *err);
