@@ -4,6 +4,7 @@
 #define BBVFL_CLI_COMMANDS_H
 
 int cmd_devnet(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_privacy(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct {
 
 static const command COMMANDS[] = {
     {"devnet", cmd_devnet, "a local anvil on loopback: up, down, status"},
+    {"bench", cmd_bench, "benchmarks: floor (a bare transaction's round trip), ..."},
     {"privacy", cmd_privacy, "exact privacy accounting: epsilon for b, beta, P, epochs, delta"},
 };
 
