@@ -74,11 +74,48 @@ void bbvfl_gauss_clip_noise(const bbvfl_mech *m, float *h, size_t rows, size_t P
   }
 }
 
+/* SWAR: eight bytes at a time, spread into two words of four 16-bit lanes (even and odd bytes),
+ * accumulated over up to 257 clients (257 * 255 < 65536) before widening into the uint32 sums. */
 void bbvfl_sum_u8(const uint8_t *const *q, size_t M, size_t n, uint32_t *s) {
+  const uint64_t LANES = UINT64_C(0x00FF00FF00FF00FF);
   memset(s, 0, n * sizeof *s);
-  for (size_t m = 0; m < M; m++) {
-    const uint8_t *restrict a = q[m];
-    uint32_t *restrict o = s;
-    for (size_t i = 0; i < n; i++) o[i] += a[i];
+  size_t nw = n / 8;
+  for (size_t m0 = 0; m0 < M; m0 += 257) {
+    size_t m1 = M - m0 < 257 ? M : m0 + 257;
+    for (size_t w = 0; w < nw; w++) {
+      uint64_t ev = 0, od = 0;
+      for (size_t m = m0; m < m1; m++) {
+        uint64_t x;
+        memcpy(&x, q[m] + 8 * w, 8);
+        ev += x & LANES;
+        od += (x >> 8) & LANES;
+      }
+      uint32_t *o = s + 8 * w;
+      /* little-endian byte k of the word is element 8w+k */
+      uint8_t tmp[8];
+      uint64_t one = 1;
+      memcpy(tmp, &one, 8);
+      if (tmp[0] == 1) {
+        o[0] += (uint32_t)(ev & 0xFFFF);
+        o[2] += (uint32_t)((ev >> 16) & 0xFFFF);
+        o[4] += (uint32_t)((ev >> 32) & 0xFFFF);
+        o[6] += (uint32_t)(ev >> 48);
+        o[1] += (uint32_t)(od & 0xFFFF);
+        o[3] += (uint32_t)((od >> 16) & 0xFFFF);
+        o[5] += (uint32_t)((od >> 32) & 0xFFFF);
+        o[7] += (uint32_t)(od >> 48);
+      } else { /* big-endian host: byte k is bits 56-8k */
+        o[7] += (uint32_t)(ev & 0xFFFF);
+        o[5] += (uint32_t)((ev >> 16) & 0xFFFF);
+        o[3] += (uint32_t)((ev >> 32) & 0xFFFF);
+        o[1] += (uint32_t)(ev >> 48);
+        o[6] += (uint32_t)(od & 0xFFFF);
+        o[4] += (uint32_t)((od >> 16) & 0xFFFF);
+        o[2] += (uint32_t)((od >> 32) & 0xFFFF);
+        o[0] += (uint32_t)(od >> 48);
+      }
+    }
+    for (size_t m = m0; m < m1; m++)
+      for (size_t i = 8 * nw; i < n; i++) s[i] += q[m][i];
   }
 }

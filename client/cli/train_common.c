@@ -1,0 +1,105 @@
+#include "cli/train_common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void train_common_defaults(train_common *t) {
+  memset(t, 0, sizeof *t);
+  t->optimizer = "adam";
+  t->hidden = "32,32";
+  t->lr = 0.001;
+  t->lr_decay = 1.0;
+  t->momentum = 0.0;
+  t->delta = 1e-5;
+  t->test_frac = 0.2;
+  t->batch = 10;
+  t->P = 16;
+  t->epochs = 30;
+}
+
+size_t train_common_opts(train_common *t, cli_opt *o) {
+  size_t n = 0;
+  o[n++] = (cli_opt){"data", OPT_STR, &t->data, "FILE", "CSV table (default: the bundled Breast Cancer data)"};
+  o[n++] = (cli_opt){"label", OPT_STR, &t->label, "NAME", "label column (default: the last column)"};
+  o[n++] = (cli_opt){"id-column", OPT_STR, &t->id_column, "NAME", "a row id column to ignore"};
+  o[n++] = (cli_opt){"epochs", OPT_INT, &t->epochs, "N", "training epochs (default 30)"};
+  o[n++] = (cli_opt){"batch", OPT_INT, &t->batch, "B", "batch size (default 10)"};
+  o[n++] = (cli_opt){"P", OPT_INT, &t->P, "N", "embedding size per client (default 16)"};
+  o[n++] = (cli_opt){"hidden", OPT_STR, &t->hidden, "LIST", "hidden layer widths of each client's MLP (default 32,32)"};
+  o[n++] = (cli_opt){"optimizer", OPT_STR, &t->optimizer, "NAME", "adam (default) or sgd"};
+  o[n++] = (cli_opt){"lr", OPT_DBL, &t->lr, "X", "learning rate (default 0.001, the paper's)"};
+  o[n++] = (cli_opt){"lr-decay", OPT_DBL, &t->lr_decay, "X", "per-epoch learning-rate multiplier (default 1)"};
+  o[n++] = (cli_opt){"momentum", OPT_DBL, &t->momentum, "X", "sgd momentum (default 0)"};
+  o[n++] = (cli_opt){"delta", OPT_DBL, &t->delta, "X", "delta for the reported epsilon (default 1e-5)"};
+  return n;
+}
+
+const char *train_default_data(void) {
+  static char path[4096];
+  const char *dir = getenv("BBVFL_DATA_DIR");
+  snprintf(path, sizeof path, "%s/breast_cancer.csv", dir && *dir ? dir : BBVFL_DEFAULT_DATA_DIR);
+  return path;
+}
+
+int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *err) {
+  if (t->epochs < 1 || t->epochs > 100000) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be in 1..100000, got %d", t->epochs);
+  if (t->batch < 1 || t->batch > 1 << 20) return bbvfl_fail(err, BBVFL_E_ARG, "--batch must be >= 1, got %d", t->batch);
+  if (t->P < 1 || t->P > 4096) return bbvfl_fail(err, BBVFL_E_ARG, "--P must be in 1..4096, got %d", t->P);
+  if (!(t->delta > 0 && t->delta < 1)) return bbvfl_fail(err, BBVFL_E_ARG, "--delta must be in (0, 1), got %g", t->delta);
+  c->epochs = t->epochs;
+  c->B = (size_t)t->batch;
+  c->P = t->P;
+  if (bbvfl_optim_parse_kind(t->optimizer, &c->opt.kind) != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer: '%s' is not adam or sgd", t->optimizer);
+  c->opt.lr = t->lr;
+  c->opt.decay = t->lr_decay;
+  c->opt.momentum = t->momentum;
+  c->test_frac = t->test_frac;
+  /* hidden widths */
+  c->nhidden = 0;
+  const char *s = t->hidden;
+  if (strcmp(s, "none") != 0 && *s) {
+    for (;;) {
+      char *end;
+      errno = 0;
+      long w = strtol(s, &end, 10);
+      if (end == s || errno || w < 1 || w > 65536)
+        return bbvfl_fail(err, BBVFL_E_ARG, "--hidden '%s': expected widths like 32,32 (each 1..65536) or 'none'", t->hidden);
+      if (c->nhidden == BBVFL_MAX_HIDDEN)
+        return bbvfl_fail(err, BBVFL_E_ARG, "--hidden: at most %d hidden layers", BBVFL_MAX_HIDDEN);
+      c->hidden[c->nhidden++] = (int)w;
+      s = end;
+      if (*s == '\0') break;
+      if (*s != ',') return bbvfl_fail(err, BBVFL_E_ARG, "--hidden '%s': expected widths like 32,32", t->hidden);
+      s++;
+    }
+  }
+  return 0;
+}
+
+int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err) {
+  bbvfl_csv_opts o = {.label = t->label, .id_column = t->id_column};
+  return bbvfl_csv_load(t->data ? t->data : train_default_data(), &o, ds, err);
+}
+
+int train_common_epsilon(const bbvfl_offchain_cfg *c, double delta, bbvfl_acct_out *out, int *finite, bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  *finite = 0;
+  if (c->mech.kind == BBVFL_MECH_NPQ) {
+    out->epsilon_feature = out->epsilon_sample = out->epsilon_feature_std = out->epsilon_sample_std = INFINITY;
+    return 0;
+  }
+  int rc;
+  if (c->mech.kind == BBVFL_MECH_PBM) {
+    bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, c->M, c->epochs, delta};
+    rc = bbvfl_acct_pbm(&in, out, err);
+  } else {
+    rc = bbvfl_acct_gaussian(c->mech.clip, c->mech.sigma, c->M, c->epochs, delta, out, err);
+  }
+  if (rc == 0) *finite = 1;
+  return rc;
+}
+
+json_t *train_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }

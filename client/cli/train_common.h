@@ -1,0 +1,33 @@
+/* Flags and helpers shared by `bbvfl train --offchain` and `bbvfl sweep`. */
+#ifndef BBVFL_CLI_TRAIN_COMMON_H
+#define BBVFL_CLI_TRAIN_COMMON_H
+
+#include <jansson.h>
+
+#include "cli/args.h"
+#include "dp/accountant.h"
+#include "ml/data.h"
+#include "vfl/offchain.h"
+
+typedef struct {
+  const char *data, *label, *id_column, *optimizer, *hidden;
+  double lr, lr_decay, momentum, delta, test_frac;
+  int batch, P, epochs;
+} train_common;
+
+void train_common_defaults(train_common *t);
+/* Appends the shared options to opts (room for TRAIN_COMMON_NOPTS), returns how many. */
+#define TRAIN_COMMON_NOPTS 12
+size_t train_common_opts(train_common *t, cli_opt *opts);
+/* Applies the shared flags to cfg (model, optimizer, batch, P, epochs, split). */
+int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err *err);
+/* Loads --data (default: the bundled Breast Cancer table). */
+int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
+/* Epsilon of the configuration: *finite = 0 for NPQ (no privacy). */
+int train_common_epsilon(const bbvfl_offchain_cfg *cfg, double delta, bbvfl_acct_out *out, int *finite, bbvfl_err *err);
+/* JSON number, or null when not finite. */
+json_t *train_json_num(double v);
+/* Default path of the bundled table. */
+const char *train_default_data(void);
+
+#endif

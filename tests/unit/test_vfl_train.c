@@ -1,0 +1,194 @@
+/* The off-chain VFL loop end to end (short runs), the in-process aggregator's checks, party and
+ * head checkpoints and the big-endian parameter encoding. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vfl/aggregator.h"
+#include "vfl/head.h"
+#include "vfl/offchain.h"
+#include "vfl/party.h"
+
+static bbvfl_dataset DS;
+
+static int setup(void **st) {
+  (void)st;
+  const char *src = getenv("BBVFL_SOURCE_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/data/breast_cancer.csv", src ? src : ".");
+  bbvfl_err err = {0};
+  if (bbvfl_csv_load(path, NULL, &DS, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  bbvfl_dataset_free(&DS);
+  return 0;
+}
+
+static void run(bbvfl_mech_kind k, int epochs, uint64_t seed, bbvfl_offchain_result *res) {
+  bbvfl_offchain_cfg c;
+  bbvfl_offchain_defaults(&c);
+  c.mech.kind = k;
+  c.epochs = epochs;
+  c.seed = seed;
+  bbvfl_err err = {0};
+  int rc = bbvfl_offchain_train(&DS, &c, res, &err);
+  if (rc != 0) print_error("%s\n", err.msg);
+  assert_int_equal(rc, 0);
+}
+
+static void test_short_training(void **st) {
+  (void)st;
+  bbvfl_mech_kind kinds[] = {BBVFL_MECH_PBM, BBVFL_MECH_NPQ, BBVFL_MECH_GAUSSIAN};
+  for (int i = 0; i < 3; i++) {
+    bbvfl_offchain_result r;
+    run(kinds[i], 3, 2, &r);
+    assert_int_equal(r.R, 45);
+    assert_int_equal(r.R_test, 11);
+    assert_int_equal(r.n_train, 455);
+    /* the loss goes down, and the model ranks far better than chance */
+    assert_true(r.per_epoch[2].train_loss < r.per_epoch[0].train_loss);
+    assert_true(r.per_epoch[2].auroc > 0.8);
+    assert_true(r.per_epoch[2].accuracy > 0.6);
+    assert_true(r.agg_train_s_per_epoch > 0);
+    bbvfl_offchain_result_free(&r);
+  }
+}
+
+static void test_deterministic(void **st) {
+  (void)st;
+  bbvfl_offchain_result a, b, c;
+  run(BBVFL_MECH_PBM, 2, 9, &a);
+  run(BBVFL_MECH_PBM, 2, 9, &b);
+  run(BBVFL_MECH_PBM, 2, 10, &c);
+  for (int e = 0; e < 2; e++) {
+    assert_true(a.per_epoch[e].train_loss == b.per_epoch[e].train_loss);
+    assert_true(a.per_epoch[e].auroc == b.per_epoch[e].auroc);
+  }
+  assert_true(a.per_epoch[1].train_loss != c.per_epoch[1].train_loss);
+  bbvfl_offchain_result_free(&a);
+  bbvfl_offchain_result_free(&b);
+  bbvfl_offchain_result_free(&c);
+}
+
+static void test_aggregator_rules(void **st) {
+  (void)st;
+  bbvfl_agg a;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_agg_inproc_new(&a, 2, 4, 3, &err), 0);
+  uint8_t q0[4] = {0, 1, 2, 3}, q1[4] = {3, 3, 3, 3}, bad[4] = {0, 4, 0, 0};
+  uint32_t s[4];
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 0, q0, 4, &err), 0);
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 0, q0, 4, &err), -1); /* twice */
+  assert_non_null(strstr(err.msg, "already submitted"));
+  assert_int_equal(bbvfl_agg_sum_q(&a, 0, s, 4, &err), -1); /* incomplete */
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 1, bad, 4, &err), -1); /* > b */
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 1, q1, 3, &err), -1);  /* length */
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 2, q1, 4, &err), -1);  /* not registered */
+  assert_int_equal(bbvfl_agg_submit_q(&a, 1, 1, q1, 4, &err), -1);  /* another round while 0 is open */
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 1, q1, 4, &err), 0);
+  assert_int_equal(bbvfl_agg_sum_q(&a, 0, s, 4, &err), 0);
+  uint32_t want[4] = {3, 4, 5, 6};
+  assert_memory_equal(s, want, sizeof want);
+  float g[4] = {1, 2, 3, 4}, g2[4];
+  assert_int_equal(bbvfl_agg_read_gradient(&a, 0, g2, 4, &err), -1);
+  assert_int_equal(bbvfl_agg_post_gradient(&a, 0, g, 4, NULL, 0, &err), 0);
+  assert_int_equal(bbvfl_agg_read_gradient(&a, 0, g2, 4, &err), 0);
+  assert_memory_equal(g, g2, sizeof g);
+  assert_int_equal(bbvfl_agg_read_gradient(&a, 1, g2, 4, &err), -1);
+  assert_int_equal(bbvfl_agg_post_gradient(&a, BBVFL_EVAL_ROUND_BASE, g, 4, NULL, 0, &err), -1);
+  bbvfl_agg_inproc_stats stt;
+  bbvfl_agg_inproc_stats_get(&a, &stt, 1);
+  assert_int_equal(stt.train_rounds, 1);
+  bbvfl_agg_destroy(&a);
+}
+
+static void test_checkpoints(void **st) {
+  (void)st;
+  char dir[] = "/tmp/bbvfl-test-ckpt-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char ppath[256], hpath[256];
+  snprintf(ppath, sizeof ppath, "%s/party0.ckpt", dir);
+  snprintf(hpath, sizeof hpath, "%s/head.ckpt", dir);
+  bbvfl_party_cfg pc = {.index = 0, .P = 4, .nhidden = 1, .hidden = {5}, .seed = 3, .seeded_noise = 1};
+  pc.mech = (bbvfl_mech){.kind = BBVFL_MECH_PBM, .b = 8, .beta = 0.2, .C = 1};
+  bbvfl_optim_defaults(&pc.opt);
+  float x[6 * 3];
+  for (int i = 0; i < 18; i++) x[i] = (float)sin(i);
+  bbvfl_party a, b;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_party_init(&a, &pc, x, 6, 3, &err), 0);
+  assert_int_equal(bbvfl_party_init(&b, &pc, x, 6, 3, &err), 0);
+  size_t rows[2] = {1, 4};
+  uint8_t q[8], qb[8];
+  float grad[8] = {0.1f, -0.2f, 0.3f, 0.0f, 0.5f, 0.1f, -0.1f, 0.2f};
+  assert_int_equal(bbvfl_party_forward(&a, rows, 2, q, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_backward(&a, grad, &err), 0);
+  assert_int_equal(bbvfl_party_save(&a, ppath, &err), 0);
+  assert_int_equal(bbvfl_party_load(&b, ppath, &err), 0);
+  assert_memory_equal(a.mlp.params, b.mlp.params, a.mlp.nparams * sizeof(float));
+  /* both continue identically, noise included */
+  assert_int_equal(bbvfl_party_forward(&a, rows, 2, q, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_forward(&b, rows, 2, qb, NULL, &err), 0);
+  assert_memory_equal(q, qb, 8);
+  pc.index = 1;
+  bbvfl_party c;
+  assert_int_equal(bbvfl_party_init(&c, &pc, x, 6, 3, &err), 0);
+  assert_int_equal(bbvfl_party_load(&c, ppath, &err), -1); /* another client's checkpoint */
+  bbvfl_party_free(&c);
+  assert_int_equal(bbvfl_party_load(&a, "/nonexistent/x.ckpt", &err), -1);
+
+  bbvfl_vhead h, h2;
+  bbvfl_optim_cfg oc;
+  bbvfl_optim_defaults(&oc);
+  assert_int_equal(bbvfl_vhead_init(&h, 4, 2, 1, &pc.mech, &oc, 3, &err), 0);
+  assert_int_equal(bbvfl_vhead_init(&h2, 4, 2, 1, &pc.mech, &oc, 4, &err), 0);
+  uint32_t sum[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  int y[2] = {0, 1};
+  double loss;
+  float g[8];
+  assert_int_equal(bbvfl_vhead_train(&h, sum, NULL, y, 2, &loss, g, NULL, &err), 0);
+  uint32_t over[8] = {9, 0, 0, 0, 0, 0, 0, 0}; /* > M*b = 8 */
+  assert_int_equal(bbvfl_vhead_train(&h, over, NULL, y, 2, &loss, g, NULL, &err), -1);
+  uint8_t be[4 * 5];
+  assert_int_equal(bbvfl_vhead_nparams(&h), 5);
+  bbvfl_vhead_params_be(&h, be);
+  assert_int_equal(bbvfl_vhead_load_params_be(&h2, be, sizeof be, &err), 0);
+  assert_memory_equal(h.fh.params, h2.fh.params, 5 * sizeof(float));
+  assert_int_equal(bbvfl_vhead_load_params_be(&h2, be, 7, &err), -1);
+  float one = 1.0f;
+  uint8_t ob[4];
+  bbvfl_f32_to_be(&one, 1, ob);
+  assert_int_equal(ob[0], 0x3f);
+  assert_int_equal(ob[1], 0x80);
+  assert_int_equal(ob[3], 0x00);
+  assert_int_equal(bbvfl_vhead_save(&h, hpath, &err), 0);
+  assert_int_equal(bbvfl_vhead_load(&h2, hpath, &err), 0);
+  assert_int_equal(h2.opt.t, h.opt.t);
+  assert_int_equal(bbvfl_vhead_load(&h2, ppath, &err), -1); /* a party checkpoint is not a head */
+  bbvfl_vhead_free(&h);
+  bbvfl_vhead_free(&h2);
+  bbvfl_party_free(&a);
+  bbvfl_party_free(&b);
+  unlink(ppath);
+  unlink(hpath);
+  rmdir(dir);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_short_training), cmocka_unit_test(test_deterministic),
+                                     cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints)};
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
