@@ -11,6 +11,8 @@ typedef struct {
 } command;
 
 static const command COMMANDS[] = {
+    {"train", cmd_train, "off-chain training with the in-process aggregator (--offchain)"},
+    {"sweep", cmd_sweep, "AUROC and epsilon over the paper's b x beta grid (off-chain)"},
     {"devnet", cmd_devnet, "a local anvil on loopback: up, down, status"},
     {"bench", cmd_bench, "benchmarks: floor (a bare transaction's round trip), ..."},
     {"privacy", cmd_privacy, "exact privacy accounting: epsilon for b, beta, P, epochs, delta"},
