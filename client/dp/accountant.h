@@ -73,11 +73,12 @@ int bbvfl_acct_solve_b(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level, doub
  * coordinate, the exact Renyi divergence between the Poisson-binomial sum distributions (M*b+1
  * outcomes, by direct convolution) when one client's input moves from C to -C (and back), worst
  * case over the other M-1 clients' inputs (searched over every multiset of the levels
- * {-C, -C/2, 0, C/2, C}), composed over P and epochs. Fills out->epsilon_feature,
+ * {-C, -C/2, 0, C/2, C}, or of {-C, 0, C} when that search would be too long; the worst case
+ * found numerically is all others at one corner), composed over P and epochs. Fills out->epsilon_feature,
  * alpha_feature, epsilon_feature_std and at_grid_edge (for the feature level); the sample-level
  * fields are those of local mode (masking does not help: a changed row moves every client).
  * rdp_feature (nullable) receives the BBVFL_ACCT_NGRID composed feature-level orders.
- * Cost: O(levels^(M-1) multisets * (M*b)^2); M is limited to 64 and M*b to 4096. */
+ * Cost: O(multisets * (M*b)^2); M <= 64, M*b <= 4096, and an error when the search is too long. */
 int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, double *rdp_feature,
                                   bbvfl_err *err);
 
