@@ -302,7 +302,12 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
       goto done;
     }
     if (bbvfl_now() - t0 >= timeout_s) {
-      if (err) *err = e;
+      char h[67];
+      bbvfl_hex_encode(hash, 32, h);
+      bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                 "no receipt for transaction %s after %.1f s (is the node mining? the transaction "
+                 "may still be mined later)",
+                 h, timeout_s);
       goto done;
     }
     /* Dropped from the pool? Then hand the same bytes in again (same hash, no double spend). */

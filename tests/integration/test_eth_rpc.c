@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <pthread.h>
 
 #include "common/fsutil.h"
 #include "eth/deploy.h"
@@ -481,6 +482,49 @@ static void test_deploy_from_artifact(void **state) {
   rmdir(dir);
 }
 
+/* Drops every pending transaction from anvil's pool while automine is off, then mines again. */
+static void *dropper(void *arg) {
+  (void)arg;
+  bbvfl_err err = {0};
+  bbvfl_rpc *r = bbvfl_rpc_new(getenv("BBVFL_RPC_URL"), NULL, &err);
+  json_t *res = NULL;
+  if (!r) return NULL;
+  bbvfl_sleep(0.15);
+  if (bbvfl_rpc_call(r, "anvil_dropAllTransactions", NULL, &res, &err) == 0) json_decref(res);
+  bbvfl_sleep(0.05);
+  if (bbvfl_rpc_call(r, "evm_setAutomine", json_pack("[b]", 1), &res, &err) == 0) json_decref(res);
+  if (bbvfl_rpc_call(r, "evm_mine", NULL, &res, &err) == 0) json_decref(res);
+  bbvfl_rpc_free(r);
+  return NULL;
+}
+
+static void test_dropped_tx_is_resent(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  json_t *res;
+  check(bbvfl_rpc_call(F.rpc, "evm_setAutomine", json_pack("[b]", 0), &res, &err), &err);
+  json_decref(res);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, dropper, NULL), 0);
+  bbvfl_sender_set_drop_check(F.me_s, 0.05);
+  bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  bbvfl_receipt rc;
+  uint64_t before;
+  check(bbvfl_sender_next_nonce(F.me_s, &before, &err), &err);
+  int st = bbvfl_sender_transact(F.me_s, F.dev.addr, &one, NULL, 0, 21000, 20, &rc, &err);
+  pthread_join(th, NULL);
+  bbvfl_sender_set_drop_check(F.me_s, 5);
+  check(st, &err);
+  assert_int_equal(rc.status, 1);
+  json_t *tx;
+  assert_int_equal(bbvfl_rpc_get_tx(F.rpc, rc.hash, &tx, &err), 1);
+  uint64_t nonce;
+  check(bbvfl_rpc_parse_u64(json_object_get(tx, "nonce"), &nonce, &err), &err);
+  assert_int_equal(nonce, before); /* the same transaction, not a new one */
+  json_decref(tx);
+  bbvfl_receipt_clear(&rc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_funded_and_chain),
@@ -494,6 +538,7 @@ int main(void) {
       cmocka_unit_test(test_nonce_manager_in_flight),
       cmocka_unit_test(test_resend_same_bytes_is_success),
       cmocka_unit_test(test_deploy_from_artifact),
+      cmocka_unit_test(test_dropped_tx_is_resent),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
