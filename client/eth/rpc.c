@@ -197,10 +197,10 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
         return bbvfl_fail(err, BBVFL_E_RPC, "%s: the node at %s answered HTTP %ld%s%.200s", what,
                           r->url, status, r->len ? ": " : "", r->len ? r->buf : "");
       return bbvfl_fail(err, BBVFL_E_RPC,
-                        "%s: cannot reach the node at %s: %s%s%s (after %d attempt%s; is the "
-                        "node running?)",
-                        what, r->url, curl_easy_strerror(cr), r->curl_err[0] ? ": " : "",
-                        r->curl_err, attempt + 1, attempt ? "s" : "");
+                        "%s: cannot reach the node at %s: %s (after %d attempt%s; is the node "
+                        "running?)",
+                        what, r->url, r->curl_err[0] ? r->curl_err : curl_easy_strerror(cr),
+                        attempt + 1, attempt ? "s" : "");
     }
     bbvfl_sleep(delay);
     delay *= 2;
