@@ -109,8 +109,9 @@ contract BbvflAggregator {
         uint8 n; // participants
         bool started; // election done
         bool ended; // session over
-        uint64 openedAt; // block the open round opened
-        uint64 completedAt; // block the last round completed
+        uint40 openedAt; // block the open round opened
+        uint40 completedAt; // block the last round completed
+        uint64 submitted; // bit i set: client index i submitted to the open round
     }
 
     uint256 public constant RING = 4;
@@ -123,10 +124,8 @@ contract BbvflAggregator {
     uint256 private constant F_COMMIT = 4;
     uint256 private constant F_REVEAL = 8;
     uint256 private constant SH_INDEX = 8;
-    uint256 private constant SH_LAST = 16; // last round submitted + 1, 64 bits
-    uint256 private constant SH_ACC = 80; // accepted submissions, 32 bits
-    uint256 private constant SH_REW = 112; // rewarded submissions, 32 bits
-    uint256 private constant M64 = 0xFFFFFFFFFFFFFFFF;
+    uint256 private constant SH_ACC = 16; // accepted submissions, frozen when excluded, 32 bits
+    uint256 private constant SH_REW = 48; // rewarded submissions, 32 bits
     uint256 private constant M32 = 0xFFFFFFFF;
 
     // SWAR constants
@@ -194,7 +193,7 @@ contract BbvflAggregator {
     event SessionEnded(uint64 rounds);
 
     constructor(Config memory c) {
-        require(c.clients >= 1, "M must be >= 1");
+        require(c.clients >= 1 && c.clients <= 64, "M must be 1..64");
         require(c.batch >= 1 && c.dim >= 1, "B and P must be >= 1");
         require(c.levels >= 1, "b must be >= 1");
         require(c.betaMicro <= 500000, "beta must be <= 0.5");
@@ -329,7 +328,7 @@ contract BbvflAggregator {
         h.n = uint8(np);
         h.round = 0;
         h.count = 0;
-        h.openedAt = uint64(block.number);
+        h.openedAt = uint40(block.number);
         _hot = h;
         emit Elected(s, act, 0, uint8(np), 0);
     }
@@ -400,14 +399,15 @@ contract BbvflAggregator {
         uint256 w = _client[msg.sender];
         require(w & F_REG != 0, "not registered");
         require(w & F_EXCL == 0, "excluded");
-        require((w >> SH_LAST) & M64 != uint256(round) + 1, "already submitted");
+        uint64 bit = uint64(1) << uint8(w >> SH_INDEX);
+        require(h.submitted & bit == 0, "already submitted");
         require(q.length == DATA_LEN, "bad length");
 
         bool bad = _accumulate(q, SUMS_BASE + (uint256(round) % RING) * LANE_WORDS, h.count == 0);
         require(!bad, "value above b");
 
-        _client[msg.sender] = ((w & ~(M64 << SH_LAST)) | ((uint256(round) + 1) << SH_LAST)) + (1 << SH_ACC);
         emit Submitted(round, msg.sender, keccak256(q));
+        h.submitted |= bit;
         h.count += 1;
         if (h.count == h.n) _complete(h);
         _hot = h;
@@ -436,12 +436,17 @@ contract BbvflAggregator {
     }
 
     /// 8-bit lanes: one calldata word is one lane word.
-    function _acc8(bytes calldata q, uint256 base, bool first, uint256 k) private returns (bool) {
-        uint256 n = (q.length + 31) >> 5;
-        uint256 viol;
-        for (uint256 i = 0; i < n; i++) {
-            uint256 x = _word(q, i);
-            assembly ("memory-safe") {
+    function _acc8(bytes calldata q, uint256 base, bool first, uint256 k) private returns (bool bad) {
+        assembly ("memory-safe") {
+            let off := q.offset
+            let len := q.length
+            let n := shr(5, add(len, 31))
+            let viol := 0
+            for { let i := 0 } lt(i, n) { i := add(i, 1) } {
+                let x := calldataload(add(off, shl(5, i)))
+                let end := shl(5, add(i, 1))
+                // bytes past q's end are cleared (ABI padding is not trusted)
+                if gt(end, len) { x := and(x, not(sub(shl(shl(3, sub(end, len)), 1), 1))) }
                 // carry out of each byte of x + (255 - b): set iff that byte is above b
                 let t := add(and(x, not(H8)), and(k, not(H8)))
                 viol := or(viol, and(or(and(x, k), and(or(x, k), t)), H8))
@@ -450,8 +455,8 @@ contract BbvflAggregator {
                 case 1 { sstore(slot, x) }
                 default { sstore(slot, add(sload(slot), x)) }
             }
+            bad := gt(viol, 0)
         }
-        return viol != 0;
     }
 
     /// Masked mode: 16-bit lanes straight from calldata, each lane sum wraps mod 2^16.
@@ -501,7 +506,7 @@ contract BbvflAggregator {
     }
 
     function _complete(Hot memory h) private {
-        h.completedAt = uint64(block.number);
+        h.completedAt = uint40(block.number);
         uint64 r = h.round;
         emit RoundCompleted(r, _readSum(r));
         uint64 per = uint64(T) + V;
@@ -519,7 +524,8 @@ contract BbvflAggregator {
         } else {
             h.round += 1;
             h.count = 0;
-            h.openedAt = uint64(block.number);
+            h.submitted = 0;
+            h.openedAt = uint40(block.number);
         }
     }
 
@@ -551,10 +557,11 @@ contract BbvflAggregator {
         for (uint256 i = 0; i < np; i++) {
             address a = _participants[i];
             uint256 w = _client[a];
-            if ((w >> SH_LAST) & M64 == uint256(h.round) + 1) {
+            if (h.submitted & (uint64(1) << uint8(w >> SH_INDEX)) != 0) {
                 keep[kept++] = a;
             } else {
-                _client[a] = w | F_EXCL;
+                // it submitted every round before this one: freeze that count
+                _client[a] = w | F_EXCL | (uint256(h.round) << SH_ACC);
                 if (a == _active) activeOut = true;
                 emit Excluded(a, 3);
             }
@@ -611,10 +618,11 @@ contract BbvflAggregator {
         require(st & 2 == 0, "rewards already paid");
         _epoch[epoch] = st | 2;
         uint256 n = _clients.length;
+        Hot memory h = _hot;
         for (uint256 i = 0; i < n; i++) {
             address a = _clients[i];
             uint256 w = _client[a];
-            uint256 acc = (w >> SH_ACC) & M32;
+            uint256 acc = _accepted(w, h);
             uint256 rew = (w >> SH_REW) & M32;
             if (acc == rew) continue;
             _client[a] = (w & ~(M32 << SH_REW)) | (acc << SH_REW);
@@ -632,6 +640,15 @@ contract BbvflAggregator {
     }
 
     // ------------------------------------------------------------------ helpers
+
+    /// Accepted submissions of a client. A participant has submitted every round before the
+    /// open one (a round completes only when every participant submitted), plus the open round
+    /// if its bit is set; an excluded client's count was frozen when it was excluded.
+    function _accepted(uint256 w, Hot memory h) private pure returns (uint256) {
+        if (w & F_EXCL != 0) return (w >> SH_ACC) & M32;
+        if (!h.started) return 0;
+        return uint256(h.round) + ((h.submitted >> uint8(w >> SH_INDEX)) & 1);
+    }
 
     function _isTrain(uint64 r) private view returns (bool) {
         return r % (uint64(T) + V) < T;
@@ -737,8 +754,9 @@ contract BbvflAggregator {
         committed = w & F_COMMIT != 0;
         revealed = w & F_REVEAL != 0;
         index = uint8(w >> SH_INDEX);
-        lastRoundPlus1 = uint64(w >> SH_LAST);
-        accepted = uint32(w >> SH_ACC);
+        accepted = uint32(_accepted(w, _hot));
+        // submissions are contiguous from round 0, so the last one is round accepted - 1
+        lastRoundPlus1 = accepted;
         rewarded = uint32(w >> SH_REW);
     }
 
