@@ -7,6 +7,31 @@
 #include "eth/rpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+void bbvfl_fuzz_seeds(void (*add)(const uint8_t *data, size_t len));
+
+/* Starting points for the driver's mutations: the shapes a node really sends. */
+static const char *const SEEDS[] = {
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"0x7a69\"}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":null}",
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32003,\"message\":\"nonce too low\"}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: abc\","
+    "\"data\":\"0x08c379a0000000000000000000000000000000000000000000000000000000000000002000000000"
+    "000000000000000000000000000000000000000000000000000000036162630000000000000000000000000000000000"
+    "000000000000000000000000\"}}",
+    "{\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: custom error 0x6ad9cdfc: "
+    "\\u0000\\u000b\",\"data\":\"0x6ad9cdfc000000000000000000000000000000000000000000000000000000000000000b\"}}",
+    "{\"id\":1,\"error\":{\"code\":-32015,\"message\":\"reverted\",\"data\":{\"data\":\"0x4e487b71"
+    "0000000000000000000000000000000000000000000000000000000000000011\"}}}",
+    "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"status\":\"0x1\",\"blockNumber\":\"0x2a\","
+    "\"gasUsed\":\"0x5208\",\"effectiveGasPrice\":\"0x3b9aca00\",\"contractAddress\":"
+    "\"0x5fbdb2315678afecb367f032d93f642f64180aa3\",\"transactionHash\":"
+    "\"0x00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff\",\"logs\":[]}}",
+};
+
+void bbvfl_fuzz_seeds(void (*add)(const uint8_t *data, size_t len)) {
+  for (size_t i = 0; i < sizeof SEEDS / sizeof SEEDS[0]; i++)
+    add((const uint8_t *)SEEDS[i], strlen(SEEDS[i]));
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   bbvfl_err err;
