@@ -285,6 +285,22 @@ int cmd_sweep(int argc, char **argv) {
         printf("\n");
       }
     }
+    /* the acceptance check of the paper's setting, when the grid holds b = 16, beta = 0.2 */
+    ci = 0;
+    for (int im = 0; im < nM; im++) {
+      double npq_auc = json_real_value(json_object_get(json_array_get(cells, ci), "auroc_median"));
+      for (int c2 = 1; c2 < ncell_per_M; c2++) {
+        json_t *c = json_array_get(cells, ci + (size_t)c2);
+        if (json_integer_value(json_object_get(c, "b")) == 16 &&
+            fabs(json_real_value(json_object_get(c, "beta")) - 0.2) < 1e-12) {
+          double a = json_real_value(json_object_get(c, "auroc_median"));
+          printf("\nM = %d: NPQ %.4f %s 0.99; PBM b=16 beta=0.2 %.4f %s NPQ - 0.01 = %.4f", (int)Ms[im], npq_auc,
+                 npq_auc >= 0.99 ? ">=" : "<", a, a >= npq_auc - 0.01 ? ">=" : "<", npq_auc - 0.01);
+        }
+      }
+      ci += (size_t)ncell_per_M;
+    }
+    printf("\n");
     printf("\nmean wall time of one %d-epoch run: %.3f s\nwrote %s/sweep.csv and %s/sweep.json\n", base.epochs,
            run_count ? run_wall_sum / run_count : 0, out_dir, out_dir);
   }

@@ -144,7 +144,10 @@ int cmd_train(int argc, char **argv) {
     return cli_report(&err);
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
-  if (bbvfl_mkdirs(out_dir, 0755, &err) != 0) {
+  if (!partition && (size_t)cfg.M > ds.d)
+    bbvfl_fail(&err, BBVFL_E_ARG, "%d clients but the data has only %zu feature columns: every client needs at least one",
+               cfg.M, ds.d);
+  if (err.code != BBVFL_OK || bbvfl_mkdirs(out_dir, 0755, &err) != 0) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
   }
