@@ -32,6 +32,7 @@ struct bbvfl_rpc {
   char *buf;
   size_t len, cap;
   int overflow;
+  int no_sync; /* the node has no eth_sendRawTransactionSync */
   char curl_err[CURL_ERROR_SIZE];
 };
 
@@ -753,6 +754,8 @@ int bbvfl_rpc_get_tx(bbvfl_rpc *r, const uint8_t hash[32], json_t **out, bbvfl_e
   return 1;
 }
 
+static int already_sent(bbvfl_rpc *r, const bbvfl_err *e, const uint8_t hash[32]);
+
 int bbvfl_rpc_send_raw(bbvfl_rpc *r, const uint8_t *raw, size_t len, uint8_t hash[32],
                        bbvfl_err *err) {
   bbvfl_keccak256(raw, len, hash);
@@ -773,17 +776,64 @@ int bbvfl_rpc_send_raw(bbvfl_rpc *r, const uint8_t *raw, size_t len, uint8_t has
   }
   /* The node may already have these very bytes (e.g. our earlier attempt got through but the
    * answer was lost): same bytes, same hash, so that is success. */
-  if (e.code == BBVFL_E_RPC) {
-    const char *m = e.msg;
-    if (strcasestr(m, "already known") || strcasestr(m, "already imported") ||
-        strcasestr(m, "known transaction")) {
-      return 0;
-    }
-    if (strcasestr(m, "nonce too low")) {
-      bbvfl_err e2 = {0};
-      if (bbvfl_rpc_get_tx(r, hash, NULL, &e2) == 1) return 0;
-    }
+  if (already_sent(r, &e, hash)) return 0;
+  if (err) *err = e;
+  return -1;
+}
+
+static int already_sent(bbvfl_rpc *r, const bbvfl_err *e, const uint8_t hash[32]) {
+  if (e->code != BBVFL_E_RPC || !strstr(e->msg, "the node refused")) return 0;
+  if (strcasestr(e->msg, "already known") || strcasestr(e->msg, "already imported") ||
+      strcasestr(e->msg, "known transaction"))
+    return 1;
+  if (strcasestr(e->msg, "nonce too low")) {
+    bbvfl_err e2 = {0};
+    return bbvfl_rpc_get_tx(r, hash, NULL, &e2) == 1;
   }
+  return 0;
+}
+
+int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double timeout_s,
+                            bbvfl_receipt *out, bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  if (timeout_s <= 0) timeout_s = 60;
+  uint8_t hash[32];
+  if (r->no_sync) {
+    if (bbvfl_rpc_send_raw(r, raw, len, hash, err) != 0) return -1;
+    return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
+  }
+  bbvfl_keccak256(raw, len, hash);
+  json_t *res;
+  bbvfl_err e = {0};
+  /* Only the raw bytes: the optional timeout argument of EIP-7966 is not accepted everywhere
+   * (anvil 1.7 refuses it); the HTTP timeout bounds the wait. */
+  if (bbvfl_rpc_call(r, "eth_sendRawTransactionSync", json_pack("[o]", bbvfl_json_hex(raw, len)),
+                     &res, &e) == 0) {
+    int rc = bbvfl_rpc_parse_receipt(res, out, err);
+    json_decref(res);
+    if (rc != 0) {
+      bbvfl_receipt_clear(out);
+      return bbvfl_wrap(err, "eth_sendRawTransactionSync");
+    }
+    if (memcmp(out->hash, hash, 32) != 0) {
+      bbvfl_receipt_clear(out);
+      return bbvfl_fail(err, BBVFL_E_RPC,
+                        "eth_sendRawTransactionSync: the receipt is for another transaction");
+    }
+    return 0;
+  }
+  int refused = e.code == BBVFL_E_RPC && strstr(e.msg, "the node refused") != NULL;
+  if (refused && (strstr(e.msg, "-32601") || strcasestr(e.msg, "not found") ||
+                  strcasestr(e.msg, "not supported") || strcasestr(e.msg, "unsupported"))) {
+    r->no_sync = 1; /* and send the ordinary way */
+    if (bbvfl_rpc_send_raw(r, raw, len, hash, err) != 0) return -1;
+    return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
+  }
+  /* Sent earlier (a retried request whose first answer was lost), or the node gave up waiting
+   * while the transaction is in its pool: fetch the receipt the ordinary way. */
+  if (already_sent(r, &e, hash) ||
+      (refused && strcasestr(e.msg, "timeout") && bbvfl_rpc_get_tx(r, hash, NULL, NULL) == 1))
+    return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
   if (err) *err = e;
   return -1;
 }

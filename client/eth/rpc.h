@@ -124,6 +124,13 @@ int bbvfl_rpc_receipt(bbvfl_rpc *r, const uint8_t hash[32], bbvfl_receipt *out, 
 int bbvfl_rpc_wait_receipt(bbvfl_rpc *r, const uint8_t hash[32], double timeout_s,
                            bbvfl_receipt *out, bbvfl_err *err);
 
+/* Sends and waits in one round trip with eth_sendRawTransactionSync (EIP-7966, answered by
+ * anvil): *out receives the receipt (caller clears it). A node without that method (or one that
+ * times out on it) is served by bbvfl_rpc_send_raw + bbvfl_rpc_wait_receipt instead; a node
+ * without it is remembered per connection. timeout_s 0: 60 s. */
+int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double timeout_s,
+                            bbvfl_receipt *out, bbvfl_err *err);
+
 /* eth_getLogs: *logs is a new json array reference. address may be NULL (any); topic0 is a
  * list of accepted first topics (ntopic0 = 0: any). */
 int bbvfl_rpc_get_logs(bbvfl_rpc *r, const uint8_t address[20], uint64_t from_block,

@@ -21,6 +21,7 @@ struct bbvfl_sender {
   int have_nonce;
   uint64_t nonce;
   double fee_ttl, drop_check;
+  int sync;
   double fee_time; /* bbvfl_now() of the last fetch; < 0: none */
   bbvfl_u256 max_fee, tip, gas_price;
 };
@@ -67,6 +68,8 @@ void bbvfl_sender_set_fee_ttl(bbvfl_sender *s, double seconds) {
 void bbvfl_sender_set_drop_check(bbvfl_sender *s, double seconds) {
   s->drop_check = seconds > 0 ? seconds : DEFAULT_DROP_CHECK_S;
 }
+
+void bbvfl_sender_set_sync(bbvfl_sender *s, int on) { s->sync = on != 0; }
 
 const uint8_t *bbvfl_sender_address(const bbvfl_sender *s) { return s->key->addr; }
 uint64_t bbvfl_sender_chain_id(const bbvfl_sender *s) { return s->chain_id; }
@@ -151,7 +154,8 @@ static int has(const bbvfl_err *e, const char *needle) { return strcasestr(e->ms
  * (malloc'd, caller frees) holds the signed bytes. */
 static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
                          const uint8_t *data, size_t len, uint64_t gas, uint8_t hash[32],
-                         uint8_t **raw, size_t *raw_len, bbvfl_err *err) {
+                         uint8_t **raw, size_t *raw_len, bbvfl_receipt *sync_out,
+                         double sync_timeout, bbvfl_err *err) {
   bbvfl_tx tx;
   memset(&tx, 0, sizeof tx);
   tx.type = s->type;
@@ -174,7 +178,9 @@ static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *v
   *raw = NULL;
   if (bbvfl_tx_sign(&tx, s->key, raw, raw_len, hash, err) != 0)
     return bbvfl_wrap(err, "signing the transaction");
-  if (bbvfl_rpc_send_raw(s->rpc, *raw, *raw_len, hash, err) != 0) {
+  int rc = sync_out ? bbvfl_rpc_send_raw_sync(s->rpc, *raw, *raw_len, sync_timeout, sync_out, err)
+                    : bbvfl_rpc_send_raw(s->rpc, *raw, *raw_len, hash, err);
+  if (rc != 0) {
     free(*raw);
     *raw = NULL;
     return -1;
@@ -184,7 +190,8 @@ static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *v
 
 static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
                      const uint8_t *data, size_t len, uint64_t gas_limit, uint8_t hash[32],
-                     uint8_t **raw, size_t *raw_len, bbvfl_err *err) {
+                     uint8_t **raw, size_t *raw_len, bbvfl_receipt *sync_out,
+                     double sync_timeout, bbvfl_err *err) {
   *raw = NULL;
   if (len && !data) return bbvfl_fail(err, BBVFL_E_ARG, "sender: data is NULL but len > 0");
   if (!s->have_nonce && fetch_nonce(s, err) != 0) return -1;
@@ -197,7 +204,8 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
   }
   if (fetch_fees(s, err) != 0) return -1;
   bbvfl_err e = {0};
-  int rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, &e);
+  int rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, sync_out, sync_timeout,
+                       &e);
   if (rc != 0 && node_refused(&e)) {
     int retry = 0;
     if (has(&e, "nonce too low") || has(&e, "nonce too high") || has(&e, "invalid nonce")) {
@@ -213,7 +221,8 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
     }
     if (retry) {
       memset(&e, 0, sizeof e);
-      rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, &e);
+      rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, sync_out, sync_timeout,
+                       &e);
     }
   }
   if (rc != 0) {
@@ -239,7 +248,8 @@ int bbvfl_sender_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *valu
                       bbvfl_err *err) {
   uint8_t *raw;
   size_t raw_len;
-  if (send_keep(s, to, value, data, len, gas_limit, hash, &raw, &raw_len, err) != 0) return -1;
+  if (send_keep(s, to, value, data, len, gas_limit, hash, &raw, &raw_len, NULL, 0, err) != 0)
+    return -1;
   free(raw);
   return 0;
 }
@@ -287,10 +297,14 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
       return bbvfl_wrap(err, "estimating gas");
     gas = est + est / 5;
   }
-  if (send_keep(s, to, value, data, len, gas, hash, &raw, &raw_len, err) != 0) return -1;
+  if (send_keep(s, to, value, data, len, gas, hash, &raw, &raw_len, s->sync ? out : NULL,
+                timeout_s, err) != 0) {
+    bbvfl_receipt_clear(out);
+    return -1;
+  }
   double t0 = bbvfl_now();
   int rc = -1;
-  for (;;) {
+  for (; !s->sync;) {
     double left = timeout_s - (bbvfl_now() - t0);
     double slice = left < s->drop_check ? left : s->drop_check;
     if (slice <= 0) slice = 0.001;

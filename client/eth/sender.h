@@ -37,6 +37,9 @@ void bbvfl_sender_set_fee_ttl(bbvfl_sender *s, double seconds);
 /* Seconds transact waits for a receipt before it asks whether the node still knows the
  * transaction and re-sends the same bytes if not (default 5). */
 void bbvfl_sender_set_drop_check(bbvfl_sender *s, double seconds);
+/* on = 1: transact sends with eth_sendRawTransactionSync, which returns the receipt in the same
+ * round trip (nodes without it are served the ordinary way); default 0. */
+void bbvfl_sender_set_sync(bbvfl_sender *s, int on);
 /* The sender's address (20 bytes, owned by the sender's key). */
 const uint8_t *bbvfl_sender_address(const bbvfl_sender *s);
 uint64_t bbvfl_sender_chain_id(const bbvfl_sender *s);

@@ -482,6 +482,33 @@ static void test_deploy_from_artifact(void **state) {
   rmdir(dir);
 }
 
+static void test_sync_send(void **state) {
+  (void)state;
+  ensure_probe();
+  bbvfl_err err = {0};
+  bbvfl_sender_set_sync(F.me_s, 1);
+  uint8_t d[36];
+  uint64_t v = 9;
+  size_t n = call_data(d, "set(uint256)", &v, 1);
+  bbvfl_receipt rc;
+  int st = bbvfl_sender_transact(F.me_s, F.probe, NULL, d, n, 0, 30, &rc, &err);
+  if (st != 0) bbvfl_sender_set_sync(F.me_s, 0);
+  check(st, &err);
+  assert_int_equal(rc.status, 1);
+  assert_int_equal(json_array_size(rc.logs), 1);
+  bbvfl_receipt_clear(&rc);
+  assert_int_equal(probe_get(), 9);
+  /* a mined revert through the same path still names its reason */
+  n = call_data(d, "failWithReason()", NULL, 0);
+  st = bbvfl_sender_transact(F.me_s, F.probe, NULL, d, n, 100000, 30, &rc, &err);
+  bbvfl_sender_set_sync(F.me_s, 0);
+  assert_int_equal(st, -1);
+  assert_int_equal(err.code, BBVFL_E_REVERT);
+  assert_non_null(strstr(err.msg, "probe says no"));
+  assert_int_equal(rc.status, 0);
+  bbvfl_receipt_clear(&rc);
+}
+
 /* Drops every pending transaction from anvil's pool while automine is off, then mines again. */
 static void *dropper(void *arg) {
   (void)arg;
@@ -539,6 +566,7 @@ int main(void) {
       cmocka_unit_test(test_resend_same_bytes_is_success),
       cmocka_unit_test(test_deploy_from_artifact),
       cmocka_unit_test(test_dropped_tx_is_resent),
+      cmocka_unit_test(test_sync_send),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

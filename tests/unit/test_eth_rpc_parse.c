@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "eth/hex.h"
+#include "eth/keccak.h"
 #include "eth/rpc.h"
 
 /* ------------------------------------------------------------ canned HTTP server */
@@ -505,6 +506,39 @@ static void test_batch_matching(void **state) {
   canned_stop(&c);
 }
 
+static void test_sync_fallback(void **state) {
+  (void)state;
+  /* A node without eth_sendRawTransactionSync: the client sends the ordinary way, polls the
+   * receipt, and does not ask for the sync method again on this connection. */
+  const uint8_t raw[3] = {1, 2, 3};
+  uint8_t h[32];
+  bbvfl_keccak256(raw, 3, h);
+  char hx[67], b1[256], b2[512];
+  bbvfl_hex_encode(h, 32, hx);
+  snprintf(b1, sizeof b1, "{\"id\":2,\"result\":\"%s\"}", hx);
+  snprintf(b2, sizeof b2,
+           "{\"id\":3,\"result\":{\"status\":\"0x1\",\"blockNumber\":\"0x5\",\"gasUsed\":"
+           "\"0x5208\",\"transactionHash\":\"%s\",\"logs\":[]}}",
+           hx);
+  const char *bodies[] = {
+      "{\"id\":1,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}", b1, b2, b1, b2};
+  canned c;
+  canned_start(&c, bodies, NULL, 5);
+  bbvfl_rpc *r = canned_rpc(&c, -1, 0);
+  bbvfl_receipt rc;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_send_raw_sync(r, raw, 3, 5, &rc, &err), 0);
+  assert_int_equal(rc.block_number, 5);
+  assert_memory_equal(rc.hash, h, 32);
+  bbvfl_receipt_clear(&rc);
+  assert_int_equal(bbvfl_rpc_send_raw_sync(r, raw, 3, 5, &rc, &err), 0);
+  assert_int_equal(c.served, 5);
+  assert_non_null(strstr(c.last_request, "eth_getTransactionReceipt"));
+  bbvfl_receipt_clear(&rc);
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_result_ok),
@@ -524,6 +558,7 @@ int main(void) {
       cmocka_unit_test(test_retry_on_503),
       cmocka_unit_test(test_no_retry_on_node_error),
       cmocka_unit_test(test_batch_matching),
+      cmocka_unit_test(test_sync_fallback),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
