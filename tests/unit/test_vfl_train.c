@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <jansson.h>
 #include <unistd.h>
 
 #include "vfl/aggregator.h"
@@ -187,8 +189,87 @@ static void test_checkpoints(void **st) {
   rmdir(dir);
 }
 
+/* Three well-separated classes: softmax head, cross-entropy, macro metrics. */
+static void test_multiclass(void **st) {
+  (void)st;
+  size_t cap = 1 << 16, len = 0;
+  char *csv = malloc(cap);
+  len += (size_t)snprintf(csv, cap, "f0,f1,f2,f3,cls\n");
+  bbvfl_rng r;
+  bbvfl_rng_init_seeded(&r, 77, 0);
+  for (int i = 0; i < 300; i++) {
+    int k = i % 3;
+    len += (size_t)snprintf(csv + len, cap - len, "%.4f,%.4f,%.4f,%.4f,%s\n", 3.0 * k + bbvfl_rng_normal(&r),
+                            bbvfl_rng_normal(&r), -2.0 * k + bbvfl_rng_normal(&r), bbvfl_rng_normal(&r),
+                            k == 0 ? "red" : k == 1 ? "green" : "blue");
+  }
+  bbvfl_dataset ds;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_csv_parse(csv, len, "blobs", NULL, &ds, &err), 0);
+  free(csv);
+  assert_int_equal(ds.nclasses, 3);
+  bbvfl_offchain_cfg c;
+  bbvfl_offchain_defaults(&c);
+  c.M = 2;
+  c.epochs = 4;
+  c.mech.kind = BBVFL_MECH_NPQ;
+  bbvfl_offchain_result res;
+  assert_int_equal(bbvfl_offchain_train(&ds, &c, &res, &err), 0);
+  assert_int_equal(res.nclasses, 3);
+  assert_true(res.per_epoch[3].train_loss < res.per_epoch[0].train_loss);
+  assert_true(res.per_epoch[3].accuracy > 0.85);
+  assert_true(res.per_epoch[3].auroc > 0.9);
+  bbvfl_offchain_result_free(&res);
+  bbvfl_dataset_free(&ds);
+}
+
+/* The command's interface: `bbvfl train --offchain --json` ends with one object holding the
+ * documented fields, and the run folder gets metrics.csv (one line per epoch) and report.json. */
+static void test_cli_json(void **st) {
+  (void)st;
+  const char *bin = getenv("BBVFL_BIN");
+  if (!bin) skip();
+  char dir[] = "/tmp/bbvfl-test-train-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "'%s' train --offchain --epochs 2 --seed 5 --json --out '%s'", bin, dir);
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  char out[16384];
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  out[n] = '\0';
+  assert_int_equal(pclose(f), 0);
+  json_error_t je;
+  json_t *o = json_loads(out, 0, &je);
+  assert_non_null(o);
+  const char *keys[] = {"auroc", "accuracy", "loss", "epsilon_feature", "offchain_agg_s_per_epoch", "epochs", "clients"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) assert_non_null(json_object_get(o, keys[i]));
+  assert_int_equal(json_integer_value(json_object_get(o, "epochs")), 2);
+  assert_int_equal(json_integer_value(json_object_get(o, "clients")), 5);
+  assert_true(json_real_value(json_object_get(o, "epsilon_feature")) > 0);
+  json_decref(o);
+  char path[256];
+  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  f = fopen(path, "r");
+  assert_non_null(f);
+  int lines = 0;
+  for (int ch; (ch = fgetc(f)) != EOF;) lines += ch == '\n';
+  fclose(f);
+  assert_int_equal(lines, 3);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/report.json", dir);
+  assert_int_equal(access(path, R_OK), 0);
+  unlink(path);
+  rmdir(dir);
+  /* a bad flag value is a usage error, not a crash */
+  snprintf(cmd, sizeof cmd, "'%s' train --offchain --b 0 --out '%s' 2>/dev/null", bin, dir);
+  int rc = system(cmd);
+  assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_short_training), cmocka_unit_test(test_deterministic),
-                                     cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints)};
+                                     cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_multiclass),
+                                     cmocka_unit_test(test_cli_json)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }
