@@ -10,7 +10,7 @@ out=$("$BBVFL_BIN" bench floor --rpc "$BBVFL_RPC_URL" --n 5 --warmup 1 --json)
 python3 - "$out" <<'PY'
 import json, sys
 o = json.loads(sys.argv[1])
-assert o["mode"] == "floor" and o["n"] == 5, o
+assert o["mode"] == "floor" and o["n"] == 5 and o["method"] == "eth_sendRawTransaction", o
 for part in ("total", "send", "receipt"):
     s = o[part]
     assert 0 < s["min_ms"] <= s["median_ms"] <= s["p90_ms"] <= s["max_ms"], (part, s)
@@ -18,6 +18,8 @@ assert o["floor_ms"] == o["total"]["median_ms"], o
 # the parts add up: send + receipt medians cannot exceed the total's maximum
 assert o["send"]["min_ms"] + o["receipt"]["min_ms"] <= o["total"]["max_ms"] + 1e-9, o
 PY
+sj=$("$BBVFL_BIN" bench floor --rpc "$BBVFL_RPC_URL" --n 3 --warmup 0 --sync --json)
+python3 -c 'import json,sys; o=json.loads(sys.argv[1]); assert o["method"]=="eth_sendRawTransactionSync" and "send" not in o and o["floor_ms"]==o["total"]["median_ms"]>0, o' "$sj"
 human=$("$BBVFL_BIN" bench floor --rpc "$BBVFL_RPC_URL" --n 3 --warmup 0)
 grep -q "total (the floor)" <<<"$human" || fail "human output: $human"
 # bad input: clear errors, usage exit status
