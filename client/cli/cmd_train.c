@@ -144,7 +144,14 @@ int cmd_train(int argc, char **argv) {
     return cli_report(&err);
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
-  if (!partition && (size_t)cfg.M > ds.d)
+  if (partition) {
+    bbvfl_partition part;
+    if (bbvfl_partition_parse(partition, ds.d, &part, &err) == 0) {
+      if (part.M != cfg.M)
+        bbvfl_fail(&err, BBVFL_E_ARG, "--partition names %d clients but --clients is %d", part.M, cfg.M);
+      bbvfl_partition_free(&part);
+    }
+  } else if ((size_t)cfg.M > ds.d)
     bbvfl_fail(&err, BBVFL_E_ARG, "%d clients but the data has only %zu feature columns: every client needs at least one",
                cfg.M, ds.d);
   if (err.code != BBVFL_OK || bbvfl_mkdirs(out_dir, 0755, &err) != 0) {
@@ -155,10 +162,19 @@ int cmd_train(int argc, char **argv) {
   cfg.on_round = on_round;
   cfg.on_epoch = on_epoch;
   cfg.ctx = &pr;
-  if (!pr.quiet)
-    printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, P=%d, %d epochs, %s%s, seed %" PRIu64 "%s\n",
-           ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.P, cfg.epochs, bbvfl_mech_name(cfg.mech.kind),
-           cfg.mech.kind == BBVFL_MECH_PBM ? "" : "", cfg.seed, cfg.seeded_noise ? "" : " (noise from getrandom)");
+  {
+    char mdesc[96];
+    if (cfg.mech.kind == BBVFL_MECH_PBM)
+      snprintf(mdesc, sizeof mdesc, "pbm b=%d beta=%g", cfg.mech.b, cfg.mech.beta);
+    else if (cfg.mech.kind == BBVFL_MECH_GAUSSIAN)
+      snprintf(mdesc, sizeof mdesc, "gaussian clip=%g sigma=%g", cfg.mech.clip, cfg.mech.sigma);
+    else
+      snprintf(mdesc, sizeof mdesc, "npq (no noise)");
+    if (!pr.quiet)
+      printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, P=%d, %d epochs, %s, seed %" PRIu64 "%s\n",
+             ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.P, cfg.epochs, mdesc, cfg.seed,
+             cfg.seeded_noise ? "" : " (noise from getrandom)");
+  }
   bbvfl_offchain_result res;
   rc = bbvfl_offchain_train(&ds, &cfg, &res, &err);
   if (pr.tty && !pr.quiet) fprintf(stderr, "\r%*s\r", 90, "");
