@@ -46,6 +46,12 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///   active client is drawn from the seed chain (Elected reason 2).
 /// - Rewards: payRewards(e) pays every client (accepted - rewarded) * rewardPerSubmission, i.e.
 ///   all accepted submissions not paid yet at the time of the call, and sets rewarded = accepted.
+/// - Per-client state is one storage word (registered, excluded, committed, revealed, index,
+///   accepted count frozen at exclusion, rewarded count). A submission does NOT write it: the open
+///   round's submissions are a bitmap (bit = client index) in the hot state word, so a steady-state
+///   submit writes only the lane words and that one hot word. Because a round completes only when
+///   every participant has submitted, a participant's accepted count is currentRound + its bit;
+///   clientInfo() derives it (and lastRoundPlus1, which equals it). Hence M <= 64.
 /// - Errors are require-style revert strings (Error(string)).
 /// - Excluded reasons: 1 no commit by the commit deadline, 2 no reveal by the reveal deadline,
 ///   3 missed a round (expireRound). Elected reasons: 0 election, 1 re-election after a missed
