@@ -115,6 +115,17 @@ static void test_aggregator_rules(void **st) {
   bbvfl_agg_inproc_stats_get(&a, &stt, 1);
   assert_int_equal(stt.train_rounds, 1);
   bbvfl_agg_destroy(&a);
+  /* float rounds (NPQ / Gaussian): exact sums, vector body and scalar tail */
+  assert_int_equal(bbvfl_agg_inproc_new(&a, 3, 6, 255, &err), 0);
+  float f[3][6], fs[6];
+  uint32_t s6[6];
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i < 6; i++) f[m][i] = (float)(m * 10 + i) * 0.5f;
+  for (int m = 0; m < 3; m++) assert_int_equal(bbvfl_agg_submit_f(&a, 5, m, f[m], 6, &err), 0);
+  assert_int_equal(bbvfl_agg_sum_q(&a, 5, s6, 6, &err), -1); /* float round read as integers */
+  assert_int_equal(bbvfl_agg_sum_f(&a, 5, fs, 6, &err), 0);
+  for (int i = 0; i < 6; i++) assert_true(fs[i] == (float)(30 + 3 * i) * 0.5f);
+  bbvfl_agg_destroy(&a);
 }
 
 static void test_checkpoints(void **st) {
