@@ -6,6 +6,7 @@
 int cmd_devnet(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_privacy(int argc, char **argv);
+int cmd_key(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 

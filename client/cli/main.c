@@ -16,6 +16,7 @@ static const command COMMANDS[] = {
     {"devnet", cmd_devnet, "a local anvil on loopback: up, down, status"},
     {"bench", cmd_bench, "benchmarks: floor (a bare transaction's round trip), ..."},
     {"privacy", cmd_privacy, "exact privacy accounting: epsilon for b, beta, P, epochs, delta"},
+    {"key", cmd_key, "Ethereum keys: new (from the OS random source) or address of a key file"},
 };
 
 static void usage(FILE *f) {
