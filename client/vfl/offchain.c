@@ -8,6 +8,7 @@
 #include "vfl/aggregator.h"
 #include "vfl/head.h"
 #include "vfl/schedule.h"
+#include "vfl/setup.h"
 
 void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c) {
   memset(c, 0, sizeof *c);
@@ -46,9 +47,7 @@ typedef struct {
   bbvfl_agg agg;
   bbvfl_schedule sched;
   int have_sched;
-  size_t *train, *test;
-  bbvfl_partition part;
-  float *xstd;
+  bbvfl_vfl_data data;
   uint8_t *q;
   float *hf, *grad, *probs, *all_probs;
   uint32_t *sum_q;
@@ -63,10 +62,7 @@ static void trainer_free(trainer *t) {
   if (t->have_head) bbvfl_vhead_free(&t->head);
   bbvfl_agg_destroy(&t->agg);
   if (t->have_sched) bbvfl_schedule_free(&t->sched);
-  free(t->train);
-  free(t->test);
-  bbvfl_partition_free(&t->part);
-  free(t->xstd);
+  bbvfl_vfl_data_free(&t->data);
   free(t->q);
   free(t->hf);
   free(t->grad);
@@ -98,7 +94,6 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   memset(&t, 0, sizeof t);
   t.M = c->M;
   int rc = -1;
-  double *mean = NULL, *sd = NULL;
   double t_start = bbvfl_now();
   if (c->M < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be >= 1, got %d", c->M);
   if (c->epochs < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be >= 1, got %d", c->epochs);
@@ -108,30 +103,11 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   if (c->mech.kind == BBVFL_MECH_PBM && (long)c->M * c->mech.b > 65535)
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * c->mech.b);
 
-  /* split, standardise on the training rows */
-  size_t ntr, nte;
-  if (bbvfl_split(ds->n, c->test_frac, c->seed, &t.train, &ntr, &t.test, &nte, err) != 0) goto out;
+  /* split, standardisation, partition: identical in every client (vfl/setup.h) */
+  if (bbvfl_vfl_data_prepare(ds, c->seed, c->test_frac, c->M, c->partition, &t.data, err) != 0) goto out;
+  size_t ntr = t.data.n_train, nte = t.data.n_test;
   if (ntr < c->B || nte < c->B) {
     bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: each needs at least one batch of %zu", ntr, nte, c->B);
-    goto out;
-  }
-  mean = malloc(ds->d * sizeof *mean);
-  sd = malloc(ds->d * sizeof *sd);
-  t.xstd = malloc(ds->n * ds->d * sizeof *t.xstd);
-  if (!mean || !sd || !t.xstd) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  if (bbvfl_standardize_fit(ds, t.train, ntr, mean, sd, err) != 0) goto out;
-  for (size_t i = 0; i < ds->n; i++)
-    for (size_t j = 0; j < ds->d; j++) t.xstd[i * ds->d + j] = (float)((ds->x[i * ds->d + j] - mean[j]) / sd[j]);
-
-  /* partition and parties */
-  if (c->partition ? bbvfl_partition_parse(c->partition, ds->d, &t.part, err)
-                   : bbvfl_partition_even(ds->d, c->M, &t.part, err))
-    goto out;
-  if (t.part.M != c->M) {
-    bbvfl_fail(err, BBVFL_E_ARG, "the partition names %d clients but --clients is %d", t.part.M, c->M);
     goto out;
   }
   t.parties = calloc((size_t)c->M, sizeof *t.parties);
@@ -141,19 +117,10 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
     goto out;
   }
   for (int m = 0; m < c->M; m++) {
-    size_t nc = t.part.off[m + 1] - t.part.off[m];
-    if (nc == 0) {
-      bbvfl_fail(err, BBVFL_E_ARG, "client %d holds no columns in the partition", m);
-      goto out;
-    }
+    float *cols;
+    size_t nc;
+    if (bbvfl_vfl_data_client_cols(&t.data, m, &cols, &nc, err) != 0) goto out;
     res->cols_per_client[m] = nc;
-    float *cols = malloc(ds->n * nc * sizeof *cols);
-    if (!cols) {
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-    for (size_t i = 0; i < ds->n; i++)
-      for (size_t k = 0; k < nc; k++) cols[i * nc + k] = t.xstd[i * ds->d + t.part.cols[t.part.off[m] + k]];
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
                           .seed = c->seed, .seeded_noise = c->seeded_noise};
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
@@ -169,9 +136,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
 
   /* the session seed S and the schedule */
   uint8_t S[32];
-  bbvfl_rng sr;
-  bbvfl_rng_init_seeded(&sr, c->seed, bbvfl_rng_stream(BBVFL_STREAM_SCHEDULE, 0));
-  bbvfl_rng_bytes(&sr, S, 32);
+  bbvfl_offchain_session_seed(c->seed, S);
   if (bbvfl_schedule_init(&t.sched, S, ntr, c->B, err) != 0) goto out;
   t.have_sched = 1;
   size_t R = ntr / c->B, Rte = nte / c->B, neval = Rte * c->B;
@@ -199,7 +164,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   res->R_test = Rte;
   res->n_eval_rows = neval;
   res->nclasses = ds->nclasses;
-  for (size_t i = 0; i < neval; i++) t.yeval[i] = ds->y[t.test[i]];
+  for (size_t i = 0; i < neval; i++) t.yeval[i] = ds->y[t.data.test[i]];
 
   double agg_total = 0;
   for (int e = 0; e < c->epochs; e++) {
@@ -211,7 +176,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
       uint64_t round = (uint64_t)e * R + k;
       const size_t *pos = bbvfl_schedule_batch(&t.sched, (uint64_t)e, k);
       for (size_t i = 0; i < c->B; i++) {
-        t.rows[i] = t.train[pos[i]];
+        t.rows[i] = t.data.train[pos[i]];
         t.yb[i] = ds->y[t.rows[i]];
       }
       if (round_forward(&t, c, round, t.rows, err) != 0) goto fail_round;
@@ -237,7 +202,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
     for (size_t k = 0; k < Rte; k++) {
       uint64_t round = BBVFL_EVAL_ROUND_BASE + (uint64_t)e * Rte + k;
       int pbm = c->mech.kind == BBVFL_MECH_PBM;
-      if (round_forward(&t, c, round, t.test + k * c->B, err) != 0 ||
+      if (round_forward(&t, c, round, t.data.test + k * c->B, err) != 0 ||
           bbvfl_vhead_eval(&t.head, pbm ? t.sum_q : NULL, pbm ? NULL : t.sum_f, c->B,
                            t.all_probs + k * c->B * (size_t)K, err) != 0) {
         bbvfl_wrap(err, "epoch %d, evaluation round %zu", e + 1, k);
@@ -271,8 +236,6 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   res->wall_s = bbvfl_now() - t_start;
   rc = 0;
 out:
-  free(mean);
-  free(sd);
   trainer_free(&t);
   if (rc != 0) bbvfl_offchain_result_free(res);
   return rc;

@@ -17,6 +17,7 @@
 #include "vfl/head.h"
 #include "vfl/offchain.h"
 #include "vfl/party.h"
+#include "vfl/setup.h"
 
 static bbvfl_dataset DS;
 
@@ -278,9 +279,47 @@ static void test_cli_json(void **st) {
   assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
 }
 
+/* What each client derives alone equals what the off-chain trainer hands it. */
+static void test_setup(void **st) {
+  (void)st;
+  bbvfl_vfl_data v, w;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_vfl_data_prepare(&DS, 4, 0.2, 5, NULL, &v, &err), 0);
+  assert_int_equal(bbvfl_vfl_data_prepare(&DS, 4, 0.2, 5, "0-5/6-11/12-17/18-23/24-29", &w, &err), 0);
+  assert_int_equal(v.n_train, 455);
+  size_t total = 0;
+  for (int m = 0; m < 5; m++) {
+    float *a, *b;
+    size_t na, nb;
+    assert_int_equal(bbvfl_vfl_data_client_cols(&v, m, &a, &na, &err), 0);
+    assert_int_equal(bbvfl_vfl_data_client_cols(&w, m, &b, &nb, &err), 0);
+    assert_int_equal(na, 6);
+    assert_int_equal(nb, 6);
+    assert_memory_equal(a, b, DS.n * na * sizeof(float));
+    double s = 0;
+    for (size_t i = 0; i < v.n_train; i++) s += a[v.train[i] * na];
+    assert_true(fabs(s / (double)v.n_train) < 1e-4); /* standardised on the training rows */
+    total += na;
+    free(a);
+    free(b);
+  }
+  assert_int_equal(total, 30);
+  float *c;
+  size_t nc;
+  assert_int_equal(bbvfl_vfl_data_client_cols(&v, 5, &c, &nc, &err), -1);
+  bbvfl_vfl_data_free(&w);
+  assert_int_equal(bbvfl_vfl_data_prepare(&DS, 4, 0.2, 4, "0-5/6-11/12-17/18-23/24-29", &w, &err), -1);
+  assert_non_null(strstr(err.msg, "names 5 clients"));
+  bbvfl_vfl_data_free(&v);
+  uint8_t S1[32], S2[32];
+  bbvfl_offchain_session_seed(4, S1);
+  bbvfl_offchain_session_seed(5, S2);
+  assert_memory_not_equal(S1, S2, 32);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_short_training), cmocka_unit_test(test_deterministic),
                                      cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_multiclass),
-                                     cmocka_unit_test(test_cli_json)};
+                                     cmocka_unit_test(test_cli_json), cmocka_unit_test(test_setup)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }
