@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <secp256k1_recovery.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/fsutil.h"
 #include "eth/hex.h"
@@ -100,22 +102,49 @@ int bbvfl_key_from_hex(const char *hex, bbvfl_key *k, bbvfl_err *err) {
 }
 
 int bbvfl_key_load_file(const char *path, bbvfl_key *k, bbvfl_err *err) {
+  /* open once and check the opened file, so the checked file is the one that is read */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return bbvfl_fail(err, BBVFL_E_IO, "key file %s: %s", path, strerror(errno));
   struct stat st;
-  if (stat(path, &st) != 0)
-    return bbvfl_fail(err, BBVFL_E_IO, "key file %s: %s", path, strerror(errno));
-  if (!S_ISREG(st.st_mode)) return bbvfl_fail(err, BBVFL_E_IO, "key file %s is not a regular file", path);
-  if (st.st_mode & 077)
+  if (fstat(fd, &st) != 0) {
+    int e = errno;
+    close(fd);
+    return bbvfl_fail(err, BBVFL_E_IO, "key file %s: %s", path, strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    close(fd);
+    return bbvfl_fail(err, BBVFL_E_IO, "key file %s is not a regular file", path);
+  }
+  if (st.st_mode & 077) {
+    close(fd);
     return bbvfl_fail(err, BBVFL_E_CRYPTO,
                       "key file %s is readable by group or others (mode %03o): run chmod 600 %s",
                       path, (unsigned)(st.st_mode & 0777), path);
-  char *text = NULL;
+  }
+  char text[512];
   size_t len = 0;
-  if (bbvfl_read_file(path, 4096, &text, &len, err) < 0) return bbvfl_wrap(err, "key file");
+  for (;;) {
+    ssize_t r = read(fd, text + len, sizeof text - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) {
+      int e = errno;
+      close(fd);
+      wipe(text, sizeof text);
+      return bbvfl_fail(err, BBVFL_E_IO, "key file %s: %s", path, strerror(e));
+    }
+    if (r == 0) break;
+    len += (size_t)r;
+    if (len == sizeof text) {
+      close(fd);
+      wipe(text, sizeof text);
+      return bbvfl_fail(err, BBVFL_E_CRYPTO, "key file %s is too large to be a key file", path);
+    }
+  }
+  close(fd);
   char where[300];
   snprintf(where, sizeof where, "key file %s", path);
   int rc = key_from_text(text, len, k, where, err);
-  wipe(text, len);
-  free(text);
+  wipe(text, sizeof text);
   return rc;
 }
 
