@@ -652,7 +652,7 @@ contract BbvflAggregator {
     /// if its bit is set; an excluded client's count was frozen when it was excluded.
     function _accepted(uint256 w, Hot memory h) private pure returns (uint256) {
         if (w & F_EXCL != 0) return (w >> SH_ACC) & M32;
-        if (!h.started) return 0;
+        if (w & F_REG == 0 || !h.started) return 0;
         return uint256(h.round) + ((h.submitted >> uint8(w >> SH_INDEX)) & 1);
     }
 

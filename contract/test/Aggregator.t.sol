@@ -379,6 +379,7 @@ contract AggregatorTest is Base {
         (,,,,, uint64 last, uint32 acc,) = agg.clientInfo(clientAddr(0));
         assertEq(last, 1, "last round + 1");
         assertEq(acc, 1, "accepted 1");
+        checkOutsider(agg);
         expectRevertMsg("round not complete");
         agg.roundSum(0);
         bytes memory q1 = plainData(1, 0, 10, 16);
@@ -398,6 +399,12 @@ contract AggregatorTest is Base {
         (,,, complete,,) = agg.roundState();
         assertTrue(complete, "complete");
         assertEq(agg.currentRound(), 0, "train round waits for the gradient");
+    }
+
+    function checkOutsider(BbvflAggregator agg) internal view {
+        (bool reg,,,,, uint64 lastOut, uint32 accOut,) = agg.clientInfo(clientAddr(9));
+        assertTrue(!reg, "outsider not registered");
+        assertEq(lastOut + accOut, 0, "outsider has no submissions (not client 0's bit)");
     }
 
     function test_submit_reverts() public {
