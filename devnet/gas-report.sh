@@ -155,7 +155,7 @@ echo "M=5, B=10, P=16, b=16. The naive baseline adds its aggregate() call to the
 echo
 echo "| contract | M | B | P | b | lane bits | gas/coordinate, round 0 | gas/coordinate, steady | gas per submit tx, steady |"
 echo "|---|---|---|---|---|---|---|---|---|"
-rows=("5 10 16 16" "10 10 16 16" "5 100 64 16")
+rows=("5 10 16 16" "10 10 16 16" "5 100 64 16" "5 10 16 64" "5 100 64 64")
 [ "$quick" -eq 1 ] && rows=("5 10 16 16")
 for row in "${rows[@]}"; do
   read -r m b p lv <<<"$row"

@@ -52,6 +52,17 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///   submit writes only the lane words and that one hot word. Because a round completes only when
 ///   every participant has submitted, a participant's accepted count is currentRound + its bit;
 ///   clientInfo() derives it (and lastRoundPlus1, which equals it). Hence M <= 64.
+/// - reelect() (anyone) succeeds when the open TRAIN round has been complete for more than
+///   activeBlocks blocks without a gradient, or when the oldest epoch with missing metrics or
+///   rewards completed more than activeBlocks blocks ago (measured from the latest epoch
+///   completion, see lastEpochCompleted(), so never too early); both counted from the later of
+///   that event and the current active client's election. The new active client resumes from
+///   the last GradientPosted (lastFusionRound(), lastFusionParamsHash() to check the bytes).
+/// - Commit-reveal leaves one known bias: the last client to reveal can withhold its secret and
+///   so choose between two seeds, at the price of being excluded from the session.
+/// - Masked mode: the contract cannot range-check masked values (they look uniform); a masked
+///   client could add any value to the sum. Only plain mode enforces values <= b.
+/// - currentRound() returns totalRounds once the session has ended.
 /// - Errors are require-style revert strings (Error(string)).
 /// - Excluded reasons: 1 no commit by the commit deadline, 2 no reveal by the reveal deadline,
 ///   3 missed a round (expireRound). Elected reasons: 0 election, 1 re-election after a missed
@@ -120,6 +131,14 @@ contract BbvflAggregator {
         uint64 submitted; // bit i set: client index i submitted to the open round
     }
 
+    // raw layout of the Hot word: round 0..63, count 64..71, n 72..79, started 80..87,
+    // ended 88..95, openedAt 96..135, completedAt 136..175, submitted 176..239
+    uint256 private constant HOT_SH_COUNT = 64;
+    uint256 private constant HOT_SH_N = 72;
+    uint256 private constant HOT_STARTED = 1 << 80;
+    uint256 private constant HOT_ENDED = 1 << 88;
+    uint256 private constant HOT_SH_SUBMITTED = 176;
+
     uint256 public constant RING = 4;
     uint256 public constant MAX_FUSION_PARAMS = 262144;
     uint256 private constant SUMS_BASE = uint256(keccak256("bbvfl.aggregator.sums"));
@@ -181,8 +200,11 @@ contract BbvflAggregator {
     bytes32 private _fusionHash;
     uint64 private _fusionRound;
     uint32 private _unsettled; // lowest epoch whose metrics or rewards are still missing
-    // epoch => bit 0 metrics posted, bit 1 rewards paid, bits 8.. block the epoch's last round completed
+    // epoch => bit 0 metrics posted, bit 1 rewards paid
     mapping(uint32 => uint256) private _epoch;
+    // latest completed epoch: EPOCH_DONE_SET | (epoch + 1) << 64 | completion block
+    uint256 private _epochDone;
+    uint256 private constant EPOCH_DONE_SET = 1 << 255;
 
     event Registered(address indexed client, uint8 index, bytes pubkey);
     event Committed(address indexed client, bytes32 commitment);
@@ -207,6 +229,10 @@ contract BbvflAggregator {
         require(c.epochs >= 1, "epochs must be >= 1");
         require(c.commitBlocks >= 1 && c.revealBlocks >= 1, "commit/reveal deadlines must be >= 1");
         require(c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1, "active/round deadlines must be >= 1");
+        require(
+            (c.commitBlocks | c.revealBlocks | c.activeBlocks | c.roundTimeoutBlocks) < 1 << 32,
+            "deadlines must be < 2^32 blocks"
+        );
         uint256 coords = uint256(c.batch) * c.dim;
         require(coords <= 1 << 20, "B*P too large");
         uint256 total = uint256(c.epochs) * (uint256(c.trainRoundsPerEpoch) + c.evalRoundsPerEpoch);
@@ -241,6 +267,7 @@ contract BbvflAggregator {
         LANE_WORDS = (coords * (bits / 8) + 31) / 32;
         RANGE_K = (255 - uint256(c.levels)) * (bits == 8 ? L8 : L16);
         token = new BbvflRewardToken(c.rewardPool);
+        _epochDone = EPOCH_DONE_SET;
     }
 
     // ------------------------------------------------------------------ registration
@@ -355,7 +382,9 @@ contract BbvflAggregator {
         if (!overdue) {
             uint32 e = _unsettled;
             if (e < EPOCHS && _epochComplete(e, h)) {
-                uint256 doneAt = _epoch[e] >> 8;
+                // completion block of the latest completed epoch: >= that of epoch e, so the
+                // deadline is never earlier than it should be
+                uint256 doneAt = uint64(_epochDone);
                 uint256 from = doneAt > since ? doneAt : since;
                 overdue = block.number > from + ACTIVE_BLOCKS;
             }
@@ -397,26 +426,38 @@ contract BbvflAggregator {
 
     /// Submits this client's quantized embedding for `round` (see the header for the format).
     function submit(uint64 round, bytes calldata q) external {
-        Hot memory h = _hot;
-        require(h.started, "not training");
-        require(!h.ended, "session over");
-        require(round <= h.round, "round not open");
-        require(round == h.round && h.count < h.n, "round closed");
+        // The hot word is handled as a raw word here (same layout as the Hot struct: Solidity packs
+        // members from the low-order end), which keeps the steady-state path lean.
+        uint256 hw;
+        assembly ("memory-safe") {
+            hw := sload(_hot.slot)
+        }
+        require(hw & HOT_STARTED != 0, "not training");
+        require(hw & HOT_ENDED == 0, "session over");
+        uint256 cur = hw & 0xFFFFFFFFFFFFFFFF;
+        require(round <= cur, "round not open");
+        uint256 count = (hw >> HOT_SH_COUNT) & 0xFF;
+        require(round == cur && count < (hw >> HOT_SH_N) & 0xFF, "round closed");
         uint256 w = _client[msg.sender];
         require(w & F_REG != 0, "not registered");
         require(w & F_EXCL == 0, "excluded");
-        uint64 bit = uint64(1) << uint8(w >> SH_INDEX);
-        require(h.submitted & bit == 0, "already submitted");
+        uint256 bit = 1 << (HOT_SH_SUBMITTED + ((w >> SH_INDEX) & 0xFF));
+        require(hw & bit == 0, "already submitted");
         require(q.length == DATA_LEN, "bad length");
 
-        bool bad = _accumulate(q, SUMS_BASE + (uint256(round) % RING) * LANE_WORDS, h.count == 0);
+        bool bad = _accumulate(q, SUMS_BASE + (cur % RING) * LANE_WORDS, count == 0);
         require(!bad, "value above b");
 
         emit Submitted(round, msg.sender, keccak256(q));
-        h.submitted |= bit;
-        h.count += 1;
-        if (h.count == h.n) _complete(h);
-        _hot = h;
+        hw = (hw | bit) + (1 << HOT_SH_COUNT);
+        assembly ("memory-safe") {
+            sstore(_hot.slot, hw)
+        }
+        if (count + 1 == (hw >> HOT_SH_N) & 0xFF) {
+            Hot memory h = _hot;
+            _complete(h);
+            _hot = h;
+        }
     }
 
     /// Adds (or, for the first submission of a round, writes) q into the slot at `base`.
@@ -518,7 +559,8 @@ contract BbvflAggregator {
         uint64 per = uint64(T) + V;
         if ((r + 1) % per == 0) {
             uint32 e = uint32(r / per);
-            _epoch[e] = (_epoch[e] & 0xff) | (block.number << 8);
+            // one reused word (pre-set non-zero in the constructor): no fresh storage here
+            _epochDone = EPOCH_DONE_SET | (uint256(e) + 1) << 64 | block.number;
         }
         if (!_isTrain(r)) _openNext(h);
     }
@@ -824,13 +866,21 @@ contract BbvflAggregator {
     function epochState(uint32 e)
         external
         view
-        returns (bool complete, bool metricsPosted, bool rewardsPaid, uint64 completedAt)
+        returns (bool complete, bool metricsPosted, bool rewardsPaid)
     {
         uint256 st = _epoch[e];
         complete = e < EPOCHS && _epochComplete(e, _hot);
         metricsPosted = st & 1 != 0;
         rewardsPaid = st & 2 != 0;
-        completedAt = uint64(st >> 8);
+    }
+
+    /// The latest epoch whose rounds all completed, and the block its last round completed in.
+    function lastEpochCompleted() external view returns (bool any, uint32 epoch, uint64 atBlock) {
+        uint256 d = _epochDone;
+        uint256 ep1 = (d >> 64) & M32;
+        any = ep1 != 0;
+        epoch = any ? uint32(ep1 - 1) : 0;
+        atBlock = uint64(d);
     }
 
     /// Oldest epoch whose metrics or rewards are still missing (epochs when all are settled).

@@ -123,6 +123,10 @@ contract AggregatorTest is Base {
         expectRevertMsg("active/round deadlines must be >= 1");
         new BbvflAggregator(k);
         k = c;
+        k.activeBlocks = 1 << 32;
+        expectRevertMsg("deadlines must be < 2^32 blocks");
+        new BbvflAggregator(k);
+        k = c;
         k.batch = 1025;
         k.dim = 1024;
         expectRevertMsg("B*P too large");
@@ -660,9 +664,10 @@ contract AggregatorTest is Base {
         assertEq(au, 987654, "auroc");
         assertEq(ac, 950000, "accuracy");
         assertEq(lo, 123456, "loss");
-        (bool complete, bool mp, bool rp, uint64 at) = agg.epochState(0);
+        (bool complete, bool mp, bool rp) = agg.epochState(0);
         assertTrue(complete && mp && !rp, "epoch state");
-        assertTrue(at > 0, "completion block recorded");
+        (bool any, uint32 le, uint64 at) = agg.lastEpochCompleted();
+        assertTrue(any && le == 0 && at == block.number, "latest completed epoch recorded");
         vm.prank(act);
         expectRevertMsg("metrics already posted");
         agg.postMetrics(0, 1, 1, 1);
@@ -851,7 +856,9 @@ contract AggregatorTest is Base {
         (uint64 r, uint8 s, uint8 n, bool complete,,) = agg.roundState();
         assertEq(r + s + n, 0, "no round before election");
         assertTrue(!complete, "not complete before election");
-        (bool ec,,,) = agg.epochState(0);
+        (bool ec,,) = agg.epochState(0);
         assertTrue(!ec, "epoch not complete before election");
+        (bool any,,) = agg.lastEpochCompleted();
+        assertTrue(!any, "no epoch completed yet");
     }
 }
