@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Gas per coordinate of on-chain aggregation, measured from transaction receipts on a fresh anvil.
 #
-#   devnet/gas-report.sh [--rounds N] [--quick]      (run from anywhere; prints a Markdown report)
+#   devnet/gas-report.sh [--rounds N] [--quick] [--rpc URL]   (prints a Markdown report)
+#   --rounds N  rounds per session (default 7, >= 5); --quick  first table row only;
+#   --rpc URL   use a running loopback anvil instead of starting one.
+#   GAS_REPORT_VERBOSE=1 prints every transaction hash and its gas on stderr.
 #
 # Starts the pinned anvil on a free 127.0.0.1 port, deploys BbvflAggregator from abi/ with
 # `cast send --create` from anvil's first (unlocked) dev account, and drives whole sessions with
@@ -25,8 +28,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --rpc) rpc=$2; shift 2 ;;
-    # --rpc URL: use a running loopback anvil instead of starting one
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "gas-report: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -41,7 +43,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-gas.XXXXXX")
 anvil_pid=
 cleanup() {
   if [ -n "$anvil_pid" ]; then kill "$anvil_pid" 2>/dev/null || true; wait "$anvil_pid" 2>/dev/null || true; fi
-  [ -n "${GAS_REPORT_KEEP:-}" ] && echo "kept $tmp" >&2 || rm -rf "$tmp"
+  if [ -n "${GAS_REPORT_KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT INT TERM
 
@@ -90,7 +92,8 @@ EOF
 
 # bbvfl: one session, prints "first steady" gas per coordinate
 run_bbvfl() { # m b p levels
-  local m=$1 b=$2 p=$3 lv=$4 n=$((b * p))
+  local m=$1 b=$2 p=$3 lv=$4 n
+  n=$((b * p))
   local bytecode args out agg i r a active g total first=0 steady=0 steady_rounds=0
   bytecode=$(jq -r .bytecode "$root/abi/BbvflAggregator.json")
   args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint256,uint256,uint64,uint64,uint64,uint64))" \
@@ -123,7 +126,8 @@ run_bbvfl() { # m b p levels
 
 # naive: every round is fresh storage; prints "first steady" per coordinate incl. aggregate()
 run_naive() { # m b p levels
-  local m=$1 b=$2 p=$3 lv=$4 n=$(($2 * $3))
+  local m=$1 lv=$4 n
+  n=$(($2 * $3))
   local bytecode args out agg i r total g first=0 steady=0 k=0
   bytecode=$(jq -r .bytecode "$root/abi/NaiveAggregator.json")
   args=$(cast abi-encode "c(uint256,uint256)" "$m" "$n")
