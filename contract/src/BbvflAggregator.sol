@@ -46,6 +46,8 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///   active client is drawn from the seed chain (Elected reason 2).
 /// - Rewards: payRewards(e) pays every client (accepted - rewarded) * rewardPerSubmission, i.e.
 ///   all accepted submissions not paid yet at the time of the call, and sets rewarded = accepted.
+///   When nobody is due anything it emits one RewardsPaid(e, address(0), 0, 0) so that every
+///   payRewards call leaves an event.
 /// - Per-client state is one storage word (registered, excluded, committed, revealed, index,
 ///   accepted count frozen at exclusion, rewarded count). A submission does NOT write it: the open
 ///   round's submissions are a bitmap (bit = client index) in the hot state word, so a steady-state
@@ -667,17 +669,21 @@ contract BbvflAggregator {
         _epoch[epoch] = st | 2;
         uint256 n = _clients.length;
         Hot memory h = _hot;
+        bool paid;
         for (uint256 i = 0; i < n; i++) {
             address a = _clients[i];
             uint256 w = _client[a];
             uint256 acc = _accepted(w, h);
             uint256 rew = (w >> SH_REW) & M32;
             if (acc == rew) continue;
+            paid = true;
             _client[a] = (w & ~(M32 << SH_REW)) | (acc << SH_REW);
             uint256 amount = (acc - rew) * RATE;
             emit RewardsPaid(epoch, a, amount, uint32(acc - rew));
             require(token.transfer(a, amount), "transfer failed");
         }
+        // nobody was due (all already paid by an earlier call): still log that the epoch is settled
+        if (!paid) emit RewardsPaid(epoch, address(0), 0, 0);
         _settle();
     }
 

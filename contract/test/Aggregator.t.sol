@@ -720,6 +720,10 @@ contract AggregatorTest is Base {
         vm.prank(act);
         agg.payRewards(1);
         for (uint256 i = 0; i < 3; i++) assertEq(t.balanceOf(clientAddr(i)), 6e18, "all 6 rounds paid");
+        // an epoch is paid once
+        vm.prank(act);
+        vm.expectRevert(bytes("rewards already paid"));
+        agg.payRewards(1);
         assertEq(t.balanceOf(address(agg)), c.rewardPool - 18e18, "pool debited");
         assertEq(t.totalSupply(), c.rewardPool, "supply unchanged");
         assertEq(agg.unsettledEpoch(), 0, "epoch 0 metrics still missing");
@@ -743,6 +747,7 @@ contract AggregatorTest is Base {
         agg.reelect();
         vm.roll(block.number + 1);
         bytes32 s0 = agg.electionSeed();
+        vx.recordLogs();
         agg.reelect(); // anyone may call
         bytes32 s1 = keccak256(abi.encodePacked(s0, uint64(0)));
         assertEq(agg.electionSeed(), s1, "seed chain");
@@ -751,6 +756,7 @@ contract AggregatorTest is Base {
         uint256 k;
         for (uint256 i = 0; i < 3; i++) if (clientAddr(i) != old) others[k++] = clientAddr(i);
         assertEq(agg.active(), others[uint256(s1) % 2], "drawn among the others");
+        checkElectedEvent(s1, agg.active(), 0, 3, 1);
         // the old active one can no longer post; the new one resumes
         vm.prank(old);
         expectRevertMsg("not active");
@@ -759,6 +765,38 @@ contract AggregatorTest is Base {
         assertEq(agg.currentRound(), 1, "resumed");
         expectRevertMsg("active client not overdue");
         agg.reelect();
+    }
+
+    /// The last recorded log must be Elected(seed, active, fromRound, n, reason).
+    function checkElectedEvent(bytes32 seed_, address act, uint64 fromRound, uint8 n, uint8 reason) internal {
+        VmExtra.Log[] memory logs = vx.getRecordedLogs();
+        VmExtra.Log memory l = logs[logs.length - 1];
+        assertEq(l.topics[0], keccak256("Elected(bytes32,address,uint64,uint8,uint8)"), "Elected");
+        assertEq(address(uint160(uint256(l.topics[1]))), act, "Elected active");
+        (bytes32 es, uint64 fr, uint8 np, uint8 rs) = abi.decode(l.data, (bytes32, uint64, uint8, uint8));
+        assertEq(es, seed_, "Elected seed");
+        assertEq(fr, fromRound, "Elected fromRound");
+        assertEq(np, n, "Elected participants");
+        assertEq(rs, reason, "Elected reason");
+    }
+
+    function test_payRewards_nobody_due() public {
+        BbvflAggregator agg = startSession(c);
+        runRounds(agg, 0, 6);
+        address act = agg.active();
+        vm.prank(act);
+        agg.payRewards(1); // pays all 6 rounds
+        vx.recordLogs();
+        vm.prank(act);
+        agg.payRewards(0); // nobody is due anything any more
+        VmExtra.Log[] memory logs = vx.getRecordedLogs();
+        assertEq(logs.length, 1, "one marker event, no transfer");
+        assertEq(logs[0].topics[0], keccak256("RewardsPaid(uint32,address,uint256,uint32)"), "RewardsPaid");
+        assertEq(address(uint160(uint256(logs[0].topics[2]))), address(0), "marker address 0");
+        (uint256 amount, uint32 subs) = abi.decode(logs[0].data, (uint256, uint32));
+        assertEq(amount + subs, 0, "nothing paid");
+        (,, bool rp) = agg.epochState(0);
+        assertTrue(rp, "epoch 0 marked paid");
     }
 
     function test_reelect_overdue_metrics() public {
@@ -828,6 +866,7 @@ contract AggregatorTest is Base {
         assertTrue(excl, "silent client excluded");
         assertEq(agg.participants().length, 2, "2 left");
         assertTrue(agg.active() != act, "new active client");
+        checkElectedAmong(logs, agg.active());
         assertEq(agg.roundSum(0), want, "round completed with the submissions it had");
         (,, uint8 n, bool complete,,) = agg.roundState();
         assertEq(n, 2, "n = 2");
@@ -844,6 +883,19 @@ contract AggregatorTest is Base {
         runRounds(agg, 3, 6);
         expectRevertMsg("not training");
         agg.expireRound();
+    }
+
+    function checkElectedAmong(VmExtra.Log[] memory logs, address act) internal pure {
+        bytes32 topic = keccak256("Elected(bytes32,address,uint64,uint8,uint8)");
+        for (uint256 i = 0; i < logs.length; i++) {
+            if (logs[i].topics[0] != topic) continue;
+            assertEq(address(uint160(uint256(logs[i].topics[1]))), act, "Elected active");
+            (,, uint8 np, uint8 rs) = abi.decode(logs[i].data, (bytes32, uint64, uint8, uint8));
+            assertEq(np, 2, "2 participants");
+            assertEq(rs, 2, "reason 2: active excluded by expireRound");
+            return;
+        }
+        revert("no Elected event");
     }
 
     function test_views_phase_progression() public {
