@@ -56,6 +56,16 @@ int cmd_devnet(int argc, char **argv) {
     return 2;
   }
   const char *verb = pos[0];
+  if (!(timeout > 0 && timeout <= 3600)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--timeout must be in (0, 3600] seconds, got %g", timeout);
+    return cli_report(&err);
+  }
+  if (!(block_time >= 0 && block_time <= 86400)) {
+    bbvfl_fail(&err, BBVFL_E_ARG,
+               "--block-time must be in [0, 86400] seconds (0: a block per transaction), got %g",
+               block_time);
+    return cli_report(&err);
+  }
   if (strcmp(verb, "up") == 0) {
     bbvfl_devnet_opts o = {.dir = dir, .port = port, .persist = persist || state, .state = state,
                            .timeout_s = timeout, .block_time = block_time};

@@ -68,6 +68,18 @@ static int is_http_url(const char *url) {
   return strncasecmp(url, "http://", 7) == 0 || strncasecmp(url, "https://", 8) == 0;
 }
 
+/* 1 when libcurl's URL parser accepts url and finds a host in it ("http://" alone has none). */
+static int url_has_host(const char *url) {
+  CURLU *h = curl_url();
+  if (!h) return 1; /* out of memory: let the transfer report it */
+  char *host = NULL;
+  int ok = curl_url_set(h, CURLUPART_URL, url, 0) == CURLUE_OK &&
+           curl_url_get(h, CURLUPART_HOST, &host, 0) == CURLUE_OK && host && *host;
+  curl_free(host);
+  curl_url_cleanup(h);
+  return ok;
+}
+
 bbvfl_rpc *bbvfl_rpc_new(const char *url, const bbvfl_rpc_opts *opts, bbvfl_err *err) {
   if (!url || !*url) {
     bbvfl_fail(err, BBVFL_E_ARG, "no JSON-RPC URL given (use --rpc http://127.0.0.1:PORT)");
@@ -79,6 +91,11 @@ bbvfl_rpc *bbvfl_rpc_new(const char *url, const bbvfl_rpc_opts *opts, bbvfl_err 
     return NULL;
   }
   pthread_once(&curl_once, curl_global);
+  if (curl_init_rc == CURLE_OK && !url_has_host(url)) {
+    bbvfl_fail(err, BBVFL_E_ARG,
+               "'%.200s' is not a JSON-RPC URL: no host in it (expected http://HOST:PORT)", url);
+    return NULL;
+  }
   if (curl_init_rc != CURLE_OK) {
     bbvfl_fail(err, BBVFL_E_INTERNAL, "libcurl initialisation failed: %s",
                curl_easy_strerror(curl_init_rc));
