@@ -1,0 +1,681 @@
+#include "vfl/contract.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "eth/abi.h"
+#include "eth/hex.h"
+#include "eth/keccak.h"
+
+/* ------------------------------------------------------------------ encoders */
+
+int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, NULL);
+  bbvfl_abi_put_u64(&b, c->clients);
+  bbvfl_abi_put_u64(&b, c->batch);
+  bbvfl_abi_put_u64(&b, c->dim);
+  bbvfl_abi_put_u64(&b, c->levels);
+  bbvfl_abi_put_u64(&b, c->beta_micro);
+  bbvfl_abi_put_bool(&b, c->masked);
+  bbvfl_abi_put_u64(&b, c->train_rounds);
+  bbvfl_abi_put_u64(&b, c->eval_rounds);
+  bbvfl_abi_put_u64(&b, c->epochs);
+  bbvfl_abi_put_u256(&b, &c->reward_per_submission);
+  bbvfl_abi_put_u256(&b, &c->reward_pool);
+  bbvfl_abi_put_u64(&b, c->commit_blocks);
+  bbvfl_abi_put_u64(&b, c->reveal_blocks);
+  bbvfl_abi_put_u64(&b, c->active_blocks);
+  bbvfl_abi_put_u64(&b, c->round_timeout_blocks);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+static int enc_noarg(const char *sig, uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, sig);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+static int enc_word(const char *sig, const uint8_t w[32], uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, sig);
+  bbvfl_abi_put_fixed_bytes(&b, w, 32);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_register(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "register(bytes)");
+  bbvfl_abi_put_bytes(&b, pubkey, 64);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_commit(const uint8_t commitment[32], uint8_t **out, size_t *len, bbvfl_err *err) {
+  return enc_word("commit(bytes32)", commitment, out, len, err);
+}
+
+int bbvfl_cenc_reveal(const uint8_t secret[32], uint8_t **out, size_t *len, bbvfl_err *err) {
+  return enc_word("reveal(bytes32)", secret, out, len, err);
+}
+
+int bbvfl_cenc_finalize_election(uint8_t **out, size_t *len, bbvfl_err *err) {
+  return enc_noarg("finalizeElection()", out, len, err);
+}
+
+int bbvfl_cenc_reelect(uint8_t **out, size_t *len, bbvfl_err *err) {
+  return enc_noarg("reelect()", out, len, err);
+}
+
+int bbvfl_cenc_expire_round(uint8_t **out, size_t *len, bbvfl_err *err) {
+  return enc_noarg("expireRound()", out, len, err);
+}
+
+int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len,
+                      bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "submit(uint64,bytes)");
+  bbvfl_abi_put_u64(&b, round);
+  bbvfl_abi_put_bytes(&b, q, n);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_post_gradient(uint64_t round, const uint8_t *grad, size_t grad_len,
+                             const uint8_t *params, size_t params_len, uint8_t **out, size_t *len,
+                             bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "postGradient(uint64,bytes,bytes)");
+  bbvfl_abi_put_u64(&b, round);
+  bbvfl_abi_put_bytes(&b, grad, grad_len);
+  bbvfl_abi_put_bytes(&b, params, params_len);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_post_metrics(uint32_t epoch, uint32_t auroc_micro, uint32_t accuracy_micro,
+                            uint64_t loss_micro, uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "postMetrics(uint32,uint32,uint32,uint64)");
+  bbvfl_abi_put_u64(&b, epoch);
+  bbvfl_abi_put_u64(&b, auroc_micro);
+  bbvfl_abi_put_u64(&b, accuracy_micro);
+  bbvfl_abi_put_u64(&b, loss_micro);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_pay_rewards(uint32_t epoch, uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "payRewards(uint32)");
+  bbvfl_abi_put_u64(&b, epoch);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+void bbvfl_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]) {
+  uint8_t buf[52];
+  memcpy(buf, secret, 32);
+  memcpy(buf + 32, sender, 20);
+  bbvfl_keccak256(buf, sizeof buf, out);
+}
+
+void bbvfl_election_seed(const uint8_t (*secrets)[32], size_t n, uint8_t S[32]) {
+  bbvfl_keccak_ctx c;
+  bbvfl_keccak_init(&c);
+  for (size_t i = 0; i < n; i++) bbvfl_keccak_update(&c, secrets[i], 32);
+  bbvfl_keccak_final(&c, S);
+}
+
+uint64_t bbvfl_election_pick(const uint8_t S[32], uint64_t n) {
+  bbvfl_u256 v;
+  memcpy(v.be, S, 32);
+  return bbvfl_u256_mod_u64(&v, n);
+}
+
+/* ------------------------------------------------------------------ view decoders */
+
+/* Word i of a static return tuple, checked to fit `bits` bits (as Solidity's decoder would). */
+static int word_u(const uint8_t *data, size_t len, size_t i, unsigned bits, uint64_t *out, const char *what,
+                  bbvfl_err *err) {
+  if (len < (i + 1) * 32)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: return data too short (%zu bytes, need %zu)", what, len,
+                      (i + 1) * 32);
+  const uint8_t *w = data + i * 32;
+  size_t keep = bits / 8;
+  for (size_t k = 0; k < 32 - keep; k++)
+    if (w[k]) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: word %zu does not fit uint%u", what, i, bits);
+  uint64_t v = 0;
+  for (size_t k = 32 - keep; k < 32; k++) v = (v << 8) | w[k];
+  *out = v;
+  return 0;
+}
+
+static int word_addr(const uint8_t *data, size_t len, size_t i, uint8_t out[20], const char *what, bbvfl_err *err) {
+  if (len < (i + 1) * 32) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: return data too short", what);
+  const uint8_t *w = data + i * 32;
+  for (size_t k = 0; k < 12; k++)
+    if (w[k]) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: word %zu is not an address", what, i);
+  memcpy(out, w + 12, 20);
+  return 0;
+}
+
+static int word_u256(const uint8_t *data, size_t len, size_t i, bbvfl_u256 *out, const char *what, bbvfl_err *err) {
+  if (len < (i + 1) * 32) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: return data too short", what);
+  memcpy(out->be, data + i * 32, 32);
+  return 0;
+}
+
+int bbvfl_cdec_params(const uint8_t *d, size_t len, bbvfl_cparams *o, bbvfl_err *err) {
+  memset(o, 0, sizeof *o);
+  uint64_t v[20];
+  static const unsigned bits[20] = {8, 32, 32, 8, 32, 8, 32, 32, 32, 0, 0, 64, 64, 64, 64, 8, 0, 64, 32, 32};
+  for (size_t i = 0; i < 20; i++) {
+    if (!bits[i]) continue;
+    if (word_u(d, len, i, bits[i], &v[i], "params()", err) < 0) return -1;
+  }
+  if (v[5] > 1) return bbvfl_fail(err, BBVFL_E_PARSE, "params(): masked is not a bool");
+  o->cfg.clients = (uint8_t)v[0];
+  o->cfg.batch = (uint32_t)v[1];
+  o->cfg.dim = (uint32_t)v[2];
+  o->cfg.levels = (uint8_t)v[3];
+  o->cfg.beta_micro = (uint32_t)v[4];
+  o->cfg.masked = (int)v[5];
+  o->cfg.train_rounds = (uint32_t)v[6];
+  o->cfg.eval_rounds = (uint32_t)v[7];
+  o->cfg.epochs = (uint32_t)v[8];
+  if (word_u256(d, len, 9, &o->cfg.reward_per_submission, "params()", err) < 0) return -1;
+  if (word_u256(d, len, 10, &o->cfg.reward_pool, "params()", err) < 0) return -1;
+  o->cfg.commit_blocks = v[11];
+  o->cfg.reveal_blocks = v[12];
+  o->cfg.active_blocks = v[13];
+  o->cfg.round_timeout_blocks = v[14];
+  o->lane_bits = (uint8_t)v[15];
+  if (word_addr(d, len, 16, o->token, "params()", err) < 0) return -1;
+  o->total_rounds = v[17];
+  o->data_length = (uint32_t)v[18];
+  o->sum_length = (uint32_t)v[19];
+  return 0;
+}
+
+int bbvfl_cdec_round_state(const uint8_t *d, size_t len, bbvfl_round_state *o, bbvfl_err *err) {
+  uint64_t v[6];
+  static const unsigned bits[6] = {64, 8, 8, 8, 64, 64};
+  for (size_t i = 0; i < 6; i++)
+    if (word_u(d, len, i, bits[i], &v[i], "roundState()", err) < 0) return -1;
+  if (v[3] > 1) return bbvfl_fail(err, BBVFL_E_PARSE, "roundState(): complete is not a bool");
+  o->round = v[0];
+  o->submitted = (uint8_t)v[1];
+  o->participants = (uint8_t)v[2];
+  o->complete = (int)v[3];
+  o->opened_at = v[4];
+  o->completed_at = v[5];
+  return 0;
+}
+
+int bbvfl_cdec_client_info(const uint8_t *d, size_t len, bbvfl_client_info *o, bbvfl_err *err) {
+  uint64_t v[8];
+  static const unsigned bits[8] = {8, 8, 8, 8, 8, 64, 32, 32};
+  for (size_t i = 0; i < 8; i++)
+    if (word_u(d, len, i, bits[i], &v[i], "clientInfo()", err) < 0) return -1;
+  for (size_t i = 0; i < 4; i++)
+    if (v[i] > 1) return bbvfl_fail(err, BBVFL_E_PARSE, "clientInfo(): word %zu is not a bool", i);
+  o->registered = (int)v[0];
+  o->excluded = (int)v[1];
+  o->committed = (int)v[2];
+  o->revealed = (int)v[3];
+  o->index = (uint8_t)v[4];
+  o->last_round_plus1 = v[5];
+  o->accepted = (uint32_t)v[6];
+  o->rewarded = (uint32_t)v[7];
+  return 0;
+}
+
+int bbvfl_cdec_epoch_state(const uint8_t *d, size_t len, bbvfl_epoch_state *o, bbvfl_err *err) {
+  uint64_t v[3];
+  for (size_t i = 0; i < 3; i++) {
+    if (word_u(d, len, i, 8, &v[i], "epochState()", err) < 0) return -1;
+    if (v[i] > 1) return bbvfl_fail(err, BBVFL_E_PARSE, "epochState(): word %zu is not a bool", i);
+  }
+  o->complete = (int)v[0];
+  o->metrics_posted = (int)v[1];
+  o->rewards_paid = (int)v[2];
+  return 0;
+}
+
+static int decode_typed(const char *type, const uint8_t *d, size_t len, bbvfl_abi_value *v, bbvfl_err *err) {
+  bbvfl_abi_type *t = NULL;
+  if (bbvfl_abi_type_parse(type, &t, err) < 0) return -1;
+  int rc = bbvfl_abi_decode(t, d, len, v, err);
+  bbvfl_abi_type_free(t);
+  return rc;
+}
+
+int bbvfl_cdec_addresses(const uint8_t *d, size_t len, uint8_t (**addrs)[20], size_t *n, bbvfl_err *err) {
+  *addrs = NULL;
+  *n = 0;
+  bbvfl_abi_value v;
+  if (decode_typed("(address[])", d, len, &v, err) < 0) return -1;
+  const bbvfl_abi_value *arr = &v.items[0];
+  uint8_t (*a)[20] = malloc((arr->n ? arr->n : 1) * 20);
+  if (!a) {
+    bbvfl_abi_value_clear(&v);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < arr->n; i++) memcpy(a[i], arr->items[i].word + 12, 20);
+  *n = arr->n;
+  *addrs = a;
+  bbvfl_abi_value_clear(&v);
+  return 0;
+}
+
+int bbvfl_cdec_bytes(const uint8_t *d, size_t len, uint8_t **out, size_t *out_len, bbvfl_err *err) {
+  *out = NULL;
+  *out_len = 0;
+  bbvfl_abi_value v;
+  if (decode_typed("(bytes)", d, len, &v, err) < 0) return -1;
+  const bbvfl_abi_value *b = &v.items[0];
+  uint8_t *p = malloc(b->len ? b->len : 1);
+  if (!p) {
+    bbvfl_abi_value_clear(&v);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  if (b->len) memcpy(p, b->bytes, b->len);
+  *out = p;
+  *out_len = b->len;
+  bbvfl_abi_value_clear(&v);
+  return 0;
+}
+
+int bbvfl_cdec_u64(const uint8_t *d, size_t len, uint64_t *out, bbvfl_err *err) {
+  return word_u(d, len, 0, 64, out, "view", err);
+}
+
+int bbvfl_cdec_word(const uint8_t *d, size_t len, uint8_t out[32], bbvfl_err *err) {
+  if (len < 32) return bbvfl_fail(err, BBVFL_E_PARSE, "view: return data too short (%zu bytes)", len);
+  memcpy(out, d, 32);
+  return 0;
+}
+
+int bbvfl_cdec_address(const uint8_t *d, size_t len, uint8_t out[20], bbvfl_err *err) {
+  return word_addr(d, len, 0, out, "view", err);
+}
+
+int bbvfl_sum_unpack(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
+                     bbvfl_err *err) {
+  if (lane_bits != 8 && lane_bits != 16)
+    return bbvfl_fail(err, BBVFL_E_ARG, "lane width %u bits is not supported (8 or 16)", lane_bits);
+  size_t lb = lane_bits / 8;
+  if (sum_len != n * lb)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "round sum has %zu bytes, expected %zu (%zu lanes of %u bits)", sum_len,
+                      n * lb, n, lane_bits);
+  if (lb == 1)
+    for (size_t i = 0; i < n; i++) out[i] = sum[i];
+  else
+    for (size_t i = 0; i < n; i++) out[i] = ((uint32_t)sum[2 * i] << 8) | sum[2 * i + 1];
+  return 0;
+}
+
+/* ------------------------------------------------------------------ events */
+
+typedef struct {
+  const char *sig;   /* canonical signature (topic0) */
+  const char *decl;  /* with "indexed" markers, for bbvfl_abi_decode_log */
+} ev_def;
+
+static const ev_def EV[BBVFL_EV_COUNT] = {
+    [BBVFL_EV_REGISTERED] = {"Registered(address,uint8,bytes)", "Registered(address indexed,uint8,bytes)"},
+    [BBVFL_EV_COMMITTED] = {"Committed(address,bytes32)", "Committed(address indexed,bytes32)"},
+    [BBVFL_EV_REVEALED] = {"Revealed(address,bytes32)", "Revealed(address indexed,bytes32)"},
+    [BBVFL_EV_EXCLUDED] = {"Excluded(address,uint8)", "Excluded(address indexed,uint8)"},
+    [BBVFL_EV_ELECTED] = {"Elected(bytes32,address,uint64,uint8,uint8)",
+                          "Elected(bytes32,address indexed,uint64,uint8,uint8)"},
+    [BBVFL_EV_SUBMITTED] = {"Submitted(uint64,address,bytes32)", "Submitted(uint64 indexed,address indexed,bytes32)"},
+    [BBVFL_EV_ROUND_COMPLETED] = {"RoundCompleted(uint64,bytes)", "RoundCompleted(uint64 indexed,bytes)"},
+    [BBVFL_EV_GRADIENT_POSTED] = {"GradientPosted(uint64,address,bytes,bytes)",
+                                  "GradientPosted(uint64 indexed,address indexed,bytes,bytes)"},
+    [BBVFL_EV_METRICS_POSTED] = {"MetricsPosted(uint32,address,uint32,uint32,uint64)",
+                                 "MetricsPosted(uint32 indexed,address indexed,uint32,uint32,uint64)"},
+    [BBVFL_EV_REWARDS_PAID] = {"RewardsPaid(uint32,address,uint256,uint32)",
+                               "RewardsPaid(uint32 indexed,address indexed,uint256,uint32)"},
+    [BBVFL_EV_SESSION_ENDED] = {"SessionEnded(uint64)", "SessionEnded(uint64)"},
+    [BBVFL_EV_TRANSFER] = {"Transfer(address,address,uint256)", "Transfer(address indexed,address indexed,uint256)"},
+};
+
+const char *bbvfl_ev_signature(bbvfl_ev_kind k) {
+  if (k <= BBVFL_EV_NONE || k >= BBVFL_EV_COUNT) return NULL;
+  return EV[k].sig;
+}
+
+static uint8_t ev_topics[BBVFL_EV_COUNT][32];
+static int ev_topics_ready;
+
+static void ev_topics_init(void) {
+  if (ev_topics_ready) return;
+  for (int k = 1; k < BBVFL_EV_COUNT; k++) bbvfl_abi_event_topic(EV[k].sig, ev_topics[k]);
+  ev_topics_ready = 1;
+}
+
+void bbvfl_ev_topic(bbvfl_ev_kind k, uint8_t out[32]) {
+  if (k <= BBVFL_EV_NONE || k >= BBVFL_EV_COUNT) {
+    memset(out, 0, 32);
+    return;
+  }
+  bbvfl_abi_event_topic(EV[k].sig, out);
+}
+
+void bbvfl_cev_clear(bbvfl_cev *ev) {
+  if (!ev) return;
+  free(ev->data);
+  free(ev->data2);
+  memset(ev, 0, sizeof *ev);
+}
+
+static int take_bytes(const bbvfl_abi_value *v, uint8_t **out, size_t *len, bbvfl_err *err) {
+  uint8_t *p = malloc(v->len ? v->len : 1);
+  if (!p) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  if (v->len) memcpy(p, v->bytes, v->len);
+  *out = p;
+  *len = v->len;
+  return 0;
+}
+
+static uint64_t val_u64(const bbvfl_abi_value *v) {
+  uint64_t x = 0;
+  for (int k = 24; k < 32; k++) x = (x << 8) | v->word[k];
+  return x;
+}
+
+static int json_hex_fixed(const json_t *o, const char *key, uint8_t *out, size_t n, bbvfl_err *err) {
+  const json_t *v = json_object_get(o, key);
+  if (!json_is_string(v)) return bbvfl_fail(err, BBVFL_E_PARSE, "log: field \"%s\" missing", key);
+  return bbvfl_hex_decode_fixed(json_string_value(v), out, n, err);
+}
+
+int bbvfl_cev_decode(const json_t *log, bbvfl_cev *o, bbvfl_err *err) {
+  memset(o, 0, sizeof *o);
+  if (!json_is_object(log)) return bbvfl_fail(err, BBVFL_E_PARSE, "log: not a JSON object");
+  const json_t *topics = json_object_get(log, "topics");
+  if (!json_is_array(topics) || json_array_size(topics) == 0 || json_array_size(topics) > 4)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "log: topics missing or malformed");
+  uint8_t t[4][32];
+  size_t nt = json_array_size(topics);
+  for (size_t i = 0; i < nt; i++) {
+    const json_t *s = json_array_get(topics, i);
+    if (!json_is_string(s) || bbvfl_hex_decode_fixed(json_string_value(s), t[i], 32, err) < 0)
+      return bbvfl_fail(err, BBVFL_E_PARSE, "log: topic %zu is not 32 bytes of hex", i);
+  }
+  if (json_hex_fixed(log, "address", o->emitter, 20, err) < 0) return -1;
+  const json_t *bn = json_object_get(log, "blockNumber");
+  if (bn && !json_is_null(bn) && bbvfl_rpc_parse_u64(bn, &o->block_number, err) < 0) return -1;
+  const json_t *li = json_object_get(log, "logIndex");
+  if (li && !json_is_null(li) && bbvfl_rpc_parse_u64(li, &o->log_index, err) < 0) return -1;
+  const json_t *th = json_object_get(log, "transactionHash");
+  if (json_is_string(th) && bbvfl_hex_decode_fixed(json_string_value(th), o->tx_hash, 32, err) < 0) return -1;
+
+  ev_topics_init();
+  bbvfl_ev_kind k = BBVFL_EV_NONE;
+  for (int i = 1; i < BBVFL_EV_COUNT; i++)
+    if (!memcmp(t[0], ev_topics[i], 32)) k = (bbvfl_ev_kind)i;
+  if (k == BBVFL_EV_NONE) return 0;
+
+  const json_t *dj = json_object_get(log, "data");
+  if (!json_is_string(dj)) return bbvfl_fail(err, BBVFL_E_PARSE, "log: data missing");
+  uint8_t *data = NULL;
+  size_t dlen = 0;
+  if (bbvfl_hex_decode_alloc(json_string_value(dj), &data, &dlen, err) < 0) return -1;
+  bbvfl_abi_value v;
+  int rc = bbvfl_abi_decode_log(EV[k].decl, (const uint8_t(*)[32])t, nt, data, dlen, &v, err);
+  free(data);
+  if (rc < 0) return bbvfl_wrap(err, "log %s", EV[k].sig);
+  const bbvfl_abi_value *it = v.items;
+  rc = 0;
+  switch (k) {
+    case BBVFL_EV_REGISTERED:
+      memcpy(o->client, it[0].word + 12, 20);
+      o->index = it[1].word[31];
+      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
+      break;
+    case BBVFL_EV_COMMITTED:
+    case BBVFL_EV_REVEALED:
+      memcpy(o->client, it[0].word + 12, 20);
+      memcpy(o->word, it[1].word, 32);
+      break;
+    case BBVFL_EV_EXCLUDED:
+      memcpy(o->client, it[0].word + 12, 20);
+      o->reason = it[1].word[31];
+      break;
+    case BBVFL_EV_ELECTED:
+      memcpy(o->word, it[0].word, 32);
+      memcpy(o->client, it[1].word + 12, 20);
+      o->round = val_u64(&it[2]);
+      o->participants = it[3].word[31];
+      o->reason = it[4].word[31];
+      break;
+    case BBVFL_EV_SUBMITTED:
+      o->round = val_u64(&it[0]);
+      memcpy(o->client, it[1].word + 12, 20);
+      memcpy(o->word, it[2].word, 32);
+      break;
+    case BBVFL_EV_ROUND_COMPLETED:
+      o->round = val_u64(&it[0]);
+      rc = take_bytes(&it[1], &o->data, &o->data_len, err);
+      break;
+    case BBVFL_EV_GRADIENT_POSTED:
+      o->round = val_u64(&it[0]);
+      memcpy(o->client, it[1].word + 12, 20);
+      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
+      if (!rc) rc = take_bytes(&it[3], &o->data2, &o->data2_len, err);
+      break;
+    case BBVFL_EV_METRICS_POSTED:
+      o->epoch = (uint32_t)val_u64(&it[0]);
+      memcpy(o->client, it[1].word + 12, 20);
+      o->auroc_micro = (uint32_t)val_u64(&it[2]);
+      o->accuracy_micro = (uint32_t)val_u64(&it[3]);
+      o->loss_micro = val_u64(&it[4]);
+      break;
+    case BBVFL_EV_REWARDS_PAID:
+      o->epoch = (uint32_t)val_u64(&it[0]);
+      memcpy(o->client, it[1].word + 12, 20);
+      memcpy(o->amount.be, it[2].word, 32);
+      o->submissions = (uint32_t)val_u64(&it[3]);
+      break;
+    case BBVFL_EV_SESSION_ENDED:
+      o->round = val_u64(&it[0]);
+      break;
+    case BBVFL_EV_TRANSFER:
+      memcpy(o->client, it[0].word + 12, 20);
+      memcpy(o->to, it[1].word + 12, 20);
+      memcpy(o->amount.be, it[2].word, 32);
+      break;
+    default:
+      break;
+  }
+  bbvfl_abi_value_clear(&v);
+  if (rc < 0) {
+    bbvfl_cev_clear(o);
+    return -1;
+  }
+  o->kind = k;
+  return 1;
+}
+
+/* ------------------------------------------------------------------ RPC-backed views */
+
+void bbvfl_aggc_init(bbvfl_aggc *a, bbvfl_rpc *rpc, const uint8_t address[20]) {
+  a->rpc = rpc;
+  memcpy(a->address, address, 20);
+}
+
+/* eth_call of a view with a prepared calldata on `to`. */
+static int view_call(bbvfl_rpc *rpc, const uint8_t to[20], const uint8_t *cd, size_t cdlen, uint8_t **out,
+                     size_t *len, const char *what, bbvfl_err *err) {
+  if (bbvfl_rpc_eth_call(rpc, NULL, to, cd, cdlen, NULL, out, len, err) < 0) return bbvfl_wrap(err, "%s", what);
+  return 0;
+}
+
+static int view0(bbvfl_aggc *a, const char *sig, uint8_t **out, size_t *len, bbvfl_err *err) {
+  uint8_t sel[4];
+  bbvfl_abi_selector(sig, sel);
+  return view_call(a->rpc, a->address, sel, 4, out, len, sig, err);
+}
+
+static int view_word(bbvfl_aggc *a, const char *sig, const uint8_t w[32], uint8_t **out, size_t *len,
+                     bbvfl_err *err) {
+  uint8_t cd[36];
+  bbvfl_abi_selector(sig, cd);
+  memcpy(cd + 4, w, 32);
+  return view_call(a->rpc, a->address, cd, sizeof cd, out, len, sig, err);
+}
+
+#define VIEW0(sig, decode_expr)                           \
+  do {                                                    \
+    uint8_t *d_ = NULL;                                   \
+    size_t l_ = 0;                                        \
+    if (view0(a, sig, &d_, &l_, err) < 0) return -1;      \
+    int rc_ = (decode_expr);                              \
+    free(d_);                                             \
+    return rc_ < 0 ? bbvfl_wrap(err, "%s", sig) : 0;      \
+  } while (0)
+
+int bbvfl_aggc_params(bbvfl_aggc *a, bbvfl_cparams *out, bbvfl_err *err) {
+  VIEW0("params()", bbvfl_cdec_params(d_, l_, out, err));
+}
+
+int bbvfl_aggc_phase(bbvfl_aggc *a, bbvfl_phase *out, bbvfl_err *err) {
+  uint64_t v = 0;
+  uint8_t *d = NULL;
+  size_t l = 0;
+  if (view0(a, "phase()", &d, &l, err) < 0) return -1;
+  int rc = word_u(d, l, 0, 8, &v, "phase()", err);
+  free(d);
+  if (rc < 0) return -1;
+  if (v > BBVFL_PHASE_ENDED) return bbvfl_fail(err, BBVFL_E_PARSE, "phase(): unknown phase %llu", (unsigned long long)v);
+  *out = (bbvfl_phase)v;
+  return 0;
+}
+
+int bbvfl_aggc_current_round(bbvfl_aggc *a, uint64_t *out, bbvfl_err *err) {
+  VIEW0("currentRound()", bbvfl_cdec_u64(d_, l_, out, err));
+}
+
+int bbvfl_aggc_round_state(bbvfl_aggc *a, bbvfl_round_state *out, bbvfl_err *err) {
+  VIEW0("roundState()", bbvfl_cdec_round_state(d_, l_, out, err));
+}
+
+int bbvfl_aggc_round_sum(bbvfl_aggc *a, uint64_t round, uint8_t **sum, size_t *len, bbvfl_err *err) {
+  uint8_t w[32];
+  bbvfl_topic_u64(round, w);
+  uint8_t *d = NULL;
+  size_t l = 0;
+  if (view_word(a, "roundSum(uint64)", w, &d, &l, err) < 0) return -1;
+  int rc = bbvfl_cdec_bytes(d, l, sum, len, err);
+  free(d);
+  return rc;
+}
+
+int bbvfl_aggc_client_info(bbvfl_aggc *a, const uint8_t addr[20], bbvfl_client_info *out, bbvfl_err *err) {
+  uint8_t w[32];
+  bbvfl_topic_address(addr, w);
+  uint8_t *d = NULL;
+  size_t l = 0;
+  if (view_word(a, "clientInfo(address)", w, &d, &l, err) < 0) return -1;
+  int rc = bbvfl_cdec_client_info(d, l, out, err);
+  free(d);
+  return rc;
+}
+
+int bbvfl_aggc_clients(bbvfl_aggc *a, uint8_t (**addrs)[20], size_t *n, bbvfl_err *err) {
+  VIEW0("clients()", bbvfl_cdec_addresses(d_, l_, addrs, n, err));
+}
+
+int bbvfl_aggc_participants(bbvfl_aggc *a, uint8_t (**addrs)[20], size_t *n, bbvfl_err *err) {
+  VIEW0("participants()", bbvfl_cdec_addresses(d_, l_, addrs, n, err));
+}
+
+int bbvfl_aggc_seed(bbvfl_aggc *a, uint8_t S[32], bbvfl_err *err) {
+  VIEW0("seed()", bbvfl_cdec_word(d_, l_, S, err));
+}
+
+int bbvfl_aggc_election_seed(bbvfl_aggc *a, uint8_t S[32], bbvfl_err *err) {
+  VIEW0("electionSeed()", bbvfl_cdec_word(d_, l_, S, err));
+}
+
+int bbvfl_aggc_active(bbvfl_aggc *a, uint8_t addr[20], bbvfl_err *err) {
+  VIEW0("active()", bbvfl_cdec_address(d_, l_, addr, err));
+}
+
+int bbvfl_aggc_last_fusion_round(bbvfl_aggc *a, uint64_t *out, bbvfl_err *err) {
+  VIEW0("lastFusionRound()", bbvfl_cdec_u64(d_, l_, out, err));
+}
+
+int bbvfl_aggc_last_fusion_hash(bbvfl_aggc *a, uint8_t h[32], bbvfl_err *err) {
+  VIEW0("lastFusionParamsHash()", bbvfl_cdec_word(d_, l_, h, err));
+}
+
+int bbvfl_aggc_token(bbvfl_aggc *a, uint8_t token[20], bbvfl_err *err) {
+  VIEW0("token()", bbvfl_cdec_address(d_, l_, token, err));
+}
+
+int bbvfl_aggc_epoch_state(bbvfl_aggc *a, uint32_t epoch, bbvfl_epoch_state *out, bbvfl_err *err) {
+  uint8_t w[32];
+  bbvfl_topic_u64(epoch, w);
+  uint8_t *d = NULL;
+  size_t l = 0;
+  if (view_word(a, "epochState(uint32)", w, &d, &l, err) < 0) return -1;
+  int rc = bbvfl_cdec_epoch_state(d, l, out, err);
+  free(d);
+  return rc;
+}
+
+int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t holder[20], bbvfl_u256 *out,
+                        bbvfl_err *err) {
+  uint8_t cd[36];
+  bbvfl_abi_selector("balanceOf(address)", cd);
+  bbvfl_topic_address(holder, cd + 4);
+  uint8_t *d = NULL;
+  size_t l = 0;
+  if (view_call(rpc, token, cd, sizeof cd, &d, &l, "balanceOf(address)", err) < 0) return -1;
+  int rc = word_u256(d, l, 0, out, "balanceOf(address)", err);
+  free(d);
+  return rc;
+}
+
+void bbvfl_topic_u64(uint64_t v, uint8_t out[32]) {
+  memset(out, 0, 32);
+  for (int k = 0; k < 8; k++) out[31 - k] = (uint8_t)(v >> (8 * k));
+}
+
+void bbvfl_topic_address(const uint8_t addr[20], uint8_t out[32]) {
+  memset(out, 0, 12);
+  memcpy(out + 12, addr, 20);
+}
+
+int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_ev_kind kind, const uint8_t *topic1, uint64_t from_block,
+                    uint64_t to_block, json_t **logs, bbvfl_err *err) {
+  *logs = NULL;
+  if (kind <= BBVFL_EV_NONE || kind >= BBVFL_EV_COUNT)
+    return bbvfl_fail(err, BBVFL_E_ARG, "eth_getLogs: unknown event kind %d", (int)kind);
+  ev_topics_init();
+  json_t *f = json_object();
+  json_t *topics = json_array();
+  int bad = !f || !topics;
+  if (!bad) {
+    bad |= json_array_append_new(topics, bbvfl_json_hex(ev_topics[kind], 32));
+    if (topic1) bad |= json_array_append_new(topics, bbvfl_json_hex(topic1, 32));
+    bad |= json_object_set_new(f, "address", bbvfl_json_hex(a->address, 20));
+    bad |= json_object_set_new(f, "fromBlock", bbvfl_json_quantity(from_block));
+    bad |= json_object_set_new(f, "toBlock",
+                               to_block == UINT64_MAX ? json_string("latest") : bbvfl_json_quantity(to_block));
+    bad |= json_object_set(f, "topics", topics);
+  }
+  json_decref(topics);
+  if (bad) {
+    json_decref(f);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+  }
+  json_t *res = NULL;
+  if (bbvfl_rpc_call(a->rpc, "eth_getLogs", json_pack("[o]", f), &res, err) != 0)
+    return bbvfl_wrap(err, "eth_getLogs %s", EV[kind].sig);
+  if (!json_is_array(res)) {
+    json_decref(res);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "eth_getLogs: the answer is not an array");
+  }
+  *logs = res;
+  return 0;
+}

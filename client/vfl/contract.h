@@ -1,0 +1,221 @@
+/* C bindings for the BbvflAggregator contract (contract/src/BbvflAggregator.sol) and its reward
+ * token.
+ *
+ * Three layers, usable separately:
+ *  1. Pure encoders: calldata of every write call and of the views, and the constructor
+ *     arguments (the Config tuple). Output buffers are malloc'd and owned by the caller (free()).
+ *  2. Pure decoders: the views' return data (eth_call output) into plain structs, and event logs
+ *     (the JSON objects of eth_getLogs / receipts) into a tagged struct. Decoded byte strings
+ *     (sums, gradients, pubkeys) are malloc'd inside the struct: bbvfl_cev_clear frees them.
+ *  3. bbvfl_aggc: a small handle that borrows an RPC connection and runs the views through
+ *     eth_call, plus a log query filtered by event and first indexed argument.
+ *
+ * Nothing here signs or sends: a caller puts the calldata into a bbvfl_sender. */
+#ifndef BBVFL_VFL_CONTRACT_H
+#define BBVFL_VFL_CONTRACT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "eth/rpc.h"
+#include "eth/u256.h"
+
+/* ------------------------------------------------------------------ config / params */
+
+/* The constructor's Config tuple (all static fields). */
+typedef struct {
+  uint8_t clients;         /* M */
+  uint32_t batch;          /* B */
+  uint32_t dim;            /* P */
+  uint8_t levels;          /* b */
+  uint32_t beta_micro;     /* beta * 1e6 */
+  int masked;
+  uint32_t train_rounds;   /* T per epoch */
+  uint32_t eval_rounds;    /* V per epoch */
+  uint32_t epochs;
+  bbvfl_u256 reward_per_submission;
+  bbvfl_u256 reward_pool;
+  uint64_t commit_blocks, reveal_blocks, active_blocks, round_timeout_blocks;
+} bbvfl_cconfig;
+
+/* params() of a deployed contract: the Config plus derived values. */
+typedef struct {
+  bbvfl_cconfig cfg;
+  uint8_t lane_bits;
+  uint8_t token[20];
+  uint64_t total_rounds;
+  uint32_t data_length;    /* bytes per submission */
+  uint32_t sum_length;     /* bytes of roundSum / RoundCompleted */
+} bbvfl_cparams;
+
+typedef enum {
+  BBVFL_PHASE_REGISTRATION = 0,
+  BBVFL_PHASE_COMMIT = 1,
+  BBVFL_PHASE_REVEAL = 2,
+  BBVFL_PHASE_TRAINING = 3,
+  BBVFL_PHASE_ENDED = 4
+} bbvfl_phase;
+
+typedef struct {
+  uint64_t round;
+  uint8_t submitted, participants;
+  int complete;
+  uint64_t opened_at, completed_at;
+} bbvfl_round_state;
+
+typedef struct {
+  int registered, excluded, committed, revealed;
+  uint8_t index;
+  uint64_t last_round_plus1;
+  uint32_t accepted, rewarded;
+} bbvfl_client_info;
+
+typedef struct {
+  int complete, metrics_posted, rewards_paid;
+} bbvfl_epoch_state;
+
+/* ------------------------------------------------------------------ encoders (pure) */
+
+/* ABI encoding of the Config tuple (constructor arguments, no selector). */
+int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err);
+
+int bbvfl_cenc_register(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_commit(const uint8_t commitment[32], uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_reveal(const uint8_t secret[32], uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_finalize_election(uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_reelect(uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_expire_round(uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len,
+                      bbvfl_err *err);
+/* grad: big-endian binary32 bytes (4*B*P); params: the fusion parameters (opaque bytes). */
+int bbvfl_cenc_post_gradient(uint64_t round, const uint8_t *grad, size_t grad_len,
+                             const uint8_t *params, size_t params_len, uint8_t **out, size_t *len,
+                             bbvfl_err *err);
+int bbvfl_cenc_post_metrics(uint32_t epoch, uint32_t auroc_micro, uint32_t accuracy_micro,
+                            uint64_t loss_micro, uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_pay_rewards(uint32_t epoch, uint8_t **out, size_t *len, bbvfl_err *err);
+
+/* The election commitment keccak256(abi.encodePacked(secret, sender)). */
+void bbvfl_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]);
+/* The session seed keccak256(secret_0 || ... || secret_{n-1}) of the revealed secrets in client
+ * index order, and the active index uint256(S) mod n. */
+void bbvfl_election_seed(const uint8_t (*secrets)[32], size_t n, uint8_t S[32]);
+uint64_t bbvfl_election_pick(const uint8_t S[32], uint64_t n);
+
+/* ------------------------------------------------------------------ view decoders (pure) */
+
+int bbvfl_cdec_params(const uint8_t *data, size_t len, bbvfl_cparams *out, bbvfl_err *err);
+int bbvfl_cdec_round_state(const uint8_t *data, size_t len, bbvfl_round_state *out, bbvfl_err *err);
+int bbvfl_cdec_client_info(const uint8_t *data, size_t len, bbvfl_client_info *out, bbvfl_err *err);
+int bbvfl_cdec_epoch_state(const uint8_t *data, size_t len, bbvfl_epoch_state *out, bbvfl_err *err);
+/* address[]: *addrs malloc'd (n x 20 bytes), caller frees (non-NULL even when n = 0). */
+int bbvfl_cdec_addresses(const uint8_t *data, size_t len, uint8_t (**addrs)[20], size_t *n,
+                         bbvfl_err *err);
+/* bytes: *out malloc'd, caller frees. */
+int bbvfl_cdec_bytes(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len, bbvfl_err *err);
+/* One static word as uint64 (checked to fit), bytes32, or address. */
+int bbvfl_cdec_u64(const uint8_t *data, size_t len, uint64_t *out, bbvfl_err *err);
+int bbvfl_cdec_word(const uint8_t *data, size_t len, uint8_t out[32], bbvfl_err *err);
+int bbvfl_cdec_address(const uint8_t *data, size_t len, uint8_t out[20], bbvfl_err *err);
+
+/* A plain-mode (8-bit or 16-bit lanes) sum as bytes -> n uint32 values. */
+int bbvfl_sum_unpack(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
+                     bbvfl_err *err);
+
+/* ------------------------------------------------------------------ events */
+
+typedef enum {
+  BBVFL_EV_NONE = 0,
+  BBVFL_EV_REGISTERED,
+  BBVFL_EV_COMMITTED,
+  BBVFL_EV_REVEALED,
+  BBVFL_EV_EXCLUDED,
+  BBVFL_EV_ELECTED,
+  BBVFL_EV_SUBMITTED,
+  BBVFL_EV_ROUND_COMPLETED,
+  BBVFL_EV_GRADIENT_POSTED,
+  BBVFL_EV_METRICS_POSTED,
+  BBVFL_EV_REWARDS_PAID,
+  BBVFL_EV_SESSION_ENDED,
+  BBVFL_EV_TRANSFER, /* the token's ERC-20 Transfer */
+  BBVFL_EV_COUNT
+} bbvfl_ev_kind;
+
+/* The canonical signature ("Submitted(uint64,address,bytes32)") and topic0 of an event. */
+const char *bbvfl_ev_signature(bbvfl_ev_kind k);
+void bbvfl_ev_topic(bbvfl_ev_kind k, uint8_t out[32]);
+
+/* One decoded log. Fields are filled according to kind (see the event declarations in the
+ * contract); bytes fields are malloc'd and owned by the struct (bbvfl_cev_clear). */
+typedef struct {
+  bbvfl_ev_kind kind;
+  uint8_t emitter[20];      /* the log's address */
+  uint64_t block_number;
+  uint64_t log_index;
+  uint8_t tx_hash[32];
+  uint8_t client[20];       /* Registered, Committed, Revealed, Excluded, Submitted, RewardsPaid
+                               (client); Elected, GradientPosted, MetricsPosted (active);
+                               Transfer (from) */
+  uint8_t to[20];           /* Transfer */
+  uint64_t round;           /* Submitted, RoundCompleted, GradientPosted; Elected fromRound;
+                               SessionEnded rounds */
+  uint32_t epoch;           /* MetricsPosted, RewardsPaid */
+  uint8_t index;            /* Registered index */
+  uint8_t reason;           /* Excluded, Elected */
+  uint8_t participants;     /* Elected */
+  uint8_t word[32];         /* Committed commitment, Revealed secret, Elected seed, Submitted dataHash */
+  uint32_t auroc_micro, accuracy_micro, submissions;
+  uint64_t loss_micro;
+  bbvfl_u256 amount;        /* RewardsPaid amount, Transfer value */
+  uint8_t *data;  size_t data_len;   /* Registered pubkey, RoundCompleted sum, GradientPosted gradient */
+  uint8_t *data2; size_t data2_len;  /* GradientPosted fusionParams */
+} bbvfl_cev;
+
+/* Decodes one log JSON object ({address, topics, data, blockNumber, transactionHash, logIndex}).
+ * Returns 1 when decoded, 0 when topic0 is none of the known events (out->kind = NONE), -1 on a
+ * malformed log. *out is overwritten (clear it before reuse). */
+int bbvfl_cev_decode(const json_t *log, bbvfl_cev *out, bbvfl_err *err);
+void bbvfl_cev_clear(bbvfl_cev *ev);
+
+/* ------------------------------------------------------------------ RPC-backed handle */
+
+typedef struct {
+  bbvfl_rpc *rpc;        /* borrowed */
+  uint8_t address[20];   /* the aggregator */
+} bbvfl_aggc;
+
+void bbvfl_aggc_init(bbvfl_aggc *a, bbvfl_rpc *rpc, const uint8_t address[20]);
+
+int bbvfl_aggc_params(bbvfl_aggc *a, bbvfl_cparams *out, bbvfl_err *err);
+int bbvfl_aggc_phase(bbvfl_aggc *a, bbvfl_phase *out, bbvfl_err *err);
+int bbvfl_aggc_current_round(bbvfl_aggc *a, uint64_t *out, bbvfl_err *err);
+int bbvfl_aggc_round_state(bbvfl_aggc *a, bbvfl_round_state *out, bbvfl_err *err);
+/* *sum malloc'd (caller frees). */
+int bbvfl_aggc_round_sum(bbvfl_aggc *a, uint64_t round, uint8_t **sum, size_t *len, bbvfl_err *err);
+int bbvfl_aggc_client_info(bbvfl_aggc *a, const uint8_t addr[20], bbvfl_client_info *out, bbvfl_err *err);
+/* *addrs malloc'd (caller frees). */
+int bbvfl_aggc_clients(bbvfl_aggc *a, uint8_t (**addrs)[20], size_t *n, bbvfl_err *err);
+int bbvfl_aggc_participants(bbvfl_aggc *a, uint8_t (**addrs)[20], size_t *n, bbvfl_err *err);
+int bbvfl_aggc_seed(bbvfl_aggc *a, uint8_t S[32], bbvfl_err *err);
+int bbvfl_aggc_election_seed(bbvfl_aggc *a, uint8_t S[32], bbvfl_err *err);
+int bbvfl_aggc_active(bbvfl_aggc *a, uint8_t addr[20], bbvfl_err *err);
+int bbvfl_aggc_last_fusion_round(bbvfl_aggc *a, uint64_t *out, bbvfl_err *err);
+int bbvfl_aggc_last_fusion_hash(bbvfl_aggc *a, uint8_t h[32], bbvfl_err *err);
+int bbvfl_aggc_epoch_state(bbvfl_aggc *a, uint32_t epoch, bbvfl_epoch_state *out, bbvfl_err *err);
+int bbvfl_aggc_token(bbvfl_aggc *a, uint8_t token[20], bbvfl_err *err);
+/* ERC-20 balanceOf(holder) on token. */
+int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t holder[20], bbvfl_u256 *out,
+                        bbvfl_err *err);
+
+/* eth_getLogs on the aggregator for one event, blocks [from, to] (to UINT64_MAX: "latest"),
+ * optionally filtered by the first indexed argument (topic1, a 32-byte word; NULL: any).
+ * *logs is a new JSON array reference (caller decrefs). */
+int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_ev_kind kind, const uint8_t *topic1, uint64_t from_block,
+                    uint64_t to_block, json_t **logs, bbvfl_err *err);
+/* The topic word of a uint64 / address indexed argument. */
+void bbvfl_topic_u64(uint64_t v, uint8_t out[32]);
+void bbvfl_topic_address(const uint8_t addr[20], uint8_t out[32]);
+
+#endif
