@@ -301,8 +301,8 @@ int cmd_sweep(int argc, char **argv) {
       ci += (size_t)ncell_per_M;
     }
     printf("\n");
-    printf("\nmean wall time of one %d-epoch run: %.3f s\nwrote %s/sweep.csv and %s/sweep.json\n", base.epochs,
-           run_count ? run_wall_sum / run_count : 0, out_dir, out_dir);
+    printf("\nmean wall time of one %d-epoch run: %.3f s\n", base.epochs, run_count ? run_wall_sum / run_count : 0);
+    if (wrc == 0) printf("wrote %s/sweep.csv and %s/sweep.json\n", out_dir, out_dir);
   }
   free(js);
   free(csv);

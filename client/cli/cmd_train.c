@@ -220,8 +220,10 @@ int cmd_train(int argc, char **argv) {
   char *js = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10));
   char path[4200];
   snprintf(path, sizeof path, "%s/report.json", out_dir);
-  int wrc = js ? 0 : -1;
-  if (js) {
+  /* metrics.csv first, report.json last: a report.json newer than the run start marks a
+   * complete run folder (each file is replaced atomically; a failed write leaves the old one). */
+  int wrc = js ? write_metrics_csv(out_dir, &res, &err) : bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+  if (wrc == 0) {
     size_t l = strlen(js);
     char *line = malloc(l + 2);
     if (line) {
@@ -233,7 +235,6 @@ int cmd_train(int argc, char **argv) {
       wrc = bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
     }
   }
-  if (wrc == 0) wrc = write_metrics_csv(out_dir, &res, &err);
   if (as_json) {
     if (js) printf("%s\n", js);
   } else {
@@ -246,7 +247,7 @@ int cmd_train(int argc, char **argv) {
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");
     printf("off-chain aggregation: %.3g s per epoch (%zu rounds of M=%d vectors of %zu values); run %.2f s\n",
            res.agg_train_s_per_epoch, res.R, cfg.M, cfg.B * (size_t)cfg.P, res.wall_s);
-    printf("wrote %s/metrics.csv and %s/report.json\n", out_dir, out_dir);
+    if (wrc == 0) printf("wrote %s/metrics.csv and %s/report.json\n", out_dir, out_dir);
   }
   free(js);
   json_decref(o);
