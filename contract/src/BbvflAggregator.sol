@@ -43,7 +43,10 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///   roundTimeoutBlocks blocks of opening and at least one client has submitted, anyone may call
 ///   expireRound(): participants that did not submit are excluded (reason 3) and the round
 ///   completes with the submissions it has. If the active client was excluded that way a new
-///   active client is drawn from the seed chain (Elected reason 2).
+///   active client is drawn from the seed chain (Elected reason 2). Masked mode differs (the
+///   missing clients' masks would not cancel): the round's submissions are voided and the round
+///   re-opens for the clients that submitted (RoundReopened with their index bitmap, a fresh
+///   timeout); they submit again, masked for the new set (docs/MASKED.md).
 /// - Rewards: payRewards(e) pays every client (accepted - rewarded) * rewardPerSubmission, i.e.
 ///   all accepted submissions not paid yet at the time of the call, and sets rewarded = accepted.
 ///   When nobody is due anything it emits one RewardsPaid(e, address(0), 0, 0) so that every
@@ -221,6 +224,9 @@ contract BbvflAggregator {
     );
     event RewardsPaid(uint32 indexed epoch, address indexed client, uint256 amount, uint32 submissions);
     event SessionEnded(uint64 rounds);
+    /// Masked mode: expireRound voided the open round's submissions and re-opened it for the
+    /// participant set `participants` (bit i = client index i), n = its size.
+    event RoundReopened(uint64 indexed round, uint64 participants, uint8 n);
 
     constructor(Config memory c) {
         require(c.clients >= 1 && c.clients <= 64, "M must be 1..64");
@@ -620,7 +626,17 @@ contract BbvflAggregator {
         for (uint256 i = 0; i < kept; i++) _participants.push(keep[i]);
         h.n = uint8(kept);
         if (activeOut) _reelect(h.round, 2);
-        _complete(h);
+        if (MASKED) {
+            // the masks of the missing clients do not cancel, so this attempt's sum is garbage:
+            // void it and re-open the round for the clients that submitted (they re-mask for the
+            // new set, which is strictly smaller, so the masks are fresh)
+            emit RoundReopened(h.round, h.submitted, uint8(kept));
+            h.count = 0;
+            h.submitted = 0;
+            h.openedAt = uint40(block.number);
+        } else {
+            _complete(h);
+        }
         _hot = h;
     }
 
