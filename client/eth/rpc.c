@@ -206,7 +206,9 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
       if (r->len > 0 && (r->buf[0] == '{' || r->buf[0] == '[') && status != 429 &&
           status != 502 && status != 503 && status != 504)
         return 0;
-      transient = status == 429 || status == 502 || status == 503 || status == 504;
+      /* overload (429) and server-side failures without a JSON-RPC answer (5xx: a crashed
+       * or restarting node, a proxy in front of it) are worth another attempt */
+      transient = status == 429 || (status >= 500 && status <= 599);
     } else {
       transient = transient_curl(cr);
     }

@@ -1,0 +1,497 @@
+/* The JSON-RPC client and the sender over a faulty network: tests/tools/faultproxy.py sits
+ * between bbvfl and the test's anvil (BBVFL_RPC_URL) and injects slow answers, garbage,
+ * truncated and enormous bodies, connection resets, HTTP 5xx and a transaction swallowed on its
+ * way to the pool. Answers that are broken give a clear error at once (never re-asked, never a
+ * crash or a hang); transport failures are retried and succeed once the fault passes; a
+ * swallowed transaction is re-sent with the same bytes (same nonce) and mined. Also: a replayed
+ * raw transaction and a different transaction with a used nonce are refused by the node and
+ * change nothing. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/fsutil.h"
+#include "eth/hex.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "eth/tx.h"
+#include "eth/wallet.h"
+
+/* anvil's publicly documented development account 0 (a test-chain key, not a secret) */
+#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+
+static const char *node_url;
+static char tmpdir[256];
+
+static void check(int rc, const bbvfl_err *err) {
+  if (rc != 0) fail_msg("unexpected error: %s", err->msg);
+}
+
+/* ------------------------------------------------------------------ the proxy process */
+
+typedef struct {
+  pid_t pid;
+  char url[64];
+  char log[300];
+} proxy;
+
+/* Starts faultproxy.py with the given extra arguments (NULL-terminated); waits for its port. */
+static void proxy_start(proxy *p, ...) {
+  static int seq;
+  const char *src = getenv("BBVFL_SOURCE_DIR");
+  assert_non_null(src);
+  char script[512], portf[300];
+  snprintf(script, sizeof script, "%s/tests/tools/faultproxy.py", src);
+  snprintf(portf, sizeof portf, "%s/port-%d", tmpdir, seq);
+  snprintf(p->log, sizeof p->log, "%s/log-%d.jsonl", tmpdir, seq++);
+  unlink(portf);
+  const char *argv[40];
+  int n = 0;
+  argv[n++] = "python3";
+  argv[n++] = script;
+  argv[n++] = "--target";
+  argv[n++] = node_url;
+  argv[n++] = "--port-file";
+  argv[n++] = portf;
+  argv[n++] = "--log";
+  argv[n++] = p->log;
+  va_list ap;
+  va_start(ap, p);
+  for (const char *a; (a = va_arg(ap, const char *)) != NULL && n < 38;) argv[n++] = a;
+  va_end(ap);
+  argv[n] = NULL;
+  p->pid = fork();
+  assert_true(p->pid >= 0);
+  if (p->pid == 0) {
+    if (!freopen("/dev/null", "w", stdout)) _exit(126);
+    execvp("python3", (char *const *)argv);
+    _exit(127);
+  }
+  double t0 = bbvfl_now();
+  for (;;) {
+    FILE *f = fopen(portf, "r");
+    int port = 0;
+    if (f) {
+      if (fscanf(f, "%d", &port) != 1) port = 0;
+      fclose(f);
+    }
+    if (port > 0) {
+      snprintf(p->url, sizeof p->url, "http://127.0.0.1:%d", port);
+      return;
+    }
+    int st;
+    if (waitpid(p->pid, &st, WNOHANG) == p->pid) fail_msg("faultproxy.py exited early");
+    if (bbvfl_now() - t0 > 20) fail_msg("faultproxy.py did not start");
+    bbvfl_sleep(0.02);
+  }
+}
+
+static void proxy_stop(proxy *p) {
+  if (p->pid > 0) {
+    kill(p->pid, SIGTERM);
+    int st;
+    double t0 = bbvfl_now();
+    while (waitpid(p->pid, &st, WNOHANG) == 0) {
+      if (bbvfl_now() - t0 > 5) {
+        kill(p->pid, SIGKILL);
+        waitpid(p->pid, &st, 0);
+        break;
+      }
+      bbvfl_sleep(0.02);
+    }
+  }
+  p->pid = 0;
+}
+
+/* Number of logged requests whose action (and, if given, method) match. */
+static int proxy_count(const proxy *p, const char *method, const char *action) {
+  FILE *f = fopen(p->log, "r");
+  if (!f) return 0;
+  char line[65536];
+  int n = 0;
+  char want_a[64], want_m[96];
+  snprintf(want_a, sizeof want_a, "\"action\": \"%s\"", action ? action : "");
+  snprintf(want_m, sizeof want_m, "\"method\": \"%s\"", method ? method : "");
+  while (fgets(line, sizeof line, f))
+    if ((!action || strstr(line, want_a)) && (!method || strstr(line, want_m))) n++;
+  fclose(f);
+  return n;
+}
+
+static bbvfl_rpc *rpc_via(const proxy *p, double timeout_s, int retries) {
+  bbvfl_err err = {0};
+  bbvfl_rpc_opts o = {.timeout_s = timeout_s, .retries = retries};
+  bbvfl_rpc *r = bbvfl_rpc_new(p->url, &o, &err);
+  check(r ? 0 : -1, &err);
+  return r;
+}
+
+/* ------------------------------------------------------------------ broken answers */
+
+/* A broken answer is reported at once as malformed (BBVFL_E_PARSE), not re-asked. */
+static void broken_answer(const char *mode, const char *extra, const char *extra_val,
+                          double max_s) {
+  proxy p;
+  proxy_start(&p, "--mode", mode, extra, extra_val, (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 20, 3);
+  bbvfl_err err = {0};
+  uint64_t id = 0;
+  double t0 = bbvfl_now();
+  int rc = bbvfl_rpc_chain_id(r, &id, &err);
+  double dt = bbvfl_now() - t0;
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  print_message("%s: %.2f s: %s\n", mode, dt, err.msg);
+  assert_int_equal(rc, -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  assert_non_null(strstr(err.msg, "eth_chainId"));
+  assert_true(dt < max_s);
+  assert_int_equal(proxy_count(&p, "eth_chainId", NULL), 1); /* asked once */
+}
+
+static void test_garbage_body(void **state) {
+  (void)state;
+  broken_answer("garbage", NULL, NULL, 5);
+}
+
+static void test_truncated_json(void **state) {
+  (void)state;
+  broken_answer("truncate", NULL, NULL, 5);
+}
+
+static void test_enormous_answer(void **state) {
+  (void)state;
+  /* 100 MB announced and streamed; the client stops at its 64 MiB cap */
+  broken_answer("huge", "--size", "100000000", 30);
+  bbvfl_err err = {0};
+  proxy p;
+  proxy_start(&p, "--mode", "huge", "--size", "100000000", (const char *)NULL);
+  bbvfl_rpc_opts o = {.timeout_s = 20, .retries = 3, .max_response = 1 << 20};
+  bbvfl_rpc *r = bbvfl_rpc_new(p.url, &o, &err);
+  uint64_t id;
+  int rc = bbvfl_rpc_chain_id(r, &id, &err);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  assert_int_equal(rc, -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  assert_non_null(strstr(err.msg, "larger than the 1048576-byte limit"));
+}
+
+/* ------------------------------------------------------------------ transport faults */
+
+/* The first `count` requests fail in transport; with enough retries the call succeeds. */
+static void transient_then_ok(const char *mode, const char *count, int expect_requests) {
+  proxy p;
+  proxy_start(&p, "--mode", mode, "--count", count, "--delay", "3", (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 1, 3);
+  bbvfl_err err = {0};
+  uint64_t id = 0;
+  int rc = bbvfl_rpc_chain_id(r, &id, &err);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  check(rc, &err);
+  assert_int_equal(id, strtoull(getenv("BBVFL_CHAIN_ID") ? getenv("BBVFL_CHAIN_ID") : "31337", NULL, 10));
+  assert_int_equal(proxy_count(&p, "eth_chainId", NULL), expect_requests);
+  assert_int_equal(proxy_count(&p, "eth_chainId", mode), atoi(count));
+}
+
+static void test_reset_is_retried(void **state) {
+  (void)state;
+  transient_then_ok("reset", "2", 3);
+}
+
+static void test_http_5xx_is_retried(void **state) {
+  (void)state;
+  transient_then_ok("status", "2", 3);
+}
+
+static void test_cut_connection_is_retried(void **state) {
+  (void)state;
+  transient_then_ok("cut", "1", 2);
+}
+
+static void test_slow_node_is_retried(void **state) {
+  (void)state;
+  transient_then_ok("delay", "1", 2); /* 3 s delay against a 1 s timeout */
+}
+
+/* A node that never answers in time: a clear timeout error, bounded by (retries + 1) x timeout
+ * plus the backoff, never a hang. */
+static void test_slow_node_gives_up(void **state) {
+  (void)state;
+  proxy p;
+  proxy_start(&p, "--mode", "hang", "--delay", "30", (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 0.5, 2);
+  bbvfl_err err = {0};
+  uint64_t bn = 0;
+  double t0 = bbvfl_now();
+  int rc = bbvfl_rpc_block_number(r, &bn, &err);
+  double dt = bbvfl_now() - t0;
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  print_message("hang: %.2f s: %s\n", dt, err.msg);
+  assert_int_equal(rc, -1);
+  assert_int_equal(err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(err.msg, "after 3 attempts"));
+  assert_non_null(strstr(err.msg, "imed out")); /* curl: "Operation timed out ..." */
+  assert_true(dt >= 1.5 && dt < 10);
+}
+
+/* HTTP 5xx that persists: a clear error naming the status after the retries. */
+static void test_http_5xx_persistent(void **state) {
+  (void)state;
+  proxy p;
+  proxy_start(&p, "--mode", "status", "--status", "503", (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 2, 2);
+  bbvfl_err err = {0};
+  uint64_t id;
+  int rc = bbvfl_rpc_chain_id(r, &id, &err);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  assert_int_equal(rc, -1);
+  assert_int_equal(err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(err.msg, "HTTP 503"));
+  assert_int_equal(proxy_count(&p, "eth_chainId", "status"), 3);
+}
+
+/* Random faults of every retried kind on 30 % of the requests: a run of transfers through the
+ * sender still completes, every transfer mined once with consecutive nonces. */
+static void random_faults(const char *mode) {
+  proxy p;
+  proxy_start(&p, "--mode", mode, "--prob", "0.3", "--seed", "7", "--delay", "2",
+              (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 1, 8);
+  bbvfl_err err = {0};
+  bbvfl_key dev, me;
+  check(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err), &err);
+  check(bbvfl_key_generate(&me, &err), &err);
+  bbvfl_sender *s = bbvfl_sender_new(r, &dev, 0, &err);
+  check(s ? 0 : -1, &err);
+  bbvfl_sender_set_drop_check(s, 0.5);
+  uint64_t n0;
+  bbvfl_sender_resync(s);
+  check(bbvfl_sender_next_nonce(s, &n0, &err), &err);
+  for (int i = 0; i < 6; i++) {
+    bbvfl_receipt rc;
+    bbvfl_u256 v = bbvfl_u256_from_u64(1000 + (uint64_t)i);
+    int st = bbvfl_sender_transact(s, me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
+    bbvfl_receipt_clear(&rc);
+    check(st, &err);
+  }
+  bbvfl_sender_free(s);
+  bbvfl_rpc_free(r);
+  int faults = proxy_count(&p, NULL, mode);
+  proxy_stop(&p);
+  /* straight to the node: the recipient got exactly the six transfers */
+  bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
+  bbvfl_u256 bal;
+  check(bbvfl_rpc_balance(d, me.addr, &bal, &err), &err);
+  uint64_t n1;
+  check(bbvfl_rpc_nonce(d, dev.addr, "latest", &n1, &err), &err);
+  bbvfl_rpc_free(d);
+  bbvfl_u256 want = bbvfl_u256_from_u64(1000 + 1001 + 1002 + 1003 + 1004 + 1005);
+  assert_memory_equal(&bal, &want, sizeof bal);
+  assert_true(n1 - n0 == 6);
+  print_message("%s: %d faults injected\n", mode, faults);
+  assert_true(faults > 0);
+  bbvfl_key_wipe(&me);
+  bbvfl_key_wipe(&dev);
+}
+
+static void test_random_resets(void **state) {
+  (void)state;
+  random_faults("reset");
+}
+
+static void test_random_5xx(void **state) {
+  (void)state;
+  random_faults("status");
+}
+
+/* ------------------------------------------------------------------ dropped transaction */
+
+static void test_swallowed_tx_is_resent_same_nonce(void **state) {
+  (void)state;
+  proxy p;
+  proxy_start(&p, "--mode", "swallow", "--count", "1", (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 10, 3);
+  bbvfl_err err = {0};
+  bbvfl_key dev, me;
+  check(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err), &err);
+  check(bbvfl_key_generate(&me, &err), &err);
+  bbvfl_sender *s = bbvfl_sender_new(r, &dev, 0, &err);
+  check(s ? 0 : -1, &err);
+  bbvfl_sender_set_drop_check(s, 0.3);
+  uint64_t before;
+  check(bbvfl_sender_next_nonce(s, &before, &err), &err);
+  bbvfl_u256 v = bbvfl_u256_from_u64(777);
+  bbvfl_receipt rc;
+  int st = bbvfl_sender_transact(s, me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
+  check(st, &err);
+  assert_int_equal(rc.status, 1);
+  json_t *tx = NULL;
+  assert_int_equal(bbvfl_rpc_get_tx(r, rc.hash, &tx, &err), 1);
+  uint64_t nonce;
+  check(bbvfl_rpc_parse_u64(json_object_get(tx, "nonce"), &nonce, &err), &err);
+  assert_int_equal(nonce, before);
+  json_decref(tx);
+  bbvfl_receipt_clear(&rc);
+  bbvfl_sender_free(s);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  /* the proxy saw the same raw bytes twice: swallowed once, then forwarded */
+  assert_int_equal(proxy_count(&p, "eth_sendRawTransaction", "swallow"), 1);
+  assert_int_equal(proxy_count(&p, "eth_sendRawTransaction", "pass"), 1);
+  FILE *f = fopen(p.log, "r");
+  char line[8192], raw[2][4096];
+  int k = 0;
+  while (f && fgets(line, sizeof line, f))
+    if (strstr(line, "eth_sendRawTransaction") && k < 2) {
+      char *a = strstr(line, "\"params\": [\"");
+      assert_non_null(a);
+      snprintf(raw[k++], sizeof raw[0], "%s", a);
+    }
+  if (f) fclose(f);
+  assert_int_equal(k, 2);
+  assert_string_equal(raw[0], raw[1]);
+  /* exactly one transfer arrived */
+  bbvfl_u256 bal;
+  bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
+  check(bbvfl_rpc_balance(d, me.addr, &bal, &err), &err);
+  bbvfl_rpc_free(d);
+  bbvfl_u256 want = bbvfl_u256_from_u64(777);
+  assert_memory_equal(&bal, &want, sizeof bal);
+  bbvfl_key_wipe(&me);
+  bbvfl_key_wipe(&dev);
+}
+
+/* ------------------------------------------------------------------ replayed transactions */
+
+static void test_replayed_tx_refused(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  bbvfl_rpc *r = bbvfl_rpc_new(node_url, NULL, &err);
+  check(r ? 0 : -1, &err);
+  bbvfl_key dev, me;
+  check(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err), &err);
+  check(bbvfl_key_generate(&me, &err), &err);
+  uint64_t chain, nonce;
+  check(bbvfl_rpc_chain_id(r, &chain, &err), &err);
+  check(bbvfl_rpc_nonce(r, dev.addr, "pending", &nonce, &err), &err);
+  bbvfl_u256 fee;
+  check(bbvfl_rpc_gas_price(r, &fee, &err), &err);
+  bbvfl_tx tx;
+  memset(&tx, 0, sizeof tx);
+  tx.type = BBVFL_TX_EIP1559;
+  tx.chain_id = chain;
+  tx.nonce = nonce;
+  tx.max_priority_fee = bbvfl_u256_from_u64(1);
+  bbvfl_u256_add(&tx.max_fee, &fee, &fee);
+  tx.gas_limit = 21000;
+  tx.has_to = 1;
+  memcpy(tx.to, me.addr, 20);
+  tx.value = bbvfl_u256_from_u64(5);
+  uint8_t *raw = NULL, hash[32], h2[32];
+  size_t raw_len = 0;
+  check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
+  bbvfl_receipt rc;
+  check(bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err), &err);
+  check(bbvfl_rpc_wait_receipt(r, hash, 30, &rc, &err), &err);
+  assert_int_equal(rc.status, 1);
+  bbvfl_receipt_clear(&rc);
+
+  /* The same signed bytes again, straight through eth_sendRawTransaction: the node refuses
+   * ("nonce too low"); the transfer happens once. */
+  json_t *res = NULL;
+  int st = bbvfl_rpc_call(r, "eth_sendRawTransaction", json_pack("[o]", bbvfl_json_hex(raw, raw_len)),
+                          &res, &err);
+  print_message("replay: %s\n", err.msg);
+  assert_int_equal(st, -1);
+  json_decref(res);
+  assert_int_equal(err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(err.msg, "nonce"));
+  /* bbvfl's own send treats it as the already-mined transaction it is (no second transfer) */
+  check(bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err), &err);
+  assert_memory_equal(h2, hash, 32);
+  free(raw);
+
+  /* A different transaction with the used nonce: refused, "nonce too low". */
+  tx.value = bbvfl_u256_from_u64(6);
+  check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
+  memset(&err, 0, sizeof err);
+  st = bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err);
+  print_message("old nonce: %s\n", err.msg);
+  assert_int_equal(st, -1);
+  assert_non_null(strstr(err.msg, "nonce too low"));
+  free(raw);
+
+  /* The same transfer signed for another chain: refused (EIP-155 replay protection). */
+  tx.chain_id = chain + 1;
+  tx.nonce = nonce + 1;
+  check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
+  memset(&err, 0, sizeof err);
+  st = bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err);
+  print_message("other chain: %s\n", err.msg);
+  assert_int_equal(st, -1);
+  assert_non_null(strstr(err.msg, "chain"));
+  free(raw);
+
+  bbvfl_u256 bal;
+  check(bbvfl_rpc_balance(r, me.addr, &bal, &err), &err);
+  bbvfl_u256 want = bbvfl_u256_from_u64(5);
+  assert_memory_equal(&bal, &want, sizeof bal);
+  uint64_t after;
+  check(bbvfl_rpc_nonce(r, dev.addr, "pending", &after, &err), &err);
+  assert_int_equal(after, nonce + 1);
+  bbvfl_rpc_free(r);
+  bbvfl_key_wipe(&me);
+  bbvfl_key_wipe(&dev);
+}
+
+static int setup(void **state) {
+  (void)state;
+  node_url = getenv("BBVFL_RPC_URL");
+  if (!node_url) {
+    fprintf(stderr, "BBVFL_RPC_URL is not set: run under tests/with-devnet.sh\n");
+    return -1;
+  }
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/bbvfl-faultproxy-XXXXXX");
+  if (!mkdtemp(tmpdir)) return -1;
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_garbage_body),
+      cmocka_unit_test(test_truncated_json),
+      cmocka_unit_test(test_enormous_answer),
+      cmocka_unit_test(test_reset_is_retried),
+      cmocka_unit_test(test_http_5xx_is_retried),
+      cmocka_unit_test(test_cut_connection_is_retried),
+      cmocka_unit_test(test_slow_node_is_retried),
+      cmocka_unit_test(test_slow_node_gives_up),
+      cmocka_unit_test(test_http_5xx_persistent),
+      cmocka_unit_test(test_random_resets),
+      cmocka_unit_test(test_random_5xx),
+      cmocka_unit_test(test_swallowed_tx_is_resent_same_nonce),
+      cmocka_unit_test(test_replayed_tx_refused),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
