@@ -11,11 +11,15 @@ typedef struct {
 } command;
 
 static const command COMMANDS[] = {
+    {"demo", cmd_demo, "the main job: devnet, deploy, M client processes, training, report"},
+    {"deploy", cmd_deploy, "deploy token + aggregator for a session, write the session file"},
+    {"client", cmd_client, "one organisation's client process in an on-chain session"},
     {"train", cmd_train, "off-chain training with the in-process aggregator (--offchain)"},
     {"sweep", cmd_sweep, "AUROC and epsilon over the paper's b x beta grid (off-chain)"},
     {"devnet", cmd_devnet, "a local anvil on loopback: up, down, status"},
     {"bench", cmd_bench, "benchmarks: floor (a bare transaction's round trip), ..."},
     {"privacy", cmd_privacy, "exact privacy accounting: epsilon for b, beta, P, epochs, delta"},
+    {"audit", cmd_audit, "verify a session's whole on-chain history from the chain alone"},
     {"key", cmd_key, "Ethereum keys: new (from the OS random source) or address of a key file"},
 };
 

@@ -136,7 +136,10 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
 
   /* the session seed S and the schedule */
   uint8_t S[32];
-  bbvfl_offchain_session_seed(c->seed, S);
+  if (c->session_seed)
+    memcpy(S, c->session_seed, 32);
+  else
+    bbvfl_offchain_session_seed(c->seed, S);
   if (bbvfl_schedule_init(&t.sched, S, ntr, c->B, err) != 0) goto out;
   t.have_sched = 1;
   size_t R = ntr / c->B, Rte = nte / c->B, neval = Rte * c->B;

@@ -39,6 +39,8 @@ typedef struct {
   int seeded_noise;
   double test_frac;          /* 0.2 */
   const char *partition;     /* NULL: even split */
+  const uint8_t *session_seed; /* 32 bytes, nullable: the minibatch seed S (e.g. an on-chain
+                                  session's, to replay it off-chain); NULL: derived from seed */
   /* progress callbacks (nullable) */
   void (*on_round)(void *ctx, int epoch, size_t done, size_t total);
   void (*on_epoch)(void *ctx, const bbvfl_epoch_metrics *m);

@@ -1,0 +1,87 @@
+/* bbvfl deploy: token + aggregator for one session, and the session file. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/onchain_common.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "eth/wallet.h"
+#include "vfl/session.h"
+
+int cmd_deploy(int argc, char **argv) {
+  session_flags f;
+  session_flags_defaults(&f);
+  const char *rpc_url = NULL, *key_file = NULL, *deployer_key = NULL, *out = "session.json", *config = NULL;
+  int as_json = 0;
+  cli_opt opts[TRAIN_COMMON_NOPTS + 16];
+  size_t no = session_flags_opts(&f, opts);
+  opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "JSON-RPC endpoint (required)"};
+  opts[no++] = (cli_opt){"deployer-key", OPT_STR, &deployer_key, "FILE", "key file of the deploying account"};
+  opts[no++] = (cli_opt){"funder-key", OPT_STR, &key_file, "FILE", "the same (name shared with bbvfl demo)"};
+  opts[no++] = (cli_opt){"config", OPT_STR, &config, "FILE", "session settings as JSON (keys named like the flags)"};
+  opts[no++] = (cli_opt){"out", OPT_STR, &out, "FILE", "session file to write (default session.json)"};
+  opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object"};
+  cli_spec spec = {"bbvfl deploy", "deploy the reward token and the aggregator for one session", "--rpc URL [OPTIONS]",
+                   "Deploys BbvflAggregator (which deploys its BbvflRewardToken and holds the whole reward\n"
+                   "pool) with the session's parameters and writes the session file every client reads.\n"
+                   "Key: --deployer-key FILE; without it, on a devnet (chain id 31337) anvil's well-known\n"
+                   "development account 0 deploys. Settings from --config FILE.json are overridden by flags.",
+                   opts, no};
+  bbvfl_err err = {0};
+  if (session_flags_config(&f, argc, argv, &err) < 0) return cli_report(&err);
+  size_t npos = 0;
+  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
+  if (rc == 1) return 0;
+  if (rc < 0) return cli_report(&err);
+  if (!rpc_url) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--rpc URL is required (e.g. the rpc_url of `bbvfl devnet up`)");
+    return cli_report(&err);
+  }
+  bbvfl_session s;
+  memset(&s, 0, sizeof s);
+  if (strlen(rpc_url) >= sizeof s.rpc_url) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--rpc URL too long");
+    return cli_report(&err);
+  }
+  strcpy(s.rpc_url, rpc_url);
+  bbvfl_dataset ds;
+  if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
+  bbvfl_rpc *rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
+  bbvfl_key k;
+  memset(&k, 0, sizeof k);
+  bbvfl_sender *snd = NULL;
+  int ok = rpc ? 0 : -1;
+  if (!ok) ok = onchain_funder_key(rpc, deployer_key ? deployer_key : key_file,
+                                   deployer_key ? "--deployer-key" : "--deployer-key/--funder-key", &k, &err);
+  if (!ok) {
+    snd = bbvfl_sender_new(rpc, &k, 0, &err);
+    ok = snd ? 0 : -1;
+  }
+  if (!ok) ok = bbvfl_session_deploy(rpc, snd, &ds, &s, &err);
+  if (!ok) ok = bbvfl_session_save(&s, out, &err);
+  bbvfl_sender_free(snd);
+  bbvfl_key_wipe(&k);
+  bbvfl_rpc_free(rpc);
+  bbvfl_dataset_free(&ds);
+  if (ok < 0) return cli_report(&err);
+  char ca[43], ta[43];
+  bbvfl_addr_checksum(s.contract, ca);
+  bbvfl_addr_checksum(s.token, ta);
+  if (as_json) {
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "contract", ca, "token", ta, "rpc_url", s.rpc_url,
+                          "chain_id", (json_int_t)s.chain_id, "deploy_block", (json_int_t)s.deploy_block, "session", out);
+    char *t = json_dumps(o, JSON_COMPACT);
+    printf("%s\n", t);
+    free(t);
+    json_decref(o);
+  } else {
+    printf("aggregator %s\ntoken      %s\nblock      %llu\nsession    %s (M=%u, B=%u, P=%u, b=%u, %u+%u rounds x %u epochs)\n",
+           ca, ta, (unsigned long long)s.deploy_block, out, s.cparams.clients, s.cparams.batch, s.cparams.dim,
+           s.cparams.levels, s.cparams.train_rounds, s.cparams.eval_rounds, s.cparams.epochs);
+  }
+  return 0;
+}

@@ -1,0 +1,156 @@
+#include "cli/onchain_common.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "common/fsutil.h"
+
+void session_flags_defaults(session_flags *f) {
+  memset(f, 0, sizeof *f);
+  train_common_defaults(&f->tc);
+  f->clients = 5;
+  f->b = 16;
+  f->beta = 0.2;
+  f->mechanism = "pbm";
+}
+
+size_t session_flags_opts(session_flags *f, cli_opt *o) {
+  size_t n = train_common_opts(&f->tc, o);
+  o[n++] = (cli_opt){"clients", OPT_INT, &f->clients, "M", "number of clients (default 5)"};
+  o[n++] = (cli_opt){"b", OPT_INT, &f->b, "N", "PBM trials per coordinate, 1..255 (default 16)"};
+  o[n++] = (cli_opt){"beta", OPT_DBL, &f->beta, "X", "PBM bias in (0, 0.5] (default 0.2)"};
+  o[n++] = (cli_opt){"mechanism", OPT_STR, &f->mechanism, "NAME", "pbm (the only one the contract sums)"};
+  o[n++] = (cli_opt){"seed", OPT_STR, &f->seed, "N", "session seed: split, model init (default: random)"};
+  return n;
+}
+
+static char cfg_strings[16][1024];
+
+int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err) {
+  const char *path = NULL;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--config") && i + 1 < argc) path = argv[i + 1];
+    if (!strncmp(argv[i], "--config=", 9)) path = argv[i] + 9;
+  }
+  if (!path) return 0;
+  char *text;
+  size_t len;
+  if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) return bbvfl_wrap(err, "--config");
+  json_error_t je;
+  json_t *o = json_loadb(text, len, 0, &je);
+  free(text);
+  if (!json_is_object(o)) {
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "--config %s: not a JSON object (line %d: %s)", path, je.line, je.text);
+  }
+  const char *key;
+  json_t *v;
+  int ns = 0, rc = 0;
+  json_object_foreach(o, key, v) {
+    int *ip = NULL;
+    double *dp = NULL;
+    const char **sp = NULL;
+    if (!strcmp(key, "clients")) ip = &f->clients;
+    else if (!strcmp(key, "b")) ip = &f->b;
+    else if (!strcmp(key, "epochs")) ip = &f->tc.epochs;
+    else if (!strcmp(key, "batch")) ip = &f->tc.batch;
+    else if (!strcmp(key, "P")) ip = &f->tc.P;
+    else if (!strcmp(key, "beta")) dp = &f->beta;
+    else if (!strcmp(key, "lr")) dp = &f->tc.lr;
+    else if (!strcmp(key, "lr-decay")) dp = &f->tc.lr_decay;
+    else if (!strcmp(key, "momentum")) dp = &f->tc.momentum;
+    else if (!strcmp(key, "mechanism")) sp = &f->mechanism;
+    else if (!strcmp(key, "data")) sp = &f->tc.data;
+    else if (!strcmp(key, "label")) sp = &f->tc.label;
+    else if (!strcmp(key, "hidden")) sp = &f->tc.hidden;
+    else if (!strcmp(key, "optimizer")) sp = &f->tc.optimizer;
+    else if (!strcmp(key, "seed")) sp = &f->seed;
+    else if (!strcmp(key, "rpc") || !strcmp(key, "out")) continue;
+    else {
+      rc = bbvfl_fail(err, BBVFL_E_ARG, "--config %s: unknown key \"%s\"", path, key);
+      break;
+    }
+    if (ip) {
+      if (!json_is_integer(v)) {
+        rc = bbvfl_fail(err, BBVFL_E_ARG, "--config %s: \"%s\" must be an integer", path, key);
+        break;
+      }
+      *ip = (int)json_integer_value(v);
+    } else if (dp) {
+      if (!json_is_number(v)) {
+        rc = bbvfl_fail(err, BBVFL_E_ARG, "--config %s: \"%s\" must be a number", path, key);
+        break;
+      }
+      *dp = json_number_value(v);
+    } else {
+      char tmp[64];
+      const char *sv = NULL;
+      if (json_is_string(v)) sv = json_string_value(v);
+      else if (json_is_integer(v)) {
+        snprintf(tmp, sizeof tmp, "%lld", (long long)json_integer_value(v));
+        sv = tmp;
+      }
+      if (!sv || strlen(sv) >= sizeof cfg_strings[0] || ns == 16) {
+        rc = bbvfl_fail(err, BBVFL_E_ARG, "--config %s: \"%s\" must be a (short) string", path, key);
+        break;
+      }
+      strcpy(cfg_strings[ns], sv);
+      *sp = cfg_strings[ns++];
+    }
+  }
+  json_decref(o);
+  return rc;
+}
+
+int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_err *err) {
+  memset(ds, 0, sizeof *ds);
+  bbvfl_offchain_cfg *c = &s->train;
+  bbvfl_offchain_defaults(c);
+  if (f->clients < 1 || f->clients > 64) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be in 1..64, got %d", f->clients);
+  c->M = f->clients;
+  if (bbvfl_mech_parse(f->mechanism, &c->mech.kind) != 0 || c->mech.kind != BBVFL_MECH_PBM)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--mechanism '%s': on chain only pbm is supported (npq and gaussian are off-chain baselines: "
+                      "bbvfl train --offchain)",
+                      f->mechanism);
+  c->mech.b = f->b;
+  c->mech.beta = f->beta;
+  if (bbvfl_mech_check(&c->mech, err) < 0) return -1;
+  if (train_common_apply(&f->tc, c, err) < 0) return -1;
+  if (f->seed) {
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(f->seed, &end, 10);
+    if (errno || end == f->seed || *end || f->seed[0] == '-' || v > INT64_MAX)
+      return bbvfl_fail(err, BBVFL_E_ARG, "--seed '%s': expected a number 0..2^63-1", f->seed);
+    c->seed = v;
+  } else {
+    if (getrandom(&c->seed, sizeof c->seed, 0) != (ssize_t)sizeof c->seed)
+      return bbvfl_fail(err, BBVFL_E_CRYPTO, "getrandom failed");
+    c->seed &= INT64_MAX;
+  }
+  const char *data = f->tc.data ? f->tc.data : train_default_data();
+  if (strlen(data) >= sizeof s->data) return bbvfl_fail(err, BBVFL_E_ARG, "--data path too long");
+  strcpy(s->data, data);
+  snprintf(s->label, sizeof s->label, "%s", f->tc.label ? f->tc.label : "");
+  if (train_common_load(&f->tc, ds, err) < 0) return -1;
+  if ((size_t)c->M > ds->d) {
+    bbvfl_dataset_free(ds);
+    return bbvfl_fail(err, BBVFL_E_ARG, "%d clients but the data has only %zu feature columns", c->M, ds->d);
+  }
+  return 0;
+}
+
+int onchain_funder_key(bbvfl_rpc *rpc, const char *key_file, const char *flag, bbvfl_key *k, bbvfl_err *err) {
+  if (key_file) return bbvfl_key_load_file(key_file, k, err) < 0 ? bbvfl_wrap(err, "%s", flag) : 0;
+  uint64_t id;
+  if (bbvfl_rpc_chain_id(rpc, &id, err) < 0) return -1;
+  if (id != BBVFL_ANVIL_CHAIN_ID)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "the node has chain id %llu, not a devnet (31337): give %s FILE with a funded key",
+                      (unsigned long long)id, flag);
+  return bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, k, err);
+}

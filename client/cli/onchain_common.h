@@ -1,0 +1,40 @@
+/* Helpers shared by `bbvfl deploy`, `bbvfl client` and `bbvfl demo`. */
+#ifndef BBVFL_CLI_ONCHAIN_COMMON_H
+#define BBVFL_CLI_ONCHAIN_COMMON_H
+
+#include <stdint.h>
+
+#include "cli/args.h"
+#include "cli/train_common.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "eth/wallet.h"
+#include "vfl/session.h"
+
+/* anvil's well-known development account 0 (public test key, funded on every anvil devnet;
+ * used only when the chain id is 31337 and no key file is given). */
+#define BBVFL_ANVIL_CHAIN_ID 31337ULL
+#define BBVFL_ANVIL_DEV_KEY0 "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+
+/* The session's training flags (names shared with `bbvfl train`). */
+typedef struct {
+  train_common tc;
+  int clients, b;
+  double beta;
+  const char *mechanism, *seed;
+} session_flags;
+
+void session_flags_defaults(session_flags *f);
+/* Appends the options (room for TRAIN_COMMON_NOPTS + 5), returns how many. */
+size_t session_flags_opts(session_flags *f, cli_opt *o);
+/* Applies --config FILE.json (keys named like the flags: "clients", "b", "beta", "epochs", ...)
+ * found in argv to f before the flags are parsed (flags given on the command line win). */
+int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err);
+/* Fills s->train (and label/data) from the flags; loads the table into ds (caller frees). */
+int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_err *err);
+
+/* The deployer/funder key: from key_file, else anvil's dev account 0 when the node is a devnet
+ * (chain id 31337), else an error naming the flag. */
+int onchain_funder_key(bbvfl_rpc *rpc, const char *key_file, const char *flag, bbvfl_key *k, bbvfl_err *err);
+
+#endif

@@ -1,0 +1,759 @@
+#include "vfl/onchain.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "common/fsutil.h"
+#include "eth/hex.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "ml/head.h"
+#include "ml/metrics.h"
+#include "vfl/ckpt.h"
+#include "vfl/contract.h"
+#include "vfl/head.h"
+#include "vfl/party.h"
+#include "vfl/schedule.h"
+#include "vfl/setup.h"
+
+#define POLL_MIN_S 0.0002
+#define POLL_MAX_S 0.005
+
+typedef struct {
+  const bbvfl_onchain_cfg *cfg;
+  const bbvfl_session *sess;
+  bbvfl_onchain_result *res;
+  bbvfl_rpc *rpc;
+  bbvfl_sender *snd;
+  bbvfl_aggc agg;
+  bbvfl_cparams cp;
+  bbvfl_vfl_data data;
+  int have_data;
+  bbvfl_party party;
+  int have_party;
+  bbvfl_vhead head;
+  int have_head;
+  bbvfl_schedule sched;
+  int have_sched;
+  uint8_t me[20];
+  uint8_t active[20];
+  int is_active;
+  int K;                 /* head outputs: 1 for binary */
+  size_t B, n, T, V, neval;
+  uint64_t blk;          /* events of the coming rounds are at or after this block */
+  char dir[1024];
+  /* buffers */
+  uint8_t *q;
+  uint32_t *sum;
+  float *grad, *probs;
+  uint8_t *grad_be, *head_be;
+  size_t head_len;
+  int *yb, *yeval;
+  size_t *rows;
+  /* progress of the open epoch (active client) */
+  double loss_sum, agg_sum;
+  int slot;
+} cl;
+
+static void logf_(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void logf_(const cl *c, const char *fmt, ...) {
+  if (!c->cfg->log) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vfprintf(c->cfg->log, fmt, ap);
+  va_end(ap);
+  fputc('\n', c->cfg->log);
+  fflush(c->cfg->log);
+}
+
+static void path_in(const cl *c, char *out, size_t cap, const char *name) {
+  snprintf(out, cap, "%s/%s", c->dir, name);
+}
+
+/* ------------------------------------------------------------------ transactions */
+
+static int tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
+              bbvfl_err *err) {
+  double t0 = bbvfl_now();
+  bbvfl_receipt local;
+  bbvfl_receipt *r = rc ? rc : &local;
+  memset(r, 0, sizeof *r);
+  int ok = bbvfl_sender_transact(c->snd, c->agg.address, NULL, cd, len, gas, c->cfg->round_timeout_s, r, err);
+  c->res->send_s += bbvfl_now() - t0;
+  if (r->gas_used) {
+    if (is_submit)
+      c->res->gas_submit += r->gas_used;
+    else
+      c->res->gas_other += r->gas_used;
+  }
+  if (r->block_number > c->blk) c->blk = r->block_number;
+  if (!rc || ok != 0) bbvfl_receipt_clear(r);
+  if (ok != 0) return bbvfl_wrap(err, "%s", what);
+  return 0;
+}
+
+/* Finds the event of `kind` for `round` (topic1) among a receipt's logs. 1 found, 0 not. */
+static int receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev,
+                         bbvfl_err *err) {
+  size_t i;
+  json_t *log;
+  json_array_foreach(rc->logs, i, log) {
+    bbvfl_cev e;
+    int k = bbvfl_cev_decode(log, &e, err);
+    if (k < 0) return -1;
+    if (k == 1 && e.kind == kind && e.round == round && !memcmp(e.emitter, c->agg.address, 20)) {
+      *ev = e;
+      return 1;
+    }
+    bbvfl_cev_clear(&e);
+  }
+  return 0;
+}
+
+/* One query for the event of `kind` with topic1 = round. 1 found (*ev filled), 0 not yet. */
+static int query_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+  uint8_t t1[32];
+  bbvfl_topic_u64(round, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(&c->agg, kind, t1, c->blk, UINT64_MAX, &logs, err) < 0) return -1;
+  int found = 0;
+  if (json_array_size(logs) > 0) {
+    int k = bbvfl_cev_decode(json_array_get(logs, 0), ev, err);
+    if (k < 0) {
+      json_decref(logs);
+      return -1;
+    }
+    found = k == 1 && ev->kind == kind;
+    if (!found) bbvfl_cev_clear(ev);
+  }
+  json_decref(logs);
+  return found;
+}
+
+/* Names the participants that have not submitted the open round, into out. */
+static void missing_clients(cl *c, uint64_t round, char *out, size_t cap) {
+  out[0] = 0;
+  bbvfl_err e = {0};
+  uint8_t(*parts)[20] = NULL;
+  size_t np = 0;
+  if (bbvfl_aggc_participants(&c->agg, &parts, &np, &e) < 0) {
+    snprintf(out, cap, "(could not read the participants: %s)", e.msg);
+    return;
+  }
+  size_t used = 0;
+  for (size_t i = 0; i < np; i++) {
+    bbvfl_client_info ci;
+    if (bbvfl_aggc_client_info(&c->agg, parts[i], &ci, &e) < 0) continue;
+    if (ci.accepted > round) continue;
+    char a[43];
+    bbvfl_addr_checksum(parts[i], a);
+    int w = snprintf(out + used, cap - used, "%s%s (index %u)", used ? ", " : "", a, (unsigned)ci.index);
+    if (w < 0 || (size_t)w >= cap - used) break;
+    used += (size_t)w;
+  }
+  free(parts);
+  if (!used) snprintf(out, cap, "none (every participant submitted; the active client has not posted)");
+}
+
+/* Waits for the event of `kind` for `round`, polling with a growing backoff. */
+static int wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+  double t0 = bbvfl_now(), delay = POLL_MIN_S;
+  for (;;) {
+    int f = query_event(c, kind, round, ev, err);
+    if (f < 0) return -1;
+    if (f == 1) {
+      if (ev->block_number > c->blk) c->blk = ev->block_number;
+      c->res->wait_s += bbvfl_now() - t0;
+      return 0;
+    }
+    if (bbvfl_now() - t0 > c->cfg->round_timeout_s) break;
+    bbvfl_sleep(delay);
+    delay *= 1.5;
+    if (delay > POLL_MAX_S) delay = POLL_MAX_S;
+  }
+  c->res->wait_s += bbvfl_now() - t0;
+  char miss[1024];
+  missing_clients(c, round, miss, sizeof miss);
+  if (c->cfg->expire) {
+    uint8_t *cd;
+    size_t len;
+    bbvfl_err e2 = {0};
+    if (bbvfl_cenc_expire_round(&cd, &len, &e2) == 0) {
+      int rc = tx(c, cd, len, 300000 + 60000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "expireRound()", &e2);
+      free(cd);
+      if (rc == 0)
+        return bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                          "round %llu did not complete within %.0f s; called expireRound(), which excluded: %s",
+                          (unsigned long long)round, c->cfg->round_timeout_s, miss);
+    }
+    return bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                      "round %llu did not complete within %.0f s (waiting for %s); expireRound() failed: %s",
+                      (unsigned long long)round, c->cfg->round_timeout_s, bbvfl_ev_signature(kind), e2.msg);
+  }
+  return bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                    "round %llu did not complete within %.0f s (waiting for %s). Not submitted yet: %s. Restart the "
+                    "missing clients, or run again with --expire to exclude them",
+                    (unsigned long long)round, c->cfg->round_timeout_s, bbvfl_ev_signature(kind), miss);
+}
+
+/* Waits until phase() is at least `want`. */
+static int wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err) {
+  double t0 = bbvfl_now(), delay = 0.001;
+  for (;;) {
+    bbvfl_phase ph;
+    if (bbvfl_aggc_phase(&c->agg, &ph, err) < 0) return -1;
+    if (ph >= want) {
+      *got = ph;
+      c->res->wait_s += bbvfl_now() - t0;
+      return 0;
+    }
+    if (bbvfl_now() - t0 > c->cfg->round_timeout_s)
+      return bbvfl_fail(err, BBVFL_E_TIMEOUT, "%s: still waiting after %.0f s (phase %d); are all %u clients running?",
+                        what, c->cfg->round_timeout_s, (int)ph, (unsigned)c->cp.cfg.clients);
+    bbvfl_sleep(delay);
+    delay *= 1.5;
+    if (delay > 0.02) delay = 0.02;
+  }
+}
+
+/* ------------------------------------------------------------------ registration and election */
+
+static int load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *err) {
+  char p[1100];
+  path_in(c, p, sizeof p, "election-secret.hex");
+  if (access(p, F_OK) == 0) {
+    char *text = NULL;
+    size_t len = 0;
+    if (bbvfl_read_file(p, 4096, &text, &len, err) < 0) return -1;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = 0;
+    int rc = bbvfl_hex_decode_fixed(text, secret, 32, err);
+    free(text);
+    return rc < 0 ? bbvfl_wrap(err, "%s", p) : 0;
+  }
+  if (getrandom(secret, 32, 0) != 32) return bbvfl_fail(err, BBVFL_E_IO, "getrandom failed");
+  char hex[70];
+  bbvfl_hex_encode(secret, 32, hex);
+  size_t l = strlen(hex);
+  hex[l] = '\n';
+  return bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
+}
+
+static int election(cl *c, bbvfl_err *err) {
+  const bbvfl_key *k = c->cfg->key;
+  bbvfl_client_info ci;
+  uint8_t *cd = NULL;
+  size_t len = 0;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  bbvfl_phase ph;
+  if (!ci.registered) {
+    if (bbvfl_aggc_phase(&c->agg, &ph, err) < 0) return -1;
+    if (ph != BBVFL_PHASE_REGISTRATION)
+      return bbvfl_fail(err, BBVFL_E_STATE, "registration is closed: the session already has its %u clients",
+                        (unsigned)c->cp.cfg.clients);
+    if (bbvfl_cenc_register(k->pub, &cd, &len, err) < 0) return -1;
+    int rc = tx(c, cd, len, 250000, 0, NULL, "register()", err);
+    free(cd);
+    if (rc < 0) return -1;
+    logf_(c, "registered");
+  }
+  if (wait_phase(c, BBVFL_PHASE_COMMIT, &ph, "waiting for every client to register", err) < 0) return -1;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  c->res->index = ci.index;
+  uint8_t secret[32];
+  if (load_or_make_secret(c, secret, err) < 0) return -1;
+  if (!ci.committed && ph == BBVFL_PHASE_COMMIT) {
+    uint8_t com[32];
+    bbvfl_commitment(secret, c->me, com);
+    if (bbvfl_cenc_commit(com, &cd, &len, err) < 0) return -1;
+    int rc = tx(c, cd, len, 120000, 0, NULL, "commit()", err);
+    free(cd);
+    if (rc < 0) return -1;
+    ci.committed = 1;
+  }
+  if (wait_phase(c, BBVFL_PHASE_REVEAL, &ph, "waiting for every client to commit", err) < 0) return -1;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  if (ph == BBVFL_PHASE_REVEAL && ci.committed && !ci.revealed) {
+    if (bbvfl_cenc_reveal(secret, &cd, &len, err) < 0) return -1;
+    int rc = tx(c, cd, len, 200000 + 90000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "reveal()", err);
+    free(cd);
+    if (rc < 0) return -1;
+  }
+  memset(secret, 0, sizeof secret);
+  if (wait_phase(c, BBVFL_PHASE_TRAINING, &ph, "waiting for every client to reveal", err) < 0) return -1;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  if (ci.excluded) return bbvfl_fail(err, BBVFL_E_STATE, "this client was excluded from the session");
+  if (bbvfl_aggc_seed(&c->agg, c->res->S, err) < 0 || bbvfl_aggc_active(&c->agg, c->active, err) < 0) return -1;
+  c->is_active = !memcmp(c->active, c->me, 20);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ checkpoints */
+
+static int save_progress(cl *c, uint64_t next_round, bbvfl_err *err) {
+  double t0 = bbvfl_now();
+  char p[1100], name[32];
+  int slot = c->slot ^ 1;
+  snprintf(name, sizeof name, "party-%d.ckpt", slot);
+  path_in(c, p, sizeof p, name);
+  if (bbvfl_party_save(&c->party, p, err) < 0) return -1;
+  if (c->have_head) {
+    snprintf(name, sizeof name, "head-%d.ckpt", slot);
+    path_in(c, p, sizeof p, name);
+    if (bbvfl_vhead_save(&c->head, p, err) < 0) return -1;
+  }
+  bbvfl_ckpt k = {0};
+  bbvfl_ckpt_put_bytes(&k, c->agg.address, 20);
+  bbvfl_ckpt_put_bytes(&k, c->res->S, 32);
+  bbvfl_ckpt_put_u64(&k, next_round);
+  bbvfl_ckpt_put_u64(&k, (uint64_t)slot);
+  bbvfl_ckpt_put_u64(&k, (uint64_t)c->have_head);
+  bbvfl_ckpt_put_f64(&k, c->loss_sum);
+  bbvfl_ckpt_put_f64(&k, c->agg_sum);
+  bbvfl_ckpt_put_floats(&k, c->probs, c->neval * (size_t)c->K);
+  path_in(c, p, sizeof p, "progress.ckpt");
+  int rc = bbvfl_ckpt_save(&k, p, "PROGRESS", err);
+  bbvfl_ckpt_free(&k);
+  if (rc == 0) c->slot = slot;
+  c->res->ckpt_s += bbvfl_now() - t0;
+  return rc;
+}
+
+/* 1 resumed (next round in *next), 0 nothing to resume. */
+static int load_progress(cl *c, uint64_t *next, bbvfl_err *err) {
+  char p[1100], name[32];
+  path_in(c, p, sizeof p, "progress.ckpt");
+  if (access(p, F_OK) != 0) return 0;
+  bbvfl_ckpt k = {0};
+  if (bbvfl_ckpt_open(&k, p, "PROGRESS", err) < 0) return -1;
+  uint8_t addr[20], S[32];
+  uint64_t slot, hh;
+  int rc = -1;
+  if (bbvfl_ckpt_get_bytes(&k, addr, 20, err) || bbvfl_ckpt_get_bytes(&k, S, 32, err) ||
+      bbvfl_ckpt_get_u64(&k, next, err) || bbvfl_ckpt_get_u64(&k, &slot, err) || bbvfl_ckpt_get_u64(&k, &hh, err) ||
+      bbvfl_ckpt_get_f64(&k, &c->loss_sum, err) || bbvfl_ckpt_get_f64(&k, &c->agg_sum, err) ||
+      bbvfl_ckpt_get_floats(&k, c->probs, c->neval * (size_t)c->K, err)) {
+    bbvfl_wrap(err, "%s", p);
+    goto out;
+  }
+  if (memcmp(addr, c->agg.address, 20) || memcmp(S, c->res->S, 32)) {
+    bbvfl_fail(err, BBVFL_E_STATE, "%s belongs to another session: use a fresh --state-dir", p);
+    goto out;
+  }
+  c->slot = (int)(slot & 1);
+  snprintf(name, sizeof name, "party-%d.ckpt", c->slot);
+  path_in(c, p, sizeof p, name);
+  if (bbvfl_party_load(&c->party, p, err) < 0) goto out;
+  if (hh && c->have_head) {
+    snprintf(name, sizeof name, "head-%d.ckpt", c->slot);
+    path_in(c, p, sizeof p, name);
+    if (bbvfl_vhead_load(&c->head, p, err) < 0) goto out;
+  }
+  rc = 1;
+out:
+  bbvfl_ckpt_free(&k);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ rounds */
+
+static int get_sum(cl *c, uint64_t r, const bbvfl_receipt *rc, bbvfl_err *err) {
+  bbvfl_cev ev;
+  int f = rc ? receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
+  if (f < 0) return -1;
+  if (!f && wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
+  int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
+  bbvfl_cev_clear(&ev);
+  return ok;
+}
+
+static int post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
+  bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
+  em->epoch = (int)e + 1;
+  em->train_loss = c->loss_sum / (double)c->T;
+  em->test_loss = bbvfl_loss_from_probs(c->probs, c->yeval, c->neval, c->cfg->ds->nclasses);
+  bbvfl_err merr = {0};
+  if (c->K == 1) {
+    if (bbvfl_auroc(c->probs, c->yeval, c->neval, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_bin(c->probs, c->yeval, c->neval, 0.5);
+    em->f1 = bbvfl_f1_bin(c->probs, c->yeval, c->neval, 0.5);
+  } else {
+    if (bbvfl_auroc_multi(c->probs, c->yeval, c->neval, c->K, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_multi(c->probs, c->yeval, c->neval, c->K);
+    em->f1 = bbvfl_f1_macro(c->probs, c->yeval, c->neval, c->K);
+  }
+  em->agg_train_s = c->agg_sum;
+  c->res->agg_s[e] = c->agg_sum;
+  bbvfl_epoch_state st;
+  if (bbvfl_aggc_epoch_state(&c->agg, e, &st, err) < 0) return -1;
+  uint8_t *cd;
+  size_t len;
+  if (!st.metrics_posted) {
+    double loss = em->test_loss < 0 ? 0 : em->test_loss;
+    if (loss > 1e12) loss = 1e12;
+    if (bbvfl_cenc_post_metrics(e, (uint32_t)(em->auroc * 1e6 + 0.5), (uint32_t)(em->accuracy * 1e6 + 0.5),
+                                (uint64_t)(loss * 1e6 + 0.5), &cd, &len, err) < 0)
+      return -1;
+    int rc = tx(c, cd, len, 150000, 0, NULL, "postMetrics()", err);
+    free(cd);
+    if (rc < 0) return -1;
+  }
+  if (!st.rewards_paid) {
+    if (bbvfl_cenc_pay_rewards(e, &cd, &len, err) < 0) return -1;
+    int rc = tx(c, cd, len, 150000 + 80000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "payRewards()", err);
+    free(cd);
+    if (rc < 0) return -1;
+  }
+  logf_(c, "epoch %u: train loss %.4f, test loss %.4f, AUROC %.4f, accuracy %.4f, on-chain aggregation %.4f s", e + 1,
+        em->train_loss, em->test_loss, em->auroc, em->accuracy, c->agg_sum);
+  return 0;
+}
+
+static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
+  uint64_t per = c->T + c->V, total = c->cp.total_rounds;
+  uint64_t gas_submit = 21000 + 64 * (uint64_t)c->cp.data_length +
+                        25000 * (((uint64_t)c->cp.sum_length + 31) / 32 + 4);
+  uint64_t gas_grad = 150000 + 40 * (uint64_t)(4 * c->n + c->head_len);
+  int check_submitted = resumed;
+  uint64_t done = 0;
+  for (uint64_t r = start; r < total; r++) {
+    uint64_t e = r / per, pos = r % per;
+    int train = pos < c->T;
+    if (pos == 0 || r == start) {
+      bbvfl_party_epoch(&c->party, (int)e);
+      if (c->have_head) bbvfl_vhead_epoch(&c->head, (int)e);
+    }
+    if (pos == 0) c->loss_sum = c->agg_sum = 0;
+    const size_t *rows;
+    if (train) {
+      const size_t *p = bbvfl_schedule_batch(&c->sched, e, pos);
+      for (size_t i = 0; i < c->B; i++) c->rows[i] = c->data.train[p[i]];
+      rows = c->rows;
+    } else {
+      rows = c->data.test + (pos - c->T) * c->B;
+    }
+    double tl = bbvfl_now();
+    if (bbvfl_party_forward(&c->party, rows, c->B, c->q, NULL, err) < 0) return -1;
+    c->res->learn_s += bbvfl_now() - tl;
+
+    int submitted = 0;
+    if (check_submitted) {
+      bbvfl_client_info ci;
+      if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+      submitted = ci.accepted > r;
+      check_submitted = 0;
+      if (submitted) logf_(c, "round %llu: already submitted before the restart", (unsigned long long)r);
+    }
+    double t_agg0 = bbvfl_now();
+    bbvfl_receipt rc;
+    memset(&rc, 0, sizeof rc);
+    int have_rc = 0;
+    if (!submitted) {
+      uint8_t *cd;
+      size_t len;
+      if (bbvfl_cenc_submit(r, c->q, c->n, &cd, &len, err) < 0) return -1;
+      int ok = tx(c, cd, len, gas_submit, 1, &rc, "submit()", err);
+      free(cd);
+      if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+      have_rc = 1;
+      c->res->submissions++;
+    }
+    int fail = 0;
+    if (c->is_active) {
+      fail = get_sum(c, r, have_rc ? &rc : NULL, err) < 0;
+      double agg = bbvfl_now() - t_agg0;
+      if (!fail && train) {
+        c->agg_sum += agg;
+        for (size_t i = 0; i < c->B; i++) c->yb[i] = c->cfg->ds->y[rows[i]];
+        /* already posted before a restart? then take the gradient and head from the chain */
+        bbvfl_cev gp;
+        int f = resumed ? query_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err) : 0;
+        if (f < 0) {
+          fail = 1;
+        } else if (f == 1) {
+          if (gp.data_len != 4 * c->n || bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err) < 0) {
+            if (!err->code) bbvfl_fail(err, BBVFL_E_PARSE, "posted gradient has the wrong length");
+            fail = 1;
+          } else {
+            bbvfl_f32_from_be(gp.data, c->n, c->grad);
+          }
+          bbvfl_cev_clear(&gp);
+        } else {
+          double t1 = bbvfl_now(), loss;
+          fail = bbvfl_vhead_train(&c->head, c->sum, NULL, c->yb, c->B, &loss, c->grad, NULL, err) < 0;
+          c->res->learn_s += bbvfl_now() - t1;
+          if (!fail) {
+            c->loss_sum += loss;
+            bbvfl_f32_to_be(c->grad, c->n, c->grad_be);
+            bbvfl_vhead_params_be(&c->head, c->head_be);
+            uint8_t *cd;
+            size_t len;
+            fail = bbvfl_cenc_post_gradient(r, c->grad_be, 4 * c->n, c->head_be, c->head_len, &cd, &len, err) < 0;
+            if (!fail) {
+              fail = tx(c, cd, len, gas_grad, 0, NULL, "postGradient()", err) < 0;
+              free(cd);
+            }
+          }
+        }
+      } else if (!fail) {
+        size_t k = pos - c->T;
+        double t1 = bbvfl_now();
+        fail = bbvfl_vhead_eval(&c->head, c->sum, NULL, c->B, c->probs + k * c->B * (size_t)c->K, err) < 0;
+        c->res->learn_s += bbvfl_now() - t1;
+      }
+    } else if (train) {
+      bbvfl_cev gp;
+      fail = wait_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err) < 0;
+      if (!fail) {
+        if (gp.data_len != 4 * c->n) {
+          fail = 1;
+          bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: posted gradient has %zu bytes, expected %zu",
+                     (unsigned long long)r, gp.data_len, 4 * c->n);
+        } else {
+          bbvfl_f32_from_be(gp.data, c->n, c->grad);
+        }
+        bbvfl_cev_clear(&gp);
+      }
+    } else {
+      bbvfl_cev rcev;
+      int f = have_rc ? receipt_event(c, &rc, BBVFL_EV_ROUND_COMPLETED, r, &rcev, err) : 0;
+      if (f < 0) fail = 1;
+      else if (f == 0) fail = wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rcev, err) < 0;
+      if (!fail) bbvfl_cev_clear(&rcev);
+    }
+    bbvfl_receipt_clear(&rc);
+    if (fail) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+    if (train) {
+      double t1 = bbvfl_now();
+      if (bbvfl_party_backward(&c->party, c->grad, err) < 0) return -1;
+      c->res->learn_s += bbvfl_now() - t1;
+    }
+    resumed = 0;
+    if (c->is_active && pos == per - 1 && post_epoch(c, (uint32_t)e, err) < 0) return -1;
+    if (save_progress(c, r + 1, err) < 0) return bbvfl_wrap(err, "checkpoint after round %llu", (unsigned long long)r);
+    c->res->rounds++;
+    done++;
+    if (c->cfg->exit_after_round && done >= (uint64_t)c->cfg->exit_after_round)
+      return bbvfl_fail(err, BBVFL_E_STATE, "stopped after %llu rounds as asked (testing)", (unsigned long long)done);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static void cl_free(cl *c) {
+  if (c->have_party) bbvfl_party_free(&c->party);
+  if (c->have_head) bbvfl_vhead_free(&c->head);
+  if (c->have_sched) bbvfl_schedule_free(&c->sched);
+  if (c->have_data) bbvfl_vfl_data_free(&c->data);
+  bbvfl_sender_free(c->snd);
+  bbvfl_rpc_free(c->rpc);
+  free(c->q);
+  free(c->sum);
+  free(c->grad);
+  free(c->probs);
+  free(c->grad_be);
+  free(c->head_be);
+  free(c->yb);
+  free(c->yeval);
+  free(c->rows);
+}
+
+void bbvfl_onchain_result_free(bbvfl_onchain_result *r) {
+  if (!r) return;
+  free(r->per_epoch);
+  free(r->agg_s);
+  memset(r, 0, sizeof *r);
+}
+
+static int check_params(const cl *c, bbvfl_err *err) {
+  const bbvfl_cconfig *a = &c->cp.cfg, *b = &c->sess->cparams;
+  if (a->clients != b->clients || a->batch != b->batch || a->dim != b->dim || a->levels != b->levels ||
+      a->beta_micro != b->beta_micro || a->train_rounds != b->train_rounds || a->eval_rounds != b->eval_rounds ||
+      a->epochs != b->epochs || a->masked)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "the contract's parameters (M %u, B %u, P %u, b %u, T %u, V %u, epochs %u%s) do not match the "
+                      "session file's (M %u, B %u, P %u, b %u, T %u, V %u, epochs %u)",
+                      a->clients, a->batch, a->dim, a->levels, a->train_rounds, a->eval_rounds, a->epochs,
+                      a->masked ? ", masked" : "", b->clients, b->batch, b->dim, b->levels, b->train_rounds,
+                      b->eval_rounds, b->epochs);
+  return 0;
+}
+
+int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err) {
+  memset(res, 0, sizeof *res);
+  cl c;
+  memset(&c, 0, sizeof c);
+  c.cfg = cfg;
+  c.sess = cfg->sess;
+  c.res = res;
+  c.slot = 1;
+  double t_start = bbvfl_now();
+  int rc = -1;
+  bbvfl_onchain_cfg local = *cfg;
+  if (local.round_timeout_s <= 0) local.round_timeout_s = 120;
+  c.cfg = &local;
+  const bbvfl_session *s = c.sess;
+  if (snprintf(c.dir, sizeof c.dir, "%s", cfg->state_dir) >= (int)sizeof c.dir)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--state-dir is too long");
+  if (bbvfl_mkdirs(c.dir, 0700, err) < 0) return bbvfl_wrap(err, "--state-dir");
+  memcpy(c.me, cfg->key->addr, 20);
+
+  /* the data first: a bad file or column list is reported before anything touches the chain */
+  if (cfg->ds->n != s->n_rows) {
+    return bbvfl_fail(err, BBVFL_E_ARG, "the data file has %zu rows but the session was set up for %llu", cfg->ds->n,
+                      (unsigned long long)s->n_rows);
+  }
+  if (bbvfl_vfl_data_prepare(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &c.data, err) < 0)
+    return bbvfl_wrap(err, "--columns");
+  c.have_data = 1;
+  c.B = s->cparams.batch;
+  c.n = c.B * s->cparams.dim;
+  c.T = c.data.n_train / c.B;
+  c.V = c.data.n_test / c.B;
+  if (c.T != s->cparams.train_rounds || c.V != s->cparams.eval_rounds) {
+    bbvfl_fail(err, BBVFL_E_ARG,
+               "with this data file the split gives %zu training / %zu evaluation batches per epoch, but the session "
+               "has %u / %u: is it the session's table?",
+               c.T, c.V, s->cparams.train_rounds, s->cparams.eval_rounds);
+    goto out;
+  }
+  c.K = cfg->ds->nclasses == 2 ? 1 : cfg->ds->nclasses;
+  c.neval = c.V * c.B;
+
+  const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
+  bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5, .retries = 3};
+  c.rpc = bbvfl_rpc_new(url, &ro, err);
+  if (!c.rpc) goto out;
+  uint64_t chain_id;
+  if (bbvfl_rpc_chain_id(c.rpc, &chain_id, err) < 0) {
+    bbvfl_wrap(err, "connecting to %s", url);
+    goto out;
+  }
+  if (chain_id != s->chain_id) {
+    bbvfl_fail(err, BBVFL_E_STATE, "the node at %s has chain id %llu, the session was deployed on %llu", url,
+               (unsigned long long)chain_id, (unsigned long long)s->chain_id);
+    goto out;
+  }
+  bbvfl_aggc_init(&c.agg, c.rpc, s->contract);
+  if (bbvfl_aggc_params(&c.agg, &c.cp, err) < 0) {
+    bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
+    goto out;
+  }
+  if (check_params(&c, err) < 0) goto out;
+  c.blk = s->deploy_block;
+  c.snd = bbvfl_sender_new(c.rpc, cfg->key, chain_id, err);
+  if (!c.snd) goto out;
+  bbvfl_sender_set_sync(c.snd, 1);
+  bbvfl_sender_set_fee_ttl(c.snd, 600);
+
+  c.q = malloc(c.n);
+  c.sum = malloc(c.n * sizeof *c.sum);
+  c.grad = malloc(c.n * sizeof *c.grad);
+  c.grad_be = malloc(4 * c.n);
+  c.probs = calloc(c.neval * (size_t)c.K + 1, sizeof *c.probs);
+  c.yb = malloc(c.B * sizeof *c.yb);
+  c.yeval = malloc((c.neval + 1) * sizeof *c.yeval);
+  c.rows = malloc(c.B * sizeof *c.rows);
+  res->epochs = (int)s->cparams.epochs;
+  res->per_epoch = calloc((size_t)res->epochs, sizeof *res->per_epoch);
+  res->agg_s = calloc((size_t)res->epochs, sizeof *res->agg_s);
+  if (!c.q || !c.sum || !c.grad || !c.grad_be || !c.probs || !c.yb || !c.yeval || !c.rows || !res->per_epoch ||
+      !res->agg_s) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < c.neval; i++) c.yeval[i] = cfg->ds->y[c.data.test[i]];
+
+  if (election(&c, err) < 0) goto out;
+  char me[43], act[43];
+  bbvfl_addr_checksum(c.me, me);
+  bbvfl_addr_checksum(c.active, act);
+  logf_(&c, "client %s index %d; active client %s%s", me, res->index, act, c.is_active ? " (this client)" : "");
+  if (c.is_active && !cfg->has_labels) {
+    bbvfl_fail(err, BBVFL_E_STATE,
+               "this client was elected active client but holds no labels (--labels): in this session every client "
+               "that may be elected must hold the label column");
+    goto out;
+  }
+
+  /* the learning state, exactly as the off-chain trainer builds it */
+  float *cols = NULL;
+  size_t ncols = 0;
+  if (bbvfl_vfl_data_client_cols(&c.data, 0, &cols, &ncols, err) < 0) goto out;
+  bbvfl_party_cfg pc = {.index = cfg->party >= 0 ? cfg->party : res->index,
+                        .P = (int)s->cparams.dim,
+                        .nhidden = s->train.nhidden,
+                        .mech = s->train.mech,
+                        .opt = s->train.opt,
+                        .seed = cfg->seed,
+                        .seeded_noise = cfg->seeded_noise};
+  memcpy(pc.hidden, s->train.hidden, sizeof pc.hidden);
+  int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
+  free(cols);
+  if (prc < 0) goto out;
+  c.have_party = 1;
+  if (c.is_active) {
+    if (bbvfl_vhead_init(&c.head, (int)s->cparams.dim, cfg->ds->nclasses, s->cparams.clients, &s->train.mech,
+                         &s->train.opt, cfg->seed, err) < 0)
+      goto out;
+    c.have_head = 1;
+    c.head_len = 4 * bbvfl_vhead_nparams(&c.head);
+    c.head_be = malloc(c.head_len ? c.head_len : 1);
+    if (!c.head_be) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+  }
+  if (bbvfl_schedule_init(&c.sched, res->S, c.data.n_train, c.B, err) < 0) goto out;
+  c.have_sched = 1;
+
+  uint64_t start = 0;
+  int resumed = load_progress(&c, &start, err);
+  if (resumed < 0) goto out;
+  if (resumed) logf_(&c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
+  if (run_rounds(&c, start, resumed, err) < 0) goto out;
+  res->was_active = c.is_active;
+  logf_(&c, "session complete");
+  rc = 0;
+out:
+  res->wall_s = bbvfl_now() - t_start;
+  if (!c.is_active) {
+    free(res->per_epoch);
+    free(res->agg_s);
+    res->per_epoch = NULL;
+    res->agg_s = NULL;
+  }
+  cl_free(&c);
+  return rc;
+}
+
+int bbvfl_onchain_result_save(const bbvfl_onchain_result *r, const char *path, bbvfl_err *err) {
+  char S[70];
+  bbvfl_hex_encode(r->S, 32, S);
+  json_t *o = json_pack("{s:i, s:b, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:f, s:f, s:f}", "index", r->index, "active",
+                        r->was_active, "session_seed", S, "rounds", (json_int_t)r->rounds, "submissions",
+                        (json_int_t)r->submissions, "gas_submit", (json_int_t)r->gas_submit, "gas_other",
+                        (json_int_t)r->gas_other, "wall_s", r->wall_s, "send_s", r->send_s, "wait_s", r->wait_s,
+                        "learn_s", r->learn_s, "checkpoint_s", r->ckpt_s);
+  if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  if (r->per_epoch) {
+    json_t *arr = json_array();
+    for (int e = 0; arr && e < r->epochs; e++) {
+      const bbvfl_epoch_metrics *m = &r->per_epoch[e];
+      json_array_append_new(arr, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "epoch", m->epoch, "train_loss",
+                                           m->train_loss, "test_loss", m->test_loss, "auroc", m->auroc, "accuracy",
+                                           m->accuracy, "f1", m->f1, "onchain_agg_s", r->agg_s[e]));
+    }
+    json_object_set_new(o, "epochs", arr);
+  }
+  char *text = json_dumps(o, JSON_INDENT(2));
+  json_decref(o);
+  if (!text) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  int rc = bbvfl_write_file_atomic(path, text, strlen(text), 0644, err);
+  free(text);
+  return rc;
+}

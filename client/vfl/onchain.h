@@ -1,0 +1,74 @@
+/* One organisation's client in an on-chain session (DESIGN.md "One round of training").
+ *
+ * bbvfl_onchain_run registers the key with the aggregator (skipped when already registered),
+ * takes part in the commit-reveal election (the secret is saved in the state folder before the
+ * commit is sent, so a restarted client can still reveal), then runs every round: forward of its
+ * own columns, PBM, submit; as the elected active client it reads the round's sum, trains the
+ * fusion head, posts gradient + head parameters, evaluates, posts the epoch metrics and pays the
+ * rewards. Other clients wait for the gradient (eth_getLogs filtered by event and round, polled with
+ * a backoff from 0.2 ms to 5 ms: no busy loop) and back-propagate it.
+ *
+ * The learning is the off-chain trainer's code (vfl/party, vfl/head, vfl/schedule, vfl/setup): with
+ * the same seed, party index and session seed S both modes compute the same numbers.
+ *
+ * Restart: after each round the party (and, for the active client, the head) is checkpointed
+ * atomically into two alternating slots, and then a progress file naming the slot and the next
+ * round. A restarted client loads it, recomputes the forward pass of the round in progress, does
+ * not resubmit what the chain says it already submitted, and reads gradients already posted from
+ * the chain.
+ *
+ * Labels: only the elected active client uses labels; a session needs the active client to hold
+ * them (checked: a client without --labels that gets elected stops with a clear error).
+ *
+ * Ownership: the cfg's pointers are borrowed for the call; the result owns its arrays
+ * (bbvfl_onchain_result_free). The library never prints: progress lines go to cfg->log when set. */
+#ifndef BBVFL_VFL_ONCHAIN_H
+#define BBVFL_VFL_ONCHAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "common/err.h"
+#include "eth/wallet.h"
+#include "ml/data.h"
+#include "vfl/offchain.h"
+#include "vfl/session.h"
+
+typedef struct {
+  const bbvfl_session *sess;
+  const char *rpc_url;        /* NULL: the session's */
+  const bbvfl_key *key;
+  const bbvfl_dataset *ds;    /* this client's table: same rows as the session's, a label column */
+  const char *columns;        /* this client's feature columns of ds, e.g. "0-5" */
+  int has_labels;             /* may act as active client */
+  int party;                  /* stream index of init/noise (-1: the registration index) */
+  uint64_t seed;              /* model init seed (the session's training seed by default) */
+  int seeded_noise;           /* 1: noise from (seed, NOISE, party); 0: getrandom */
+  const char *state_dir;      /* checkpoints, secret, summary.json */
+  double round_timeout_s;     /* a round that does not complete in time is an error (0: 120 s) */
+  int expire;                 /* on a round timeout, call expireRound() before giving up */
+  int exit_after_round;       /* testing: return (as if killed) after this many rounds done; 0: off */
+  FILE *log;                  /* progress lines (nullable); never holds key material */
+} bbvfl_onchain_cfg;
+
+typedef struct {
+  int index;                  /* registration index */
+  int was_active;             /* active client at the end of the session */
+  uint8_t S[32];
+  uint64_t rounds;            /* rounds this process went through */
+  uint64_t submissions;       /* submissions this process sent */
+  uint64_t gas_submit, gas_other;
+  double wall_s, send_s, wait_s, learn_s, ckpt_s;
+  /* active client only (epochs entries each, NULL otherwise) */
+  int epochs;
+  bbvfl_epoch_metrics *per_epoch;
+  double *agg_s;              /* on-chain aggregation time of each epoch's training rounds */
+} bbvfl_onchain_result;
+
+int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err);
+void bbvfl_onchain_result_free(bbvfl_onchain_result *r);
+
+/* Writes res as JSON (summary.json in the state folder) atomically. */
+int bbvfl_onchain_result_save(const bbvfl_onchain_result *res, const char *path, bbvfl_err *err);
+
+#endif

@@ -1,0 +1,260 @@
+#include "vfl/session.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fsutil.h"
+#include "eth/deploy.h"
+#include "eth/hex.h"
+#include "eth/sender.h"
+#include "eth/wallet.h"
+
+static json_t *u256_json(const bbvfl_u256 *v) {
+  char dec[80];
+  bbvfl_u256_to_dec(v, dec);
+  return json_string(dec);
+}
+
+int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err) {
+  char contract[43], token[43];
+  bbvfl_addr_checksum(s->contract, contract);
+  bbvfl_addr_checksum(s->token, token);
+  const bbvfl_cconfig *c = &s->cparams;
+  const bbvfl_offchain_cfg *t = &s->train;
+  json_t *hidden = json_array();
+  for (int i = 0; hidden && i < t->nhidden; i++) json_array_append_new(hidden, json_integer(t->hidden[i]));
+  json_t *cp = json_pack(
+      "{s:i, s:I, s:I, s:i, s:I, s:b, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:i}", "clients", c->clients,
+      "batch", (json_int_t)c->batch, "dim", (json_int_t)c->dim, "levels", c->levels, "beta_micro",
+      (json_int_t)c->beta_micro, "masked", c->masked, "train_rounds", (json_int_t)c->train_rounds, "eval_rounds",
+      (json_int_t)c->eval_rounds, "epochs", (json_int_t)c->epochs, "reward_per_submission",
+      u256_json(&c->reward_per_submission), "reward_pool", u256_json(&c->reward_pool), "commit_blocks",
+      (json_int_t)c->commit_blocks, "reveal_blocks", (json_int_t)c->reveal_blocks, "active_blocks",
+      (json_int_t)c->active_blocks, "round_timeout_blocks", (json_int_t)c->round_timeout_blocks, "lane_bits",
+      (int)s->lane_bits);
+  json_t *tr = json_pack("{s:I, s:f, s:s, s:s, s:I, s:o, s:s, s:f, s:f, s:f, s:s, s:i, s:f, s:f, s:I}", "seed",
+                         (json_int_t)t->seed, "test_frac", t->test_frac, "label", s->label, "data", s->data,
+                         "n_rows", (json_int_t)s->n_rows, "hidden", hidden, "optimizer",
+                         t->opt.kind == BBVFL_OPT_ADAM ? "adam" : "sgd", "lr", t->opt.lr, "lr_decay", t->opt.decay,
+                         "momentum", t->opt.momentum, "mechanism", bbvfl_mech_name(t->mech.kind), "b", t->mech.b,
+                         "beta", t->mech.beta, "C", t->mech.C, "batch", (json_int_t)t->B);
+  json_t *o = json_pack("{s:i, s:s, s:I, s:s, s:s, s:I, s:o, s:o}", "version", 1, "rpc_url", s->rpc_url, "chain_id",
+                        (json_int_t)s->chain_id, "contract", contract, "token", token, "deploy_block",
+                        (json_int_t)s->deploy_block, "contract_params", cp, "training", tr);
+  if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+  json_decref(o);
+  if (!text) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  size_t n = strlen(text);
+  text[n] = '\n';
+  int rc = bbvfl_write_file_atomic(path, text, n + 1, 0644, err);
+  free(text);
+  return rc < 0 ? bbvfl_wrap(err, "writing the session file %s", path) : 0;
+}
+
+static int get_int(json_t *o, const char *key, long long lo, long long hi, long long *out, const char *path,
+                   bbvfl_err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_integer(v))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is missing or not an integer", path, key);
+  long long x = json_integer_value(v);
+  if (x < lo || x > hi)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" = %lld is outside %lld..%lld", path, key, x, lo, hi);
+  *out = x;
+  return 0;
+}
+
+static int get_num(json_t *o, const char *key, double *out, const char *path, bbvfl_err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_number(v))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is missing or not a number", path, key);
+  *out = json_number_value(v);
+  return 0;
+}
+
+static int get_str(json_t *o, const char *key, char *out, size_t cap, const char *path, bbvfl_err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_string(v))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is missing or not a string", path, key);
+  const char *s = json_string_value(v);
+  if (strlen(s) >= cap) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is too long", path, key);
+  strcpy(out, s);
+  return 0;
+}
+
+int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
+  memset(s, 0, sizeof *s);
+  char *text = NULL;
+  size_t len = 0;
+  if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) return bbvfl_wrap(err, "reading the session file");
+  json_error_t je;
+  json_t *o = json_loadb(text, len, 0, &je);
+  free(text);
+  if (!o || !json_is_object(o)) {
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: not a JSON object (line %d: %s)", path, je.line, je.text);
+  }
+  int rc = -1;
+  long long v;
+  char buf[128];
+  json_t *cp = json_object_get(o, "contract_params"), *tr = json_object_get(o, "training");
+  if (!json_is_object(cp) || !json_is_object(tr)) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"contract_params\" or \"training\" is missing", path);
+    goto out;
+  }
+  if (get_int(o, "version", 1, 1, &v, path, err) < 0) goto out;
+  if (get_str(o, "rpc_url", s->rpc_url, sizeof s->rpc_url, path, err) < 0) goto out;
+  if (get_int(o, "chain_id", 1, INT64_MAX, &v, path, err) < 0) goto out;
+  s->chain_id = (uint64_t)v;
+  if (get_str(o, "contract", buf, sizeof buf, path, err) < 0 || bbvfl_addr_parse(buf, s->contract, err) < 0) goto out;
+  if (get_str(o, "token", buf, sizeof buf, path, err) < 0 || bbvfl_addr_parse(buf, s->token, err) < 0) goto out;
+  if (get_int(o, "deploy_block", 0, INT64_MAX, &v, path, err) < 0) goto out;
+  s->deploy_block = (uint64_t)v;
+
+  bbvfl_cconfig *c = &s->cparams;
+#define CP(key, field, lo, hi)                                            \
+  do {                                                                    \
+    if (get_int(cp, key, lo, hi, &v, path, err) < 0) goto out;            \
+    c->field = (__typeof__(c->field))v;                                   \
+  } while (0)
+  CP("clients", clients, 1, 64);
+  CP("batch", batch, 1, 1 << 20);
+  CP("dim", dim, 1, 4096);
+  CP("levels", levels, 1, 255);
+  CP("beta_micro", beta_micro, 0, 500000);
+  CP("train_rounds", train_rounds, 1, UINT32_MAX);
+  CP("eval_rounds", eval_rounds, 0, UINT32_MAX);
+  CP("epochs", epochs, 1, 100000);
+  CP("commit_blocks", commit_blocks, 1, UINT32_MAX);
+  CP("reveal_blocks", reveal_blocks, 1, UINT32_MAX);
+  CP("active_blocks", active_blocks, 1, UINT32_MAX);
+  CP("round_timeout_blocks", round_timeout_blocks, 1, UINT32_MAX);
+#undef CP
+  c->masked = json_is_true(json_object_get(cp, "masked"));
+  if (get_str(cp, "reward_per_submission", buf, sizeof buf, path, err) < 0 ||
+      bbvfl_u256_from_string(buf, &c->reward_per_submission, err) < 0)
+    goto out;
+  if (get_str(cp, "reward_pool", buf, sizeof buf, path, err) < 0 ||
+      bbvfl_u256_from_string(buf, &c->reward_pool, err) < 0)
+    goto out;
+  if (get_int(cp, "lane_bits", 8, 16, &v, path, err) < 0) goto out;
+  s->lane_bits = (unsigned)v;
+
+  bbvfl_offchain_cfg *t = &s->train;
+  bbvfl_offchain_defaults(t);
+  t->M = c->clients;
+  t->B = c->batch;
+  t->P = (int)c->dim;
+  t->epochs = (int)c->epochs;
+  if (get_int(tr, "seed", 0, INT64_MAX, &v, path, err) < 0) goto out;
+  t->seed = (uint64_t)v;
+  t->seeded_noise = 0;
+  if (get_num(tr, "test_frac", &t->test_frac, path, err) < 0) goto out;
+  if (get_str(tr, "label", s->label, sizeof s->label, path, err) < 0) goto out;
+  if (get_str(tr, "data", s->data, sizeof s->data, path, err) < 0) goto out;
+  if (get_int(tr, "n_rows", 1, INT64_MAX, &v, path, err) < 0) goto out;
+  s->n_rows = (uint64_t)v;
+  json_t *hid = json_object_get(tr, "hidden");
+  if (!json_is_array(hid) || json_array_size(hid) > BBVFL_MAX_HIDDEN) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"hidden\" must be a list of at most %d widths", path,
+               BBVFL_MAX_HIDDEN);
+    goto out;
+  }
+  t->nhidden = (int)json_array_size(hid);
+  for (int i = 0; i < t->nhidden; i++) {
+    json_t *w = json_array_get(hid, (size_t)i);
+    if (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 65536) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: hidden width %d is not in 1..65536", path, i);
+      goto out;
+    }
+    t->hidden[i] = (int)json_integer_value(w);
+  }
+  if (get_str(tr, "optimizer", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_optim_parse_kind(buf, &t->opt.kind) != 0) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: optimizer '%s' is not adam or sgd", path, buf);
+    goto out;
+  }
+  if (get_num(tr, "lr", &t->opt.lr, path, err) < 0 || get_num(tr, "lr_decay", &t->opt.decay, path, err) < 0 ||
+      get_num(tr, "momentum", &t->opt.momentum, path, err) < 0)
+    goto out;
+  if (get_str(tr, "mechanism", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_mech_parse(buf, &t->mech.kind) != 0 || t->mech.kind != BBVFL_MECH_PBM) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: mechanism '%s': on chain only pbm is supported", path, buf);
+    goto out;
+  }
+  if (get_int(tr, "b", 1, 255, &v, path, err) < 0) goto out;
+  t->mech.b = (int)v;
+  if (get_num(tr, "beta", &t->mech.beta, path, err) < 0 || get_num(tr, "C", &t->mech.C, path, err) < 0) goto out;
+  if (t->mech.b != c->levels) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: training b = %d but the contract's levels = %u", path, t->mech.b,
+               (unsigned)c->levels);
+    goto out;
+  }
+  if (bbvfl_mech_check(&t->mech, err) < 0) {
+    bbvfl_wrap(err, "session file %s", path);
+    goto out;
+  }
+  rc = 0;
+out:
+  json_decref(o);
+  return rc;
+}
+
+int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err) {
+  const bbvfl_offchain_cfg *t = &s->train;
+  if (t->mech.kind != BBVFL_MECH_PBM)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--mechanism %s: on chain only pbm is supported (the contract sums integers)",
+                      bbvfl_mech_name(t->mech.kind));
+  if (bbvfl_mech_check(&t->mech, err) < 0) return -1;
+  if (t->M < 1 || t->M > 64) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be in 1..64, got %d", t->M);
+  if ((long)t->M * t->mech.b > 65535)
+    return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator",
+                      (long)t->M * t->mech.b);
+  size_t *tr = NULL, *te = NULL, ntr = 0, nte = 0;
+  if (bbvfl_split(ds->n, t->test_frac, t->seed, &tr, &ntr, &te, &nte, err) < 0) return -1;
+  free(tr);
+  free(te);
+  if (ntr < t->B || nte < t->B)
+    return bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: each needs at least one batch of %zu", ntr, nte,
+                      t->B);
+  bbvfl_cconfig *c = &s->cparams;
+  memset(c, 0, sizeof *c);
+  c->clients = (uint8_t)t->M;
+  c->batch = (uint32_t)t->B;
+  c->dim = (uint32_t)t->P;
+  c->levels = (uint8_t)t->mech.b;
+  c->beta_micro = (uint32_t)(t->mech.beta * 1e6 + 0.5);
+  c->train_rounds = (uint32_t)(ntr / t->B);
+  c->eval_rounds = (uint32_t)(nte / t->B);
+  c->epochs = (uint32_t)t->epochs;
+  bbvfl_u256 one = bbvfl_u256_from_u64(1000000000000000000ULL);
+  c->reward_per_submission = one;
+  uint64_t total = (uint64_t)c->epochs * (c->train_rounds + c->eval_rounds) * c->clients;
+  if (bbvfl_u256_mul_u64(&c->reward_pool, &one, total))
+    return bbvfl_fail(err, BBVFL_E_ARG, "reward pool overflows");
+  c->commit_blocks = 1000;
+  c->reveal_blocks = 1000;
+  c->active_blocks = 100000;
+  c->round_timeout_blocks = 100000;
+  s->n_rows = ds->n;
+  s->chain_id = bbvfl_sender_chain_id(snd);
+  uint8_t *args = NULL;
+  size_t alen = 0;
+  if (bbvfl_cenc_config(c, &args, &alen, err) < 0) return -1;
+  bbvfl_receipt rc;
+  memset(&rc, 0, sizeof rc);
+  int ok = bbvfl_deploy(snd, "BbvflAggregator", args, alen, 120, s->contract, &rc, err);
+  free(args);
+  s->deploy_block = rc.block_number;
+  bbvfl_receipt_clear(&rc);
+  if (ok < 0) return bbvfl_wrap(err, "deploying BbvflAggregator");
+  bbvfl_aggc a;
+  bbvfl_aggc_init(&a, rpc, s->contract);
+  bbvfl_cparams p;
+  if (bbvfl_aggc_params(&a, &p, err) < 0) return bbvfl_wrap(err, "reading the new aggregator's parameters");
+  memcpy(s->token, p.token, 20);
+  s->lane_bits = p.lane_bits;
+  return 0;
+}

@@ -1,0 +1,49 @@
+/* The session file: everything the clients of one on-chain session must agree on, written by
+ * `bbvfl deploy` (atomically) and read by `bbvfl client` and `bbvfl demo`.
+ *
+ * JSON object: rpc_url, chain_id, contract, token, deploy_block, the contract parameters
+ * ("contract_params": clients, batch, dim, levels, beta_micro, train_rounds, eval_rounds, epochs,
+ * reward_per_submission, reward_pool, lane_bits, deadlines in blocks) and the training setup
+ * ("training": seed, test_frac, label, data, hidden, optimizer, lr, lr_decay, momentum, mechanism,
+ * b, beta, C, n_rows). A client's own columns are not in the session: they are its business.
+ * Ownership: a bbvfl_session is plain data with fixed-size strings; nothing to free. */
+#ifndef BBVFL_VFL_SESSION_H
+#define BBVFL_VFL_SESSION_H
+
+#include <stdint.h>
+
+#include "common/err.h"
+#include "eth/rpc.h"
+#include "vfl/contract.h"
+#include "ml/data.h"
+#include "vfl/offchain.h"
+
+typedef struct {
+  char rpc_url[512];
+  uint64_t chain_id;
+  uint8_t contract[20];
+  uint8_t token[20];
+  uint64_t deploy_block;
+  bbvfl_cconfig cparams;
+  unsigned lane_bits;
+  /* training setup (shared with the off-chain trainer: M, B, P, epochs, hidden, mech, opt, seed,
+     test_frac; partition is unused here) */
+  bbvfl_offchain_cfg train;
+  char label[256];   /* label column name; empty: the last column */
+  char data[1024];   /* the table the session was set up with (a hint; each client names its own) */
+  uint64_t n_rows;   /* rows of that table (a client checks its file has as many) */
+} bbvfl_session;
+
+/* Deploys the aggregator (which deploys its reward token) for the training setup in s->train and
+ * the table ds, and fills the rest of *s (chain id, addresses, deploy block, contract
+ * parameters: T = floor(N_train/B), V = floor(N_test/B), 1 token (1e18 units) per accepted
+ * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks,
+ * active and round timeout 100000 blocks (blocks advance only with transactions on an automining
+ * devnet). s->rpc_url, label and data are the caller's. rpc, sender: the deployer's (borrowed). */
+struct bbvfl_sender;
+int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err);
+
+int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err);
+int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err);
+
+#endif
