@@ -1,0 +1,144 @@
+/* The auditor: verifies a BbvflAggregator session's whole history from the chain alone
+ * (events, transaction calldata, signatures, receipts, block headers), re-implementing the
+ * contract's rules instead of trusting its views (views are read only for the session
+ * parameters, and those are cross-checked against the deployment transaction's calldata).
+ *
+ * Streaming: logs are read with eth_getLogs over adaptive block windows and processed in
+ * (block, logIndex) order in chunks; the transactions, receipts and blocks a chunk needs are
+ * fetched in one JSON-RPC batch. State is O(M) plus one round's sum plus O(epochs) small
+ * per-epoch records; per-round figures are kept in a fixed number of buckets (adjacent rounds
+ * are merged when a long history fills them), so memory stays flat in the number of rounds.
+ *
+ * Ownership: bbvfl_audit_run fills a caller-owned bbvfl_audit_result whose arrays are malloc'd
+ * inside it; bbvfl_audit_result_free releases them. Nothing here prints: progress goes to an
+ * optional callback, reports are written by audit/report.h. */
+#ifndef BBVFL_AUDIT_AUDIT_H
+#define BBVFL_AUDIT_AUDIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "eth/u256.h"
+#include "vfl/contract.h"
+
+/* The checks, in report order. */
+typedef enum {
+  BBVFL_AC_PARAMS = 0,   /* params() against the deployment calldata; token deployed by it */
+  BBVFL_AC_REGISTRATION, /* Registered: index order, pubkey -> address, at most M, closes at M */
+  BBVFL_AC_ELECTION,     /* commits/reveals/deadlines, seed, active, every re-election/exclusion justified */
+  BBVFL_AC_SUBMISSIONS,  /* signer = registered participant, once, open round, length, range; hash = calldata */
+  BBVFL_AC_SUMS,         /* every RoundCompleted sum = sum of the submitted bytes (mod 2^16 masked) */
+  BBVFL_AC_SCHEDULE,     /* minibatch permutation per epoch from S (needs the training row count) */
+  BBVFL_AC_GRADIENTS,    /* GradientPosted by the active client, complete TRAIN rounds, once, length */
+  BBVFL_AC_METRICS,      /* MetricsPosted by the active client, complete epochs, once, in range */
+  BBVFL_AC_REWARDS,      /* RewardsPaid + Transfer = rate x new accepted submissions; nobody left out */
+  BBVFL_AC_PRIVACY,      /* the accountant's epsilon for the parameters actually used */
+  BBVFL_AC_COUNT
+} bbvfl_audit_check_id;
+
+typedef enum { BBVFL_AS_PASS = 0, BBVFL_AS_FAIL = 1, BBVFL_AS_SKIP = 2 } bbvfl_audit_status;
+
+typedef struct {
+  int present;
+  int has_round;  uint64_t round;
+  int has_epoch;  uint32_t epoch;
+  int has_tx;     uint8_t tx[32];
+  int has_client; uint8_t client[20];
+  uint64_t block;
+  char detail[256];
+} bbvfl_audit_failure;
+
+typedef struct {
+  bbvfl_audit_status status;
+  uint64_t checked;   /* items verified (submissions, rounds, payments ...) */
+  uint64_t failures;  /* discrepancies found */
+  bbvfl_audit_failure first;
+  char note[256];     /* why skipped, or what was checked */
+} bbvfl_audit_check;
+
+/* One bucket of rounds [round_lo, round_hi] (one round each unless the history was long). */
+typedef struct {
+  uint64_t round_lo, round_hi;
+  uint64_t gas;          /* submissions + gradient post of these rounds */
+  uint64_t blocks;       /* blocks from opening to completion, summed */
+  double seconds;        /* block-timestamp seconds from opening to completion, summed */
+  uint32_t submissions;
+} bbvfl_audit_round_fig;
+
+typedef struct {
+  uint8_t addr[20];
+  uint8_t index;
+  int excluded; uint8_t excluded_reason;
+  uint64_t accepted;          /* submissions the auditor accepted */
+  uint64_t rewarded;          /* submissions covered by RewardsPaid */
+  bbvfl_u256 paid;            /* sum of RewardsPaid amounts */
+  bbvfl_u256 transferred;     /* sum of token Transfers from the aggregator */
+  uint64_t gas;               /* gas of its submissions */
+} bbvfl_audit_client_fig;
+
+typedef struct {
+  uint32_t epoch;
+  int has_metrics;
+  uint32_t auroc_micro, accuracy_micro;
+  uint64_t loss_micro;
+  int rewards_paid;
+  int has_digest; uint8_t schedule_digest[32]; /* keccak256 of the permutation as uint64be */
+} bbvfl_audit_epoch_fig;
+
+#define BBVFL_AUDIT_MAX_BUCKETS 4096
+
+typedef struct {
+  int ok;                       /* every check passed or was skipped */
+  bbvfl_audit_check checks[BBVFL_AC_COUNT];
+  /* where */
+  uint8_t contract[20], token[20];
+  uint64_t from_block, to_block, deploy_block;
+  int has_deploy;
+  uint64_t chain_id;
+  /* session */
+  bbvfl_cparams params;
+  uint8_t seed[32]; int has_seed;
+  uint8_t active[20]; int has_active;
+  uint64_t reelections;
+  /* figures */
+  uint64_t logs, rounds_completed, submissions, gradients, epochs_completed;
+  int session_ended;
+  uint64_t gas_total;
+  double seconds_total;
+  bbvfl_audit_round_fig *rounds; size_t nrounds; uint64_t bucket_width;
+  bbvfl_audit_client_fig *clients; size_t nclients;
+  bbvfl_audit_epoch_fig *epochs; size_t nepochs;
+  /* privacy */
+  double delta, eps_feature, eps_sample, eps_masked_feature;
+  int has_eps, has_masked_eps, eps_at_edge;
+  uint64_t train_rows;
+  double elapsed_s;
+} bbvfl_audit_result;
+
+/* Progress callback: blocks read so far out of the range, logs and rounds seen. */
+typedef void (*bbvfl_audit_progress_fn)(void *ctx, uint64_t block, uint64_t from, uint64_t to, uint64_t logs,
+                                         uint64_t rounds);
+
+typedef struct {
+  const char *rpc_url;
+  uint8_t contract[20];
+  uint64_t from_block;        /* first block to read (at or before the deployment) */
+  uint64_t to_block;          /* 0: the latest block at start */
+  uint64_t window;            /* initial eth_getLogs window in blocks (0: 2000) */
+  uint64_t train_rows;        /* N_train for the schedule check (0: skipped) */
+  double delta;               /* for the epsilon (0: 1e-5) */
+  bbvfl_audit_progress_fn progress; void *progress_ctx;
+} bbvfl_audit_opts;
+
+/* Runs the audit. Returns 0 when the audit ran to the end (res->ok says whether everything
+ * holds), -1 when it could not (node unreachable, not a bbvfl aggregator ...; err filled and
+ * *res freed). */
+int bbvfl_audit_run(const bbvfl_audit_opts *opts, bbvfl_audit_result *res, bbvfl_err *err);
+void bbvfl_audit_result_free(bbvfl_audit_result *res);
+
+/* "params", "registration", ... (the JSON names). */
+const char *bbvfl_audit_check_name(bbvfl_audit_check_id id);
+const char *bbvfl_audit_status_name(bbvfl_audit_status s); /* "PASS", "FAIL", "SKIP" */
+
+#endif

@@ -1,0 +1,152 @@
+/* bbvfl audit: verifies a session's whole on-chain history from the chain alone. */
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "audit/audit.h"
+#include "audit/report.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "eth/wallet.h"
+
+typedef struct {
+  int tty;
+  double last;
+} progress_ctx;
+
+static void progress(void *ctx, uint64_t block, uint64_t from, uint64_t to, uint64_t logs, uint64_t rounds) {
+  progress_ctx *p = ctx;
+  double frac = to > from ? (double)(block - from) / (double)(to - from) : 1.0;
+  if (p->tty) {
+    fprintf(stderr, "\r  reading blocks %llu..%llu: %5.1f%%, %llu logs, %llu rounds  ", (unsigned long long)from,
+            (unsigned long long)to, 100 * frac, (unsigned long long)logs, (unsigned long long)rounds);
+    if (block >= to) fputc('\n', stderr);
+  } else if (frac - p->last >= 0.25 || block >= to) {
+    fprintf(stderr, "audit: read up to block %llu of %llu (%llu logs, %llu rounds)\n", (unsigned long long)block,
+            (unsigned long long)to, (unsigned long long)logs, (unsigned long long)rounds);
+    p->last = frac;
+  }
+}
+
+/* Reads rpc_url, contract, deploy_block and the training row count from a session file written
+ * by `bbvfl deploy`. */
+static int load_session(const char *path, char *url, size_t urln, char *contract, size_t cn, unsigned long long *deploy,
+                        unsigned long long *train_rows, bbvfl_err *err) {
+  json_error_t je;
+  json_t *o = json_load_file(path, 0, &je);
+  if (!o) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not a JSON session file (%s, line %d)", path, je.text, je.line);
+  const char *u = json_string_value(json_object_get(o, "rpc_url"));
+  const char *c = json_string_value(json_object_get(o, "contract"));
+  json_t *d = json_object_get(o, "deploy_block");
+  if (!u || !c || !json_is_integer(d) || json_integer_value(d) < 0) {
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: needs rpc_url, contract and deploy_block (a session file of bbvfl deploy)",
+                      path);
+  }
+  snprintf(url, urln, "%s", u);
+  snprintf(contract, cn, "%s", c);
+  *deploy = (unsigned long long)json_integer_value(d);
+  json_t *tr = json_object_get(o, "training");
+  json_t *nr = json_object_get(tr, "n_rows"), *tf = json_object_get(tr, "test_frac");
+  if (json_is_integer(nr) && json_is_number(tf) && json_integer_value(nr) > 0) {
+    long long n = json_integer_value(nr);
+    long long nt = llround(json_number_value(tf) * (double)n); /* the split of ml/data.h */
+    if (nt >= 0 && nt < n) *train_rows = (unsigned long long)(n - nt);
+  }
+  json_decref(o);
+  return 0;
+}
+
+int cmd_audit(int argc, char **argv) {
+  const char *rpc = NULL, *contract = NULL, *html = NULL, *session = NULL;
+  unsigned long long from_block = 0, to_block = 0, train_rows = 0, window = 0;
+  int as_json = 0, quiet = 0;
+  double delta = 1e-5;
+  const cli_opt opts[] = {
+      {"rpc", OPT_STR, &rpc, "URL", "JSON-RPC endpoint of the chain"},
+      {"contract", OPT_STR, &contract, "ADDR", "address of the BbvflAggregator to audit"},
+      {"from-block", OPT_U64, &from_block, "N", "first block to read, at or before the deployment (default 0)"},
+      {"to-block", OPT_U64, &to_block, "N", "last block to read (default: the latest)"},
+      {"session", OPT_STR, &session, "FILE", "take rpc_url, contract, deploy block and training rows from a session file"},
+      {"train-rows", OPT_U64, &train_rows, "N", "training row count: re-derive the minibatch schedule per epoch"},
+      {"delta", OPT_DBL, &delta, "D", "delta of the reported (epsilon, delta) (default 1e-5)"},
+      {"window", OPT_U64, &window, "N", "initial eth_getLogs window in blocks (default 2000, adapts)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print the report as one JSON object"},
+      {"html", OPT_STR, &html, "FILE", "also write a self-contained HTML report with charts"},
+      {"quiet", OPT_FLAG, &quiet, NULL, "no progress on stderr"},
+  };
+  cli_spec spec = {"bbvfl audit", "verify a session's whole on-chain history from the chain alone", "[OPTIONS]",
+                   "Reads every event of the aggregator and its token, the signed transactions of the\n"
+                   "submissions (signer recovered from the signature, bytes from calldata), receipts and\n"
+                   "block headers, and checks registration, election and re-elections, every submission,\n"
+                   "every sum, gradients, metrics, rewards and token transfers against the contract's\n"
+                   "rules. Exit status: 0 everything holds, 3 a discrepancy was found, other codes:\n"
+                   "the audit could not run (see bbvfl --help).",
+                   opts, sizeof opts / sizeof opts[0]};
+  bbvfl_err err = {0};
+  size_t npos = 0;
+  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
+  if (rc == 1) return 0;
+  if (rc < 0) return cli_report(&err);
+
+  char surl[512], scon[64];
+  unsigned long long sdeploy = 0, srows = 0;
+  if (session) {
+    if (load_session(session, surl, sizeof surl, scon, sizeof scon, &sdeploy, &srows, &err) < 0)
+      return cli_report(&err);
+    if (!rpc) rpc = surl;
+    if (!contract) contract = scon;
+    if (!from_block) from_block = sdeploy;
+    if (!train_rows) train_rows = srows;
+  }
+  if (!rpc || !contract) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "say --rpc URL and --contract ADDR (or --session FILE)");
+    return cli_report(&err);
+  }
+  if (!(delta > 0 && delta < 1)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--delta %g: must be in (0, 1)", delta);
+    return cli_report(&err);
+  }
+  if (to_block && to_block < from_block) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--to-block %llu is before --from-block %llu", to_block, from_block);
+    return cli_report(&err);
+  }
+  bbvfl_audit_opts o = {0};
+  o.rpc_url = rpc;
+  if (bbvfl_addr_parse(contract, o.contract, &err) < 0) {
+    bbvfl_wrap(&err, "--contract");
+    return cli_report(&err);
+  }
+  o.from_block = from_block;
+  o.to_block = to_block;
+  o.window = window;
+  o.train_rows = train_rows;
+  o.delta = delta;
+  progress_ctx pc = {cli_isatty_err(), 0};
+  if (!quiet) {
+    o.progress = progress;
+    o.progress_ctx = &pc;
+  }
+  bbvfl_audit_result res;
+  if (bbvfl_audit_run(&o, &res, &err) < 0) return cli_report(&err);
+  int code = res.ok ? 0 : 3;
+  if (html && bbvfl_audit_write_html(&res, html, &err) < 0) {
+    bbvfl_audit_result_free(&res);
+    bbvfl_wrap(&err, "--html %s", html);
+    return cli_report(&err);
+  }
+  if (as_json) {
+    json_t *j = bbvfl_audit_json(&res);
+    char *s = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+    if (s) printf("%s\n", s);
+    free(s);
+    json_decref(j);
+  } else {
+    bbvfl_audit_print_text(stdout, &res);
+    if (html) printf("HTML report: %s\n", html);
+  }
+  bbvfl_audit_result_free(&res);
+  return code;
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Test-only: builds deliberately wrong aggregators for the audit tests, each a copy of the
+# product contract (contract/src/BbvflAggregator.sol) with ONE change, compiled with the pinned
+# solc-js (same settings as foundry.toml) into OUTDIR/<Name>.json ({contractName, abi, bytecode},
+# the artifact format `BBVFL_ABI_DIR` expects). Nothing here touches contract/src or abi/.
+#   TamperSumAggregator       RoundCompleted of round 1 carries lane 0 plus one (a mis-added lane)
+#   TamperPayAggregator       payRewards pays the client with index 1 one token unit less
+#   TamperStrangerAggregator  submit() does not check that the sender registered
+# Usage: contract/testonly/make-tampered.sh OUTDIR
+# Each substitution must match exactly once; when the product source changes shape the script
+# fails and says which one no longer applies.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${1:?usage: make-tampered.sh OUTDIR}
+mkdir -p "$out"
+src=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tamper.XXXXXX")
+trap 'rm -rf "$src"' EXIT
+cp "$root/contract/src/BbvflRewardToken.sol" "$src/"
+
+variant() { # name perl-substitution
+  local name=$1 expr=$2
+  perl -0pe "s/contract BbvflAggregator \{/contract $name {/; \$n = ($expr); END { exit(\$n == 1 ? 0 : 3) }" \
+    "$root/contract/src/BbvflAggregator.sol" >"$src/$name.sol" ||
+    { echo "make-tampered: the change for $name no longer applies to BbvflAggregator.sol" >&2; exit 1; }
+}
+variant TamperSumAggregator \
+  's/emit RoundCompleted\(r, _readSum\(r\)\);/bytes memory s_ = _readSum(r);\n        if (r == 1) s_[0] = bytes1(uint8(s_[0]) + 1);\n        emit RoundCompleted(r, s_);/g'
+variant TamperPayAggregator \
+  's/uint256 amount = \(acc - rew\) \* RATE;/uint256 amount = (acc - rew) * RATE - (i == 1 ? 1 : 0);/g'
+variant TamperStrangerAggregator \
+  's/require\(w & F_REG != 0, "not registered"\);\n(\s*)require\(w & F_EXCL == 0, "excluded"\);/require(w & F_EXCL == 0, "excluded");/g'
+
+node - "$root" "$src" "$out" <<'JS'
+const [root, src, out] = process.argv.slice(2);
+const fs = require('fs'), path = require('path');
+const solc = require(path.join(root, 'devnet/node_modules/solc'));
+const names = ['TamperSumAggregator', 'TamperPayAggregator', 'TamperStrangerAggregator'];
+const sources = {};
+for (const n of names) sources[n + '.sol'] = { content: fs.readFileSync(path.join(src, n + '.sol'), 'utf8') };
+sources['BbvflRewardToken.sol'] = { content: fs.readFileSync(path.join(src, 'BbvflRewardToken.sol'), 'utf8') };
+const input = {
+  language: 'Solidity', sources,
+  settings: {
+    optimizer: { enabled: true, runs: 200 }, evmVersion: 'prague',
+    metadata: { bytecodeHash: 'none', appendCBOR: false },
+    outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } },
+  },
+};
+function findImports(p) {
+  const cands = [path.join(src, p), path.join(root, 'devnet/node_modules', p)];
+  for (const c of cands) if (fs.existsSync(c)) return { contents: fs.readFileSync(c, 'utf8') };
+  return { error: 'not found: ' + p };
+}
+const res = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
+const errs = (res.errors || []).filter(e => e.severity === 'error');
+if (errs.length) { for (const e of errs) console.error(e.formattedMessage); process.exit(1); }
+for (const n of names) {
+  const c = res.contracts[n + '.sol'][n];
+  const doc = { contractName: n, abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
+  fs.writeFileSync(path.join(out, n + '.json.tmp'), JSON.stringify(doc));
+  fs.renameSync(path.join(out, n + '.json.tmp'), path.join(out, n + '.json'));
+}
+JS
