@@ -25,8 +25,8 @@
  * another session does not repeat masks either.
  *
  * Threat model. What the masks hide: each client's q_m, from everyone (other clients, observers
- * of the chain, the contract), as long as at least one other participant of the round keeps its
- * keys: with two honest participants left, y_m is uniform given everything the others know.
+ * of the chain, the contract), as long as at least one other participant of the round does not
+ * collude: y_m then contains that pair's mask, which is uniform given everything the others know.
  * What they do not hide: the sum over S (that is the point), nor q_m from a coalition of all the
  * other participants of the round (they can subtract their own q from the sum). What is given
  * up: the contract can no longer range-check values (masked lanes look uniform), so a malicious
@@ -76,7 +76,8 @@ void bbvfl_masker_wipe(bbvfl_masker *mk);
 
 /* Masks q[0..n) (each value <= levels) for `round` and participant set `set` (bitmap of client
  * indexes, must contain self, only registered indexes, popcount(set) * levels < 65536) into
- * out[0..2n): 16-bit big-endian lanes, ready for submit(). Exactly one of q8 / q16 is used. */
+ * out[0..2n): 16-bit big-endian lanes, ready for submit(). out must not overlap q. On error out
+ * is untouched. A client re-sending a round must re-send the same q (docs/MASKED.md). */
 int bbvfl_masker_mask_u8(const bbvfl_masker *mk, uint64_t round, uint64_t set, unsigned levels,
                          const uint8_t *q, size_t n, uint8_t *out, bbvfl_err *err);
 int bbvfl_masker_mask_u16(const bbvfl_masker *mk, uint64_t round, uint64_t set, unsigned levels,
