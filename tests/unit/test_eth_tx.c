@@ -212,7 +212,12 @@ static void test_ethers_transactions(void **state) {
   if (rc < 0) fail_msg("%s", why);
   size_t i, nlegacy = 0, n155 = 0, nlondon = 0;
   json_t *tc;
+  /* BBVFL_TEST_STRIDE=k checks every k-th vector (the valgrind run uses it: all of them take a
+   * minute there) */
+  const char *st_env = getenv("BBVFL_TEST_STRIDE");
+  size_t stride = st_env && atoi(st_env) > 1 ? (size_t)atoi(st_env) : 1;
   json_array_foreach(root, i, tc) {
+    if (i % stride) continue;
     const char *name = json_string_value(json_object_get(tc, "name"));
     bbvfl_key k;
     bbvfl_err err;
@@ -242,7 +247,7 @@ static void test_ethers_transactions(void **state) {
     storage_free(&st);
   }
   print_message("checked %zu legacy, %zu EIP-155 and %zu London transaction vectors\n", nlegacy, n155, nlondon);
-  assert_true(nlegacy >= 3000 && nlondon >= 3000 && n155 >= 1500);
+  assert_true(nlegacy >= 3000 / stride && nlondon >= 3000 / stride && n155 >= 1500 / stride);
   json_decref(root);
 }
 
