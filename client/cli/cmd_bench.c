@@ -1,12 +1,17 @@
 /* bbvfl bench MODE: benchmarks. Each mode is one function in the table below; `bbvfl bench`
- * alone lists them.
+ * alone lists them. This file holds the dispatcher, the shared helpers (statistics, an embedded
+ * devnet, progress, the floor measurement) and the floor mode; table1, scaling, plots and all
+ * live in bench_table.c, bench_scaling.c and bench_plot.c.
  *
  *   floor  the cost of one bare transaction on the chain: a signed 1-wei transfer, from signing
  *          through eth_sendRawTransaction to the receipt, N times on one kept-alive connection.
  *          It is the yardstick the on-chain aggregation budget is expressed in (DESIGN.md,
  *          "Budgets"); devnet/bench-cast-send.sh measures the same with `cast send`.
  */
+#include <errno.h>
 #include <ftw.h>
+#include <time.h>
+#include <stdint.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,16 +19,13 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "cli/bench.h"
 #include "cli/commands.h"
 #include "common/fsutil.h"
 #include "devnet/devnet.h"
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
-
-/* anvil's publicly documented development account 0: funds the benchmark's fresh key. Only
- * meaningful on an anvil started with its default accounts. */
-#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 
 typedef struct {
   const char *name;
@@ -38,12 +40,8 @@ static int cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-typedef struct {
-  double min, median, p90, mean, max;
-} bench_stats;
-
 /* v is sorted in place; nearest-rank quantiles. */
-static bench_stats stats_of(double *v, size_t n) {
+bench_stats bench_stats_of(double *v, size_t n) {
   bench_stats s = {0};
   if (!n) return s;
   qsort(v, n, sizeof *v, cmp_double);
@@ -58,7 +56,7 @@ static bench_stats stats_of(double *v, size_t n) {
   return s;
 }
 
-static json_t *stats_json(const bench_stats *s) {
+json_t *bench_stats_json(const bench_stats *s) {
   return json_pack("{s:f, s:f, s:f, s:f, s:f}", "min_ms", s->min, "median_ms", s->median, "p90_ms",
                    s->p90, "mean_ms", s->mean, "max_ms", s->max);
 }
@@ -72,13 +70,7 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
   return remove(path);
 }
 
-typedef struct {
-  char dir[256];
-  int up;
-  bbvfl_devnet d;
-} own_devnet;
-
-static int devnet_start(own_devnet *o, bbvfl_err *err) {
+int bench_devnet_start(bench_devnet *o, bbvfl_err *err) {
   const char *tmp = getenv("TMPDIR");
   snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(o->dir)) return bbvfl_fail(err, BBVFL_E_IO, "cannot create a folder for the devnet in %s", o->dir);
@@ -91,7 +83,7 @@ static int devnet_start(own_devnet *o, bbvfl_err *err) {
   return 0;
 }
 
-static void devnet_stop(own_devnet *o) {
+void bench_devnet_stop(bench_devnet *o) {
   if (!o->up) return;
   bbvfl_devnet_down(o->dir, 10, NULL);
   nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
@@ -99,6 +91,90 @@ static void devnet_stop(own_devnet *o) {
 }
 
 /* ------------------------------------------------------------------ floor */
+
+int bench_floor_measure(const char *rpc_url, int n, int warmup, int sync, bench_floor_result *out,
+                        bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  bbvfl_rpc *rpc = NULL;
+  bbvfl_sender *dev_s = NULL, *me_s = NULL;
+  bbvfl_key dev, me;
+  memset(&dev, 0, sizeof dev);
+  memset(&me, 0, sizeof me);
+  double *tot = calloc((size_t)n, sizeof *tot), *snd = calloc((size_t)n, sizeof *snd),
+         *wt = calloc((size_t)n, sizeof *wt);
+  int rc = -1;
+  if (!tot || !snd || !wt) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  rpc = bbvfl_rpc_new(rpc_url, NULL, err);
+  if (!rpc) goto out;
+  if (bbvfl_rpc_chain_id(rpc, &out->chain_id, err) != 0) goto out;
+  if (bbvfl_key_from_hex(BENCH_DEV0_KEY, &dev, err) != 0 || bbvfl_key_generate(&me, err) != 0)
+    goto out;
+  dev_s = bbvfl_sender_new(rpc, &dev, out->chain_id, err);
+  me_s = dev_s ? bbvfl_sender_new(rpc, &me, out->chain_id, err) : NULL;
+  if (!me_s) goto out;
+  bbvfl_sender_set_fee_ttl(me_s, 3600); /* fees once; the sender refetches if the node objects */
+  bbvfl_sender_set_sync(me_s, sync);
+  {
+    bbvfl_u256 fund;
+    bbvfl_receipt r;
+    if (bbvfl_u256_from_string("1000000000000000000", &fund, err) != 0) goto out;
+    if (bbvfl_sender_transact(dev_s, me.addr, &fund, NULL, 0, 21000, 30, &r, err) != 0) {
+      bbvfl_receipt_clear(&r);
+      bbvfl_wrap(err, "funding the benchmark key from anvil's dev account 0 (is %s an anvil "
+                      "with its default accounts?)", rpc_url);
+      goto out;
+    }
+    bbvfl_receipt_clear(&r);
+  }
+  const bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  for (int i = -warmup; i < n; i++) {
+    uint8_t h[32];
+    bbvfl_receipt r;
+    double t0 = bbvfl_now(), t1, t2;
+    if (sync) {
+      if (bbvfl_sender_transact(me_s, dev.addr, &one, NULL, 0, 21000, 30, &r, err) != 0) {
+        bbvfl_receipt_clear(&r);
+        goto out;
+      }
+      t1 = t2 = bbvfl_now();
+    } else {
+      if (bbvfl_sender_send(me_s, dev.addr, &one, NULL, 0, 21000, h, err) != 0) goto out;
+      t1 = bbvfl_now();
+      if (bbvfl_rpc_wait_receipt(rpc, h, 30, &r, err) != 0) goto out;
+      t2 = bbvfl_now();
+    }
+    int ok = r.status == 1;
+    bbvfl_receipt_clear(&r);
+    if (!ok) {
+      bbvfl_fail(err, BBVFL_E_STATE, "a 1-wei transfer failed on chain (status 0)");
+      goto out;
+    }
+    if (i >= 0) {
+      tot[i] = (t2 - t0) * 1e3;
+      snd[i] = (t1 - t0) * 1e3;
+      wt[i] = (t2 - t1) * 1e3;
+    }
+  }
+  out->total = bench_stats_of(tot, (size_t)n);
+  out->send = bench_stats_of(snd, (size_t)n);
+  out->wait = bench_stats_of(wt, (size_t)n);
+  out->n = n;
+  out->sync = sync;
+  rc = 0;
+out:
+  bbvfl_sender_free(me_s);
+  bbvfl_sender_free(dev_s);
+  bbvfl_rpc_free(rpc);
+  bbvfl_key_wipe(&me);
+  bbvfl_key_wipe(&dev);
+  free(tot);
+  free(snd);
+  free(wt);
+  return rc;
+}
 
 static int bench_floor(int argc, char **argv) {
   const char *rpc_url = NULL;
@@ -137,86 +213,23 @@ static int bench_floor(int argc, char **argv) {
     return cli_report(&err);
   }
 
-  own_devnet own = {0};
-  bbvfl_rpc *rpc = NULL;
-  bbvfl_sender *dev_s = NULL, *me_s = NULL;
-  bbvfl_key dev, me;
-  memset(&dev, 0, sizeof dev);
-  memset(&me, 0, sizeof me);
-  double *tot = calloc((size_t)n, sizeof *tot), *snd = calloc((size_t)n, sizeof *snd),
-         *wt = calloc((size_t)n, sizeof *wt);
+  bench_devnet own = {0};
+  bench_floor_result fr;
   int rc = -1;
-  if (!tot || !snd || !wt) {
-    bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
   if (!rpc_url) {
     if (!as_json && cli_isatty_err()) fprintf(stderr, "starting anvil ...\n");
-    if (devnet_start(&own, &err) != 0) goto out;
+    if (bench_devnet_start(&own, &err) != 0) goto out;
     rpc_url = own.d.rpc_url;
   }
-  rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
-  if (!rpc) goto out;
-  uint64_t chain_id;
-  if (bbvfl_rpc_chain_id(rpc, &chain_id, &err) != 0) goto out;
-  if (bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err) != 0 || bbvfl_key_generate(&me, &err) != 0)
-    goto out;
-  dev_s = bbvfl_sender_new(rpc, &dev, chain_id, &err);
-  me_s = dev_s ? bbvfl_sender_new(rpc, &me, chain_id, &err) : NULL;
-  if (!me_s) goto out;
-  bbvfl_sender_set_fee_ttl(me_s, 3600); /* fees once; the sender refetches if the node objects */
-  bbvfl_sender_set_sync(me_s, sync);
-  {
-    bbvfl_u256 fund;
-    bbvfl_receipt r;
-    if (bbvfl_u256_from_string("1000000000000000000", &fund, &err) != 0) goto out;
-    if (bbvfl_sender_transact(dev_s, me.addr, &fund, NULL, 0, 21000, 30, &r, &err) != 0) {
-      bbvfl_receipt_clear(&r);
-      bbvfl_wrap(&err, "funding the benchmark key from anvil's dev account 0 (is %s an anvil "
-                       "with its default accounts?)", rpc_url);
-      goto out;
-    }
-    bbvfl_receipt_clear(&r);
-  }
-  const bbvfl_u256 one = bbvfl_u256_from_u64(1);
-  for (int i = -warmup; i < n; i++) {
-    uint8_t h[32];
-    bbvfl_receipt r;
-    double t0 = bbvfl_now(), t1, t2;
-    if (sync) {
-      if (bbvfl_sender_transact(me_s, dev.addr, &one, NULL, 0, 21000, 30, &r, &err) != 0) {
-        bbvfl_receipt_clear(&r);
-        goto out;
-      }
-      t1 = t2 = bbvfl_now();
-    } else {
-      if (bbvfl_sender_send(me_s, dev.addr, &one, NULL, 0, 21000, h, &err) != 0) goto out;
-      t1 = bbvfl_now();
-      if (bbvfl_rpc_wait_receipt(rpc, h, 30, &r, &err) != 0) goto out;
-      t2 = bbvfl_now();
-    }
-    int ok = r.status == 1;
-    bbvfl_receipt_clear(&r);
-    if (!ok) {
-      bbvfl_fail(&err, BBVFL_E_STATE, "a 1-wei transfer failed on chain (status 0)");
-      goto out;
-    }
-    if (i >= 0) {
-      tot[i] = (t2 - t0) * 1e3;
-      snd[i] = (t1 - t0) * 1e3;
-      wt[i] = (t2 - t1) * 1e3;
-    }
-  }
-  bench_stats st = stats_of(tot, (size_t)n), ss = stats_of(snd, (size_t)n),
-              sw = stats_of(wt, (size_t)n);
+  if (bench_floor_measure(rpc_url, n, warmup, sync, &fr, &err) != 0) goto out;
   if (as_json) {
     json_t *o = json_pack("{s:s, s:f, s:i, s:s, s:I, s:s, s:o}", "mode", "floor", "floor_ms",
-                          st.median, "n", n, "rpc", rpc_url, "chain_id", (json_int_t)chain_id,
+                          fr.total.median, "n", n, "rpc", rpc_url, "chain_id", (json_int_t)fr.chain_id,
                           "method", sync ? "eth_sendRawTransactionSync" : "eth_sendRawTransaction",
-                          "total", stats_json(&st));
+                          "total", bench_stats_json(&fr.total));
     if (o && !sync) {
-      json_object_set_new(o, "send", stats_json(&ss));
-      json_object_set_new(o, "receipt", stats_json(&sw));
+      json_object_set_new(o, "send", bench_stats_json(&fr.send));
+      json_object_set_new(o, "receipt", bench_stats_json(&fr.wait));
     }
     char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
     if (!s) {
@@ -232,30 +245,170 @@ static int bench_floor(int argc, char **argv) {
            n, warmup, rpc_url, own.up ? " (embedded anvil)" : "",
            sync ? ", eth_sendRawTransactionSync" : "");
     printf("  %-22s %9s %9s %9s\n", "milliseconds", "min", "median", "p90");
-    printf("  %-22s %9.3f %9.3f %9.3f\n", "total (the floor)", st.min, st.median, st.p90);
+    printf("  %-22s %9.3f %9.3f %9.3f\n", "total (the floor)", fr.total.min, fr.total.median, fr.total.p90);
     if (!sync) {
-      printf("  %-22s %9.3f %9.3f %9.3f\n", "sign + send", ss.min, ss.median, ss.p90);
-      printf("  %-22s %9.3f %9.3f %9.3f\n", "receipt wait", sw.min, sw.median, sw.p90);
+      printf("  %-22s %9.3f %9.3f %9.3f\n", "sign + send", fr.send.min, fr.send.median, fr.send.p90);
+      printf("  %-22s %9.3f %9.3f %9.3f\n", "receipt wait", fr.wait.min, fr.wait.median, fr.wait.p90);
     }
   }
   rc = 0;
 out:
-  bbvfl_sender_free(me_s);
-  bbvfl_sender_free(dev_s);
-  bbvfl_rpc_free(rpc);
-  bbvfl_key_wipe(&me);
-  bbvfl_key_wipe(&dev);
-  devnet_stop(&own);
-  free(tot);
-  free(snd);
-  free(wt);
+  bench_devnet_stop(&own);
   return rc == 0 ? 0 : cli_report(&err);
+}
+
+/* ------------------------------------------------------------------ progress */
+
+void bench_progress_init(bench_progress *p, uint64_t total, int quiet) {
+  memset(p, 0, sizeof *p);
+  p->total = total ? total : 1;
+  p->tty = cli_isatty_err();
+  p->quiet = quiet;
+  p->t0 = p->last = bbvfl_now();
+}
+
+void bench_progress_add_total(bench_progress *p, uint64_t more) { p->total += more; }
+
+void bench_progress_step(bench_progress *p, uint64_t add, const char *what) {
+  p->done += add;
+  if (p->done > p->total) p->total = p->done;
+  if (p->quiet) return;
+  double now = bbvfl_now(), el = now - p->t0;
+  double eta = p->done ? el / (double)p->done * (double)(p->total - p->done) : 0;
+  int pct = (int)(100.0 * (double)p->done / (double)p->total);
+  if (p->tty) {
+    if (now - p->last < 0.1 && p->done < p->total) return;
+    char bar[31];
+    int fill = pct * 30 / 100;
+    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
+    bar[30] = 0;
+    fprintf(stderr, "\r\033[K[%s] %3d%%  %5.0fs elapsed  ETA %4.0fs  %s", bar, pct, el, eta, what ? what : "");
+    fflush(stderr);
+  } else {
+    if (now - p->last < 5.0 && p->done < p->total) return;
+    fprintf(stderr, "bench: %3d%% after %.0fs (ETA %.0fs) %s\n", pct, el, eta, what ? what : "");
+  }
+  p->last = now;
+}
+
+void bench_progress_note(bench_progress *p, const char *line) {
+  if (p->quiet) return;
+  if (p->tty) fprintf(stderr, "\r\033[K");
+  fprintf(stderr, "%s\n", line);
+}
+
+void bench_progress_end(bench_progress *p) {
+  if (!p->quiet && p->tty) fprintf(stderr, "\r\033[K");
+}
+
+/* ------------------------------------------------------------------ environment and files */
+
+int bench_env_open(bench_env *e, const char *rpc_url, int clients, int quiet, bbvfl_err *err) {
+  memset(e, 0, sizeof *e);
+  if (!rpc_url) {
+    if (!quiet) fprintf(stderr, "bench: starting anvil ...\n");
+    if (bench_devnet_start(&e->own, err) != 0) return -1;
+    rpc_url = e->own.d.rpc_url;
+  }
+  e->rpc_url = rpc_url;
+  e->clients = clients;
+  bbvfl_key dev;
+  if (bbvfl_key_from_hex(BENCH_DEV0_KEY, &dev, err) != 0) goto fail;
+  e->pool = bbvfl_cbench_pool_new(rpc_url, &dev, clients, 100, err);
+  bbvfl_key_wipe(&dev);
+  if (!e->pool) {
+    bbvfl_wrap(err, "preparing %d funded benchmark clients on %s (is it an anvil with its default "
+                    "accounts?)", clients, rpc_url);
+    goto fail;
+  }
+  return 0;
+fail:
+  bench_devnet_stop(&e->own);
+  return -1;
+}
+
+void bench_env_close(bench_env *e) {
+  bbvfl_cbench_pool_free(e->pool);
+  e->pool = NULL;
+  bench_devnet_stop(&e->own);
+}
+
+int bench_out_dir(const char *out, char *buf, size_t n, bbvfl_err *err) {
+  if (out && *out) {
+    if (strlen(out) >= n) return bbvfl_fail(err, BBVFL_E_ARG, "--out: path too long");
+    snprintf(buf, n, "%s", out);
+  } else {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char ts[32];
+    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+    snprintf(buf, n, "runs/bench-%s", ts);
+  }
+  if (bbvfl_mkdirs(buf, 0755, err) != 0) return bbvfl_wrap(err, "creating the output folder %s", buf);
+  return 0;
+}
+
+int bench_write(const char *dir, const char *name, const char *text, size_t len, bbvfl_err *err) {
+  char path[4096];
+  if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
+    return bbvfl_fail(err, BBVFL_E_ARG, "output path too long: %s/%s", dir, name);
+  if (bbvfl_write_file_atomic(path, text, len, 0644, err) != 0) return bbvfl_wrap(err, "writing %s", path);
+  return 0;
+}
+
+int bench_write_json(const char *dir, const char *name, const json_t *o, bbvfl_err *err) {
+  char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+  if (!s) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  size_t l = strlen(s);
+  char *t = realloc(s, l + 2);
+  if (!t) {
+    free(s);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  t[l] = '\n';
+  t[l + 1] = 0;
+  int rc = bench_write(dir, name, t, l + 1, err);
+  free(t);
+  return rc;
+}
+
+int bench_print_json(const json_t *o, bbvfl_err *err) {
+  char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(8));
+  if (!s) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  printf("%s\n", s);
+  free(s);
+  return 0;
+}
+
+int bench_parse_ints(const char *flag, const char *s, int *v, int max, int *n, int lo, int hi, bbvfl_err *err) {
+  *n = 0;
+  const char *p = s;
+  for (;;) {
+    char *end;
+    errno = 0;
+    long x = strtol(p, &end, 10);
+    if (end == p || errno || x < lo || x > hi)
+      return bbvfl_fail(err, BBVFL_E_ARG, "--%s '%s': expected a comma-separated list of integers in %d..%d",
+                        flag, s, lo, hi);
+    if (*n == max) return bbvfl_fail(err, BBVFL_E_ARG, "--%s: at most %d values", flag, max);
+    v[(*n)++] = (int)x;
+    p = end;
+    if (!*p) return 0;
+    if (*p != ',')
+      return bbvfl_fail(err, BBVFL_E_ARG, "--%s '%s': expected a comma-separated list of integers", flag, s);
+    p++;
+  }
 }
 
 /* ------------------------------------------------------------------ dispatcher */
 
 static const bench_mode MODES[] = {
     {"floor", bench_floor, "round trip of a bare signed transaction: sign + send + receipt"},
+    {"table1", bench_table1, "the paper's Table I: off-chain vs on-chain aggregation per epoch, gas"},
+    {"scaling", bench_scaling, "time and gas per round as M, P and B grow, against the naive contract"},
+    {"plots", bench_plots, "figures (PNG) from table1/scaling/sweep JSON files"},
+    {"all", bench_all, "floor + table1 + scaling + plots into one folder"},
 };
 
 static void list_modes(FILE *f) {

@@ -1,0 +1,573 @@
+/* bbvfl bench plots / bench all: figures from the benchmark's and the sweep's JSON files, drawn by
+ * gnuplot (Debian's gnuplot-nox) as PNG. Each figure is a data file and a script under
+ * DIR/plotdata/ (kept, so a figure can be redrawn or restyled by hand) and DIR/<name>.png. */
+#include <errno.h>
+#include <math.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli/args.h"
+#include "cli/bench.h"
+#include "common/fsutil.h"
+
+extern char **environ;
+
+static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+static int ival(const json_t *o, const char *k) { return (int)json_integer_value(json_object_get(o, k)); }
+
+/* A memory stream for one data file or script. */
+typedef struct {
+  char *buf;
+  size_t len;
+  FILE *f;
+} mstream;
+
+static int ms_open(mstream *m, bbvfl_err *err) {
+  m->buf = NULL;
+  m->len = 0;
+  m->f = open_memstream(&m->buf, &m->len);
+  return m->f ? 0 : bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+}
+
+/* Closes the stream and writes it to dir/plotdata/name. */
+static int ms_save(mstream *m, const char *dir, const char *name, bbvfl_err *err) {
+  int bad = fclose(m->f) != 0;
+  m->f = NULL;
+  if (bad) {
+    free(m->buf);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  char pd[4096];
+  snprintf(pd, sizeof pd, "%s/plotdata", dir);
+  int rc = bench_write(pd, name, m->buf, m->len, err);
+  free(m->buf);
+  m->buf = NULL;
+  return rc;
+}
+
+static void ms_drop(mstream *m) {
+  if (m->f) fclose(m->f);
+  m->f = NULL;
+  free(m->buf);
+  m->buf = NULL;
+}
+
+/* Runs gnuplot on dir/plotdata/script (working folder dir/plotdata), its messages into
+ * dir/plotdata/gnuplot.log. */
+static int run_gnuplot(const char *dir, const char *script, bbvfl_err *err) {
+  char pd[4096], log[4200];
+  snprintf(pd, sizeof pd, "%s/plotdata", dir);
+  snprintf(log, sizeof log, "%s/gnuplot.log", pd);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+  char *const argv[] = {"gnuplot", "-e", NULL, (char *)script, NULL};
+  char cd[4200];
+  snprintf(cd, sizeof cd, "cd '%s'", pd);
+  ((char **)argv)[2] = cd;
+  pid_t pid;
+  int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0)
+    return bbvfl_fail(err, BBVFL_E_STATE, "cannot run gnuplot (%s): install Debian's gnuplot-nox", strerror(rc));
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return bbvfl_fail(err, BBVFL_E_STATE, "waiting for gnuplot: %s", strerror(errno));
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    return bbvfl_fail(err, BBVFL_E_STATE, "gnuplot failed on %s/%s (see %s)", pd, script, log);
+  return 0;
+}
+
+static int plotdata_dir(const char *dir, bbvfl_err *err) {
+  char pd[4096];
+  snprintf(pd, sizeof pd, "%s/plotdata", dir);
+  return bbvfl_mkdirs(pd, 0755, err);
+}
+
+#define TERM "set terminal pngcairo size %d,%d font 'DejaVu Sans,10'\n"
+
+/* ------------------------------------------------------------------ Table I bars */
+
+int bench_plot_table1(const char *dir, const json_t *t1, json_t *made, bbvfl_err *err) {
+  const json_t *rows = json_object_get(t1, "table1");
+  if (!json_is_array(rows) || json_array_size(rows) == 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "table1 JSON: no \"table1\" rows");
+  if (plotdata_dir(dir, err) != 0) return -1;
+  mstream d, g;
+  if (ms_open(&d, err) != 0) return -1;
+  fprintf(d.f, "# label offchain_s onchain_train_s onchain_masked_s paper_onchain_s onchain_eval_s\n");
+  size_t i, j;
+  json_t *r, *q;
+  json_array_foreach(rows, i, r) {
+    if (json_is_true(json_object_get(r, "masked"))) continue;
+    double masked = -1;
+    json_array_foreach(rows, j, q)
+      if (json_is_true(json_object_get(q, "masked")) && ival(q, "M") == ival(r, "M") && ival(q, "b") == ival(r, "b"))
+        masked = num(q, "onchain_s");
+    const json_t *paper = json_object_get(r, "paper_onchain_s");
+    fprintf(d.f, "\"M=%d b=%d\" %.9g %.9g ", ival(r, "M"), ival(r, "b"), num(r, "offchain_s"), num(r, "onchain_s"));
+    if (masked >= 0) fprintf(d.f, "%.9g ", masked);
+    else fprintf(d.f, "? ");
+    if (paper) fprintf(d.f, "%.9g ", json_number_value(paper));
+    else fprintf(d.f, "? ");
+    fprintf(d.f, "%.9g\n", num(r, "onchain_eval_s"));
+  }
+  if (ms_save(&d, dir, "table1.dat", err) != 0) return -1;
+  if (ms_open(&g, err) != 0) return -1;
+  const json_t *cfg = json_object_get(t1, "config");
+  fprintf(g.f, TERM, 900, 520);
+  fprintf(g.f,
+          "set output '../table1.png'\n"
+          "set datafile missing '?'\n"
+          "set title \"Aggregation time per epoch (%d training rounds; median of %d epochs), Breast Cancer B=%d P=%d\"\n"
+          "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
+          "set boxwidth 0.9\nset logscale y\nset yrange [1e-6:100]\nset format y '10^{%%L}'\n"
+          "set ylabel 'seconds per epoch (log)'\nset grid ytics\nset key top left\nset xtics rotate by -30\n"
+          "plot 'table1.dat' using 2:xtic(1) title 'off-chain (in-process sum)' lc rgb '#4daf4a', \\\n"
+          "     '' using 3 title 'on-chain, bbvfl (anvil)' lc rgb '#377eb8', \\\n"
+          "     '' using 4 title 'on-chain masked, bbvfl' lc rgb '#984ea3', \\\n"
+          "     '' using 5 title 'on-chain, paper (PyEVM)' lc rgb '#e41a1c'\n",
+          ival(cfg, "train_rounds_per_epoch"), ival(cfg, "epochs"), ival(cfg, "B"), ival(cfg, "P"));
+  if (ms_save(&g, dir, "table1.gp", err) != 0) return -1;
+  if (run_gnuplot(dir, "table1.gp", err) != 0) return -1;
+  if (made) json_array_append_new(made, json_string("table1.png"));
+  return 1;
+}
+
+/* ------------------------------------------------------------------ scaling */
+
+static void opt_num(FILE *f, const json_t *r, const char *k) {
+  const json_t *v = json_object_get(r, k);
+  if (json_is_number(v)) fprintf(f, " %.9g", json_number_value(v));
+  else fprintf(f, " ?");
+}
+
+int bench_plot_scaling(const char *dir, const json_t *sc, json_t *made, bbvfl_err *err) {
+  const json_t *rows = json_object_get(sc, "rows");
+  if (!json_is_array(rows) || json_array_size(rows) == 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "scaling JSON: no \"rows\"");
+  if (plotdata_dir(dir, err) != 0) return -1;
+  mstream m, c, g;
+  if (ms_open(&m, err) != 0) return -1;
+  if (ms_open(&c, err) != 0) {
+    ms_drop(&m);
+    return -1;
+  }
+  double floor_ms = num(sc, "floor_ms");
+  fprintf(m.f, "# M round_ms naive_round_ms M*floor_ms gas_per_coord naive_gas_per_coord gas_per_round naive_gas_per_round\n");
+  fprintf(c.f, "# coords_per_submission max_tx_gas naive_max_tx_gas sweep(P=1,B=2)\n");
+  size_t i;
+  json_t *r;
+  json_array_foreach(rows, i, r) {
+    const char *sw = json_string_value(json_object_get(r, "sweep"));
+    if (!sw) continue;
+    int ok = json_object_get(r, "status") && strcmp(json_string_value(json_object_get(r, "status")), "ok") == 0;
+    if (strcmp(sw, "M") == 0) {
+      fprintf(m.f, "%d", ival(r, "M"));
+      if (ok) opt_num(m.f, r, "round_ms");
+      else fprintf(m.f, " ?");
+      opt_num(m.f, r, "naive_round_ms");
+      fprintf(m.f, " %.9g", floor_ms * ival(r, "M"));
+      if (ok) opt_num(m.f, r, "gas_per_coordinate");
+      else fprintf(m.f, " ?");
+      opt_num(m.f, r, "naive_gas_per_coordinate");
+      if (ok) opt_num(m.f, r, "gas_per_round");
+      else fprintf(m.f, " ?");
+      opt_num(m.f, r, "naive_gas_per_round");
+      fputc('\n', m.f);
+    }
+    fprintf(c.f, "%d", ival(r, "coords_per_submission"));
+    if (ok) opt_num(c.f, r, "max_tx_gas");
+    else fprintf(c.f, " ?");
+    opt_num(c.f, r, "naive_max_tx_gas");
+    fprintf(c.f, " %d\n", strcmp(sw, "M") == 0 ? 0 : strcmp(sw, "P") == 0 ? 1 : 2);
+  }
+  if (ms_save(&m, dir, "scaling_m.dat", err) != 0) {
+    ms_drop(&c);
+    return -1;
+  }
+  if (ms_save(&c, dir, "scaling_coords.dat", err) != 0) return -1;
+  if (ms_open(&g, err) != 0) return -1;
+  double cap = num(sc, "tx_gas_cap"), blk = num(sc, "block_gas_limit");
+  fprintf(g.f, TERM, 1100, 820);
+  fprintf(g.f,
+          "set output '../scaling.png'\nset datafile missing '?'\n"
+          "set multiplot layout 2,2 title 'One aggregation round: bbvfl vs the naive one-word-per-value contract (b=%d)'\n"
+          "set grid\nset logscale x 2\nset key top left\nset xlabel 'clients M (B=10, P=16)'\n"
+          "set logscale y\nset ylabel 'ms per round (log)'\nset title 'time per round'\n"
+          "plot 'scaling_m.dat' using 1:2 with linespoints lw 2 pt 7 title 'bbvfl', \\\n"
+          "     '' using 1:3 with linespoints lw 2 pt 5 title 'naive (submits + aggregate)', \\\n"
+          "     '' using 1:4 with lines dt 2 lw 2 title 'M x floor (%.2f ms)'\n"
+          "set ylabel 'gas per coordinate (log)'\nset title 'gas per coordinate, steady state'\n"
+          "plot 'scaling_m.dat' using 1:5 with linespoints lw 2 pt 7 title 'bbvfl', \\\n"
+          "     '' using 1:6 with linespoints lw 2 pt 5 title 'naive'\n"
+          "set ylabel 'gas per round (log)'\nset title 'gas of a whole round vs the block gas limit'\n"
+          "set arrow 1 from graph 0, first %g to graph 1, first %g nohead dt 3 lw 2 lc rgb '#e41a1c'\n"
+          "set label 1 'block gas limit %.0fM' at graph 0.02, first %g offset 0,0.7 tc rgb '#e41a1c'\n"
+          "plot 'scaling_m.dat' using 1:7 with linespoints lw 2 pt 7 title 'bbvfl', \\\n"
+          "     '' using 1:8 with linespoints lw 2 pt 5 title 'naive'\n"
+          "unset arrow 1\nunset label 1\n"
+          "set xlabel 'coordinates per submission B*P (all sweeps)'\nset logscale x 10\n"
+          "set ylabel 'gas of the largest transaction (log)'\nset title 'largest transaction vs the EIP-7825 cap (2^{24})'\n"
+          "set yrange [1e4:%g]\nset key bottom right\n"
+          "set arrow 2 from graph 0, first %g to graph 1, first %g nohead dt 3 lw 2 lc rgb '#e41a1c'\n"
+          "set label 2 'per-transaction cap 2^{24}' at graph 0.02, first %g offset 0,0.7 tc rgb '#e41a1c'\n"
+          "plot 'scaling_coords.dat' using 1:2 with points pt 7 ps 1.3 title 'bbvfl submit', \\\n"
+          "     '' using 1:3 with points pt 5 ps 1.3 title 'naive (submit or aggregate)'\n"
+          "unset multiplot\n",
+          ival(sc, "b"), floor_ms, blk, blk, blk / 1e6, blk, cap * 8, cap, cap, cap);
+  if (ms_save(&g, dir, "scaling.gp", err) != 0) return -1;
+  if (run_gnuplot(dir, "scaling.gp", err) != 0) return -1;
+  if (made) json_array_append_new(made, json_string("scaling.png"));
+  return 1;
+}
+
+/* ------------------------------------------------------------------ sweep: Figure 2, AUROC vs epsilon */
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Median over the cell's runs of AUROC at epoch e (0-based); NAN when none has it. */
+static double cell_median_at(const json_t *cell, size_t e) {
+  double v[256];
+  size_t n = 0, i;
+  json_t *run;
+  json_array_foreach(json_object_get(cell, "runs"), i, run) {
+    const json_t *a = json_array_get(json_object_get(run, "auroc_per_epoch"), e);
+    if (json_is_number(a) && n < 256) v[n++] = json_number_value(a);
+  }
+  if (!n) return NAN;
+  qsort(v, n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int is_mech(const json_t *c, const char *m) {
+  const char *s = json_string_value(json_object_get(c, "mechanism"));
+  return s && strcmp(s, m) == 0;
+}
+
+int bench_plot_sweep(const char *dir, const json_t *sweep, int M, json_t *made, bbvfl_err *err) {
+  const json_t *cells = json_object_get(sweep, "cells");
+  if (!json_is_array(cells) || json_array_size(cells) == 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "sweep JSON: no \"cells\" (is it the sweep.json of `bbvfl sweep`?)");
+  size_t i, j;
+  json_t *c;
+  if (M <= 0) M = ival(json_array_get(cells, 0), "clients");
+  int epochs = ival(sweep, "epochs");
+  if (epochs < 1) return bbvfl_fail(err, BBVFL_E_PARSE, "sweep JSON: no \"epochs\"");
+  /* distinct b and beta of the PBM cells with M clients, ascending */
+  int bs[16], nb = 0;
+  double betas[16];
+  int nbeta = 0;
+  const json_t *npq = NULL;
+  json_array_foreach(cells, i, c) {
+    if (ival(c, "clients") != M) continue;
+    if (is_mech(c, "npq")) npq = c;
+    if (!is_mech(c, "pbm")) continue;
+    int b = ival(c, "b");
+    double be = num(c, "beta");
+    int seen = 0;
+    for (int k = 0; k < nb; k++) seen |= bs[k] == b;
+    if (!seen && nb < 16) bs[nb++] = b;
+    seen = 0;
+    for (int k = 0; k < nbeta; k++) seen |= fabs(betas[k] - be) < 1e-12;
+    if (!seen && nbeta < 16) betas[nbeta++] = be;
+  }
+  if (nb == 0) return bbvfl_fail(err, BBVFL_E_PARSE, "sweep JSON: no PBM cells with %d clients", M);
+  for (int a = 0; a < nb; a++)
+    for (int b2 = a + 1; b2 < nb; b2++)
+      if (bs[b2] < bs[a]) {
+        int t = bs[a];
+        bs[a] = bs[b2];
+        bs[b2] = t;
+      }
+  qsort(betas, (size_t)nbeta, sizeof *betas, cmp_dbl);
+  if (plotdata_dir(dir, err) != 0) return -1;
+
+  /* Figure 2: fig2.dat has one block per b (index k): epoch npq beta_1 .. beta_n */
+  mstream d, e, g;
+  if (ms_open(&d, err) != 0) return -1;
+  for (int k = 0; k < nb; k++) {
+    fprintf(d.f, "# b=%d: epoch npq", bs[k]);
+    for (int t = 0; t < nbeta; t++) fprintf(d.f, " beta=%g", betas[t]);
+    fputc('\n', d.f);
+    for (int ep = 0; ep < epochs; ep++) {
+      fprintf(d.f, "%d", ep + 1);
+      double v = npq ? cell_median_at(npq, (size_t)ep) : NAN;
+      if (isnan(v)) fprintf(d.f, " ?");
+      else fprintf(d.f, " %.6f", v);
+      for (int t = 0; t < nbeta; t++) {
+        const json_t *cell = NULL;
+        json_array_foreach(cells, j, c)
+          if (ival(c, "clients") == M && is_mech(c, "pbm") && ival(c, "b") == bs[k] && fabs(num(c, "beta") - betas[t]) < 1e-12)
+            cell = c;
+        v = cell ? cell_median_at(cell, (size_t)ep) : NAN;
+        if (isnan(v)) fprintf(d.f, " ?");
+        else fprintf(d.f, " %.6f", v);
+      }
+      fputc('\n', d.f);
+    }
+    fprintf(d.f, "\n\n");
+  }
+  if (ms_save(&d, dir, "fig2.dat", err) != 0) return -1;
+  if (ms_open(&g, err) != 0) return -1;
+  int cols = nb > 1 ? 2 : 1, rows = (nb + cols - 1) / cols;
+  fprintf(g.f, TERM, 1000, 360 * rows + 60);
+  fprintf(g.f,
+          "set output '../fig2_auroc_by_epoch.png'\nset datafile missing '?'\n"
+          "set multiplot layout %d,%d title 'Test AUROC by epoch, M=%d, median of %d seeds (like the paper, Fig. 2)'\n"
+          "set grid\nset key bottom right\nset xlabel 'epoch'\nset ylabel 'test AUROC'\nset yrange [*:1]\n",
+          rows, cols, M, ival(sweep, "seeds"));
+  for (int k = 0; k < nb; k++) {
+    fprintf(g.f, "set title 'b = %d'\nplot 'fig2.dat' index %d using 1:2 with lines dt 2 lw 2 lc rgb 'black' title 'NPQ (no noise)'", bs[k], k);
+    for (int t = 0; t < nbeta; t++)
+      fprintf(g.f, ", \\\n  '' index %d using 1:%d with lines lw 2 title 'beta=%g'", k, t + 3, betas[t]);
+    fputc('\n', g.f);
+  }
+  fprintf(g.f, "unset multiplot\n");
+  if (ms_save(&g, dir, "fig2.gp", err) != 0) return -1;
+  if (run_gnuplot(dir, "fig2.gp", err) != 0) return -1;
+  if (made) json_array_append_new(made, json_string("fig2_auroc_by_epoch.png"));
+
+  /* AUROC against epsilon: one block per b, points in beta order */
+  if (ms_open(&e, err) != 0) return -1;
+  for (int k = 0; k < nb; k++) {
+    fprintf(e.f, "# b=%d: epsilon_feature auroc_median beta\n", bs[k]);
+    for (int t = 0; t < nbeta; t++)
+      json_array_foreach(cells, j, c)
+        if (ival(c, "clients") == M && is_mech(c, "pbm") && ival(c, "b") == bs[k] && fabs(num(c, "beta") - betas[t]) < 1e-12 &&
+            json_is_number(json_object_get(c, "epsilon_feature")))
+          fprintf(e.f, "%.6g %.6f %g\n", num(c, "epsilon_feature"), num(c, "auroc_median"), betas[t]);
+    fprintf(e.f, "\n\n");
+  }
+  if (ms_save(&e, dir, "auroc_eps.dat", err) != 0) return -1;
+  if (ms_open(&g, err) != 0) return -1;
+  fprintf(g.f, TERM, 900, 560);
+  fprintf(g.f,
+          "set output '../auroc_vs_epsilon.png'\n"
+          "set title \"Test AUROC after %d epochs against feature-level epsilon (delta=%g), M=%d, median of %d seeds\"\n"
+          "set grid\nset logscale x\nset key bottom right\nset xlabel 'epsilon (feature-level, exact RDP conversion; log)'\n"
+          "set ylabel 'test AUROC'\n",
+          epochs, num(sweep, "delta"), M, ival(sweep, "seeds"));
+  if (npq)
+    fprintf(g.f, "set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead dt 2 lw 2 lc rgb 'black'\n"
+                 "set label 1 'NPQ (no privacy) %.3f' at graph 0.02, first %.6f offset 0,0.7\n",
+            num(npq, "auroc_median"), num(npq, "auroc_median"), num(npq, "auroc_median"), num(npq, "auroc_median"));
+  fprintf(g.f, "plot ");
+  for (int k = 0; k < nb; k++)
+    fprintf(g.f, "%s'auroc_eps.dat' index %d using 1:2 with linespoints lw 2 pt 7 title 'b=%d (beta %g..%g)'", k ? ", \\\n  " : "", k,
+            bs[k], betas[0], betas[nbeta - 1]);
+  fputc('\n', g.f);
+  if (ms_save(&g, dir, "auroc_eps.gp", err) != 0) return -1;
+  if (run_gnuplot(dir, "auroc_eps.gp", err) != 0) return -1;
+  if (made) json_array_append_new(made, json_string("auroc_vs_epsilon.png"));
+  return 2;
+}
+
+/* ------------------------------------------------------------------ modes */
+
+static json_t *load_json(const char *path, bbvfl_err *err) {
+  json_error_t je;
+  json_t *o = json_load_file(path, 0, &je);
+  if (!o) bbvfl_fail(err, BBVFL_E_PARSE, "%s: %s (line %d)", path, je.text, je.line);
+  return o;
+}
+
+static void dirname_of(const char *path, char *out, size_t n) {
+  snprintf(out, n, "%s", path);
+  char *s = strrchr(out, '/');
+  if (s) *s = 0;
+  else snprintf(out, n, ".");
+}
+
+int bench_plots(int argc, char **argv) {
+  const char *t1 = NULL, *sc = NULL, *sw = NULL, *out_s = NULL;
+  int M = 0, as_json = 0;
+  const cli_opt opts[] = {
+      {"table1", OPT_STR, &t1, "FILE", "table1.json of `bbvfl bench table1`: Table I as bars"},
+      {"scaling", OPT_STR, &sc, "FILE", "scaling.json of `bbvfl bench scaling`: scaling curves and limits"},
+      {"sweep", OPT_STR, &sw, "FILE", "sweep.json of `bbvfl sweep`: AUROC by epoch per (b, beta), AUROC vs epsilon"},
+      {"clients", OPT_INT, &M, "M", "which clients' cells of the sweep to draw (default: the first in the file)"},
+      {"out", OPT_STR, &out_s, "DIR", "folder for the PNGs (default: the folder of --table1/--scaling, else runs/bench-<UTC time>)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print {\"figures\": [...]} on stdout"},
+  };
+  cli_spec spec = {"bbvfl bench plots", "figures (PNG, gnuplot) from benchmark and sweep JSON files", "[OPTIONS]",
+                   "Draws what it is given: --table1, --scaling and/or --sweep. Needs gnuplot (Debian: gnuplot-nox).\n"
+                   "The data and gnuplot scripts of every figure stay in DIR/plotdata/.",
+                   opts, sizeof opts / sizeof opts[0]};
+  size_t npos = 0;
+  bbvfl_err err = {0};
+  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
+  if (prc == 1) return 0;
+  if (prc < 0) return cli_report(&err);
+  if (!t1 && !sc && !sw) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "nothing to draw: give --table1, --scaling and/or --sweep");
+    return cli_report(&err);
+  }
+  if (M < 0 || M > 64) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--clients must be in 1..64 (got %d)", M);
+    return cli_report(&err);
+  }
+  json_t *jt = NULL, *js = NULL, *jw = NULL;
+  if ((t1 && !(jt = load_json(t1, &err))) || (sc && !(js = load_json(sc, &err))) || (sw && !(jw = load_json(sw, &err)))) {
+    json_decref(jt);
+    json_decref(js);
+    return cli_report(&err);
+  }
+  char dir[2048];
+  if (!out_s && (t1 || sc)) {
+    dirname_of(t1 ? t1 : sc, dir, sizeof dir);
+    out_s = dir;
+  }
+  char odir[2048];
+  json_t *made = json_array();
+  int rc = bench_out_dir(out_s, odir, sizeof odir, &err);
+  if (rc == 0 && jt) rc = bench_plot_table1(odir, jt, made, &err) < 0 ? -1 : 0;
+  if (rc == 0 && js) rc = bench_plot_scaling(odir, js, made, &err) < 0 ? -1 : 0;
+  if (rc == 0 && jw) rc = bench_plot_sweep(odir, jw, M, made, &err) < 0 ? -1 : 0;
+  json_decref(jt);
+  json_decref(js);
+  json_decref(jw);
+  if (rc != 0) {
+    json_decref(made);
+    return cli_report(&err);
+  }
+  if (as_json) {
+    json_t *o = json_pack("{s:s, s:o}", "dir", odir, "figures", made);
+    bench_print_json(o, &err);
+    json_decref(o);
+  } else {
+    size_t i;
+    json_t *f;
+    json_array_foreach(made, i, f) printf("wrote %s/%s\n", odir, json_string_value(f));
+    json_decref(made);
+  }
+  return 0;
+}
+
+int bench_all(int argc, char **argv) {
+  const char *rpc_url = NULL, *out_s = NULL, *sw = NULL;
+  int as_json = 0, quick = 0, no_plots = 0;
+  const cli_opt opts[] = {
+      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
+      {"out", OPT_STR, &out_s, "DIR", "output folder (default runs/bench-<UTC time>)"},
+      {"sweep", OPT_STR, &sw, "FILE", "sweep.json for the AUROC figures (default runs/sweep/sweep.json when present)"},
+      {"quick", OPT_FLAG, &quick, NULL, "a small version: M=5, b=16, 1 epoch; scaling M 2,8 P 16 B 10"},
+      {"no-plots", OPT_FLAG, &no_plots, NULL, "write the tables only"},
+      {"json", OPT_FLAG, &as_json, NULL, "print {floor_ms, naive_gas_per_coordinate, table1, scaling, figures} on stdout"},
+  };
+  cli_spec spec = {"bbvfl bench all", "floor + Table I + scaling + figures, one devnet, one folder", "[OPTIONS]",
+                   "Runs `bench table1` and `bench scaling` with their defaults on one node (the floor is measured\n"
+                   "by both, in the same run), writes table1.{csv,json}, scaling.{csv,json} and the figures\n"
+                   "table1.png, scaling.png and, from a sweep.json, fig2_auroc_by_epoch.png and auroc_vs_epsilon.png.",
+                   opts, sizeof opts / sizeof opts[0]};
+  size_t npos = 0;
+  bbvfl_err err = {0};
+  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
+  if (prc == 1) return 0;
+  if (prc < 0) return cli_report(&err);
+  json_t *jw = NULL;
+  if (sw) {
+    if (!(jw = load_json(sw, &err))) return cli_report(&err);
+  } else if (access("runs/sweep/sweep.json", R_OK) == 0) {
+    sw = "runs/sweep/sweep.json";
+    if (!(jw = load_json(sw, &err))) return cli_report(&err);
+  }
+  char dir[2048];
+  if (bench_out_dir(out_s, dir, sizeof dir, &err) != 0) {
+    json_decref(jw);
+    return cli_report(&err);
+  }
+  bench_table1_opts to;
+  bench_table1_defaults(&to);
+  bench_scaling_opts so;
+  bench_scaling_defaults(&so);
+  if (quick) {
+    to.nM = 1;
+    to.bs[0] = 16;
+    to.nb = 1;
+    to.epochs = 1;
+    to.masked_epochs = 1;
+    to.naive_rounds = 1;
+    to.floor_n = 50;
+    so.Ms[0] = 2;
+    so.Ms[1] = 8;
+    so.nM = 2;
+    so.nP = 1;
+    so.nB = 1;
+    so.rounds = 5;
+    so.naive_rounds = 1;
+    so.floor_n = 50;
+  }
+  int maxM = 10;
+  for (int i = 0; i < so.nM; i++)
+    if (so.Ms[i] > maxM) maxM = so.Ms[i];
+  bench_env env;
+  bench_progress pr;
+  bench_progress_init(&pr, 0, 0);
+  if (bench_env_open(&env, rpc_url, maxM, 0, &err) != 0) {
+    json_decref(jw);
+    return cli_report(&err);
+  }
+  json_t *t1 = NULL, *sc = NULL, *made = json_array();
+  int rc = bench_table1_run(&env, &to, &pr, &t1, &err);
+  if (rc == 0) rc = bench_scaling_run(&env, &so, &pr, &sc, &err);
+  bench_env_close(&env);
+  char *csv = NULL;
+  if (rc == 0) {
+    csv = bench_table1_csv(t1);
+    rc = csv ? bench_write(dir, "table1.csv", csv, strlen(csv), &err) : bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+    free(csv);
+  }
+  if (rc == 0) rc = bench_write_json(dir, "table1.json", t1, &err);
+  if (rc == 0) {
+    csv = bench_scaling_csv(sc);
+    rc = csv ? bench_write(dir, "scaling.csv", csv, strlen(csv), &err) : bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+    free(csv);
+  }
+  if (rc == 0) rc = bench_write_json(dir, "scaling.json", sc, &err);
+  if (rc == 0 && !no_plots) {
+    if (bench_plot_table1(dir, t1, made, &err) < 0 || bench_plot_scaling(dir, sc, made, &err) < 0 ||
+        (jw && bench_plot_sweep(dir, jw, 0, made, &err) < 0))
+      rc = -1;
+  }
+  if (rc == 0) {
+    if (as_json) {
+      json_t *o = json_object();
+      json_object_set(o, "floor_ms", json_object_get(t1, "floor_ms"));
+      json_object_set(o, "naive_gas_per_coordinate", json_object_get(t1, "naive_gas_per_coordinate"));
+      json_object_set(o, "table1", json_object_get(t1, "table1"));
+      json_object_set_new(o, "table1_run", json_incref(t1));
+      json_object_set_new(o, "scaling", json_incref(sc));
+      json_object_set_new(o, "figures", json_incref(made));
+      json_object_set_new(o, "dir", json_string(dir));
+      rc = bench_print_json(o, &err);
+      json_decref(o);
+    } else {
+      bench_table1_print(t1, stdout);
+      printf("\n");
+      bench_scaling_print(sc, stdout);
+      printf("\nwrote %s/{table1,scaling}.{csv,json}", dir);
+      size_t i;
+      json_t *f;
+      json_array_foreach(made, i, f) printf(", %s", json_string_value(f));
+      printf("\n");
+      if (!jw && !no_plots)
+        printf("no sweep.json given (and no runs/sweep/sweep.json): run `bbvfl sweep` first for the AUROC figures\n");
+    }
+  }
+  json_decref(t1);
+  json_decref(sc);
+  json_decref(made);
+  json_decref(jw);
+  return rc == 0 ? 0 : cli_report(&err);
+}

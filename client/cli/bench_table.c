@@ -1,0 +1,484 @@
+/* bbvfl bench table1: the DP-BBVFL paper's Table I on bbvfl's own stack.
+ *
+ * For every (M, b): the off-chain column comes from the off-chain trainer (vfl/offchain.h), which
+ * times its in-process aggregator per epoch; the on-chain column from the lean driver
+ * (vfl/chainbench.h) running the same number of training and evaluation rounds per epoch against
+ * a fresh BbvflAggregator. Plus, in the same run: the floor (a bare signed transfer to receipt),
+ * masked mode (16-bit lanes) for the same configurations, and the naive one-word-per-value
+ * contract at the first M and the last b. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
+#include "cli/bench.h"
+#include "cli/train_common.h"
+#include "common/fsutil.h"
+#include "vfl/offchain.h"
+
+/* Table I of the DP-BBVFL paper (Breast Cancer, beta = 0.05, first 10 epochs, PyEVM), seconds. */
+static const struct {
+  int M, b;
+  double off, on;
+} PAPER[] = {
+    {5, 2, 0.00023, 12.090},  {5, 4, 0.00023, 12.389},  {5, 8, 0.00021, 12.432},  {5, 16, 0.00019, 12.521},
+    {10, 2, 0.00024, 21.209}, {10, 4, 0.00022, 21.721}, {10, 8, 0.00021, 21.727}, {10, 16, 0.00021, 21.723},
+};
+
+void bench_table1_defaults(bench_table1_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->Ms[0] = 5;
+  o->Ms[1] = 10;
+  o->nM = 2;
+  o->bs[0] = 2;
+  o->bs[1] = 4;
+  o->bs[2] = 8;
+  o->bs[3] = 16;
+  o->nb = 4;
+  o->beta = 0.05;
+  o->epochs = 10;
+  o->masked_epochs = 2;
+  o->naive_rounds = 3;
+  o->batch = 10;
+  o->P = 16;
+  o->floor_n = 200;
+  o->seed = 1;
+}
+
+typedef struct {
+  bench_progress *pr;
+  char label[96];
+} prog_ctx;
+
+static void on_round(void *ctx, uint64_t done, uint64_t total) {
+  (void)done;
+  (void)total;
+  prog_ctx *c = ctx;
+  bench_progress_step(c->pr, 1, c->label);
+}
+
+static double median_of(double *v, size_t n) { return bench_stats_of(v, n).median; }
+
+/* Steady-state gas per round: mean over rounds >= RING (4), or over all but round 0 when there
+ * are fewer. */
+static double steady_gas(const bbvfl_cbench_result *r, int train_only) {
+  size_t from = r->nrounds > 4 ? 4 : (r->nrounds > 1 ? 1 : 0);
+  double s = 0;
+  size_t k = 0;
+  for (size_t i = from; i < r->nrounds; i++) {
+    if (train_only && !r->rounds[i].train) continue;
+    s += (double)r->rounds[i].gas;
+    k++;
+  }
+  return k ? s / (double)k : 0;
+}
+
+/* One on-chain row's figures from a driver result. */
+static json_t *onchain_row(const bbvfl_cbench_result *r, int M, uint32_t B, uint32_t P, int epochs, double floor_ms,
+                           double offchain_s) {
+  double *tr = calloc((size_t)epochs, sizeof *tr), *ev = calloc((size_t)epochs, sizeof *ev);
+  double *rm = calloc(r->nrounds + 1, sizeof *rm), *em = calloc(r->nrounds + 1, sizeof *em);
+  double *pm = calloc(r->nrounds + 1, sizeof *pm);
+  json_t *o = NULL;
+  if (!tr || !ev || !rm || !em || !pm) goto out;
+  size_t nr = 0, ne = 0, np = 0;
+  uint64_t post_gas = 0;
+  for (size_t i = 0; i < r->nrounds; i++) {
+    const bbvfl_cbench_round *x = &r->rounds[i];
+    if (x->epoch >= (uint32_t)epochs) continue;
+    if (x->train) {
+      tr[x->epoch] += x->agg_ms / 1e3;
+      rm[nr++] = x->agg_ms;
+      pm[np++] = x->post_ms;
+      post_gas = x->post_gas;
+    } else {
+      ev[x->epoch] += x->agg_ms / 1e3;
+      em[ne++] = x->agg_ms;
+    }
+  }
+  double coords = (double)M * B * P;
+  bench_stats st = bench_stats_of(tr, (size_t)epochs), se = bench_stats_of(ev, (size_t)epochs);
+  bench_stats sr = bench_stats_of(rm, nr);
+  double gas_round = steady_gas(r, 1);
+  o = json_object();
+  json_object_set_new(o, "onchain_s", json_real(st.median));
+  json_object_set_new(o, "onchain_s_min", json_real(st.min));
+  json_object_set_new(o, "onchain_s_max", json_real(st.max));
+  json_object_set_new(o, "onchain_eval_s", json_real(se.median));
+  json_object_set_new(o, "onchain_eval_s_min", json_real(se.min));
+  json_object_set_new(o, "onchain_eval_s_max", json_real(se.max));
+  json_object_set_new(o, "onchain_round_ms", json_real(sr.median));
+  json_object_set_new(o, "onchain_round_p90_ms", json_real(sr.p90));
+  json_object_set_new(o, "onchain_eval_round_ms", json_real(median_of(em, ne)));
+  json_object_set_new(o, "floor_ratio", json_real(floor_ms > 0 ? sr.median / (M * floor_ms) : 0));
+  json_object_set_new(o, "gas_per_round", json_real(gas_round));
+  json_object_set_new(o, "gas_per_coordinate", json_real(gas_round / coords));
+  json_object_set_new(o, "gas_per_coordinate_round0", json_real(r->nrounds ? (double)r->rounds[0].gas / coords : 0));
+  json_object_set_new(o, "gas_per_submission", json_real(gas_round / M));
+  json_object_set_new(o, "gradient_post_ms", json_real(median_of(pm, np)));
+  json_object_set_new(o, "gradient_post_gas", json_integer((json_int_t)post_gas));
+  json_object_set_new(o, "lane_bits", json_integer(r->lane_bits));
+  json_object_set_new(o, "ratio", json_real(offchain_s > 0 ? st.median / offchain_s : 0));
+  json_object_set_new(o, "epochs", json_integer(epochs));
+  json_object_set_new(o, "setup_s", json_real(r->setup_s));
+out:
+  free(tr);
+  free(ev);
+  free(rm);
+  free(em);
+  free(pm);
+  return o;
+}
+
+int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *pr, json_t **out, bbvfl_err *err) {
+  *out = NULL;
+  json_t *top = json_object(), *rows = json_array();
+  bbvfl_dataset ds;
+  memset(&ds, 0, sizeof ds);
+  int loaded = 0, rc = -1;
+  const int nrow = o->nM * o->nb;
+  double *off_s = calloc((size_t)nrow, sizeof *off_s), *off_eval = calloc((size_t)nrow, sizeof *off_eval);
+  double *off_min = calloc((size_t)nrow, sizeof *off_min), *off_max = calloc((size_t)nrow, sizeof *off_max);
+  size_t T = 0, V = 0;
+  if (!top || !rows || !off_s || !off_eval || !off_min || !off_max) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  /* 1. off-chain: the trainer's own aggregation timer, per epoch */
+  train_common tc;
+  train_common_defaults(&tc);
+  tc.data = o->data;
+  tc.epochs = o->epochs;
+  tc.batch = o->batch;
+  tc.P = o->P;
+  if (train_common_load(&tc, &ds, err) != 0) goto out;
+  loaded = 1;
+  bench_progress_note(pr, "bench table1: off-chain runs (the trainer's in-process aggregator) ...");
+  for (int i = 0; i < o->nM; i++)
+    for (int j = 0; j < o->nb; j++) {
+      bbvfl_offchain_cfg cfg;
+      bbvfl_offchain_defaults(&cfg);
+      if (train_common_apply(&tc, &cfg, err) != 0) goto out;
+      cfg.M = o->Ms[i];
+      cfg.mech.kind = BBVFL_MECH_PBM;
+      cfg.mech.b = o->bs[j];
+      cfg.mech.beta = o->beta;
+      cfg.seed = o->seed;
+      bbvfl_offchain_result res;
+      memset(&res, 0, sizeof res);
+      if (bbvfl_offchain_train(&ds, &cfg, &res, err) != 0) {
+        bbvfl_wrap(err, "off-chain run M=%d b=%d", o->Ms[i], o->bs[j]);
+        goto out;
+      }
+      double tr[1024], ev[1024];
+      int ne = res.epochs < 1024 ? res.epochs : 1024;
+      for (int k = 0; k < ne; k++) {
+        tr[k] = res.per_epoch[k].agg_train_s;
+        ev[k] = res.per_epoch[k].agg_eval_s;
+      }
+      bench_stats s = bench_stats_of(tr, (size_t)ne);
+      int idx = i * o->nb + j;
+      off_s[idx] = s.median;
+      off_min[idx] = s.min;
+      off_max[idx] = s.max;
+      off_eval[idx] = median_of(ev, (size_t)ne);
+      T = res.R;
+      V = res.R_test;
+      bbvfl_offchain_result_free(&res);
+    }
+  if (T < 1) {
+    bbvfl_fail(err, BBVFL_E_ARG, "the data set gives no training round at batch size %d", o->batch);
+    goto out;
+  }
+  /* 2. the floor, in the same run on the same node */
+  bench_progress_note(pr, "bench table1: floor (signed 1-wei transfer to receipt, eth_sendRawTransactionSync) ...");
+  bench_floor_result fl;
+  if (bench_floor_measure(e->rpc_url, o->floor_n, 10, 1, &fl, err) != 0) goto out;
+  /* 3. on-chain rows */
+  uint64_t total = 0;
+  for (int i = 0; i < o->nM; i++)
+    total += (uint64_t)o->nb * ((uint64_t)o->epochs + (uint64_t)o->masked_epochs) * (T + V);
+  total += (uint64_t)o->naive_rounds;
+  bench_progress_add_total(pr, total);
+  prog_ctx pc = {.pr = pr};
+  for (int i = 0; i < o->nM; i++)
+    for (int j = 0; j < o->nb; j++)
+      for (int masked = 0; masked <= (o->masked_epochs > 0); masked++) {
+        int idx = i * o->nb + j, ep = masked ? o->masked_epochs : o->epochs;
+        bbvfl_cbench_cfg c = {.kind = masked ? BBVFL_CBENCH_MASKED : BBVFL_CBENCH_PLAIN,
+                              .M = o->Ms[i],
+                              .B = (uint32_t)o->batch,
+                              .P = (uint32_t)o->P,
+                              .b = o->bs[j],
+                              .beta = o->beta,
+                              .T = (uint32_t)T,
+                              .V = (uint32_t)V,
+                              .epochs = (uint32_t)ep,
+                              .seed = o->seed,
+                              .on_round = on_round,
+                              .ctx = &pc};
+        snprintf(pc.label, sizeof pc.label, "on-chain M=%d b=%d %s", c.M, c.b, masked ? "masked" : "plain");
+        bbvfl_cbench_result r;
+        if (bbvfl_cbench_run(e->pool, &c, &r, err) != 0) {
+          bbvfl_wrap(err, "on-chain run M=%d b=%d (%s)", c.M, c.b, masked ? "masked" : "plain");
+          goto out;
+        }
+        json_t *row = onchain_row(&r, c.M, c.B, c.P, ep, fl.total.median, off_s[idx]);
+        bbvfl_cbench_result_free(&r);
+        if (!row) {
+          bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+          goto out;
+        }
+        json_object_set_new(row, "M", json_integer(c.M));
+        json_object_set_new(row, "b", json_integer(c.b));
+        json_object_set_new(row, "masked", json_boolean(masked));
+        json_object_set_new(row, "offchain_s", json_real(off_s[idx]));
+        json_object_set_new(row, "offchain_s_min", json_real(off_min[idx]));
+        json_object_set_new(row, "offchain_s_max", json_real(off_max[idx]));
+        json_object_set_new(row, "offchain_eval_s", json_real(off_eval[idx]));
+        for (size_t k = 0; k < sizeof PAPER / sizeof PAPER[0]; k++)
+          if (PAPER[k].M == c.M && PAPER[k].b == c.b) {
+            json_object_set_new(row, "paper_offchain_s", json_real(PAPER[k].off));
+            json_object_set_new(row, "paper_onchain_s", json_real(PAPER[k].on));
+          }
+        json_array_append_new(rows, row);
+      }
+  /* 4. the naive baseline at the first M and the last b */
+  double naive_gpc = 0, naive_ms = 0;
+  if (o->naive_rounds > 0) {
+    bbvfl_cbench_cfg c = {.kind = BBVFL_CBENCH_NAIVE,
+                          .M = o->Ms[0],
+                          .B = (uint32_t)o->batch,
+                          .P = (uint32_t)o->P,
+                          .b = o->bs[o->nb - 1],
+                          .beta = o->beta,
+                          .T = (uint32_t)o->naive_rounds,
+                          .V = 0,
+                          .epochs = 1,
+                          .seed = o->seed,
+                          .on_round = on_round,
+                          .ctx = &pc};
+    snprintf(pc.label, sizeof pc.label, "naive contract M=%d b=%d", c.M, c.b);
+    bbvfl_cbench_result r;
+    if (bbvfl_cbench_run(e->pool, &c, &r, err) != 0) {
+      bbvfl_wrap(err, "naive baseline run");
+      goto out;
+    }
+    double g = 0, *ms = calloc(r.nrounds, sizeof *ms);
+    if (!ms) {
+      bbvfl_cbench_result_free(&r);
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+    for (size_t k = 0; k < r.nrounds; k++) {
+      g += (double)r.rounds[k].gas;
+      ms[k] = r.rounds[k].agg_ms;
+    }
+    naive_gpc = g / (double)r.nrounds / ((double)c.M * c.B * c.P);
+    naive_ms = median_of(ms, r.nrounds);
+    free(ms);
+    bbvfl_cbench_result_free(&r);
+    json_object_set_new(top, "naive", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "M", c.M, "B", (int)c.B, "P",
+                                                 (int)c.P, "b", c.b, "rounds", o->naive_rounds,
+                                                 "gas_per_coordinate", naive_gpc, "round_ms", naive_ms));
+  }
+  bench_progress_end(pr);
+  json_object_set_new(top, "mode", json_string("table1"));
+  json_object_set_new(top, "floor_ms", json_real(fl.total.median));
+  json_object_set_new(top, "floor", bench_stats_json(&fl.total));
+  json_object_set_new(top, "naive_gas_per_coordinate", o->naive_rounds > 0 ? json_real(naive_gpc) : json_null());
+  json_object_set_new(top, "naive_round_ms", o->naive_rounds > 0 ? json_real(naive_ms) : json_null());
+  json_object_set_new(top, "rpc", json_string(e->rpc_url));
+  json_object_set_new(top, "embedded_anvil", json_boolean(e->own.up));
+  json_object_set_new(top, "block_gas_limit", json_integer((json_int_t)bbvfl_cbench_pool_block_gas_limit(e->pool)));
+  json_object_set_new(
+      top, "config",
+      json_pack("{s:i, s:i, s:f, s:i, s:i, s:i, s:i, s:I, s:s, s:s, s:s}", "B", o->batch, "P", o->P, "beta", o->beta,
+                "epochs", o->epochs, "masked_epochs", o->masked_epochs, "train_rounds_per_epoch", (int)T,
+                "eval_rounds_per_epoch", (int)V, "seed", (json_int_t)o->seed, "driver",
+                "lean: one thread per client, eth_sendRawTransactionSync, vfl/chainbench.h", "round_time",
+                "first client starts signing -> receipt of the submission that completed the round (RoundCompleted)",
+                "offchain", "vfl/offchain.h in-process aggregator timer (training rounds of an epoch)"));
+  json_object_set_new(top, "table1", rows);
+  rows = NULL;
+  *out = top;
+  top = NULL;
+  rc = 0;
+out:
+  json_decref(top);
+  json_decref(rows);
+  if (loaded) bbvfl_dataset_free(&ds);
+  free(off_s);
+  free(off_eval);
+  free(off_min);
+  free(off_max);
+  return rc;
+}
+
+static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
+
+void bench_table1_print(const json_t *t, FILE *f) {
+  const json_t *cfg = json_object_get(t, "config");
+  fprintf(f,
+          "Table I on bbvfl's stack: Breast Cancer, B=%d P=%d beta=%g, %d training + %d evaluation rounds per "
+          "epoch, median [min-max] over the first %d epochs\n",
+          (int)json_integer_value(json_object_get(cfg, "B")), (int)json_integer_value(json_object_get(cfg, "P")),
+          num(cfg, "beta"), (int)json_integer_value(json_object_get(cfg, "train_rounds_per_epoch")),
+          (int)json_integer_value(json_object_get(cfg, "eval_rounds_per_epoch")),
+          (int)json_integer_value(json_object_get(cfg, "epochs")));
+  fprintf(f, "floor (signed 1-wei transfer to receipt): %.3f ms median\n", num(t, "floor_ms"));
+  fprintf(f, "%3s %3s %-6s %11s %-21s %9s %8s %7s %9s %8s %8s %9s\n", "M", "b", "mode", "off-chain s", "on-chain s [min-max]",
+          "eval s", "ms/round", "/Mfloor", "gas/round", "gas/coord", "on/off", "paper s");
+  size_t i;
+  json_t *r;
+  json_array_foreach(json_object_get(t, "table1"), i, r) {
+    char range[40];
+    snprintf(range, sizeof range, "%.3f [%.3f-%.3f]", num(r, "onchain_s"), num(r, "onchain_s_min"), num(r, "onchain_s_max"));
+    const json_t *paper = json_object_get(r, "paper_onchain_s");
+    char ps[16] = "-";
+    if (paper) snprintf(ps, sizeof ps, "%.2f", json_number_value(paper));
+    fprintf(f, "%3d %3d %-6s %11.7f %-21s %9.3f %8.2f %7.2f %9.0f %8.1f %8.0f %9s%s\n",
+            (int)json_integer_value(json_object_get(r, "M")), (int)json_integer_value(json_object_get(r, "b")),
+            json_is_true(json_object_get(r, "masked")) ? "masked" : "plain", num(r, "offchain_s"), range,
+            num(r, "onchain_eval_s"), num(r, "onchain_round_ms"), num(r, "floor_ratio"), num(r, "gas_per_round"),
+            num(r, "gas_per_coordinate"), num(r, "ratio"), ps,
+            json_is_true(json_object_get(r, "masked")) ? " (masked: fewer epochs)" : "");
+  }
+  const json_t *nv = json_object_get(t, "naive");
+  if (nv)
+    fprintf(f, "naive contract (one word per value, M=%d b=%d): %.0f gas/coordinate, %.2f ms/round\n",
+            (int)json_integer_value(json_object_get(nv, "M")), (int)json_integer_value(json_object_get(nv, "b")),
+            num(nv, "gas_per_coordinate"), num(nv, "round_ms"));
+}
+
+char *bench_table1_csv(const json_t *t) {
+  static const char *cols[] = {"M", "b", "masked", "offchain_s", "offchain_s_min", "offchain_s_max", "offchain_eval_s",
+                               "onchain_s", "onchain_s_min", "onchain_s_max", "onchain_eval_s", "onchain_round_ms",
+                               "onchain_round_p90_ms", "onchain_eval_round_ms", "floor_ratio", "gas_per_round",
+                               "gas_per_coordinate", "gas_per_coordinate_round0", "gas_per_submission",
+                               "gradient_post_ms", "gradient_post_gas", "lane_bits", "ratio", "epochs",
+                               "paper_offchain_s", "paper_onchain_s"};
+  const size_t nc = sizeof cols / sizeof cols[0];
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  for (size_t c = 0; c < nc; c++) fprintf(f, "%s%s", c ? "," : "", cols[c]);
+  fprintf(f, ",floor_ms\n");
+  size_t i;
+  json_t *r;
+  json_array_foreach(json_object_get(t, "table1"), i, r) {
+    for (size_t c = 0; c < nc; c++) {
+      const json_t *v = json_object_get(r, cols[c]);
+      if (c) fputc(',', f);
+      if (json_is_integer(v))
+        fprintf(f, "%lld", (long long)json_integer_value(v));
+      else if (json_is_real(v))
+        fprintf(f, "%.9g", json_real_value(v));
+      else if (json_is_boolean(v))
+        fprintf(f, "%d", json_is_true(v));
+    }
+    fprintf(f, ",%.6g\n", num(t, "floor_ms"));
+  }
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
+/* ------------------------------------------------------------------ the mode */
+
+int bench_table1(int argc, char **argv) {
+  bench_table1_opts o;
+  bench_table1_defaults(&o);
+  const char *rpc_url = NULL, *clients_s = "5,10", *b_s = "2,4,8,16", *out_s = NULL;
+  int as_json = 0, no_files = 0;
+  const cli_opt opts[] = {
+      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
+      {"clients", OPT_STR, &clients_s, "LIST", "numbers of clients M (default 5,10; 1..64)"},
+      {"b", OPT_STR, &b_s, "LIST", "PBM trials b (default 2,4,8,16)"},
+      {"beta", OPT_DBL, &o.beta, "X", "PBM beta (default 0.05, as in the paper's Table I)"},
+      {"epochs", OPT_INT, &o.epochs, "N", "epochs per configuration, on- and off-chain (default 10)"},
+      {"masked-epochs", OPT_INT, &o.masked_epochs, "N", "epochs of masked mode per configuration (default 2; 0: skip)"},
+      {"naive-rounds", OPT_INT, &o.naive_rounds, "N", "rounds of the naive baseline contract (default 3; 0: skip)"},
+      {"batch", OPT_INT, &o.batch, "B", "batch size (default 10)"},
+      {"P", OPT_INT, &o.P, "N", "embedding size (default 16)"},
+      {"floor-n", OPT_INT, &o.floor_n, "N", "transfers timed for the floor (default 200)"},
+      {"seed", OPT_U64, &o.seed, "N", "seed of the off-chain runs and the random embeddings (default 1)"},
+      {"data", OPT_STR, &o.data, "FILE", "CSV table (default: the bundled Breast Cancer data)"},
+      {"out", OPT_STR, &out_s, "DIR", "folder for table1.csv and table1.json (default runs/bench-<UTC time>)"},
+      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object (floor_ms, naive_gas_per_coordinate, table1) on stdout"},
+  };
+  cli_spec spec = {
+      "bbvfl bench table1",
+      "the paper's Table I: off-chain vs on-chain aggregation time per epoch, gas per round and per coordinate",
+      "[OPTIONS]",
+      "For each M x b: the off-chain trainer's aggregation time per epoch (in-process sums), and the\n"
+      "same rounds on chain: a fresh BbvflAggregator, M client threads (own key, connection, nonce)\n"
+      "submitting PBM-quantized random embeddings in parallel with eth_sendRawTransactionSync, the\n"
+      "active client posting a gradient after each training round. On-chain time of a round: from\n"
+      "the first client starting to sign to the receipt of the submission that completed the round\n"
+      "(RoundCompleted: the sum is readable). Per epoch: the sum over its training rounds (evaluation\n"
+      "rounds apart). Also measured in the same run: the floor (a bare signed transfer to receipt),\n"
+      "masked mode (16-bit lanes), and the naive one-word-per-value contract. Gas per coordinate =\n"
+      "gas of a round's M submissions / (M*B*P), steady state (rounds >= 4).",
+      opts, sizeof opts / sizeof opts[0]};
+  size_t npos = 0;
+  bbvfl_err err = {0};
+  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
+  if (prc == 1) return 0;
+  if (prc < 0) return cli_report(&err);
+  if (bench_parse_ints("clients", clients_s, o.Ms, 8, &o.nM, 1, 64, &err) != 0 ||
+      bench_parse_ints("b", b_s, o.bs, 8, &o.nb, 1, 255, &err) != 0)
+    return cli_report(&err);
+  if (o.epochs < 1 || o.epochs > 1000) bbvfl_fail(&err, BBVFL_E_ARG, "--epochs must be in 1..1000 (got %d)", o.epochs);
+  else if (o.masked_epochs < 0 || o.masked_epochs > 1000)
+    bbvfl_fail(&err, BBVFL_E_ARG, "--masked-epochs must be in 0..1000 (got %d)", o.masked_epochs);
+  else if (o.naive_rounds < 0 || o.naive_rounds > 1000)
+    bbvfl_fail(&err, BBVFL_E_ARG, "--naive-rounds must be in 0..1000 (got %d)", o.naive_rounds);
+  else if (!(o.beta > 0 && o.beta <= 0.5)) bbvfl_fail(&err, BBVFL_E_ARG, "--beta must be in (0, 0.5] (got %g)", o.beta);
+  else if (o.batch < 1 || o.P < 1 || (long)o.batch * o.P > 1 << 20)
+    bbvfl_fail(&err, BBVFL_E_ARG, "--batch and --P must be >= 1 with B*P <= 1048576");
+  else if (o.floor_n < 1 || o.floor_n > 100000) bbvfl_fail(&err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o.floor_n);
+  if (err.code) return cli_report(&err);
+  for (int i = 0; i < o.nM; i++)
+    for (int j = 0; j < o.nb; j++)
+      if (o.Ms[i] * o.bs[j] >= 65536) {
+        bbvfl_fail(&err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o.Ms[i], o.bs[j]);
+        return cli_report(&err);
+      }
+  char dir[2048] = "";
+  if (!no_files && bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
+  int maxM = 1;
+  for (int i = 0; i < o.nM; i++)
+    if (o.Ms[i] > maxM) maxM = o.Ms[i];
+  bench_env env;
+  bench_progress pr;
+  bench_progress_init(&pr, 0, 0);
+  if (bench_env_open(&env, rpc_url, maxM, 0, &err) != 0) return cli_report(&err);
+  json_t *t = NULL;
+  int rc = bench_table1_run(&env, &o, &pr, &t, &err);
+  bench_env_close(&env);
+  if (rc != 0) return cli_report(&err);
+  if (!no_files) {
+    char *csv = bench_table1_csv(t);
+    if (!csv) bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+    else if (bench_write(dir, "table1.csv", csv, strlen(csv), &err) == 0)
+      bench_write_json(dir, "table1.json", t, &err);
+    free(csv);
+    if (err.code) {
+      json_decref(t);
+      return cli_report(&err);
+    }
+  }
+  if (as_json) bench_print_json(t, &err);
+  else {
+    bench_table1_print(t, stdout);
+    if (!no_files) printf("wrote %s/table1.csv and %s/table1.json\n", dir, dir);
+  }
+  json_decref(t);
+  return err.code ? cli_report(&err) : 0;
+}

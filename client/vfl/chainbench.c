@@ -1,0 +1,581 @@
+/* The lean on-chain aggregation driver (see chainbench.h for what is timed and how). */
+#include "vfl/chainbench.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fsutil.h"
+#include "dp/mech.h"
+#include "dp/rng.h"
+#include "eth/abi.h"
+#include "eth/deploy.h"
+#include "eth/hex.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "vfl/contract.h"
+
+#define TX_TIMEOUT_S 60.0
+
+typedef struct {
+  bbvfl_key key;
+  bbvfl_rpc *rpc;
+  bbvfl_sender *s;
+} pool_client;
+
+struct bbvfl_cbench_pool {
+  int n;
+  pool_client *c;
+  uint64_t chain_id, block_gas_limit;
+};
+
+/* ------------------------------------------------------------------ pool */
+
+static int client_open(pool_client *c, const char *url, uint64_t chain_id, bbvfl_err *err) {
+  c->rpc = bbvfl_rpc_new(url, NULL, err);
+  if (!c->rpc) return -1;
+  c->s = bbvfl_sender_new(c->rpc, &c->key, chain_id, err);
+  if (!c->s) return -1;
+  bbvfl_sender_set_fee_ttl(c->s, 3600); /* fees once; refetched when the node objects */
+  bbvfl_sender_set_sync(c->s, 1);
+  return 0;
+}
+
+static void client_close(pool_client *c) {
+  bbvfl_sender_free(c->s);
+  bbvfl_rpc_free(c->rpc);
+  bbvfl_key_wipe(&c->key);
+  c->s = NULL;
+  c->rpc = NULL;
+}
+
+static int read_block_gas_limit(bbvfl_rpc *rpc, uint64_t *out, bbvfl_err *err) {
+  json_t *blk = NULL;
+  if (bbvfl_rpc_get_block(rpc, "latest", 0, &blk, err) != 0) return -1;
+  int rc = bbvfl_rpc_parse_u64(json_object_get(blk, "gasLimit"), out, err);
+  json_decref(blk);
+  return rc != 0 ? bbvfl_wrap(err, "reading the block gas limit of the latest block") : 0;
+}
+
+bbvfl_cbench_pool *bbvfl_cbench_pool_new(const char *rpc_url, const bbvfl_key *funder, int n,
+                                         unsigned fund_eth, bbvfl_err *err) {
+  if (n < 1 || n > 64) {
+    bbvfl_fail(err, BBVFL_E_ARG, "benchmark clients must be 1..64 (got %d)", n);
+    return NULL;
+  }
+  bbvfl_cbench_pool *p = calloc(1, sizeof *p);
+  pool_client f;
+  memset(&f, 0, sizeof f);
+  if (!p || !(p->c = calloc((size_t)n, sizeof *p->c))) {
+    free(p);
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    return NULL;
+  }
+  p->n = n;
+  f.key = *funder;
+  f.rpc = bbvfl_rpc_new(rpc_url, NULL, err);
+  if (!f.rpc || bbvfl_rpc_chain_id(f.rpc, &p->chain_id, err) != 0 ||
+      read_block_gas_limit(f.rpc, &p->block_gas_limit, err) != 0)
+    goto fail;
+  f.s = bbvfl_sender_new(f.rpc, &f.key, p->chain_id, err);
+  if (!f.s) goto fail;
+  bbvfl_sender_set_fee_ttl(f.s, 3600);
+  bbvfl_sender_set_sync(f.s, 1);
+  char wei[64];
+  snprintf(wei, sizeof wei, "%u000000000000000000", fund_eth ? fund_eth : 1);
+  bbvfl_u256 amount;
+  if (bbvfl_u256_from_string(wei, &amount, err) != 0) goto fail;
+  for (int i = 0; i < n; i++) {
+    if (bbvfl_key_generate(&p->c[i].key, err) != 0) goto fail;
+    bbvfl_receipt r;
+    if (bbvfl_sender_transact(f.s, p->c[i].key.addr, &amount, NULL, 0, 21000, TX_TIMEOUT_S, &r, err) != 0) {
+      bbvfl_receipt_clear(&r);
+      bbvfl_wrap(err, "funding benchmark client %d from the funding account", i);
+      goto fail;
+    }
+    bbvfl_receipt_clear(&r);
+    if (client_open(&p->c[i], rpc_url, p->chain_id, err) != 0) goto fail;
+  }
+  bbvfl_sender_free(f.s);
+  bbvfl_rpc_free(f.rpc);
+  bbvfl_key_wipe(&f.key);
+  return p;
+fail:
+  bbvfl_sender_free(f.s);
+  bbvfl_rpc_free(f.rpc);
+  bbvfl_key_wipe(&f.key);
+  bbvfl_cbench_pool_free(p);
+  return NULL;
+}
+
+void bbvfl_cbench_pool_free(bbvfl_cbench_pool *p) {
+  if (!p) return;
+  for (int i = 0; i < p->n; i++) client_close(&p->c[i]);
+  free(p->c);
+  free(p);
+}
+
+int bbvfl_cbench_pool_size(const bbvfl_cbench_pool *p) { return p->n; }
+uint64_t bbvfl_cbench_pool_block_gas_limit(const bbvfl_cbench_pool *p) { return p->block_gas_limit; }
+
+void bbvfl_cbench_result_free(bbvfl_cbench_result *r) {
+  if (!r) return;
+  free(r->rounds);
+  memset(r, 0, sizeof *r);
+}
+
+/* ------------------------------------------------------------------ one session */
+
+typedef struct run run;
+
+typedef struct {
+  run *r;
+  pool_client *c;
+  uint8_t *data; /* this round's calldata, owned by the run */
+  size_t len;
+  double t_start, t_done;
+  uint64_t gas;
+  int completed; /* its receipt carries RoundCompleted */
+  int rc;
+  bbvfl_err err;
+} worker;
+
+/* main -> workers: a new generation starts a round (or stops them); workers -> main: a count of
+ * finished submissions. A mutex and two condition variables, so a partly started set of threads
+ * can still be stopped. */
+struct run {
+  pthread_mutex_t mu;
+  pthread_cond_t go, fin;
+  unsigned long gen;
+  int ndone;
+  int stop;
+  uint8_t to[20];
+  uint64_t gas_limit;
+  char completed_topic[67];
+  worker *w;
+  int M;
+};
+
+static int has_topic(const json_t *logs, const char *topic) {
+  size_t i;
+  json_t *log;
+  json_array_foreach(logs, i, log) {
+    const char *t0 = json_string_value(json_array_get(json_object_get(log, "topics"), 0));
+    if (t0 && strcasecmp(t0, topic) == 0) return 1;
+  }
+  return 0;
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  run *r = w->r;
+  unsigned long seen = 0;
+  for (;;) {
+    pthread_mutex_lock(&r->mu);
+    while (r->gen == seen && !r->stop) pthread_cond_wait(&r->go, &r->mu);
+    seen = r->gen;
+    int stop = r->stop;
+    pthread_mutex_unlock(&r->mu);
+    if (stop) break;
+    bbvfl_receipt rc;
+    memset(&rc, 0, sizeof rc);
+    w->t_start = bbvfl_now();
+    w->rc = bbvfl_sender_transact(w->c->s, r->to, NULL, w->data, w->len, r->gas_limit, TX_TIMEOUT_S, &rc, &w->err);
+    w->t_done = bbvfl_now();
+    w->gas = rc.gas_used;
+    w->completed = w->rc == 0 && has_topic(rc.logs, r->completed_topic);
+    bbvfl_receipt_clear(&rc);
+    pthread_mutex_lock(&r->mu);
+    r->ndone++;
+    pthread_cond_signal(&r->fin);
+    pthread_mutex_unlock(&r->mu);
+  }
+  return NULL;
+}
+
+/* One transaction from client c, waiting for its receipt (not timed). */
+static int tx(pool_client *c, const uint8_t *to, const uint8_t *data, size_t len, uint64_t gas,
+              bbvfl_receipt *out, bbvfl_err *err) {
+  bbvfl_receipt tmp;
+  bbvfl_receipt *r = out ? out : &tmp;
+  memset(r, 0, sizeof *r);
+  int rc = bbvfl_sender_transact(c->s, to, NULL, data, len, gas, TX_TIMEOUT_S, r, err);
+  if (!out || rc != 0) bbvfl_receipt_clear(r);
+  return rc;
+}
+
+/* calldata helpers: each takes ownership of *d on return */
+static int tx_owned(pool_client *c, const uint8_t *to, uint8_t *d, size_t len, uint64_t gas,
+                    bbvfl_receipt *out, bbvfl_err *err) {
+  int rc = tx(c, to, d, len, gas, out, err);
+  free(d);
+  return rc;
+}
+
+/* Gas a call would use (eth_estimateGas from c); a failure to estimate usually means the call
+ * needs more gas than the node allows in one transaction. */
+static int estimate(pool_client *c, const uint8_t *to, const uint8_t *data, size_t len, const char *what,
+                    uint64_t limit, uint64_t *gas, bbvfl_err *err) {
+  if (bbvfl_rpc_estimate_gas(c->rpc, c->key.addr, to, NULL, data, len, gas, err) != 0) {
+    if (err && err->code == BBVFL_E_REVERT) return bbvfl_wrap(err, "estimating the gas of %s", what);
+    char said[256];
+    snprintf(said, sizeof said, "%.200s", err ? err->msg : "");
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "%s cannot be estimated: it likely needs more gas than one transaction may use "
+                      "(limit %llu; the node said: %s)",
+                      what, (unsigned long long)limit, said);
+  }
+  if (*gas > limit)
+    return bbvfl_fail(err, BBVFL_E_STATE, "%s needs %llu gas, above the %llu a transaction may use", what,
+                      (unsigned long long)*gas, (unsigned long long)limit);
+  return 0;
+}
+
+static uint64_t gas_with_margin(uint64_t est, uint64_t extra, uint64_t limit) {
+  uint64_t g = est + est / 2 + extra;
+  return g > limit ? limit : g;
+}
+
+static void put_word_u64(uint8_t w[32], uint64_t v) {
+  memset(w, 0, 32);
+  for (int i = 0; i < 8; i++) w[31 - i] = (uint8_t)(v >> (8 * i));
+}
+
+/* submit(uint256,uint256[]) calldata of the naive contract. */
+static int naive_submit_calldata(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len,
+                                 bbvfl_err *err) {
+  size_t l = 4 + 32 * 3 + 32 * n;
+  uint8_t *d = calloc(1, l);
+  if (!d) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  bbvfl_abi_selector("submit(uint256,uint256[])", d);
+  put_word_u64(d + 4, round);
+  put_word_u64(d + 36, 64);
+  put_word_u64(d + 68, n);
+  for (size_t j = 0; j < n; j++) d[4 + 96 + 32 * j + 31] = q[j];
+  *out = d;
+  *len = l;
+  return 0;
+}
+
+static int sel_calldata(const char *sig, const uint64_t *args, size_t nargs, uint8_t **out, size_t *len,
+                        bbvfl_err *err) {
+  uint8_t *d = calloc(1, 4 + 32 * nargs);
+  if (!d) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  bbvfl_abi_selector(sig, d);
+  for (size_t i = 0; i < nargs; i++) put_word_u64(d + 4 + 32 * i, args[i]);
+  *out = d;
+  *len = 4 + 32 * nargs;
+  return 0;
+}
+
+static uint64_t tx_limit(const bbvfl_cbench_pool *p) {
+  return p->block_gas_limit < BBVFL_TX_GAS_CAP ? p->block_gas_limit : BBVFL_TX_GAS_CAP;
+}
+
+/* Deploy + register + election for BbvflAggregator; *active receives the active client's index. */
+static int setup_bbvfl(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_t addr[20], int *active,
+                       bbvfl_cbench_result *res, bbvfl_err *err) {
+  const int M = cfg->M;
+  uint64_t total = (uint64_t)cfg->epochs * (cfg->T + cfg->V);
+  bbvfl_cconfig cc;
+  memset(&cc, 0, sizeof cc);
+  cc.clients = (uint8_t)M;
+  cc.batch = cfg->B;
+  cc.dim = cfg->P;
+  cc.levels = (uint8_t)cfg->b;
+  cc.beta_micro = (uint32_t)(cfg->beta * 1e6 + 0.5);
+  cc.masked = cfg->kind == BBVFL_CBENCH_MASKED;
+  cc.train_rounds = cfg->T;
+  cc.eval_rounds = cfg->V;
+  cc.epochs = cfg->epochs;
+  cc.reward_per_submission = bbvfl_u256_from_u64(1);
+  cc.reward_pool = bbvfl_u256_from_u64(total * (uint64_t)M);
+  cc.commit_blocks = (uint64_t)M + 2;
+  cc.reveal_blocks = (uint64_t)M + 2;
+  cc.active_blocks = 1000000;
+  cc.round_timeout_blocks = 1000000;
+  uint8_t *args = NULL, *d = NULL;
+  size_t alen = 0, len = 0;
+  bbvfl_receipt rc;
+  memset(&rc, 0, sizeof rc);
+  if (bbvfl_cenc_config(&cc, &args, &alen, err) != 0) return -1;
+  int r = bbvfl_deploy(p->c[0].s, "BbvflAggregator", args, alen, TX_TIMEOUT_S, addr, &rc, err);
+  free(args);
+  res->deploy_gas = rc.gas_used;
+  bbvfl_receipt_clear(&rc);
+  if (r != 0) return bbvfl_wrap(err, "deploying BbvflAggregator (M=%d B=%u P=%u b=%d)", M, cfg->B, cfg->P, cfg->b);
+  uint64_t close_block = 0;
+  for (int i = 0; i < M; i++) {
+    if (bbvfl_cenc_register(p->c[i].key.pub, &d, &len, err) != 0 ||
+        tx_owned(&p->c[i], addr, d, len, 0, &rc, err) != 0)
+      return bbvfl_wrap(err, "registering benchmark client %d", i);
+    close_block = rc.block_number;
+    bbvfl_receipt_clear(&rc);
+  }
+  uint8_t(*secret)[32] = calloc((size_t)M, 32);
+  if (!secret) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  bbvfl_rng rng;
+  if (bbvfl_rng_init_os(&rng, err) != 0) goto fail;
+  for (int i = 0; i < M; i++) {
+    uint8_t cm[32];
+    bbvfl_rng_bytes(&rng, secret[i], 32);
+    bbvfl_commitment(secret[i], p->c[i].key.addr, cm);
+    if (bbvfl_cenc_commit(cm, &d, &len, err) != 0 || tx_owned(&p->c[i], addr, d, len, 0, NULL, err) != 0) {
+      bbvfl_wrap(err, "election commit of benchmark client %d", i);
+      goto fail;
+    }
+  }
+  uint64_t last = 0;
+  for (int i = 0; i < M; i++) {
+    if (bbvfl_cenc_reveal(secret[i], &d, &len, err) != 0 || tx_owned(&p->c[i], addr, d, len, 0, &rc, err) != 0) {
+      bbvfl_wrap(err, "election reveal of benchmark client %d", i);
+      goto fail;
+    }
+    last = rc.block_number;
+    bbvfl_receipt_clear(&rc);
+  }
+  free(secret);
+  secret = NULL;
+  (void)close_block;
+  (void)last; /* the last reveal elects the active client when every client revealed */
+  bbvfl_aggc a;
+  bbvfl_aggc_init(&a, p->c[0].rpc, addr);
+  bbvfl_phase ph;
+  if (bbvfl_aggc_phase(&a, &ph, err) != 0) return bbvfl_wrap(err, "reading the session phase");
+  if (ph != BBVFL_PHASE_TRAINING)
+    return bbvfl_fail(err, BBVFL_E_STATE, "the election did not start training after every client revealed (phase %d)",
+                      (int)ph);
+  uint8_t act[20];
+  bbvfl_cparams prm;
+  if (bbvfl_aggc_active(&a, act, err) != 0 || bbvfl_aggc_params(&a, &prm, err) != 0)
+    return bbvfl_wrap(err, "reading the elected session");
+  res->lane_bits = prm.lane_bits;
+  *active = -1;
+  for (int i = 0; i < M; i++)
+    if (memcmp(act, p->c[i].key.addr, 20) == 0) *active = i;
+  if (*active < 0) return bbvfl_fail(err, BBVFL_E_STATE, "the elected active client is none of the benchmark's");
+  return 0;
+fail:
+  free(secret);
+  return -1;
+}
+
+static int setup_naive(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_t addr[20], bbvfl_cbench_result *res,
+                       bbvfl_err *err) {
+  uint8_t args[64];
+  put_word_u64(args, (uint64_t)cfg->M);
+  put_word_u64(args + 32, (uint64_t)cfg->B * cfg->P);
+  bbvfl_receipt rc;
+  memset(&rc, 0, sizeof rc);
+  int r = bbvfl_deploy(p->c[0].s, "NaiveAggregator", args, sizeof args, TX_TIMEOUT_S, addr, &rc, err);
+  res->deploy_gas = rc.gas_used;
+  bbvfl_receipt_clear(&rc);
+  if (r != 0) return bbvfl_wrap(err, "deploying NaiveAggregator");
+  res->lane_bits = 256;
+  for (int i = 0; i < cfg->M; i++) {
+    uint8_t *d = NULL;
+    size_t len;
+    if (sel_calldata("register()", NULL, 0, &d, &len, err) != 0 || tx_owned(&p->c[i], addr, d, len, 0, NULL, err) != 0)
+      return bbvfl_wrap(err, "registering benchmark client %d with the naive contract", i);
+  }
+  return 0;
+}
+
+static int check_cfg(const bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *c, bbvfl_err *err) {
+  if (c->M < 1 || c->M > 64 || c->M > p->n)
+    return bbvfl_fail(err, BBVFL_E_ARG, "clients must be 1..%d (got %d)", p->n < 64 ? p->n : 64, c->M);
+  if (c->B < 1 || c->P < 1 || (uint64_t)c->B * c->P > (1u << 20))
+    return bbvfl_fail(err, BBVFL_E_ARG, "B and P must be >= 1 with B*P <= 2^20 (got %u x %u)", c->B, c->P);
+  if (c->b < 1 || c->b > 255) return bbvfl_fail(err, BBVFL_E_ARG, "b must be 1..255 (got %d)", c->b);
+  if (c->kind == BBVFL_CBENCH_PLAIN && (uint64_t)c->M * (uint64_t)c->b >= 65536)
+    return bbvfl_fail(err, BBVFL_E_ARG, "M*b must be below 65536 (got %d)", c->M * c->b);
+  if (!(c->beta > 0 && c->beta <= 0.5)) return bbvfl_fail(err, BBVFL_E_ARG, "beta must be in (0, 0.5]");
+  if (c->T < 1 || c->epochs < 1) return bbvfl_fail(err, BBVFL_E_ARG, "need at least one round and one epoch");
+  return 0;
+}
+
+int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cbench_result *res, bbvfl_err *err) {
+  memset(res, 0, sizeof *res);
+  if (check_cfg(p, cfg, err) != 0) return -1;
+  const int M = cfg->M, naive = cfg->kind == BBVFL_CBENCH_NAIVE, masked = cfg->kind == BBVFL_CBENCH_MASKED;
+  const uint32_t per_epoch = naive ? cfg->T : cfg->T + cfg->V;
+  const uint64_t total = (uint64_t)cfg->epochs * per_epoch;
+  const size_t n = (size_t)cfg->B * cfg->P;
+  const size_t qlen = masked ? 2 * n : n;
+  const uint64_t limit = tx_limit(p);
+
+  run r;
+  memset(&r, 0, sizeof r);
+  r.M = M;
+  worker *w = calloc((size_t)M, sizeof *w);
+  uint8_t *q = malloc(qlen ? qlen : 1);
+  float *h = malloc(n * sizeof *h);
+  uint8_t *grad = malloc(4 * n), *fparams = calloc((size_t)cfg->P + 1, 4);
+  pthread_t *th = calloc((size_t)M, sizeof *th);
+  int nth = 0, barriers = 0, rc = -1, active = 0;
+  res->rounds = calloc(total, sizeof *res->rounds);
+  if (!w || !q || !h || !grad || !fparams || !th || !res->rounds) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  res->nrounds = total;
+  {
+    uint8_t t[32];
+    bbvfl_ev_topic(BBVFL_EV_ROUND_COMPLETED, t);
+    r.completed_topic[0] = '0';
+    r.completed_topic[1] = 'x';
+    for (int i = 0; i < 32; i++) snprintf(r.completed_topic + 2 + 2 * i, 3, "%02x", t[i]);
+  }
+  double t_setup = bbvfl_now();
+  if (naive ? setup_naive(p, cfg, r.to, res, err) : setup_bbvfl(p, cfg, r.to, &active, res, err)) goto out;
+  res->setup_s = bbvfl_now() - t_setup;
+
+  bbvfl_rng rng;
+  bbvfl_rng_init_seeded(&rng, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_TEST, 0x62656e63));
+  bbvfl_mech mech = {.kind = BBVFL_MECH_PBM, .b = cfg->b, .beta = cfg->beta, .C = 1.0};
+  for (size_t j = 0; j < 4 * n; j++) grad[j] = (uint8_t)bbvfl_rng_u32(&rng);
+  for (size_t j = 0; j < 4 * n; j += 4) grad[j] = (uint8_t)(grad[j] & 0x3c); /* finite, small floats */
+
+  if (pthread_mutex_init(&r.mu, NULL) != 0) {
+    bbvfl_fail(err, BBVFL_E_STATE, "cannot create the benchmark's thread lock");
+    goto out;
+  }
+  if (pthread_cond_init(&r.go, NULL) != 0 || pthread_cond_init(&r.fin, NULL) != 0) {
+    pthread_mutex_destroy(&r.mu);
+    bbvfl_fail(err, BBVFL_E_STATE, "cannot create the benchmark's thread signals");
+    goto out;
+  }
+  barriers = 1;
+  for (int i = 0; i < M; i++) {
+    w[i].r = &r;
+    w[i].c = &p->c[i];
+  }
+  for (; nth < M; nth++)
+    if (pthread_create(&th[nth], NULL, worker_main, &w[nth]) != 0) {
+      bbvfl_fail(err, BBVFL_E_STATE, "cannot start benchmark client thread %d", nth);
+      goto out;
+    }
+
+  uint64_t post_limit = 0;
+  for (uint64_t rd = 0; rd < total; rd++) {
+    bbvfl_cbench_round *out_r = &res->rounds[rd];
+    out_r->round = rd;
+    out_r->epoch = (uint32_t)(rd / per_epoch);
+    out_r->train = naive || rd % per_epoch < cfg->T;
+    for (int i = 0; i < M; i++) {
+      if (masked) {
+        bbvfl_rng_bytes(&rng, q, qlen);
+      } else {
+        for (size_t j = 0; j < n; j++) h[j] = (float)(2.0 * bbvfl_rng_uniform(&rng) - 1.0);
+        bbvfl_pbm_quantize(&mech, h, n, &rng, q);
+      }
+      free(w[i].data);
+      w[i].data = NULL;
+      if ((naive ? naive_submit_calldata(rd, q, n, &w[i].data, &w[i].len, err)
+                 : bbvfl_cenc_submit(rd, q, qlen, &w[i].data, &w[i].len, err)) != 0)
+        goto out;
+    }
+    if (rd == 0) {
+      uint64_t est;
+      if (estimate(&p->c[0], r.to, w[0].data, w[0].len, "one submission", limit, &est, err) != 0) goto out;
+      r.gas_limit = gas_with_margin(est, 30000 + 8 * qlen, limit);
+      res->submit_gas_limit = r.gas_limit;
+    }
+    pthread_mutex_lock(&r.mu);
+    r.ndone = 0;
+    r.gen++;
+    pthread_cond_broadcast(&r.go);
+    while (r.ndone < M) pthread_cond_wait(&r.fin, &r.mu);
+    pthread_mutex_unlock(&r.mu);
+    double t0 = w[0].t_start, t1 = 0;
+    int ncompleted = 0;
+    for (int i = 0; i < M; i++) {
+      if (w[i].rc != 0) {
+        if (err) *err = w[i].err;
+        bbvfl_wrap(err, "round %llu, submission of benchmark client %d", (unsigned long long)rd, i);
+        goto out;
+      }
+      if (w[i].t_start < t0) t0 = w[i].t_start;
+      out_r->gas += w[i].gas;
+      if (w[i].gas > out_r->max_tx_gas) out_r->max_tx_gas = w[i].gas;
+      if (w[i].completed) {
+        ncompleted++;
+        t1 = w[i].t_done;
+      }
+    }
+    if (naive) {
+      uint64_t arg = rd;
+      uint8_t *d = NULL;
+      size_t len;
+      bbvfl_receipt rcpt;
+      if (sel_calldata("aggregate(uint256)", &arg, 1, &d, &len, err) != 0) goto out;
+      uint64_t g = 0;
+      if (rd == 0 && estimate(&p->c[0], r.to, d, len, "the naive aggregate() call", limit, &g, err) != 0) {
+        free(d);
+        goto out;
+      }
+      if (rd == 0) post_limit = gas_with_margin(g, 20000, limit);
+      if (tx_owned(&p->c[0], r.to, d, len, post_limit, &rcpt, err) != 0) {
+        bbvfl_wrap(err, "naive aggregate() of round %llu", (unsigned long long)rd);
+        goto out;
+      }
+      t1 = bbvfl_now();
+      out_r->gas += rcpt.gas_used;
+      if (rcpt.gas_used > out_r->max_tx_gas) out_r->max_tx_gas = rcpt.gas_used;
+      bbvfl_receipt_clear(&rcpt);
+    } else if (ncompleted != 1) {
+      bbvfl_fail(err, BBVFL_E_STATE, "round %llu: %d of the %d submissions reported RoundCompleted (expected 1)",
+                 (unsigned long long)rd, ncompleted, M);
+      goto out;
+    }
+    out_r->agg_ms = (t1 - t0) * 1e3;
+    if (!naive && out_r->train) {
+      uint8_t *d = NULL;
+      size_t len;
+      bbvfl_receipt rcpt;
+      if (bbvfl_cenc_post_gradient(rd, grad, 4 * n, fparams, 4 * ((size_t)cfg->P + 1), &d, &len, err) != 0) goto out;
+      if (!post_limit) {
+        uint64_t g;
+        if (estimate(&p->c[active], r.to, d, len, "the gradient post", limit, &g, err) != 0) {
+          free(d);
+          goto out;
+        }
+        post_limit = gas_with_margin(g, 20000, limit);
+      }
+      double tp = bbvfl_now();
+      if (tx_owned(&p->c[active], r.to, d, len, post_limit, &rcpt, err) != 0) {
+        bbvfl_wrap(err, "gradient post of round %llu", (unsigned long long)rd);
+        goto out;
+      }
+      out_r->post_ms = (bbvfl_now() - tp) * 1e3;
+      out_r->post_gas = rcpt.gas_used;
+      bbvfl_receipt_clear(&rcpt);
+    }
+    if (cfg->on_round) cfg->on_round(cfg->ctx, rd + 1, total);
+  }
+  rc = 0;
+out:
+  if (nth > 0) {
+    pthread_mutex_lock(&r.mu);
+    r.stop = 1;
+    pthread_cond_broadcast(&r.go);
+    pthread_mutex_unlock(&r.mu);
+    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+  }
+  if (barriers) {
+    pthread_cond_destroy(&r.go);
+    pthread_cond_destroy(&r.fin);
+    pthread_mutex_destroy(&r.mu);
+  }
+  if (w)
+    for (int i = 0; i < M; i++) free(w[i].data);
+  free(w);
+  free(q);
+  free(h);
+  free(grad);
+  free(fparams);
+  free(th);
+  if (rc != 0) bbvfl_cbench_result_free(res);
+  return rc;
+}
