@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `bbvfl bench floor` through tests/tools/faultproxy.py: the real command's network path with
 # connection resets and HTTP 5xx on a share of the requests still completes every transfer;
-# garbage, truncated or enormous answers make it stop with a clear error (status below 128,
-# bounded time), and a node that answers too slowly makes it stop with a timeout error.
+# garbage, truncated or enormous answers and a persistent HTTP 500 make it stop with a clear
+# error (status below 128, bounded time). Slow and hanging nodes are covered with a short client
+# timeout in test_faultproxy.c (the command's own timeout is 30 s).
 set -euo pipefail
 : "${BBVFL_BIN:?}" "${BBVFL_RPC_URL:?}" "${BBVFL_SOURCE_DIR:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
