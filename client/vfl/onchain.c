@@ -418,6 +418,7 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
                         25000 * (((uint64_t)c->cp.sum_length + 31) / 32 + 4);
   uint64_t gas_grad = 150000 + 40 * (uint64_t)(4 * c->n + c->head_len);
   int check_submitted = resumed;
+  uint64_t accepted_at_resume = 0;
   uint64_t done = 0;
   for (uint64_t r = start; r < total; r++) {
     uint64_t e = r / per, pos = r % per;
@@ -435,18 +436,22 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
     } else {
       rows = c->data.test + (pos - c->T) * c->B;
     }
+    bbvfl_rng noise_before = c->party.noise; /* the checkpoint of round r is the state before its forward */
     double tl = bbvfl_now();
     if (bbvfl_party_forward(&c->party, rows, c->B, c->q, NULL, err) < 0) return -1;
     c->res->learn_s += bbvfl_now() - tl;
 
-    int submitted = 0;
+    /* after a restart: the chain says which rounds this client already submitted (a client that
+       was killed right after a submission may be one round past its checkpoint) */
     if (check_submitted) {
       bbvfl_client_info ci;
       if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
-      submitted = ci.accepted > r;
+      accepted_at_resume = ci.accepted;
       check_submitted = 0;
-      if (submitted) logf_(c, "round %llu: already submitted before the restart", (unsigned long long)r);
     }
+    int submitted = r < accepted_at_resume;
+    if (submitted) logf_(c, "round %llu: already submitted before the restart", (unsigned long long)r);
+    if (submitted) resumed = 1;
     double t_agg0 = bbvfl_now();
     bbvfl_receipt rc;
     memset(&rc, 0, sizeof rc);
@@ -460,6 +465,20 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
       if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
       have_rc = 1;
       c->res->submissions++;
+    }
+    /* Checkpoint (state before this round's forward: parameters and optimizer are untouched by the
+       forward, only the noise generator moved) while the other clients submit: off the critical path. */
+    {
+      bbvfl_rng after = c->party.noise;
+      c->party.noise = noise_before;
+      int ck = save_progress(c, r, err);
+      c->party.noise = after;
+      bbvfl_rng_wipe(&noise_before);
+      bbvfl_rng_wipe(&after);
+      if (ck < 0) {
+        bbvfl_receipt_clear(&rc);
+        return bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r);
+      }
     }
     int fail = 0;
     if (c->is_active) {
@@ -533,7 +552,7 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
     }
     resumed = 0;
     if (c->is_active && pos == per - 1 && post_epoch(c, (uint32_t)e, err) < 0) return -1;
-    if (save_progress(c, r + 1, err) < 0) return bbvfl_wrap(err, "checkpoint after round %llu", (unsigned long long)r);
+    if (r + 1 == total && save_progress(c, r + 1, err) < 0) return bbvfl_wrap(err, "final checkpoint");
     c->res->rounds++;
     done++;
     if (c->cfg->exit_after_round && done >= (uint64_t)c->cfg->exit_after_round)

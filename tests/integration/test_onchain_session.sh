@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# A short on-chain session in separate processes against the test's fresh anvil: `bbvfl deploy`,
+# three `bbvfl client` processes (3 clients, 2 epochs), one of them killed with SIGKILL mid-session
+# and restarted with the same key, session and state folder. Then, from the chain alone:
+#  - every RoundCompleted sum equals the sum of the bytes submitted in that round (the submit
+#    calldata of each Submitted event's transaction, fetched with eth_getTransactionByHash);
+#  - the active client is participants[keccak256(revealed secrets in client order) mod n];
+#  - every client's token balance equals rate x its accepted submissions (= its Submitted events);
+#  - the killed-and-restarted client finished the session (exit 0, summary, "resuming" in its log).
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-onchain.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 3 --out "$work/session.json" --json \
+  >"$work/deploy.json" || fail "deploy"
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+
+# keys, funded with anvil_setBalance (a devnet cheat method: no key on any command line)
+for m in 0 1 2; do
+  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+    || fail "funding $addr"
+done
+
+cols=("0-9" "10-19" "20-29")
+start_client() {
+  local m=$1
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
+    --state-dir "$work/c$m" --seed 3 --party "$m" --round-timeout 60 >>"$work/c$m.out" 2>&1 &
+  pids[$m]=$!
+}
+for m in 0 1 2; do start_client "$m"; done
+
+# kill client 1 with SIGKILL once the session is a few rounds in, then restart it
+call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+for _ in $(seq 1 600); do
+  r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  [ "${r%% *}" -ge 8 ] && break
+  sleep 0.05
+done
+[ "${r%% *}" -ge 8 ] || fail "the session did not reach round 8 (round ${r})"
+kill -9 "${pids[1]}"
+wait "${pids[1]}" 2>/dev/null || true
+sleep 0.3
+start_client 1
+
+for m in 0 1 2; do
+  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
+done
+grep -q "resuming at round" "$work/c1.out" || { cat "$work/c1.out" >&2; fail "client 1 did not resume from its checkpoint"; }
+for m in 0 1 2; do [ -s "$work/c$m/summary.json" ] || fail "client $m left no summary"; done
+if grep -iE "[0-9a-f]{64}" "$work"/c*.out | grep -vi "session_seed" >/dev/null; then fail "a client log holds a 32-byte hex value"; fi
+
+python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" <<'PY'
+import json, subprocess, sys, urllib.request
+url, contract, cast = sys.argv[1:4]
+def rpc(method, params):
+    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
+                                 {"content-type": "application/json"})
+    o = json.load(urllib.request.urlopen(req))
+    assert "error" not in o, o
+    return o["result"]
+def keccak(hexdata):
+    return subprocess.check_output([cast, "keccak", hexdata], text=True).strip()
+def topic(sig):
+    return keccak("0x" + sig.encode().hex())
+def logs(sig):
+    return rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [topic(sig)]}])
+def call(sig, args=""):
+    sel = keccak("0x" + sig.encode().hex())[:10]
+    return bytes.fromhex(rpc("eth_call", [{"to": contract, "data": sel + args}, "latest"])[2:])
+def word(b, i): return int.from_bytes(b[32 * i:32 * i + 32], "big")
+def dyn_bytes(b, i):  # i-th head word is an offset to a length-prefixed byte string
+    off = word(b, i); n = word(b, off // 32); return b[off + 32:off + 32 + n]
+
+p = call("params()")
+M, B, P, levels = word(p, 0), word(p, 1), word(p, 2), word(p, 3)
+rate, lane_bits, token, total = word(p, 9), word(p, 15), word(p, 16), word(p, 17)
+n = B * P
+assert M == 3 and lane_bits == 8, (M, lane_bits)
+
+# sums = sums of the submitted bytes
+subs = {}
+count = {}
+for l in logs("Submitted(uint64,address,bytes32)"):
+    r = int(l["topics"][1], 16); who = "0x" + l["topics"][2][-40:]
+    tx = rpc("eth_getTransactionByHash", [l["transactionHash"]])
+    data = bytes.fromhex(tx["input"][2:])
+    assert data[:4].hex() == keccak("0x" + b"submit(uint64,bytes)".hex())[2:10]
+    args = data[4:]
+    assert word(args, 0) == r
+    q = dyn_bytes(args, 1)
+    assert len(q) == n and max(q) <= levels
+    assert keccak("0x" + q.hex()) == l["data"][:66], "dataHash"
+    s = subs.setdefault(r, [0] * n)
+    for i, v in enumerate(q): s[i] += v
+    count[who] = count.get(who, 0) + 1
+done = logs("RoundCompleted(uint64,bytes)")
+assert len(done) == total, (len(done), total)
+for l in done:
+    r = int(l["topics"][1], 16)
+    d = bytes.fromhex(l["data"][2:])
+    s = dyn_bytes(d, 0)
+    assert list(s) == subs[r], "round %d: stored sum differs from the submitted bytes" % r
+assert len(subs) == total
+
+# active client from the commit-reveal transcript
+reg = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
+rev = {("0x" + l["topics"][1][-40:]): l["data"][2:66] for l in logs("Revealed(address,bytes32)")}
+order = sorted(rev, key=lambda a: reg[a])
+S = keccak("0x" + "".join(rev[a] for a in order))
+el = logs("Elected(bytes32,address,uint64,uint8,uint8)")
+assert len(el) == 1
+assert el[0]["data"][2:66] == S[2:], "Elected seed is not keccak of the revealed secrets"
+expect = order[int(S, 16) % len(order)]
+assert "0x" + el[0]["topics"][1][-40:] == expect, "active client is not the one the transcript determines"
+assert "0x" + call("active()")[12:32].hex() == expect
+
+# balances = rate x accepted submissions
+tok = "0x%040x" % token
+for a in order:
+    bal = int(rpc("eth_call", [{"to": tok, "data": "0x70a08231" + "0" * 24 + a[2:]}, "latest"]), 16)
+    assert count[a] == total, (a, count[a], total)
+    assert bal == rate * count[a], (a, bal, rate * count[a])
+print("ok: %d rounds, sums match, active %s, balances = rate x accepted" % (total, expect))
+PY
+echo ok
