@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Test-only: builds deliberately wrong aggregators for the audit tests, each a copy of the
 # product contract (contract/src/BbvflAggregator.sol) with ONE change, compiled with the pinned
-# solc-js (same settings as foundry.toml) into OUTDIR/<Name>.json ({contractName, abi, bytecode},
-# the artifact format `BBVFL_ABI_DIR` expects). Nothing here touches contract/src or abi/.
-#   TamperSumAggregator       RoundCompleted of round 1 carries lane 0 plus one (a mis-added lane)
-#   TamperPayAggregator       payRewards pays the client with index 1 one token unit less
-#   TamperStrangerAggregator  submit() does not check that the sender registered
+# solc-js (same settings as foundry.toml) into OUTDIR/<variant>/BbvflAggregator.json
+# ({contractName, abi, bytecode}: point BBVFL_ABI_DIR at OUTDIR/<variant> and the ordinary deploy
+# path, e.g. `bbvfl demo`, deploys the tampered contract). Nothing here touches contract/src or abi/.
+#   sum       RoundCompleted of round 1 carries lane 0 plus one (a mis-added lane)
+#   pay       payRewards pays the client with index 1 one token unit less
+#   stranger  submit() does not check that the sender registered
 # Usage: contract/testonly/make-tampered.sh OUTDIR
 # Each substitution must match exactly once; when the product source changes shape the script
 # fails and says which one no longer applies.
@@ -15,29 +16,31 @@ out=${1:?usage: make-tampered.sh OUTDIR}
 mkdir -p "$out"
 src=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tamper.XXXXXX")
 trap 'rm -rf "$src"' EXIT
-cp "$root/contract/src/BbvflRewardToken.sol" "$src/"
 
 variant() { # name perl-substitution
   local name=$1 expr=$2
-  perl -0pe "s/contract BbvflAggregator \{/contract $name {/; \$n = ($expr); END { exit(\$n == 1 ? 0 : 3) }" \
-    "$root/contract/src/BbvflAggregator.sol" >"$src/$name.sol" ||
-    { echo "make-tampered: the change for $name no longer applies to BbvflAggregator.sol" >&2; exit 1; }
+  mkdir -p "$src/$name"
+  cp "$root/contract/src/BbvflRewardToken.sol" "$src/$name/"
+  perl -0pe "\$n = ($expr); END { exit(\$n == 1 ? 0 : 3) }" \
+    "$root/contract/src/BbvflAggregator.sol" >"$src/$name/BbvflAggregator.sol" ||
+    { echo "make-tampered: the change for '$name' no longer applies to BbvflAggregator.sol" >&2; exit 1; }
 }
-variant TamperSumAggregator \
+variant sum \
   's/emit RoundCompleted\(r, _readSum\(r\)\);/bytes memory s_ = _readSum(r);\n        if (r == 1) s_[0] = bytes1(uint8(s_[0]) + 1);\n        emit RoundCompleted(r, s_);/g'
-variant TamperPayAggregator \
+variant pay \
   's/uint256 amount = \(acc - rew\) \* RATE;/uint256 amount = (acc - rew) * RATE - (i == 1 ? 1 : 0);/g'
-variant TamperStrangerAggregator \
+variant stranger \
   's/require\(w & F_REG != 0, "not registered"\);\n(\s*)require\(w & F_EXCL == 0, "excluded"\);/require(w & F_EXCL == 0, "excluded");/g'
 
 node - "$root" "$src" "$out" <<'JS'
 const [root, src, out] = process.argv.slice(2);
 const fs = require('fs'), path = require('path');
 const solc = require(path.join(root, 'devnet/node_modules/solc'));
-const names = ['TamperSumAggregator', 'TamperPayAggregator', 'TamperStrangerAggregator'];
+for (const v of ['sum', 'pay', 'stranger']) {
+const dir = path.join(src, v);
 const sources = {};
-for (const n of names) sources[n + '.sol'] = { content: fs.readFileSync(path.join(src, n + '.sol'), 'utf8') };
-sources['BbvflRewardToken.sol'] = { content: fs.readFileSync(path.join(src, 'BbvflRewardToken.sol'), 'utf8') };
+for (const n of ['BbvflAggregator.sol', 'BbvflRewardToken.sol'])
+  sources[n] = { content: fs.readFileSync(path.join(dir, n), 'utf8') };
 const input = {
   language: 'Solidity', sources,
   settings: {
@@ -47,17 +50,17 @@ const input = {
   },
 };
 function findImports(p) {
-  const cands = [path.join(src, p), path.join(root, 'devnet/node_modules', p)];
+  const cands = [path.join(dir, p), path.join(root, 'devnet/node_modules', p)];
   for (const c of cands) if (fs.existsSync(c)) return { contents: fs.readFileSync(c, 'utf8') };
   return { error: 'not found: ' + p };
 }
 const res = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
 const errs = (res.errors || []).filter(e => e.severity === 'error');
 if (errs.length) { for (const e of errs) console.error(e.formattedMessage); process.exit(1); }
-for (const n of names) {
-  const c = res.contracts[n + '.sol'][n];
-  const doc = { contractName: n, abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
-  fs.writeFileSync(path.join(out, n + '.json.tmp'), JSON.stringify(doc));
-  fs.renameSync(path.join(out, n + '.json.tmp'), path.join(out, n + '.json'));
+const c = res.contracts['BbvflAggregator.sol']['BbvflAggregator'];
+const doc = { contractName: 'BbvflAggregator', tampered: v, abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
+fs.mkdirSync(path.join(out, v), { recursive: true });
+fs.writeFileSync(path.join(out, v, 'BbvflAggregator.json.tmp'), JSON.stringify(doc));
+fs.renameSync(path.join(out, v, 'BbvflAggregator.json.tmp'), path.join(out, v, 'BbvflAggregator.json'));
 }
 JS

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# bbvfl audit against real sessions: `bbvfl demo` (real `bbvfl client` processes) on the test's
+# devnet, once with the product contract and once with each test-only tampered contract
+# (contract/testonly/make-tampered.sh) deployed through the ordinary deploy path.
+#  - honest session: exit 0, every check PASS, and the audit's figures equal the run's report.json
+#    (rounds, submissions, session seed, rewards per client, submission gas, last metrics, epsilon);
+#    the HTML report renders in headless Chromium without console errors, with its charts
+#    (skipped with a message when chromium is not installed);
+#  - mis-added lane: exit 3, only `sums` fails, at round 1, lane 0;
+#  - one client paid less: exit 3, only `rewards` fails, epoch 0, the client with index 1.
+# Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN and BBVFL_SOURCE_DIR.
+set -euo pipefail
+: "${BBVFL_RPC_URL:?run under tests/with-devnet.sh}" "${BBVFL_BIN:?}" "${BBVFL_SOURCE_DIR:?}"
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-audit-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+fails=0
+check() { # description, then a command that must succeed
+  local what=$1; shift
+  if "$@"; then echo "ok: $what"; else echo "FAILED: $what" >&2; fails=$((fails + 1)); fi
+}
+
+"$BBVFL_SOURCE_DIR/contract/testonly/make-tampered.sh" "$work/tamper"
+
+demo() { # name [env...]: a short 3-client session
+  local name=$1; shift
+  env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 --out "$work/$name" \
+    >"$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; echo "demo $name failed" >&2; exit 1; }
+}
+
+audit() { # name: writes $work/name.audit.json, echoes the exit status
+  set +e
+  "$BBVFL_BIN" audit --session "$work/$1/session.json" --json --quiet --html "$work/$1.html" \
+    >"$work/$1.audit.json" 2>"$work/$1.audit.err"
+  local rc=$?
+  set -e
+  echo "$rc"
+}
+
+# ------------------------------------------------------------------ honest session
+demo honest
+rc=$(audit honest)
+check "honest session: exit status 0 (got $rc)" test "$rc" = 0
+check "honest session: every check passes, figures match report.json and metrics.csv" python3 - \
+  "$work/honest.audit.json" "$work/honest/report.json" "$work/honest/metrics.csv" <<'PY'
+import csv, json, sys
+a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+rows = list(csv.DictReader(open(sys.argv[3])))
+bad = [c["name"] for c in a["checks"] if c["status"] != "PASS"]
+assert a["ok"] is True and not bad, f"not all PASS: {bad}"
+f = a["figures"]
+assert f["rounds"] == r["rounds"], (f["rounds"], r["rounds"])
+assert f["submissions"] == r["rounds"] * r["clients"], f["submissions"]
+assert f["session_ended"] is True
+assert f["seed"] == r["session_seed"], (f["seed"], r["session_seed"])
+paid = {c["client"].lower(): c["transferred"] for c in f["rewards_per_client"]}
+want = {k.lower(): v for k, v in r["rewards"].items()}
+assert paid == want, (paid, want)
+assert sum(c["gas"] for c in f["rewards_per_client"]) == r["gas_submit_total"]
+me = f["metrics_per_epoch"]
+assert [m["epoch"] + 1 for m in me] == [int(x["epoch"]) for x in rows], (me, rows)
+for m, x in zip(me, rows):  # posted on chain in micro units, the run's CSV has 6 decimals
+    for k, c in (("auroc", "auroc"), ("accuracy", "accuracy"), ("loss", "test_loss")):
+        assert abs(m[k] - float(x[c])) <= 2e-6, (m, x)
+assert abs(me[-1]["auroc"] - r["auroc"]) <= 1e-6, (me[-1], r["auroc"])
+assert abs(f["epsilon"]["feature"] - r["epsilon_feature"]) <= 1e-6 * r["epsilon_feature"]
+assert len(f["schedule"]) == r["epochs"], f["schedule"]
+assert sum(g["gas"] for g in f["gas_per_round"]) == f["gas_total"] > 0
+PY
+
+# the human report starts with the verdict
+set +e
+"$BBVFL_BIN" audit --session "$work/honest/session.json" --quiet >"$work/honest.txt"
+rc=$?
+set -e
+check "human report: exit 0 and verdict first" sh -c "test $rc = 0 && head -1 '$work/honest.txt' | grep -q '^bbvfl audit: PASS'"
+
+# a wrong training row count is caught by the schedule check
+set +e
+"$BBVFL_BIN" audit --session "$work/honest/session.json" --train-rows 1000 --json --quiet >"$work/rows.json"
+rc=$?
+set -e
+check "schedule: a row count that does not give T batches fails (exit $rc)" sh -c "test $rc = 3 && python3 -c \"
+import json; a = json.load(open('$work/rows.json'))
+s = {c['name']: c['status'] for c in a['checks']}
+assert s['schedule'] == 'FAIL' and s['sums'] == 'PASS', s\""
+
+# the HTML report: self-contained, renders, shows the charts
+html="$work/honest.html"
+check "HTML: no external resource, inline SVG charts" sh -c "! grep -Eq '(src|href)=\"(https?:)?//' '$html' && test \$(grep -c '<svg' '$html') -ge 5"
+if command -v chromium >/dev/null 2>&1; then
+  prof=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-chromium.XXXXXX")
+  shot=${BBVFL_AUDIT_SCREENSHOT:-$work/audit.png}
+  chrome=(chromium --headless --no-sandbox --disable-gpu --disable-background-networking
+          --disable-component-update --disable-sync --no-first-run --user-data-dir="$prof")
+  timeout 120 "${chrome[@]}" --enable-logging=stderr --v=0 --window-size=1200,2000 --screenshot="$shot" \
+    "file://$html" >"$work/chromium.log" 2>&1 || true
+  timeout 120 "${chrome[@]}" --dump-dom "file://$html" >"$work/dom.html" 2>/dev/null || true
+  rm -rf "$prof"
+  check "HTML: chromium wrote a screenshot" test -s "$shot"
+  check "HTML: no console errors" sh -c "! grep -E 'Uncaught|CONSOLE\\(|Refused to' '$work/chromium.log'"
+  check "HTML: the rendered DOM holds the charts and the verdict" sh -c \
+    "test \$(grep -o '<svg' '$work/dom.html' | wc -l) -ge 5 && grep -q 'PASS: every check holds' '$work/dom.html'"
+else
+  echo "skip: chromium not installed (apt-get install chromium): HTML rendering not checked"
+fi
+
+# ------------------------------------------------------------------ tampered contracts
+demo sum BBVFL_ABI_DIR="$work/tamper/sum"
+rc=$(audit sum)
+check "mis-added lane: exit 3 (got $rc)" test "$rc" = 3
+check "mis-added lane: only sums fails, round 1, lane 0" python3 - "$work/sum.audit.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+st = {c["name"]: c for c in a["checks"]}
+failed = [n for n, c in st.items() if c["status"] == "FAIL"]
+assert failed == ["sums"], failed
+ff = st["sums"]["first_failure"]
+assert ff["round"] == 1 and ff["tx"] and ff["detail"].startswith("lane 0:"), ff
+assert st["sums"]["failures"] == 1
+PY
+
+demo pay BBVFL_ABI_DIR="$work/tamper/pay"
+rc=$(audit pay)
+check "underpaid client: exit 3 (got $rc)" test "$rc" = 3
+check "underpaid client: only rewards fails, epoch 0, the client with index 1" python3 - "$work/pay.audit.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+st = {c["name"]: c for c in a["checks"]}
+failed = [n for n, c in st.items() if c["status"] == "FAIL"]
+assert failed == ["rewards"], failed
+ff = st["rewards"]["first_failure"]
+idx1 = [c["client"] for c in a["figures"]["rewards_per_client"] if c["index"] == 1][0]
+assert ff["epoch"] == 0 and ff["client"] == idx1 and ff["tx"], (ff, idx1)
+PY
+
+if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed" >&2; exit 1; fi
+echo "all audit demo checks passed"

@@ -1,0 +1,275 @@
+/* bbvfl audit against a tampered aggregator that lets a stranger submit (built by
+ * contract/testonly/make-tampered.sh, deployed through bbvfl_deploy with BBVFL_ABI_DIR pointing
+ * at it). This test drives a short session itself (3 clients, 1 epoch of 2 TRAIN + 1 EVAL rounds,
+ * B=2, P=4, b=4) so that a fourth, unregistered key can submit in round 1 in place of client 0.
+ * The audit must fail on `submissions` at round 1 naming the stranger and its transaction, keep
+ * `sums`, `election`, `gradients` and `metrics` passing (the sum is the sum of what was
+ * submitted), and flag `rewards` for client 0, whom the contract paid for the stranger's
+ * submission. The same driver on the product contract must audit clean. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "eth/deploy.h"
+#include "eth/hex.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "eth/wallet.h"
+#include "vfl/contract.h"
+
+/* anvil's well-known development account 0 (public test key, funds the throwaway keys) */
+#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+#define M 3
+#define BATCH 2
+#define DIM 4
+#define LEVELS 4
+
+static bbvfl_rpc *rpc;
+static char tamper_dir[256];
+
+static void must(int rc, const bbvfl_err *e) {
+  if (rc < 0) fail_msg("%s", e->msg);
+}
+
+static void transact(bbvfl_sender *s, const uint8_t to[20], const bbvfl_u256 *value, const uint8_t *cd, size_t len) {
+  bbvfl_err e = {0};
+  bbvfl_receipt rc;
+  int r = bbvfl_sender_transact(s, to, value, cd, len, 0, 60, &rc, &e);
+  bbvfl_receipt_clear(&rc);
+  must(r, &e);
+}
+
+typedef struct {
+  uint8_t contract[20];
+  uint8_t clients[M][20];
+  uint8_t stranger[20];
+} session_out;
+
+/* One short session; stranger != 0: an unregistered key submits to round 1 first and client 0
+ * does not submit to it. */
+static void run_session(int stranger, session_out *out) {
+  bbvfl_err e = {0};
+  bbvfl_key dev, keys[M + 1];
+  must(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &e), &e);
+  bbvfl_sender *ds = bbvfl_sender_new(rpc, &dev, 0, &e);
+  assert_non_null(ds);
+  bbvfl_sender *cs[M + 1];
+  bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ull);
+  for (int i = 0; i <= M; i++) {
+    must(bbvfl_key_generate(&keys[i], &e), &e);
+    transact(ds, keys[i].addr, &eth, NULL, 0);
+    cs[i] = bbvfl_sender_new(rpc, &keys[i], 0, &e);
+    assert_non_null(cs[i]);
+  }
+  bbvfl_cconfig c = {.clients = M, .batch = BATCH, .dim = DIM, .levels = LEVELS, .beta_micro = 100000,
+                     .masked = 0, .train_rounds = 2, .eval_rounds = 1, .epochs = 1,
+                     .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = 100000,
+                     .round_timeout_blocks = 100000};
+  c.reward_per_submission = bbvfl_u256_from_u64(1000);
+  c.reward_pool = bbvfl_u256_from_u64(1000 * M * 3);
+  uint8_t *args = NULL, *cd = NULL;
+  size_t alen = 0, len = 0;
+  must(bbvfl_cenc_config(&c, &args, &alen, &e), &e);
+  must(bbvfl_deploy(ds, "BbvflAggregator", args, alen, 60, out->contract, NULL, &e), &e);
+  free(args);
+  for (int i = 0; i < M; i++) memcpy(out->clients[i], keys[i].addr, 20);
+  memcpy(out->stranger, keys[M].addr, 20);
+
+  uint8_t secrets[M][32];
+  for (int i = 0; i < M; i++) {
+    must(bbvfl_cenc_register(keys[i].pub, &cd, &len, &e), &e);
+    transact(cs[i], out->contract, NULL, cd, len);
+    free(cd);
+  }
+  for (int i = 0; i < M; i++) {
+    uint8_t cm[32];
+    assert_int_equal(getrandom(secrets[i], 32, 0), 32);
+    bbvfl_commitment(secrets[i], keys[i].addr, cm);
+    must(bbvfl_cenc_commit(cm, &cd, &len, &e), &e);
+    transact(cs[i], out->contract, NULL, cd, len);
+    free(cd);
+  }
+  for (int i = 0; i < M; i++) {
+    must(bbvfl_cenc_reveal(secrets[i], &cd, &len, &e), &e);
+    transact(cs[i], out->contract, NULL, cd, len);
+    free(cd);
+  }
+  bbvfl_aggc ag;
+  bbvfl_aggc_init(&ag, rpc, out->contract);
+  uint8_t act[20];
+  must(bbvfl_aggc_active(&ag, act, &e), &e);
+  int ai = -1;
+  for (int i = 0; i < M; i++)
+    if (!memcmp(act, keys[i].addr, 20)) ai = i;
+  assert_true(ai >= 0);
+
+  uint8_t q[BATCH * DIM], grad[BATCH * DIM * 4] = {0}, fusion[40] = {1, 2, 3};
+  for (uint64_t r = 0; r < 3; r++) {
+    if (stranger && r == 1) {
+      for (size_t j = 0; j < sizeof q; j++) q[j] = (uint8_t)((j * 3 + 1) % (LEVELS + 1));
+      must(bbvfl_cenc_submit(r, q, sizeof q, &cd, &len, &e), &e);
+      transact(cs[M], out->contract, NULL, cd, len);
+      free(cd);
+    }
+    for (int i = 0; i < M; i++) {
+      if (stranger && r == 1 && i == 0) continue;
+      for (size_t j = 0; j < sizeof q; j++) q[j] = (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
+      must(bbvfl_cenc_submit(r, q, sizeof q, &cd, &len, &e), &e);
+      transact(cs[i], out->contract, NULL, cd, len);
+      free(cd);
+    }
+    if (r < 2) {
+      must(bbvfl_cenc_post_gradient(r, grad, sizeof grad, fusion, sizeof fusion, &cd, &len, &e), &e);
+      transact(cs[ai], out->contract, NULL, cd, len);
+      free(cd);
+    }
+  }
+  must(bbvfl_cenc_post_metrics(0, 900000, 800000, 450000, &cd, &len, &e), &e);
+  transact(cs[ai], out->contract, NULL, cd, len);
+  free(cd);
+  must(bbvfl_cenc_pay_rewards(0, &cd, &len, &e), &e);
+  transact(cs[ai], out->contract, NULL, cd, len);
+  free(cd);
+  for (int i = 0; i <= M; i++) {
+    bbvfl_sender_free(cs[i]);
+    bbvfl_key_wipe(&keys[i]);
+  }
+  bbvfl_sender_free(ds);
+  bbvfl_key_wipe(&dev);
+}
+
+/* Runs `bbvfl audit --json` on the contract; returns the parsed document, *status the exit status. */
+static json_t *audit(const uint8_t contract[20], int *status) {
+  char addr[43], cmd[1024];
+  bbvfl_hex_encode(contract, 20, addr);
+  snprintf(cmd, sizeof cmd, "'%s' audit --rpc '%s' --contract %s --train-rows 5 --json --quiet", getenv("BBVFL_BIN"),
+           getenv("BBVFL_RPC_URL"), addr);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  json_error_t je;
+  json_t *j = json_loadf(p, 0, &je);
+  int st = pclose(p);
+  assert_true(WIFEXITED(st));
+  *status = WEXITSTATUS(st);
+  if (!j) fail_msg("audit printed no JSON: %s", je.text);
+  return j;
+}
+
+static json_t *check(json_t *doc, const char *name) {
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "checks"), i, c) if (!strcmp(json_string_value(json_object_get(c, "name")), name)) return c;
+  fail_msg("no check named %s", name);
+  return NULL;
+}
+
+static const char *status(json_t *doc, const char *name) {
+  return json_string_value(json_object_get(check(doc, name), "status"));
+}
+
+static int same_addr(json_t *v, const uint8_t a[20]) {
+  char hex[43];
+  bbvfl_hex_encode(a, 20, hex);
+  return json_is_string(v) && !strcasecmp(json_string_value(v), hex);
+}
+
+static void test_product_contract_audits_clean(void **st) {
+  (void)st;
+  unsetenv("BBVFL_ABI_DIR");
+  session_out s;
+  run_session(0, &s);
+  int code = -1;
+  json_t *doc = audit(s.contract, &code);
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "checks"), i, c) {
+    const char *n = json_string_value(json_object_get(c, "name"));
+    const char *v = json_string_value(json_object_get(c, "status"));
+    if (strcmp(v, "PASS")) fail_msg("check %s is %s", n, v);
+  }
+  assert_int_equal(code, 0);
+  json_t *f = json_object_get(doc, "figures");
+  assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 3);
+  assert_int_equal(json_integer_value(json_object_get(f, "submissions")), 9);
+  json_array_foreach(json_object_get(f, "rewards_per_client"), i, c)
+      assert_string_equal(json_string_value(json_object_get(c, "transferred")), "3000");
+  json_t *m = json_array_get(json_object_get(f, "metrics_per_epoch"), 0);
+  assert_true(json_real_value(json_object_get(m, "auroc")) == 0.9);
+  json_decref(doc);
+}
+
+static void test_stranger_submission_is_caught(void **st) {
+  (void)st;
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/stranger", tamper_dir);
+  setenv("BBVFL_ABI_DIR", dir, 1);
+  session_out s;
+  run_session(1, &s);
+  unsetenv("BBVFL_ABI_DIR");
+  int code = -1;
+  json_t *doc = audit(s.contract, &code);
+  assert_int_equal(code, 3);
+  assert_false(json_is_true(json_object_get(doc, "ok")));
+  assert_string_equal(status(doc, "submissions"), "FAIL");
+  json_t *ff = json_object_get(check(doc, "submissions"), "first_failure");
+  assert_int_equal(json_integer_value(json_object_get(ff, "round")), 1);
+  assert_true(same_addr(json_object_get(ff, "client"), s.stranger));
+  assert_true(json_is_string(json_object_get(ff, "tx")));
+  assert_non_null(strstr(json_string_value(json_object_get(ff, "detail")), "unregistered"));
+  /* what was submitted was summed correctly; the election, gradients and metrics are fine */
+  const char *fine[] = {"params", "registration", "election", "sums", "schedule", "gradients", "metrics", "privacy"};
+  for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++)
+    if (strcmp(status(doc, fine[i]), "PASS")) fail_msg("check %s is %s", fine[i], status(doc, fine[i]));
+  /* the contract credited client 0 with the stranger's submission and paid it for it */
+  assert_string_equal(status(doc, "rewards"), "FAIL");
+  json_t *rf = json_object_get(check(doc, "rewards"), "first_failure");
+  assert_true(same_addr(json_object_get(rf, "client"), s.clients[0]));
+  assert_int_equal(json_integer_value(json_object_get(rf, "epoch")), 0);
+  json_decref(doc);
+}
+
+static int setup(void **st) {
+  (void)st;
+  const char *url = getenv("BBVFL_RPC_URL"), *src = getenv("BBVFL_SOURCE_DIR");
+  if (!url || !src || !getenv("BBVFL_BIN")) {
+    fprintf(stderr, "needs BBVFL_RPC_URL (tests/with-devnet.sh), BBVFL_SOURCE_DIR and BBVFL_BIN\n");
+    return -1;
+  }
+  snprintf(tamper_dir, sizeof tamper_dir, "%s", "/tmp/bbvfl-audit-tamper.XXXXXX");
+  if (!mkdtemp(tamper_dir)) return -1;
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s/contract/testonly/make-tampered.sh' '%s'", src, tamper_dir);
+  if (system(cmd) != 0) {
+    fprintf(stderr, "make-tampered.sh failed\n");
+    return -1;
+  }
+  bbvfl_err e = {0};
+  rpc = bbvfl_rpc_new(url, NULL, &e);
+  return rpc ? 0 : -1;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  bbvfl_rpc_free(rpc);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tamper_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_product_contract_audits_clean),
+      cmocka_unit_test(test_stranger_submission_is_caught),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
