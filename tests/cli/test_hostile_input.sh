@@ -11,6 +11,8 @@ cleanup() { umount "$tmp/mnt" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 cd "$tmp"
 ncase=0
+# A throwaway key (never used for anything): no output of any case below may contain it.
+secret=4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 
 # bad EXPECTED_REGEX CMD...: CMD must fail cleanly with an error matching EXPECTED_REGEX.
 bad() {
@@ -25,6 +27,7 @@ bad() {
   [ -n "$e" ] || fail "no error message: bbvfl $*"
   [ "$(wc -l <err.txt)" -le 2 ] || fail "error is not short: bbvfl $*: $e"
   grep -qE -- "$want" err.txt || fail "bbvfl $*: expected /$want/, got: $e"
+  if grep -qi "${secret:20:24}" err.txt out.txt; then fail "key material in the output of: bbvfl $*"; fi
   ncase=$((ncase + 1))
 }
 
@@ -121,10 +124,34 @@ bad "unknown action 'sideways'" devnet sideways
 bad "no devnet recorded" devnet down --dir "$tmp/dv"
 [ ! -e "$tmp/dv/devnet.json" ] || fail "a refused devnet up left a devnet behind"
 bad "unknown command|unknown" nosuchcommand
+# the on-chain commands refuse bad flags before they touch a node
+printf 'a' >notjson.json
+export BBVFL_TEST_KEY_HEX=$secret
+bad "--clients must be in 1..64" demo --clients 0 --out "$tmp/demo"
+bad "--clients must be in 1..64" demo --clients 65 --out "$tmp/demo"
+bad "b must be in 1..255" demo --b 300 --out "$tmp/demo"
+bad "--round-timeout must be > 0" demo --round-timeout 0 --out "$tmp/demo"
+bad "only pbm" demo --mechanism npq --out "$tmp/demo"
+bad "'ftp://x' is not a JSON-RPC URL" demo --rpc ftp://x --out "$tmp/demo"
+bad "--rpc URL is required" deploy
+bad "'localhost' is not a JSON-RPC URL" deploy --rpc localhost
+bad "--clients must be in 1..64" deploy --clients 0 --rpc http://127.0.0.1:1
+bad "not a JSON object" deploy --config notjson.json --rpc http://127.0.0.1:1
+bad "cannot open" deploy --config "$tmp/no-such.json" --rpc http://127.0.0.1:1
+bad "need --session, --columns, --state-dir" client --session notjson.json --columns 0-5
+bad "session file notjson.json: not a JSON object" client --session notjson.json --columns 0-5 \
+  --state-dir "$tmp/st" --key-env BBVFL_TEST_KEY_HEX
+bad "cannot open" client --session "$tmp/no-such.json" --columns 0-5 --state-dir "$tmp/st" \
+  --key-env BBVFL_TEST_KEY_HEX
+bad "--round-timeout must be > 0" client --session notjson.json --columns 0-5 --state-dir "$tmp/st" \
+  --key-env BBVFL_TEST_KEY_HEX --round-timeout -1
+bad "say --rpc URL and --contract ADDR" audit
+bad "40 hex digits" audit --rpc http://127.0.0.1:1 --contract 0x12
+bad "--from-block needs a non-negative number" audit --rpc http://127.0.0.1:1 --contract 0x12 --from-block -1
+bad "not a JSON session file" audit --session notjson.json
+unset BBVFL_TEST_KEY_HEX
 
 # ------------------------------------------------------------------ key files
-# A throwaway key (never used for anything): none of these messages may contain it.
-secret=4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318
 key() { # name content mode
   printf '%s' "$2" >"$1"
   chmod "$3" "$1"
