@@ -224,7 +224,7 @@ if mount -t tmpfs -o size=64k tmpfs "$tmp/mnt" 2>/dev/null; then
   grep -q "wrote" out.txt && fail "a failed write still says 'wrote': $(cat out.txt)"
   [ "$(cd mnt/run && md5sum metrics.csv report.json)" = "$sum_before" ] ||
     fail "a full disk changed the old run files"
-  [ "$(ls -A mnt/run | sort | tr '\n' ' ')" = "metrics.csv report.json " ] ||
+  [ "$(find mnt/run -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')" = "metrics.csv report.json " ] ||
     fail "temporary files left behind: $(ls -A mnt/run)"
   bad "No space left on device" sweep --epochs 1 --seeds 1 --clients 2 --b 4 --beta 0.1 --out mnt/sweep
   [ -z "$(ls -A mnt/sweep 2>/dev/null)" ] || fail "half-written sweep files: $(ls -A mnt/sweep)"

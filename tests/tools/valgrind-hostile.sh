@@ -16,12 +16,11 @@ failed=0
 n=0
 while IFS= read -r line; do
   [ -n "$line" ] || continue
-  # shellcheck disable=SC2086
-  set -f; args=($line); set +f
+  read -r -a args <<<"$line"
   "$@" "$bin" "${args[@]}" >/dev/null 2>"$tmp/err"
   st=$?
   n=$((n + 1))
-  if [ "$st" -eq 99 ] || [ "$st" -eq 0 ] || [ "$st" -ge 128 ]; then
+  if [ "$st" -eq 99 ] || [ "$st" -eq 0 ] || [ "$st" -ge 128 ] || ! grep -q "^bbvfl: error: " "$tmp/err"; then
     echo "FAIL (status $st): bbvfl $line" >&2
     cat "$tmp/err" >&2
     failed=1
