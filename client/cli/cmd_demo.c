@@ -484,7 +484,7 @@ int cmd_demo(int argc, char **argv) {
       rename(path, final);
     }
     const json_t *last = json_array_get(eps, ne - 1);
-    double auroc = jnum(last, "auroc");
+    double auroc = jnum(last, "auroc"), accuracy = jnum(last, "accuracy"), test_loss = jnum(last, "test_loss");
     double onchain_agg = agg ? median(agg, ne) : 0;
     free(agg);
     uint64_t total_rounds = per * s.cparams.epochs;
@@ -528,8 +528,8 @@ int cmd_demo(int argc, char **argv) {
 
     report = json_object();
     json_object_set_new(report, "auroc", json_real(auroc));
-    json_object_set_new(report, "accuracy", json_real(jnum(last, "accuracy")));
-    json_object_set_new(report, "test_loss", json_real(jnum(last, "test_loss")));
+    json_object_set_new(report, "accuracy", json_real(accuracy));
+    json_object_set_new(report, "test_loss", json_real(test_loss));
     if (compare) {
       json_object_set_new(report, "auroc_offchain_same_seed", json_real(ores.per_epoch[ores.epochs - 1].auroc));
       json_object_set_new(report, "auroc_gap", json_real(fabs(auroc - ores.per_epoch[ores.epochs - 1].auroc)));
@@ -564,6 +564,7 @@ int cmd_demo(int argc, char **argv) {
     json_object_set_new(report, "session_seed", json_string(Shex));
     json_object_set_new(report, "client_summaries", clients);
     json_object_set_new(report, "run_dir", json_string(run));
+    double offchain_agg = ores.agg_train_s_per_epoch;
     bbvfl_offchain_result_free(&ores);
 
     char *text = json_dumps(report, JSON_INDENT(2));
@@ -579,7 +580,7 @@ int cmd_demo(int argc, char **argv) {
       if (compare) printf("   (off-chain, same seed: %.4f)", jnum(report, "auroc_offchain_same_seed"));
       printf("\n  epsilon (feature)     %.1f at delta %g\n", finite ? acct.epsilon_feature : NAN, f.tc.delta);
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,
-             ores.agg_train_s_per_epoch);
+             offchain_agg);
       printf("  gas per round         %.0f (%.1f per coordinate)\n", gas_per_round, coords > 0 ? gas_per_round / coords : 0);
       printf("  wall                  %.1f s (training %.1f s)\n", bbvfl_now() - t_start, t_train1 - t_train0);
       printf("  rewards (tokens)\n");

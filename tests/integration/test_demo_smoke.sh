@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# `bbvfl demo --epochs 2 --json --compare` against the test's node (--rpc: nothing is started):
+# it completes, report.json and the last stdout line carry the promised fields, metrics.csv has
+# one row per epoch, the run folder's keys are 0600 and no client log or report holds a key;
+# bad flags get clear errors.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-demo.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export OPENBLAS_NUM_THREADS=1
+"$BBVFL_BIN" demo --epochs 2 --seed 5 --compare --json --rpc "$BBVFL_RPC_URL" --out "$work/run" >"$work/out" 2>"$work/err" \
+  || { cat "$work/err" >&2; fail "demo failed"; }
+python3 - "$work/run" "$(tail -n 1 "$work/out")" <<'PY'
+import json, os, stat, sys
+run, last = sys.argv[1], json.loads(sys.argv[2])
+rep = json.load(open(os.path.join(run, "report.json")))
+assert rep == last, "the last stdout line differs from report.json"
+for k in ("auroc", "auroc_offchain_same_seed", "epsilon_feature", "onchain_agg_s_per_epoch", "offchain_agg_s_per_epoch",
+          "gas_per_round", "gas_per_coordinate", "wall_s", "rpc_url", "contract", "token", "rewards"):
+    assert k in rep, k
+assert 0.5 < rep["auroc"] <= 1 and abs(rep["auroc"] - rep["auroc_offchain_same_seed"]) <= 0.01, rep["auroc"]
+assert rep["onchain_agg_s_per_epoch"] > 0 and rep["offchain_agg_s_per_epoch"] > 0
+assert 0 < rep["gas_per_coordinate"] < 1000 and rep["gas_per_round"] > 0
+assert rep["epsilon_feature"] > 0
+rounds = rep["rounds"]
+assert len(rep["rewards"]) == 5
+for a, bal in rep["rewards"].items():
+    assert int(bal) == rounds * 10**18, (a, bal)
+rows = open(os.path.join(run, "metrics.csv")).read().strip().splitlines()
+assert rows[0].startswith("epoch,") and len(rows) == 3, rows
+for m in range(5):
+    st = os.stat(os.path.join(run, "keys", "client-%d.key" % m))
+    assert stat.S_IMODE(st.st_mode) == 0o600
+    assert os.path.exists(os.path.join(run, "clients", str(m), "client.log"))
+    assert os.path.exists(os.path.join(run, "clients", str(m), "summary.json"))
+print("ok", rep["auroc"], rep["auroc_offchain_same_seed"])
+PY
+# no key material in logs, report or session
+for m in 0 1 2 3 4; do
+  k=$(tr -d '\n' <"$work/run/keys/client-$m.key" | sed 's/^0x//')
+  if grep -rqi -- "$k" "$work/run/clients" "$work/run/report.json" "$work/run/session.json" "$work/out" "$work/err"; then
+    fail "client $m's key appears in the run folder's logs or report"
+  fi
+done
+# bad input
+if "$BBVFL_BIN" demo --mechanism npq --rpc "$BBVFL_RPC_URL" --out "$work/bad" 2>"$work/e2"; then fail "npq accepted"; fi
+grep -q "only pbm" "$work/e2" || fail "no clear message for --mechanism npq: $(cat "$work/e2")"
+if "$BBVFL_BIN" demo --clients 0 --rpc "$BBVFL_RPC_URL" --out "$work/bad" 2>"$work/e2"; then fail "--clients 0 accepted"; fi
+grep -q -- "--clients" "$work/e2" || fail "no clear message for --clients 0"
+echo ok

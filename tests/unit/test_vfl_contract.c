@@ -1,0 +1,363 @@
+/* vfl/contract: calldata encoders against `cast calldata` ($BBVFL_CAST; skipped with a message
+ * when absent), view decoders on hand-encoded return data, and event decoders on log objects
+ * shaped like a node's answer (topics from `cast keccak` of the signatures). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "eth/abi.h"
+#include "eth/hex.h"
+#include "eth/keccak.h"
+#include "vfl/contract.h"
+
+static const char *cast_bin(void) {
+  const char *c = getenv("BBVFL_CAST");
+  return c && *c && access(c, X_OK) == 0 ? c : NULL;
+}
+
+/* Runs cast with the arguments (no shell) and returns its trimmed stdout (static buffer). */
+static const char *run_cast(const char *const *args) {
+  static char out[1 << 16];
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    close(fd[0]);
+    execv(args[0], (char *const *)args);
+    _exit(127);
+  }
+  close(fd[1]);
+  size_t n = 0;
+  ssize_t k;
+  while ((k = read(fd[0], out + n, sizeof out - 1 - n)) > 0) n += (size_t)k;
+  close(fd[0]);
+  int st;
+  waitpid(pid, &st, 0);
+  out[n] = 0;
+  while (n && (out[n - 1] == '\n' || out[n - 1] == ' ')) out[--n] = 0;
+  return out;
+}
+
+static void expect_hex(const uint8_t *b, size_t len, const char *want) {
+  char *h = malloc(2 * len + 3);
+  bbvfl_hex_encode(b, len, h);
+  assert_string_equal(h, want);
+  free(h);
+}
+
+static void hexs(const uint8_t *b, size_t n, char *out) { bbvfl_hex_encode(b, n, out); }
+
+static void test_encoders_vs_cast(void **state) {
+  (void)state;
+  const char *cast = cast_bin();
+  if (!cast) {
+    fprintf(stderr, "skipped: BBVFL_CAST not set or not executable\n");
+    skip();
+  }
+  bbvfl_err err = {0};
+  uint8_t *cd;
+  size_t len;
+  uint8_t q[37], w[32], pub[64], grad[20], params[9];
+  for (size_t i = 0; i < sizeof q; i++) q[i] = (uint8_t)(i * 7 % 17);
+  for (size_t i = 0; i < 32; i++) w[i] = (uint8_t)(0xa0 + i);
+  for (size_t i = 0; i < 64; i++) pub[i] = (uint8_t)(i * 3);
+  for (size_t i = 0; i < sizeof grad; i++) grad[i] = (uint8_t)(255 - i);
+  for (size_t i = 0; i < sizeof params; i++) params[i] = (uint8_t)(i + 1);
+  char hq[100], hw[70], hp[140], hg[50], hpar[30];
+  hexs(q, sizeof q, hq);
+  hexs(w, 32, hw);
+  hexs(pub, 64, hp);
+  hexs(grad, sizeof grad, hg);
+  hexs(params, sizeof params, hpar);
+
+  assert_int_equal(bbvfl_cenc_submit(123456789012ULL, q, sizeof q, &cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "submit(uint64,bytes)", "123456789012", hq, NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_register(pub, &cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "register(bytes)", hp, NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_commit(w, &cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "commit(bytes32)", hw, NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_reveal(w, &cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "reveal(bytes32)", hw, NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_post_gradient(7, grad, sizeof grad, params, sizeof params, &cd, &len, &err), 0);
+  expect_hex(cd, len,
+             run_cast((const char *[]){cast, "calldata", "postGradient(uint64,bytes,bytes)", "7", hg, hpar, NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_post_metrics(29, 991234, 950000, 123456789, &cd, &len, &err), 0);
+  expect_hex(cd, len,
+             run_cast((const char *[]){cast, "calldata", "postMetrics(uint32,uint32,uint32,uint64)", "29", "991234",
+                                       "950000", "123456789", NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_pay_rewards(4294967295u, &cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "payRewards(uint32)", "4294967295", NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_finalize_election(&cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "finalizeElection()", NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_reelect(&cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "reelect()", NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_expire_round(&cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "expireRound()", NULL}));
+  free(cd);
+
+  /* the constructor's Config tuple */
+  bbvfl_cconfig c = {.clients = 5, .batch = 10, .dim = 16, .levels = 16, .beta_micro = 200000, .masked = 1,
+                     .train_rounds = 45, .eval_rounds = 11, .epochs = 30, .commit_blocks = 1000,
+                     .reveal_blocks = 1001, .active_blocks = 100000, .round_timeout_blocks = 99};
+  c.reward_per_submission = bbvfl_u256_from_u64(1000000000000000000ULL);
+  bbvfl_u256_mul_u64(&c.reward_pool, &c.reward_per_submission, 8400);
+  assert_int_equal(bbvfl_cenc_config(&c, &cd, &len, &err), 0);
+  const char *enc = run_cast((const char *[]){
+      cast, "abi-encode",
+      "f((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint256,uint256,uint64,uint64,uint64,uint64))",
+      "(5,10,16,16,200000,true,45,11,30,1000000000000000000,8400000000000000000000,1000,1001,100000,99)", NULL});
+  expect_hex(cd, len, enc);
+  free(cd);
+
+  /* commitment = keccak256(secret || sender), as cast computes it */
+  uint8_t sender[20], com[32];
+  for (int i = 0; i < 20; i++) sender[i] = (uint8_t)(0x11 * (i % 15));
+  bbvfl_commitment(w, sender, com);
+  char packed[200];
+  uint8_t buf[52];
+  memcpy(buf, w, 32);
+  memcpy(buf + 32, sender, 20);
+  hexs(buf, 52, packed);
+  expect_hex(com, 32, run_cast((const char *[]){cast, "keccak", packed, NULL}));
+}
+
+/* An ABI word holding v. */
+static void put_word(uint8_t *w, uint64_t v) {
+  memset(w, 0, 32);
+  for (int k = 0; k < 8; k++) w[31 - k] = (uint8_t)(v >> (8 * k));
+}
+
+static void test_view_decoders(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  uint8_t d[20 * 32];
+  uint64_t vals[20] = {5, 10, 16, 16, 200000, 0, 45, 11, 30, 7, 8, 100, 101, 102, 103, 8, 0, 1680, 160, 160};
+  for (int i = 0; i < 20; i++) put_word(d + 32 * i, vals[i]);
+  for (int i = 0; i < 20; i++) d[32 * 16 + 12 + i] = (uint8_t)(0xc0 + i); /* token address */
+  bbvfl_cparams p;
+  assert_int_equal(bbvfl_cdec_params(d, sizeof d, &p, &err), 0);
+  assert_int_equal(p.cfg.clients, 5);
+  assert_int_equal(p.cfg.train_rounds, 45);
+  assert_int_equal(p.lane_bits, 8);
+  assert_int_equal(p.total_rounds, 1680);
+  assert_int_equal(p.token[0], 0xc0);
+  assert_int_equal(p.token[19], 0xc0 + 19);
+  uint64_t r7;
+  bbvfl_u256_to_u64(&p.cfg.reward_per_submission, &r7);
+  assert_int_equal(r7, 7);
+  /* a dirty uint8 word and short data are errors */
+  d[30] = 1;
+  assert_int_equal(bbvfl_cdec_params(d, sizeof d, &p, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  d[30] = 0;
+  assert_int_equal(bbvfl_cdec_params(d, 19 * 32, &p, &err), -1);
+
+  uint8_t rs[6 * 32];
+  uint64_t rv[6] = {17, 2, 5, 0, 1234, 1200};
+  for (int i = 0; i < 6; i++) put_word(rs + 32 * i, rv[i]);
+  bbvfl_round_state st;
+  assert_int_equal(bbvfl_cdec_round_state(rs, sizeof rs, &st, &err), 0);
+  assert_int_equal(st.round, 17);
+  assert_int_equal(st.submitted, 2);
+  assert_int_equal(st.participants, 5);
+  assert_int_equal(st.complete, 0);
+  put_word(rs + 96, 2); /* complete must be a bool */
+  assert_int_equal(bbvfl_cdec_round_state(rs, sizeof rs, &st, &err), -1);
+
+  /* address[] and bytes via the general ABI encoder */
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, NULL);
+  uint8_t sum[5] = {1, 2, 3, 250, 0};
+  bbvfl_abi_put_bytes(&b, sum, sizeof sum);
+  uint8_t *enc;
+  size_t len;
+  assert_int_equal(bbvfl_abi_builder_finish(&b, &enc, &len, &err), 0);
+  uint8_t *got;
+  size_t glen;
+  assert_int_equal(bbvfl_cdec_bytes(enc, len, &got, &glen, &err), 0);
+  assert_int_equal(glen, 5);
+  assert_memory_equal(got, sum, 5);
+  free(got);
+  free(enc);
+  uint32_t un[5];
+  assert_int_equal(bbvfl_sum_unpack(sum, 5, 8, un, 5, &err), 0);
+  assert_int_equal(un[3], 250);
+  uint8_t s16[4] = {0x01, 0x02, 0xff, 0xff};
+  assert_int_equal(bbvfl_sum_unpack(s16, 4, 16, un, 2, &err), 0);
+  assert_int_equal(un[0], 258);
+  assert_int_equal(un[1], 65535);
+  assert_int_equal(bbvfl_sum_unpack(s16, 4, 16, un, 3, &err), -1);
+}
+
+/* A log object as a node returns it. */
+static json_t *mk_log(const char *sig, const uint8_t (*topics)[32], size_t nt, const uint8_t *data, size_t dlen) {
+  uint8_t t0[32];
+  bbvfl_abi_event_topic(sig, t0);
+  json_t *ta = json_array();
+  json_array_append_new(ta, bbvfl_json_hex(t0, 32));
+  for (size_t i = 0; i < nt; i++) json_array_append_new(ta, bbvfl_json_hex(topics[i], 32));
+  uint8_t addr[20];
+  memset(addr, 0x42, 20);
+  uint8_t txh[32];
+  memset(txh, 0x77, 32);
+  return json_pack("{s:o, s:o, s:o, s:s, s:s, s:o}", "address", bbvfl_json_hex(addr, 20), "topics", ta, "data",
+                   bbvfl_json_hex(data, dlen), "blockNumber", "0x1f", "logIndex", "0x2", "transactionHash",
+                   bbvfl_json_hex(txh, 32));
+}
+
+static void test_event_decoders(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  uint8_t topics[3][32];
+  uint8_t who[20];
+  for (int i = 0; i < 20; i++) who[i] = (uint8_t)(i + 1);
+
+  /* RoundCompleted(uint64 indexed round, bytes sum) */
+  bbvfl_topic_u64(41, topics[0]);
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, NULL);
+  uint8_t sum[3] = {9, 8, 7};
+  bbvfl_abi_put_bytes(&b, sum, 3);
+  uint8_t *data;
+  size_t dlen;
+  assert_int_equal(bbvfl_abi_builder_finish(&b, &data, &dlen, &err), 0);
+  json_t *log = mk_log("RoundCompleted(uint64,bytes)", (const uint8_t(*)[32])topics, 1, data, dlen);
+  free(data);
+  bbvfl_cev ev;
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_ROUND_COMPLETED);
+  assert_int_equal(ev.round, 41);
+  assert_int_equal(ev.block_number, 31);
+  assert_int_equal(ev.log_index, 2);
+  assert_int_equal(ev.data_len, 3);
+  assert_memory_equal(ev.data, sum, 3);
+  assert_int_equal(ev.emitter[0], 0x42);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+
+  /* Submitted(uint64 indexed, address indexed, bytes32) */
+  bbvfl_topic_u64(5, topics[0]);
+  bbvfl_topic_address(who, topics[1]);
+  uint8_t h[32];
+  bbvfl_keccak256("x", 1, h);
+  log = mk_log("Submitted(uint64,address,bytes32)", (const uint8_t(*)[32])topics, 2, h, 32);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_SUBMITTED);
+  assert_int_equal(ev.round, 5);
+  assert_memory_equal(ev.client, who, 20);
+  assert_memory_equal(ev.word, h, 32);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+
+  /* GradientPosted(uint64 indexed, address indexed, bytes, bytes) */
+  bbvfl_abi_builder_init(&b, NULL);
+  uint8_t g[8] = {1, 2, 3, 4, 5, 6, 7, 8}, pp[4] = {0xaa, 0xbb, 0xcc, 0xdd};
+  bbvfl_abi_put_bytes(&b, g, 8);
+  bbvfl_abi_put_bytes(&b, pp, 4);
+  assert_int_equal(bbvfl_abi_builder_finish(&b, &data, &dlen, &err), 0);
+  log = mk_log("GradientPosted(uint64,address,bytes,bytes)", (const uint8_t(*)[32])topics, 2, data, dlen);
+  free(data);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_GRADIENT_POSTED);
+  assert_int_equal(ev.data_len, 8);
+  assert_int_equal(ev.data2_len, 4);
+  assert_memory_equal(ev.data2, pp, 4);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+
+  /* RewardsPaid(uint32 indexed, address indexed, uint256, uint32) and the token's Transfer */
+  uint8_t rd[64];
+  put_word(rd, 5000);
+  put_word(rd + 32, 5);
+  bbvfl_topic_u64(3, topics[0]);
+  log = mk_log("RewardsPaid(uint32,address,uint256,uint32)", (const uint8_t(*)[32])topics, 2, rd, 64);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  uint64_t amt;
+  bbvfl_u256_to_u64(&ev.amount, &amt);
+  assert_int_equal(ev.epoch, 3);
+  assert_int_equal(amt, 5000);
+  assert_int_equal(ev.submissions, 5);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+  bbvfl_topic_address(who, topics[0]);
+  memset(topics[1], 0, 32);
+  topics[1][31] = 9;
+  log = mk_log("Transfer(address,address,uint256)", (const uint8_t(*)[32])topics, 2, rd, 32);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_TRANSFER);
+  assert_memory_equal(ev.client, who, 20);
+  assert_int_equal(ev.to[19], 9);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+
+  /* Elected(bytes32, address indexed, uint64, uint8, uint8) */
+  uint8_t ed[4 * 32];
+  memcpy(ed, h, 32);
+  put_word(ed + 32, 12);
+  put_word(ed + 64, 4);
+  put_word(ed + 96, 1);
+  bbvfl_topic_address(who, topics[0]);
+  log = mk_log("Elected(bytes32,address,uint64,uint8,uint8)", (const uint8_t(*)[32])topics, 1, ed, sizeof ed);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_memory_equal(ev.word, h, 32);
+  assert_int_equal(ev.round, 12);
+  assert_int_equal(ev.participants, 4);
+  assert_int_equal(ev.reason, 1);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+
+  /* an unknown event is not an error; a malformed one is */
+  log = mk_log("Other(uint256)", NULL, 0, rd, 32);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 0);
+  assert_int_equal(ev.kind, BBVFL_EV_NONE);
+  json_decref(log);
+  log = mk_log("Submitted(uint64,address,bytes32)", (const uint8_t(*)[32])topics, 1, h, 32); /* topic missing */
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), -1);
+  json_decref(log);
+  json_t *bad = json_pack("{s:s}", "topics", "nope");
+  assert_int_equal(bbvfl_cev_decode(bad, &ev, &err), -1);
+  json_decref(bad);
+
+  /* election pick: S mod n */
+  uint8_t S[32] = {0};
+  S[31] = 10;
+  assert_int_equal(bbvfl_election_pick(S, 3), 1);
+  uint8_t sec[2][32];
+  memset(sec, 0, sizeof sec);
+  sec[1][0] = 1;
+  uint8_t S2[32], cat[64];
+  bbvfl_election_seed((const uint8_t(*)[32])sec, 2, S2);
+  memcpy(cat, sec, 64);
+  uint8_t want[32];
+  bbvfl_keccak256(cat, 64, want);
+  assert_memory_equal(S2, want, 32);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_encoders_vs_cast),
+      cmocka_unit_test(test_view_decoders),
+      cmocka_unit_test(test_event_decoders),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
