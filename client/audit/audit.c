@@ -17,6 +17,7 @@
 #define CHUNK 64           /* logs per prefetch batch */
 #define MAX_WINDOW 100000  /* blocks per eth_getLogs call, upper bound of the adaptive window */
 #define MAX_CLIENTS 64
+#define WINDOW_BYTES (1u << 20) /* hex characters of log data per eth_getLogs answer, target */
 
 static const char *const CHECK_NAMES[BBVFL_AC_COUNT] = {
     "params", "registration", "election", "submissions", "sums",
@@ -1333,7 +1334,7 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
   if (to == 0 && bbvfl_rpc_block_number(S->rpc, &to, err) < 0) goto out;
   res->from_block = o->from_block;
   res->to_block = to;
-  uint64_t win = o->window ? o->window : 2000;
+  uint64_t win = o->window ? o->window : 500;
   for (uint64_t b = o->from_block; b <= to;) {
     uint64_t e = (to - b >= win - 1) ? b + win - 1 : to;
     json_t *logs = NULL;
@@ -1347,13 +1348,15 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
       bbvfl_wrap(err, "eth_getLogs blocks %llu..%llu", (unsigned long long)b, (unsigned long long)e);
       goto out;
     }
-    size_t n = json_array_size(logs);
+    size_t n = json_array_size(logs), bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += json_string_length(json_object_get(json_array_get(logs, i), "data"));
     if (process_window(S, logs, err) < 0) goto out;
     if (o->progress) o->progress(o->progress_ctx, e, o->from_block, to, res->logs, res->rounds_completed);
     b = e + 1;
     if (e == to) break;
-    if (n < 2000 && win < MAX_WINDOW) win *= 2;
-    else if (n > 10000 && win > 1) win /= 2;
+    /* keep one answer near a few hundred logs and well under a few MB of data: memory stays flat */
+    if (n < 256 && bytes < WINDOW_BYTES / 4 && win < MAX_WINDOW) win *= 2;
+    else if ((n > 1024 || bytes > WINDOW_BYTES) && win > 1) win /= 2;
   }
   finish(S);
   res->elapsed_s = bbvfl_now() - t0;

@@ -125,7 +125,7 @@ typedef struct {
   uint8_t contract[20];
   uint64_t from_block;        /* first block to read (at or before the deployment) */
   uint64_t to_block;          /* 0: the latest block at start */
-  uint64_t window;            /* initial eth_getLogs window in blocks (0: 2000) */
+  uint64_t window;            /* initial eth_getLogs window in blocks (0: 500; adapts to the answers) */
   uint64_t train_rows;        /* N_train for the schedule check (0: skipped) */
   double delta;               /* for the epsilon (0: 1e-5) */
   bbvfl_audit_progress_fn progress; void *progress_ctx;

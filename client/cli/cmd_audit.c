@@ -9,6 +9,7 @@
 #include "audit/report.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "common/fsutil.h"
 #include "eth/wallet.h"
 
 typedef struct {
@@ -34,8 +35,12 @@ static void progress(void *ctx, uint64_t block, uint64_t from, uint64_t to, uint
  * by `bbvfl deploy`. */
 static int load_session(const char *path, char *url, size_t urln, char *contract, size_t cn, unsigned long long *deploy,
                         unsigned long long *train_rows, bbvfl_err *err) {
+  char *text = NULL;
+  size_t tlen = 0;
+  if (bbvfl_read_file(path, 1 << 20, &text, &tlen, err) < 0) return bbvfl_wrap(err, "--session");
   json_error_t je;
-  json_t *o = json_load_file(path, 0, &je);
+  json_t *o = json_loadb(text, tlen, 0, &je);
+  free(text);
   if (!o) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not a JSON session file (%s, line %d)", path, je.text, je.line);
   const char *u = json_string_value(json_object_get(o, "rpc_url"));
   const char *c = json_string_value(json_object_get(o, "contract"));
@@ -72,7 +77,7 @@ int cmd_audit(int argc, char **argv) {
       {"session", OPT_STR, &session, "FILE", "take rpc_url, contract, deploy block and training rows from a session file"},
       {"train-rows", OPT_U64, &train_rows, "N", "training row count: re-derive the minibatch schedule per epoch"},
       {"delta", OPT_DBL, &delta, "D", "delta of the reported (epsilon, delta) (default 1e-5)"},
-      {"window", OPT_U64, &window, "N", "initial eth_getLogs window in blocks (default 2000, adapts)"},
+      {"window", OPT_U64, &window, "N", "initial eth_getLogs window in blocks (default 500, adapts)"},
       {"json", OPT_FLAG, &as_json, NULL, "print the report as one JSON object"},
       {"html", OPT_STR, &html, "FILE", "also write a self-contained HTML report with charts"},
       {"quiet", OPT_FLAG, &quiet, NULL, "no progress on stderr"},
