@@ -1,11 +1,19 @@
-/* bbvfl audit against a tampered aggregator that lets a stranger submit (built by
- * contract/testonly/make-tampered.sh, deployed through bbvfl_deploy with BBVFL_ABI_DIR pointing
- * at it). This test drives a short session itself (3 clients, 1 epoch of 2 TRAIN + 1 EVAL rounds,
- * B=2, P=4, b=4) so that a fourth, unregistered key can submit in round 1 in place of client 0.
- * The audit must fail on `submissions` at round 1 naming the stranger and its transaction, keep
- * `sums`, `election`, `gradients` and `metrics` passing (the sum is the sum of what was
- * submitted), and flag `rewards` for client 0, whom the contract paid for the stranger's
- * submission. The same driver on the product contract must audit clean. */
+/* bbvfl audit on sessions this test drives itself (3 clients, 1 epoch of 2 TRAIN + 1 EVAL
+ * rounds, B=2, P=4, b=4), for what a demo run never does:
+ *  - a stranger: against a tampered aggregator that lets an unregistered key submit (built by
+ *    contract/testonly/make-tampered.sh, deployed through bbvfl_deploy with BBVFL_ABI_DIR
+ *    pointing at it), a fourth key submits in round 1 in place of client 0. The audit must fail
+ *    on `submissions` at round 1 naming the stranger and its transaction, keep `sums`,
+ *    `election`, `gradients` and `metrics` passing (the sum is the sum of what was submitted),
+ *    and flag `rewards` for client 0, whom the contract paid for the stranger's submission;
+ *  - deadlines on the product contract: the active client misses its gradient deadline and
+ *    anyone re-elects, then client 2 misses round 1 and anyone expires the round: every check
+ *    passes (each re-election and exclusion justified by block numbers), client 2 is excluded
+ *    (reason 3) with the submissions it made;
+ *  - masked mode with the same deadlines: 16-bit lanes that wrap, and the timed-out round is
+ *    voided and re-opened (RoundReopened) for the clients that submitted: every check passes and
+ *    the voided submissions are not rewarded;
+ *  - the plain product session audits clean with the expected figures. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -55,9 +63,31 @@ typedef struct {
   uint8_t stranger[20];
 } session_out;
 
-/* One short session; stranger != 0: an unregistered key submits to round 1 first and client 0
- * does not submit to it. */
-static void run_session(int stranger, session_out *out) {
+typedef struct {
+  int stranger;  /* an unregistered key submits to round 1 first; client 0 does not */
+  int deadlines; /* no gradient for round 0 until someone re-elects; client 2 misses round 1 */
+  int masked;
+} plan;
+
+/* Lets `blocks` blocks pass on an automining devnet (one self-transfer each). */
+static void mine(bbvfl_sender *s, int blocks) {
+  bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  for (int i = 0; i < blocks; i++) transact(s, bbvfl_sender_address(s), &one, NULL, 0);
+}
+
+static int active_index(bbvfl_aggc *ag, bbvfl_key *keys) {
+  bbvfl_err e = {0};
+  uint8_t act[20];
+  must(bbvfl_aggc_active(ag, act, &e), &e);
+  for (int i = 0; i < M; i++)
+    if (!memcmp(act, keys[i].addr, 20)) return i;
+  fail_msg("the active client is none of the session's keys");
+  return -1;
+}
+
+/* One short session following the plan. */
+static void run_session(const plan *pl, session_out *out) {
+  int stranger = pl->stranger;
   bbvfl_err e = {0};
   bbvfl_key dev, keys[M + 1];
   must(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &e), &e);
@@ -72,9 +102,9 @@ static void run_session(int stranger, session_out *out) {
     assert_non_null(cs[i]);
   }
   bbvfl_cconfig c = {.clients = M, .batch = BATCH, .dim = DIM, .levels = LEVELS, .beta_micro = 100000,
-                     .masked = 0, .train_rounds = 2, .eval_rounds = 1, .epochs = 1,
-                     .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = 100000,
-                     .round_timeout_blocks = 100000};
+                     .masked = pl->masked, .train_rounds = 2, .eval_rounds = 1, .epochs = 1,
+                     .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = pl->deadlines ? 2 : 100000,
+                     .round_timeout_blocks = pl->deadlines ? 2 : 100000};
   c.reward_per_submission = bbvfl_u256_from_u64(1000);
   c.reward_pool = bbvfl_u256_from_u64(1000 * M * 3);
   uint8_t *args = NULL, *cd = NULL;
@@ -106,29 +136,50 @@ static void run_session(int stranger, session_out *out) {
   }
   bbvfl_aggc ag;
   bbvfl_aggc_init(&ag, rpc, out->contract);
-  uint8_t act[20];
-  must(bbvfl_aggc_active(&ag, act, &e), &e);
-  int ai = -1;
-  for (int i = 0; i < M; i++)
-    if (!memcmp(act, keys[i].addr, 20)) ai = i;
-  assert_true(ai >= 0);
+  int ai = active_index(&ag, keys);
 
-  uint8_t q[BATCH * DIM], grad[BATCH * DIM * 4] = {0}, fusion[40] = {1, 2, 3};
+  const size_t n = (size_t)BATCH * DIM * (pl->masked ? 2 : 1);
+  uint8_t q[BATCH * DIM * 2], grad[BATCH * DIM * 4] = {0}, fusion[40] = {1, 2, 3};
+  int in[M] = {1, 1, 1};
   for (uint64_t r = 0; r < 3; r++) {
     if (stranger && r == 1) {
-      for (size_t j = 0; j < sizeof q; j++) q[j] = (uint8_t)((j * 3 + 1) % (LEVELS + 1));
-      must(bbvfl_cenc_submit(r, q, sizeof q, &cd, &len, &e), &e);
+      for (size_t j = 0; j < n; j++) q[j] = (uint8_t)((j * 3 + 1) % (LEVELS + 1));
+      must(bbvfl_cenc_submit(r, q, n, &cd, &len, &e), &e);
       transact(cs[M], out->contract, NULL, cd, len);
       free(cd);
     }
-    for (int i = 0; i < M; i++) {
-      if (stranger && r == 1 && i == 0) continue;
-      for (size_t j = 0; j < sizeof q; j++) q[j] = (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
-      must(bbvfl_cenc_submit(r, q, sizeof q, &cd, &len, &e), &e);
-      transact(cs[i], out->contract, NULL, cd, len);
+    for (int attempt = 0; attempt < 2; attempt++) {
+      for (int i = 0; i < M; i++) {
+        if (!in[i] || (stranger && r == 1 && i == 0) || (pl->deadlines && r == 1 && i == 2)) continue;
+        /* masked: arbitrary 16-bit lanes (their sum wraps); plain: values 0..b */
+        for (size_t j = 0; j < n; j++)
+          q[j] = pl->masked ? (uint8_t)(0xF1 + 37 * j + 11 * (size_t)i + r + (size_t)attempt)
+                            : (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
+        must(bbvfl_cenc_submit(r, q, n, &cd, &len, &e), &e);
+        transact(cs[i], out->contract, NULL, cd, len);
+        free(cd);
+      }
+      if (!(pl->deadlines && r == 1) || attempt == 1) break;
+      /* client 2 missed round 1: after the timeout anyone (here client 0) expires the round; masked
+         mode re-opens it for clients 0 and 1, who submit again (second attempt) */
+      mine(cs[0], 3);
+      must(bbvfl_cenc_expire_round(&cd, &len, &e), &e);
+      transact(cs[0], out->contract, NULL, cd, len);
       free(cd);
+      in[2] = 0;
+      ai = active_index(&ag, keys);
+      if (!pl->masked) break;
     }
     if (r < 2) {
+      if (pl->deadlines && r == 0) { /* the active client misses its deadline: re-election */
+        mine(cs[(ai + 1) % M], 3);
+        must(bbvfl_cenc_reelect(&cd, &len, &e), &e);
+        transact(cs[(ai + 1) % M], out->contract, NULL, cd, len);
+        free(cd);
+        int now = active_index(&ag, keys);
+        assert_int_not_equal(now, ai);
+        ai = now;
+      }
       must(bbvfl_cenc_post_gradient(r, grad, sizeof grad, fusion, sizeof fusion, &cd, &len, &e), &e);
       transact(cs[ai], out->contract, NULL, cd, len);
       free(cd);
@@ -187,7 +238,8 @@ static void test_product_contract_audits_clean(void **st) {
   (void)st;
   unsetenv("BBVFL_ABI_DIR");
   session_out s;
-  run_session(0, &s);
+  plan pl = {0};
+  run_session(&pl, &s);
   int code = -1;
   json_t *doc = audit(s.contract, &code);
   size_t i;
@@ -214,7 +266,8 @@ static void test_stranger_submission_is_caught(void **st) {
   snprintf(dir, sizeof dir, "%s/stranger", tamper_dir);
   setenv("BBVFL_ABI_DIR", dir, 1);
   session_out s;
-  run_session(1, &s);
+  plan pl = {.stranger = 1};
+  run_session(&pl, &s);
   unsetenv("BBVFL_ABI_DIR");
   int code = -1;
   json_t *doc = audit(s.contract, &code);
@@ -235,6 +288,63 @@ static void test_stranger_submission_is_caught(void **st) {
   json_t *rf = json_object_get(check(doc, "rewards"), "first_failure");
   assert_true(same_addr(json_object_get(rf, "client"), s.clients[0]));
   assert_int_equal(json_integer_value(json_object_get(rf, "epoch")), 0);
+  json_decref(doc);
+}
+
+/* Every check must pass; returns the document (caller decrefs). */
+static json_t *audit_all_pass(const uint8_t contract[20]) {
+  int code = -1;
+  json_t *doc = audit(contract, &code);
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "checks"), i, c) {
+    const char *v = json_string_value(json_object_get(c, "status"));
+    if (strcmp(v, "PASS"))
+      fail_msg("check %s is %s: %s", json_string_value(json_object_get(c, "name")), v,
+               json_dumps(json_object_get(c, "first_failure"), 0));
+  }
+  assert_int_equal(code, 0);
+  return doc;
+}
+
+static void check_deadline_figures(json_t *doc, int masked) {
+  json_t *f = json_object_get(doc, "figures");
+  assert_true(json_integer_value(json_object_get(f, "reelections")) >= 1);
+  assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 3);
+  /* plain: 3 + 2 + 2; masked: 3 + (2 voided + 2) + 2 */
+  assert_int_equal(json_integer_value(json_object_get(f, "submissions")), masked ? 9 : 7);
+  json_t *c2 = json_array_get(json_object_get(f, "rewards_per_client"), 2);
+  assert_true(json_is_true(json_object_get(c2, "excluded")));
+  assert_int_equal(json_integer_value(json_object_get(c2, "excluded_reason")), 3);
+  assert_int_equal(json_integer_value(json_object_get(c2, "accepted")), 1);
+  assert_string_equal(json_string_value(json_object_get(c2, "transferred")), "1000");
+  json_t *c0 = json_array_get(json_object_get(f, "rewards_per_client"), 0);
+  assert_int_equal(json_integer_value(json_object_get(c0, "accepted")), 3);
+  assert_string_equal(json_string_value(json_object_get(c0, "transferred")), "3000");
+}
+
+static void test_reelection_and_expired_round_are_justified(void **st) {
+  (void)st;
+  unsetenv("BBVFL_ABI_DIR");
+  session_out s;
+  plan pl = {.deadlines = 1};
+  run_session(&pl, &s);
+  json_t *doc = audit_all_pass(s.contract);
+  check_deadline_figures(doc, 0);
+  json_decref(doc);
+}
+
+static void test_masked_session_with_reopened_round(void **st) {
+  (void)st;
+  unsetenv("BBVFL_ABI_DIR");
+  session_out s;
+  plan pl = {.deadlines = 1, .masked = 1};
+  run_session(&pl, &s);
+  json_t *doc = audit_all_pass(s.contract);
+  check_deadline_figures(doc, 1);
+  json_t *eps = json_object_get(json_object_get(doc, "figures"), "epsilon");
+  assert_true(json_real_value(json_object_get(eps, "masked_feature")) > 0);
+  assert_true(json_real_value(json_object_get(eps, "masked_feature")) < json_real_value(json_object_get(eps, "feature")));
   json_decref(doc);
 }
 
@@ -270,6 +380,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_product_contract_audits_clean),
       cmocka_unit_test(test_stranger_submission_is_caught),
+      cmocka_unit_test(test_reelection_and_expired_round_are_justified),
+      cmocka_unit_test(test_masked_session_with_reopened_round),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
