@@ -154,10 +154,12 @@ static int epoch_complete(const st_t *S, uint64_t e) {
 
 /* ------------------------------------------------------------------ figures */
 
-static void push_round_fig(st_t *S, uint64_t round, uint64_t gas, uint64_t blocks, double secs, uint32_t subs) {
-  bbvfl_audit_result *r = S->r;
-  S->r->gas_total += gas;
-  S->r->seconds_total += secs;
+void bbvfl_audit_push_round(bbvfl_audit_result *r, uint64_t round, uint64_t gas, uint64_t blocks, double secs,
+                            uint32_t subs) {
+  if (!r->rounds) return;
+  if (r->bucket_width == 0) r->bucket_width = 1;
+  r->gas_total += gas;
+  r->seconds_total += secs;
   if (r->nrounds > 0) {
     bbvfl_audit_round_fig *l = &r->rounds[r->nrounds - 1];
     if (l->round_hi - l->round_lo + 1 < r->bucket_width) {
@@ -211,7 +213,7 @@ static void open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   uint64_t blocks = ev->block_number >= S->opened_at ? ev->block_number - S->opened_at : 0;
   double secs = 0;
   if (fx->have_ts && S->opened_ts_ok && fx->ts >= S->opened_ts) secs = (double)(fx->ts - S->opened_ts);
-  push_round_fig(S, S->round, S->round_gas, blocks, secs, S->nsub_all);
+  bbvfl_audit_push_round(S->r, S->round, S->round_gas, blocks, secs, S->nsub_all);
   if (S->round + 1 == S->p.total_rounds) {
     S->ended = 1;
     return;

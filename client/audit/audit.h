@@ -137,6 +137,12 @@ typedef struct {
 int bbvfl_audit_run(const bbvfl_audit_opts *opts, bbvfl_audit_result *res, bbvfl_err *err);
 void bbvfl_audit_result_free(bbvfl_audit_result *res);
 
+/* Appends one completed round's figures to res->rounds (an array of BBVFL_AUDIT_MAX_BUCKETS
+ * entries allocated by the caller or by bbvfl_audit_run). When it is full, neighbouring buckets
+ * are merged pairwise and bucket_width doubles, so memory stays fixed however long the history. */
+void bbvfl_audit_push_round(bbvfl_audit_result *res, uint64_t round, uint64_t gas, uint64_t blocks, double secs,
+                            uint32_t submissions);
+
 /* "params", "registration", ... (the JSON names). */
 const char *bbvfl_audit_check_name(bbvfl_audit_check_id id);
 const char *bbvfl_audit_status_name(bbvfl_audit_status s); /* "PASS", "FAIL", "SKIP" */
