@@ -412,6 +412,17 @@ static int post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
   return 0;
 }
 
+/* Checkpoints the state before round r's forward: parameters and optimizer are untouched by a
+   forward, only the noise generator moved, so the saved generator is the one from before it. */
+static int checkpoint_round(cl *c, uint64_t r, const bbvfl_rng *noise_before, bbvfl_err *err) {
+  bbvfl_rng after = c->party.noise;
+  c->party.noise = *noise_before;
+  int ck = save_progress(c, r, err);
+  c->party.noise = after;
+  bbvfl_rng_wipe(&after);
+  return ck < 0 ? bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r) : 0;
+}
+
 static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
   uint64_t per = c->T + c->V, total = c->cp.total_rounds;
   uint64_t gas_submit = 21000 + 64 * (uint64_t)c->cp.data_length +
@@ -468,17 +479,9 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
     }
     /* Checkpoint (state before this round's forward: parameters and optimizer are untouched by the
        forward, only the noise generator moved) while the other clients submit: off the critical path. */
-    {
-      bbvfl_rng after = c->party.noise;
-      c->party.noise = noise_before;
-      int ck = save_progress(c, r, err);
-      c->party.noise = after;
-      bbvfl_rng_wipe(&noise_before);
-      bbvfl_rng_wipe(&after);
-      if (ck < 0) {
-        bbvfl_receipt_clear(&rc);
-        return bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r);
-      }
+    if (!c->is_active && checkpoint_round(c, r, &noise_before, err) < 0) {
+      bbvfl_receipt_clear(&rc);
+      return -1;
     }
     int fail = 0;
     if (c->is_active) {
@@ -545,6 +548,11 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
     }
     bbvfl_receipt_clear(&rc);
     if (fail) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+    /* The active client checkpoints after its post (its critical path is the wait for the sum).
+       Its head is then already updated; a restart redoes round r, finds GradientPosted(r) and
+       takes the gradient and head parameters from the chain, so the state stays consistent. */
+    if (c->is_active && checkpoint_round(c, r, &noise_before, err) < 0) return -1;
+    bbvfl_rng_wipe(&noise_before);
     if (train) {
       double t1 = bbvfl_now();
       if (bbvfl_party_backward(&c->party, c->grad, err) < 0) return -1;

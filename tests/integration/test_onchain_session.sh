@@ -6,7 +6,8 @@
 #    calldata of each Submitted event's transaction, fetched with eth_getTransactionByHash);
 #  - the active client is participants[keccak256(revealed secrets in client order) mod n];
 #  - every client's token balance equals rate x its accepted submissions (= its Submitted events);
-#  - the killed-and-restarted client finished the session (exit 0, summary, "resuming" in its log).
+#  - the killed-and-restarted client (the active one; BBVFL_TEST_KILL_PASSIVE=1: another one)
+#    finished the session (exit 0, summary, "resuming" in its log).
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-onchain.XXXXXX")
@@ -23,8 +24,10 @@ export OPENBLAS_NUM_THREADS=1
 contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
 
 # keys, funded with anvil_setBalance (a devnet cheat method: no key on any command line)
+addrs=()
 for m in 0 1 2; do
   addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  addrs[$m]=$addr
   curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
     -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
     || fail "funding $addr"
@@ -47,15 +50,23 @@ for _ in $(seq 1 600); do
   sleep 0.05
 done
 [ "${r%% *}" -ge 8 ] || fail "the session did not reach round 8 (round ${r})"
-kill -9 "${pids[1]}"
-wait "${pids[1]}" 2>/dev/null || true
+# the victim: the active client (the harder case: it holds the head) unless BBVFL_TEST_KILL_PASSIVE is set
+active=$(call 'active()(address)')
+victim=-1
+for m in 0 1 2; do
+  same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
+  if [ -n "${BBVFL_TEST_KILL_PASSIVE:-}" ]; then [ "$same" = 0 ] && victim=$m; else [ "$same" = 1 ] && victim=$m; fi
+done
+[ "$victim" -ge 0 ] || fail "active client $active is none of ours"
+kill -9 "${pids[$victim]}"
+wait "${pids[$victim]}" 2>/dev/null || true
 sleep 0.3
-start_client 1
+start_client "$victim"
 
 for m in 0 1 2; do
   wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
 done
-grep -q "resuming at round" "$work/c1.out" || { cat "$work/c1.out" >&2; fail "client 1 did not resume from its checkpoint"; }
+grep -q "resuming at round" "$work/c$victim.out" || { cat "$work/c$victim.out" >&2; fail "client $victim did not resume from its checkpoint"; }
 for m in 0 1 2; do [ -s "$work/c$m/summary.json" ] || fail "client $m left no summary"; done
 if grep -iE "[0-9a-f]{64}" "$work"/c*.out | grep -vi "session_seed" >/dev/null; then fail "a client log holds a 32-byte hex value"; fi
 
