@@ -8,6 +8,7 @@
 #include "common/fsutil.h"
 #include "dp/accountant.h"
 #include "eth/abi.h"
+#include "eth/deploy.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth/rpc.h"
@@ -1103,6 +1104,15 @@ static int check_deployment(st_t *S, const bbvfl_cev *ev, bbvfl_err *err) {
            "params() does not match the constructor arguments of the deployment transaction");
     else
       ok(S, BBVFL_AC_PARAMS);
+    /* informational: is the creation code the product's artifact? (the checks verify behaviour) */
+    uint8_t *code = NULL;
+    size_t clen = 0;
+    bbvfl_err ce = {0};
+    if (inlen >= cfglen && bbvfl_artifact_bytecode("BbvflAggregator", &code, &clen, &ce) == 0) {
+      S->r->code_known = 1;
+      S->r->code_matches = clen == inlen - cfglen && !memcmp(code, in, clen);
+    }
+    free(code);
   } else {
     rcode = -1;
   }

@@ -95,6 +95,9 @@ typedef struct {
   uint8_t contract[20], token[20];
   uint64_t from_block, to_block, deploy_block;
   int has_deploy;
+  /* informational, not a check: the deployment's creation code against the product artifact
+   * abi/BbvflAggregator.json ($BBVFL_ABI_DIR); the checks verify behaviour whatever the code */
+  int code_known, code_matches;
   uint64_t chain_id;
   /* session */
   bbvfl_cparams params;

@@ -57,6 +57,10 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
           (unsigned long long)r->from_block, (unsigned long long)r->to_block);
   if (r->has_deploy) fprintf(f, ", deployed in block %llu", (unsigned long long)r->deploy_block);
   fprintf(f, "\n  token %s\n", t);
+  if (r->code_known)
+    fprintf(f, "  deployed code: %s\n",
+            r->code_matches ? "identical to the product artifact abi/BbvflAggregator.json"
+                            : "DIFFERS from the product artifact abi/BbvflAggregator.json (the checks verify behaviour)");
   session_line(f, r);
   fprintf(f, "  read %llu logs: %llu of %llu rounds complete, %llu submissions, %llu gradients, %llu epochs%s%s\n",
           (unsigned long long)r->logs, (unsigned long long)r->rounds_completed,
@@ -137,6 +141,7 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_object_set_new(o, "to_block", json_integer((json_int_t)r->to_block));
   json_object_set_new(o, "deploy_block", r->has_deploy ? json_integer((json_int_t)r->deploy_block) : json_null());
   json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
+  json_object_set_new(o, "code_matches_artifact", r->code_known ? json_boolean(r->code_matches) : json_null());
   json_object_set_new(o, "summary", json_pack("{s:i,s:i,s:i,s:i}", "checks", BBVFL_AC_COUNT, "passed",
                                               (int)count_status(r, BBVFL_AS_PASS), "failed",
                                               (int)count_status(r, BBVFL_AS_FAIL), "skipped",
@@ -356,12 +361,17 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
           count_status(r, BBVFL_AS_PASS), count_status(r, BBVFL_AS_FAIL), count_status(r, BBVFL_AS_SKIP));
   fprintf(f, "<table><tr><th>chain</th><td>%llu</td><th>blocks</th><td>%llu .. %llu</td></tr>"
              "<tr><th>token</th><td><code>%s</code></td><th>deployed in block</th><td>%s%llu</td></tr>"
+             "<tr><th>deployed code</th><td colspan=\"3\">%s</td></tr>"
              "<tr><th>session</th><td colspan=\"3\">M=%u, B=%u, P=%u, b=%u, beta=%.6g, %u-bit lanes, %s mode, "
              "T=%u + V=%u rounds per epoch, %u epochs (%llu rounds)</td></tr>"
              "<tr><th>read</th><td colspan=\"3\">%llu logs: %llu rounds complete, %llu submissions, %llu gradients, "
              "%llu epochs, %s%s; audit took %.2f s</td></tr></table>\n",
           (unsigned long long)r->chain_id, (unsigned long long)r->from_block, (unsigned long long)r->to_block, t,
-          r->has_deploy ? "" : "not in range ", (unsigned long long)r->deploy_block, c->clients, c->batch, c->dim,
+          r->has_deploy ? "" : "not in range ", (unsigned long long)r->deploy_block,
+          !r->code_known     ? "not compared (no artifact)"
+          : r->code_matches ? "identical to the product artifact abi/BbvflAggregator.json"
+                            : "DIFFERS from the product artifact abi/BbvflAggregator.json (the checks verify behaviour)",
+          c->clients, c->batch, c->dim,
           c->levels, c->beta_micro / 1e6, r->params.lane_bits, c->masked ? "masked" : "plain", c->train_rounds,
           c->eval_rounds, c->epochs, (unsigned long long)r->params.total_rounds, (unsigned long long)r->logs,
           (unsigned long long)r->rounds_completed, (unsigned long long)r->submissions,

@@ -47,6 +47,7 @@ a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
 rows = list(csv.DictReader(open(sys.argv[3])))
 bad = [c["name"] for c in a["checks"] if c["status"] != "PASS"]
 assert a["ok"] is True and not bad, f"not all PASS: {bad}"
+assert a["code_matches_artifact"] is True, a["code_matches_artifact"]
 f = a["figures"]
 assert f["rounds"] == r["rounds"], (f["rounds"], r["rounds"])
 assert f["submissions"] == r["rounds"] * r["clients"], f["submissions"]
@@ -114,6 +115,7 @@ a = json.load(open(sys.argv[1]))
 st = {c["name"]: c for c in a["checks"]}
 failed = [n for n, c in st.items() if c["status"] == "FAIL"]
 assert failed == ["sums"], failed
+assert a["code_matches_artifact"] is False  # informational: the deployed code is not the product's
 ff = st["sums"]["first_failure"]
 assert ff["round"] == 1 and ff["tx"] and ff["detail"].startswith("lane 0:"), ff
 assert st["sums"]["failures"] == 1
