@@ -86,11 +86,12 @@ int bbvfl_read_file(const char *path, size_t max_len, char **out, size_t *len, b
     n += got;
     if (got == 0) break;
   }
-  int bad = ferror(f);
+  int bad = ferror(f) ? errno : 0;
   fclose(f);
   if (bad) {
     free(buf);
-    return bbvfl_fail(err, BBVFL_E_IO, "error reading %s", path);
+    if (bad == EISDIR) return bbvfl_fail(err, BBVFL_E_IO, "%s is a folder, not a file", path);
+    return bbvfl_fail(err, BBVFL_E_IO, "error reading %s: %s", path, strerror(bad));
   }
   if (n > max_len) {
     free(buf);

@@ -58,7 +58,7 @@ bad "binary.csv: " "${T[@]}" --data binary.csv
 bad "random.csv: " "${T[@]}" --data random.csv
 bad "huge.csv: line 2" "${T[@]}" --data huge.csv
 bad "cannot open .*No such file" "${T[@]}" --data "$tmp/no-such.csv"
-bad "$tmp" "${T[@]}" --data "$tmp"
+bad "$tmp is a folder, not a file" "${T[@]}" --data "$tmp"
 bad "no label column named 'nope'" "${T[@]}" --label nope
 [ ! -e "$tmp/run/report.json" ] || fail "a failed run wrote report.json"
 
