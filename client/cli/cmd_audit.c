@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "audit/audit.h"
 #include "audit/report.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/fsutil.h"
+#include "devnet/devnet.h"
 #include "eth/wallet.h"
 
 typedef struct {
@@ -96,8 +98,9 @@ int cmd_audit(int argc, char **argv) {
   if (rc == 1) return 0;
   if (rc < 0) return cli_report(&err);
 
-  char surl[512], scon[64];
+  char surl[512], scon[64], devdir[1100] = "";
   unsigned long long sdeploy = 0, srows = 0;
+  bbvfl_devnet dn;
   if (session) {
     if (load_session(session, surl, sizeof surl, scon, sizeof scon, &sdeploy, &srows, &err) < 0)
       return cli_report(&err);
@@ -134,8 +137,31 @@ int cmd_audit(int argc, char **argv) {
     o.progress = progress;
     o.progress_ctx = &pc;
   }
+  /* --session without --rpc: when the run's node is gone but the run folder kept its chain
+     (RUN/devnet/state.json, a persistent devnet), resume it for the audit and stop it after */
+  if (session && rpc == surl) {
+    unsigned long long cid = 0;
+    const char *slash = strrchr(session, '/');
+    int dl = slash ? (int)(slash - session) : 1;
+    char state[1200];
+    snprintf(devdir, sizeof devdir, "%.*s/devnet", dl, slash ? session : ".");
+    snprintf(state, sizeof state, "%s/state.json", devdir);
+    if (bbvfl_devnet_ping(surl, 2, &cid, NULL) < 0 && access(state, R_OK) == 0) {
+      bbvfl_devnet_opts dopt = {.dir = devdir, .persist = 1};
+      if (!quiet) fprintf(stderr, "audit: %s does not answer; resuming the run's devnet from %s\n", surl, devdir);
+      if (bbvfl_devnet_up(&dopt, &dn, &err) < 0) {
+        bbvfl_wrap(&err, "resuming the run's devnet");
+        return cli_report(&err);
+      }
+      o.rpc_url = dn.rpc_url;
+    } else {
+      devdir[0] = 0;
+    }
+  }
   bbvfl_audit_result res;
-  if (bbvfl_audit_run(&o, &res, &err) < 0) return cli_report(&err);
+  int ran = bbvfl_audit_run(&o, &res, &err);
+  if (devdir[0]) bbvfl_devnet_down(devdir, 10, NULL);
+  if (ran < 0) return cli_report(&err);
   int code = res.ok ? 0 : 3;
   if (html && bbvfl_audit_write_html(&res, html, &err) < 0) {
     bbvfl_audit_result_free(&res);

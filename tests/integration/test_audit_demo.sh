@@ -105,6 +105,23 @@ else
   echo "skip: chromium not installed (apt-get install chromium): HTML rendering not checked"
 fi
 
+# the run folder alone: a demo whose chain was persisted in RUN/devnet and stopped is audited
+# with --session only (the audit resumes that devnet, then stops it again)
+mkdir -p "$work/kept"
+"$BBVFL_BIN" devnet up --dir "$work/kept/devnet" --persist --json >"$work/kept.devnet.json"
+kurl=$(sed -n 's/.*"rpc_url": *"\([^"]*\)".*/\1/p' "$work/kept.devnet.json")
+"$BBVFL_BIN" demo --rpc "$kurl" --clients 3 --epochs 1 --seed 4 --out "$work/kept" >"$work/kept.log" 2>&1 ||
+  { cat "$work/kept.log" >&2; "$BBVFL_BIN" devnet down --dir "$work/kept/devnet"; exit 1; }
+"$BBVFL_BIN" devnet down --dir "$work/kept/devnet" >/dev/null
+set +e
+"$BBVFL_BIN" audit --session "$work/kept/session.json" --json >"$work/kept.audit.json" 2>"$work/kept.audit.err"
+rc=$?
+set -e
+check "run folder only: the audit resumes the run's devnet and passes (exit $rc)" sh -c \
+  "test $rc = 0 && grep -q 'resuming the run' '$work/kept.audit.err' && python3 -c \"
+import json; a = json.load(open('$work/kept.audit.json')); assert a['ok'] and a['figures']['rounds'] == 56, a['summary']\""
+check "run folder only: the resumed devnet was stopped again" sh -c "! test -e '$work/kept/devnet/devnet.json'"
+
 # ------------------------------------------------------------------ tampered contracts
 demo sum BBVFL_ABI_DIR="$work/tamper/sum"
 rc=$(audit sum)
