@@ -98,7 +98,7 @@ if command -v chromium >/dev/null 2>&1; then
   timeout 120 "${chrome[@]}" --dump-dom "file://$html" >"$work/dom.html" 2>/dev/null || true
   rm -rf "$prof"
   check "HTML: chromium wrote a screenshot" test -s "$shot"
-  check "HTML: no console errors" sh -c "! grep -E 'Uncaught|CONSOLE\\(|Refused to' '$work/chromium.log'"
+  check "HTML: no console errors" sh -c "! grep -E 'Uncaught|CONSOLE|Refused to' '$work/chromium.log'"
   check "HTML: the rendered DOM holds the charts and the verdict" sh -c \
     "test \$(grep -o '<svg' '$work/dom.html' | wc -l) -ge 5 && grep -q 'PASS: every check holds' '$work/dom.html'"
 else
