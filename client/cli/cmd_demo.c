@@ -178,7 +178,7 @@ int cmd_demo(int argc, char **argv) {
   session_flags f;
   session_flags_defaults(&f);
   const char *rpc_url = NULL, *funder = NULL, *out = NULL, *partition = NULL;
-  int as_json = 0, compare = 0;
+  int as_json = 0, compare = 0, full_history = 0;
   double round_timeout = 60;
   cli_opt opts[TRAIN_COMMON_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
@@ -188,6 +188,7 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "DIR", "run folder (default runs/demo-<UTC time>)"};
   opts[no++] = (cli_opt){"compare", OPT_FLAG, &compare, NULL, "also report the off-chain AUROC with the same seed and session seed"};
   opts[no++] = (cli_opt){"round-timeout", OPT_DBL, &round_timeout, "S", "a client gives up when a round takes longer (default 60)"};
+  opts[no++] = (cli_opt){"full-history", OPT_FLAG, &full_history, NULL, "embedded devnet: keep every old state and transaction (slower; for auditing the run while it is up)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object as the last line"};
   cli_spec spec = {"bbvfl demo", "on-chain DP-BBVFL end to end on this machine", "[OPTIONS]",
                    "Starts a devnet (unless --rpc), deploys token and aggregator, creates and funds M\n"
@@ -269,7 +270,7 @@ int cmd_demo(int argc, char **argv) {
   int quiet = as_json;
 
   if (!rpc_url) {
-    bbvfl_devnet_opts dopt = {.dir = devdir};
+    bbvfl_devnet_opts dopt = {.dir = devdir, .lean_history = !full_history};
     if (bbvfl_devnet_up(&dopt, &dn, &err) < 0) goto fail;
     devnet_started = 1;
     rpc_url = dn.rpc_url;

@@ -262,6 +262,12 @@ int bbvfl_devnet_up(const bbvfl_devnet_opts *o, bbvfl_devnet *out, bbvfl_err *er
     argv[a++] = "--block-time";
     argv[a++] = btbuf;
   }
+  if (o->lean_history) {
+    argv[a++] = "--prune-history";
+    argv[a++] = "64";
+    argv[a++] = "--transaction-block-keeper";
+    argv[a++] = "64";
+  }
   argv[a] = NULL;
 
   int logfd = open(out->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -21,6 +21,10 @@ typedef struct {
   const char *state;     /* explicit state file (implies persist); NULL: dir/state.json */
   double timeout_s;      /* how long to wait for the node to answer; 0: 30 s */
   double block_time;     /* 0: mine each transaction at once (automine) */
+  int lean_history;      /* keep only the last 64 states and transaction blocks in memory
+                            (anvil --prune-history 64 --transaction-block-keeper 64): anvil's
+                            per-transaction time grows with the chain's length, about half as
+                            fast this way; old transactions are then not served */
   const char *anvil;     /* anvil binary; NULL: $BBVFL_ANVIL, the pinned toolchain, then PATH */
 } bbvfl_devnet_opts;
 
