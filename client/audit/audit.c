@@ -1187,16 +1187,26 @@ static void finish(st_t *S) {
   close_rewards_group(S);
   bbvfl_cev none;
   memset(&none, 0, sizeof none);
-  /* every epoch of an ended session paid and totals = rate x accepted */
-  if (S->ended) {
-    for (uint32_t e = 0; e < S->p.cfg.epochs; e++) {
-      bbvfl_audit_epoch_fig *f = epoch_fig(S, e, 0);
-      if (!f || !f->rewards_paid) {
-        fail(S, BBVFL_AC_REWARDS, NULL, 0, 0, e, NULL, "the session ended but epoch %u's rewards were never paid", e);
-        break;
-      }
+  /* every complete epoch paid, unless its payout is not due yet: the active client has
+     activeBlocks blocks from the later of the epoch's completion (the latest completion is used,
+     so never too early) and its own election */
+  uint32_t pending = 0, first_pending = 0;
+  for (uint32_t e = 0; e < r->epochs_completed && e < S->p.cfg.epochs; e++) {
+    bbvfl_audit_epoch_fig *f = epoch_fig(S, e, 0);
+    if (f && f->rewards_paid) continue;
+    uint64_t from = S->epoch_done_block > S->active_since ? S->epoch_done_block : S->active_since;
+    if (r->to_block > from + S->p.cfg.active_blocks) {
+      fail(S, BBVFL_AC_REWARDS, NULL, 0, 0, e, S->active >= 0 ? S->cl[S->active].addr : NULL,
+           "epoch %u's rewards were not paid by block %llu (activeBlocks after it completed)", e,
+           (unsigned long long)(from + S->p.cfg.active_blocks));
+    } else if (pending++ == 0) {
+      first_pending = e;
     }
   }
+  if (pending)
+    snprintf(r->checks[BBVFL_AC_REWARDS].note, sizeof r->checks[BBVFL_AC_REWARDS].note,
+             "%u complete epoch(s) from epoch %u not paid yet (not overdue at block %llu)", pending, first_pending,
+             (unsigned long long)r->to_block);
   r->nclients = S->ncl;
   r->clients = calloc(S->ncl ? S->ncl : 1, sizeof *r->clients);
   for (size_t i = 0; r->clients && i < S->ncl; i++) {
