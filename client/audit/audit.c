@@ -490,9 +490,8 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   ok(S, BBVFL_AC_ELECTION);
 }
 
-/* Decodes submit(uint64,bytes) calldata; *q points into input. */
-static int decode_submit(const uint8_t *in, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
-                         char *why, size_t whyn) {
+int bbvfl_audit_decode_submit(const uint8_t *in, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
+                              char *why, size_t whyn) {
   uint8_t sel[4];
   bbvfl_abi_selector("submit(uint64,bytes)", sel);
   if (len < 4 + 64 || memcmp(in, sel, 4)) {
@@ -551,7 +550,7 @@ static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
       fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client,
            "transaction is not addressed to the aggregator (its bytes are not in calldata)");
       valid = 0;
-    } else if (decode_submit(fx->input, fx->input_len, &cr, &q, &qlen, why, sizeof why) < 0) {
+    } else if (bbvfl_audit_decode_submit(fx->input, fx->input_len, &cr, &q, &qlen, why, sizeof why) < 0) {
       fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "%s", why);
       valid = 0;
       q = NULL;

@@ -146,6 +146,12 @@ void bbvfl_audit_result_free(bbvfl_audit_result *res);
 void bbvfl_audit_push_round(bbvfl_audit_result *res, uint64_t round, uint64_t gas, uint64_t blocks, double secs,
                             uint32_t submissions);
 
+/* Decodes the calldata of submit(uint64 round, bytes q) (hostile input: any offset the ABI
+ * allows, every length checked). *q points into `in` (borrowed). Returns 0, or -1 with a
+ * reason in why (size whyn). */
+int bbvfl_audit_decode_submit(const uint8_t *in, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
+                              char *why, size_t whyn);
+
 /* "params", "registration", ... (the JSON names). */
 const char *bbvfl_audit_check_name(bbvfl_audit_check_id id);
 const char *bbvfl_audit_status_name(bbvfl_audit_status s); /* "PASS", "FAIL", "SKIP" */
