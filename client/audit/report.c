@@ -262,7 +262,7 @@ static double nice_max(double v) {
 /* A line chart (bars when bars = 1, grouped by series) of n points; x labels from xs. */
 static void svg_chart(FILE *f, const char *title, const char *xlabel, const double *xs, size_t n, const series *s,
                       size_t ns, int bars, double ymax_fixed) {
-  const double W = 560, H = 260, L = 70, R = 12, T = 28, B = 42;
+  const double W = 560, L = 70, R = 12, T = 30 + 14.0 * (double)ns, B = 42, H = 232 + 14.0 * (double)ns;
   double pw = W - L - R, ph = H - T - B;
   double ymax = 0;
   for (size_t k = 0; k < ns; k++)
@@ -321,7 +321,7 @@ static void svg_chart(FILE *f, const char *title, const char *xlabel, const doub
   esc(f, xlabel);
   fputs("</text>\n", f);
   for (size_t k = 0; k < ns; k++) {
-    double x = L + pw - 150, y = T + 4 + 14 * k;
+    double x = L + 4, y = 24 + 14.0 * (double)k; /* legend rows between the title and the plot */
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"10\" height=\"10\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\" class=\"lg\">",
             x, y, s[k].color, x + 14, y + 9);
     esc(f, s[k].name);
