@@ -18,6 +18,7 @@
 #define CHUNK 64           /* logs per prefetch batch */
 #define MAX_WINDOW 100000  /* blocks per eth_getLogs call, upper bound of the adaptive window */
 #define MAX_CLIENTS 64
+#define RING 4 /* round slots the contract keeps (BbvflAggregator.RING) */
 #define WINDOW_BYTES (1u << 20) /* hex characters of log data per eth_getLogs answer, target */
 
 static const char *const CHECK_NAMES[BBVFL_AC_COUNT] = {
@@ -92,6 +93,11 @@ typedef struct {
 
   int first_log_seen;
   size_t *perm;            /* schedule scratch (train_rows) */
+  /* the recomputed sums of the last RING complete rounds: the contract still stores those, and
+     roundSum() must return them */
+  uint32_t *ring[RING];
+  uint64_t ring_round[RING];
+  int ring_have[RING];
 } st_t;
 
 static void failv(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev, int has_round, uint64_t round,
@@ -655,6 +661,12 @@ static void on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) 
     }
     free(got);
   }
+  if (!S->sum_unknown) {
+    size_t k = (size_t)(ev->round % RING);
+    memcpy(S->ring[k], S->sum, S->coords * sizeof *S->sum);
+    S->ring_round[k] = ev->round;
+    S->ring_have[k] = 1;
+  }
   S->complete = 1;
   S->completed_at = ev->block_number;
   S->r->rounds_completed++;
@@ -1181,8 +1193,57 @@ static int process_window(st_t *S, json_t *logs, bbvfl_err *err) {
 
 /* ------------------------------------------------------------------ end of stream */
 
+/* The sums the contract still stores (roundSum(r) for the last RING complete rounds, as of the
+ * last block read) against the sums recomputed from the submitted bytes. */
+static void check_stored_sums(st_t *S) {
+  if (!S->elected) return;
+  char blk[24];
+  snprintf(blk, sizeof blk, "0x%llx", (unsigned long long)S->r->to_block);
+  uint32_t *got = malloc(S->coords * sizeof *got);
+  if (!got) return;
+  for (size_t k = 0; k < RING; k++) {
+    uint64_t rr = S->ring_round[k];
+    if (!S->ring_have[k] || rr + RING <= S->round) continue;
+    if (rr == S->round && !S->complete) continue;
+    uint8_t cd[36], *out = NULL, *sum = NULL;
+    size_t olen = 0, slen = 0;
+    bbvfl_abi_selector("roundSum(uint64)", cd);
+    memset(cd + 4, 0, 32);
+    for (int j = 0; j < 8; j++) cd[35 - j] = (uint8_t)(rr >> (8 * j));
+    bbvfl_err e = {0};
+    if (bbvfl_rpc_eth_call(S->rpc, NULL, S->r->contract, cd, sizeof cd, blk, &out, &olen, &e) < 0) {
+      if (e.code == BBVFL_E_REVERT)
+        fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu) reverted for a stored round: %s",
+             (unsigned long long)rr, e.msg);
+      else
+        snprintf(S->r->checks[BBVFL_AC_SUMS].note, sizeof S->r->checks[BBVFL_AC_SUMS].note,
+                 "stored sums not compared: %.200s", e.msg);
+      free(out);
+      continue;
+    }
+    if (bbvfl_cdec_bytes(out, olen, &sum, &slen, &e) < 0 ||
+        bbvfl_sum_unpack(sum, slen, S->p.lane_bits, got, S->coords, &e) < 0) {
+      fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu): %s", (unsigned long long)rr, e.msg);
+    } else {
+      uint32_t mask = S->p.cfg.masked ? 0xFFFFu : 0xFFFFFFFFu;
+      size_t bad = SIZE_MAX;
+      for (size_t j = 0; j < S->coords && bad == SIZE_MAX; j++)
+        if ((S->ring[k][j] & mask) != got[j]) bad = j;
+      if (bad != SIZE_MAX)
+        fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "stored sum (roundSum) lane %zu: %u, the submitted bytes add up to %u",
+             bad, got[bad], S->ring[k][bad] & mask);
+      else
+        ok(S, BBVFL_AC_SUMS);
+    }
+    free(out);
+    free(sum);
+  }
+  free(got);
+}
+
 static void finish(st_t *S) {
   bbvfl_audit_result *r = S->r;
+  check_stored_sums(S);
   close_rewards_group(S);
   bbvfl_cev none;
   memset(&none, 0, sizeof none);
@@ -1334,6 +1395,11 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
     goto out;
   }
   S->sum = calloc(S->coords, sizeof *S->sum);
+  for (size_t k = 0; k < RING; k++)
+    if (S->sum && !(S->ring[k] = calloc(S->coords, sizeof *S->sum))) {
+      free(S->sum);
+      S->sum = NULL;
+    }
   res->rounds = calloc(BBVFL_AUDIT_MAX_BUCKETS, sizeof *res->rounds);
   if (!S->sum || !res->rounds) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -1386,6 +1452,7 @@ out:
   if (rc < 0) bbvfl_audit_result_free(res);
   bbvfl_rpc_free(S->rpc);
   free(S->sum);
+  for (size_t k = 0; k < RING; k++) free(S->ring[k]);
   free(S->perm);
   free(S);
   return rc;
