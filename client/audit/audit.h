@@ -5,8 +5,8 @@
  *
  * Streaming: logs are read with eth_getLogs over adaptive block windows and processed in
  * (block, logIndex) order in chunks; the transactions, receipts and blocks a chunk needs are
- * fetched in one JSON-RPC batch. State is O(M) plus one round's sum plus O(epochs) small
- * per-epoch records; per-round figures are kept in a fixed number of buckets (adjacent rounds
+ * fetched in one JSON-RPC batch. State is O(M) plus the open round's sum and the last RING (4)
+ * complete rounds' sums, plus O(epochs) small per-epoch records; per-round figures are kept in a fixed number of buckets (adjacent rounds
  * are merged when a long history fills them), so memory stays flat in the number of rounds.
  *
  * Ownership: bbvfl_audit_run fills a caller-owned bbvfl_audit_result whose arrays are malloc'd
@@ -28,7 +28,8 @@ typedef enum {
   BBVFL_AC_REGISTRATION, /* Registered: index order, pubkey -> address, at most M, closes at M */
   BBVFL_AC_ELECTION,     /* commits/reveals/deadlines, seed, active, every re-election/exclusion justified */
   BBVFL_AC_SUBMISSIONS,  /* signer = registered participant, once, open round, length, range; hash = calldata */
-  BBVFL_AC_SUMS,         /* every RoundCompleted sum = sum of the submitted bytes (mod 2^16 masked) */
+  BBVFL_AC_SUMS,         /* every RoundCompleted sum, and every sum still stored (roundSum), = sum of
+                            the submitted bytes (mod 2^16 masked); SessionEnded after the last round */
   BBVFL_AC_SCHEDULE,     /* minibatch permutation per epoch from S (needs the training row count) */
   BBVFL_AC_GRADIENTS,    /* GradientPosted by the active client, complete TRAIN rounds, once, length */
   BBVFL_AC_METRICS,      /* MetricsPosted by the active client, complete epochs, once, in range */
