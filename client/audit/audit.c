@@ -1051,9 +1051,11 @@ static int prefetch(st_t *S, const bbvfl_cev *evs, size_t n, fetched *fx, bbvfl_
   if (nr == 0) return 0;
   if (bbvfl_rpc_batch(S->rpc, reqs, nr, err) < 0) return bbvfl_wrap(err, "fetching transactions");
   int retry_json = 0;
+  const bbvfl_cev *gone = NULL;
   for (size_t k = 0; k < nr; k++) {
     fetched *f = &fx[owner[k]];
     const bbvfl_cev *ev = &evs[owner[k]];
+    if (!reqs[k].err.code && json_is_null(reqs[k].result) && !gone) gone = ev;
     if (reqs[k].err.code) {
       if (what[k] == NEED_TX && S->raw_ok && reqs[k].err.code == BBVFL_E_RPC) retry_json = 1;
       if (what[k] == NEED_TX) snprintf(f->tx_err, sizeof f->tx_err, "%.150s", reqs[k].err.msg);
@@ -1071,6 +1073,15 @@ static int prefetch(st_t *S, const bbvfl_cev *evs, size_t n, fetched *fx, bbvfl_
     }
   }
   bbvfl_rpc_batch_clear(reqs, nr);
+  if (gone) {
+    char h[67];
+    bbvfl_hex_encode(gone->tx_hash, 32, h);
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "the node no longer has transaction %s of block %llu although it still has its log: it keeps "
+                      "a pruned history (e.g. anvil --prune-history / --transaction-block-keeper); audit against a "
+                      "node with the full history",
+                      h, (unsigned long long)gone->block_number);
+  }
   if (retry_json) { /* the node lacks eth_getRawTransactionByHash: ask for the JSON form */
     S->raw_ok = 0;
     for (size_t i = 0; i < n; i++) fetched_clear(&fx[i]);
@@ -1088,13 +1099,23 @@ static int check_deployment(st_t *S, const bbvfl_cev *ev, bbvfl_err *err) {
   if (got < 0) return bbvfl_wrap(err, "receipt of the first transaction");
   int is_deploy = got == 1 && rc.has_contract && !memcmp(rc.contract, S->r->contract, 20);
   bbvfl_receipt_clear(&rc);
+  if (got == 0) {
+    char h[67];
+    bbvfl_hex_encode(ev->tx_hash, 32, h);
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "the node has no receipt for transaction %s of block %llu, the contract's first log: it keeps a "
+                      "pruned history (e.g. anvil --prune-history / --transaction-block-keeper); audit against a node "
+                      "with the full history",
+                      h, (unsigned long long)ev->block_number);
+  }
   if (!is_deploy) {
-    char b[24];
-    snprintf(b, sizeof b, "%llu", (unsigned long long)S->o->from_block);
-    return bbvfl_fail(err, BBVFL_E_ARG,
-                      "the first log from block %s on is not from the aggregator's deployment: start the audit at or "
-                      "before the deploy block (--from-block, or --session with the deploy block)",
-                      b);
+    int late = S->o->from_block > 0 && ev->block_number == S->o->from_block;
+    return bbvfl_fail(err, late ? BBVFL_E_ARG : BBVFL_E_STATE,
+                      "the first log of the contract from block %llu on (in block %llu) is not from its deployment: "
+                      "start the audit at or before the deploy block (--from-block, or --session with the deploy "
+                      "block)%s",
+                      (unsigned long long)S->o->from_block, (unsigned long long)ev->block_number,
+                      late ? "" : ", on a node that keeps the full history (anvil --prune-history drops old logs)");
   }
   S->r->has_deploy = 1;
   S->r->deploy_block = ev->block_number;
