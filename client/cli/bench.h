@@ -84,6 +84,7 @@ typedef struct {
   int Ms[8], nM, bs[8], nb;
   double beta;
   int epochs, masked_epochs, naive_rounds, batch, P, floor_n;
+  int continuous; /* 1: one session of all epochs on a growing chain; 0: evm_revert per epoch */
   unsigned long long seed;
   const char *data;
 } bench_table1_opts;
@@ -95,6 +96,7 @@ char *bench_table1_csv(const json_t *t); /* malloc'd */
 typedef struct {
   int Ms[8], nM, Ps[8], nP, Bs[8], nB;
   int b, rounds, naive_rounds, naive, floor_n;
+  int continuous; /* 1: leave every configuration's blocks on the chain; 0: evm_revert after each */
   unsigned long long seed;
 } bench_scaling_opts;
 void bench_scaling_defaults(bench_scaling_opts *o);

@@ -68,6 +68,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
                           .V = 0,
                           .epochs = 1,
                           .seed = o->seed,
+                          .reset = !o->continuous,
                           .on_round = sc_on_round,
                           .ctx = pc};
   snprintf(pc->label, sizeof pc->label, "bbvfl M=%d B=%d P=%d", c->M, c->B, c->P);
@@ -110,6 +111,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
     json_object_set_new(r, "gas_per_coordinate_round0", json_real((double)res.rounds[0].gas / coords));
     json_object_set_new(r, "rounds", json_integer((json_int_t)res.nrounds));
     json_object_set_new(r, "steady_rounds", json_integer((json_int_t)k));
+    json_object_set_new(r, "node_stalls", json_integer(res.stalls));
     json_object_set_new(r, "submission_under_tx_cap", json_boolean(maxtx <= BBVFL_TX_GAS_CAP));
     json_object_set_new(r, "round_fits_one_block", json_boolean(gas <= (double)limit_block));
     json_object_set_new(r, "coords_at_tx_cap",
@@ -199,6 +201,7 @@ int bench_scaling_run(bench_env *e, const bench_scaling_opts *o, bench_progress 
   json_object_set_new(top, "naive_rounds", json_integer(o->naive ? o->naive_rounds : 0));
   json_object_set_new(top, "b", json_integer(o->b));
   json_object_set_new(top, "rpc", json_string(e->rpc_url));
+  json_object_set_new(top, "chain", json_string(o->continuous ? "continuous" : "reset"));
   json_object_set_new(top, "rows", rows);
   *out = top;
   return 0;
@@ -295,6 +298,8 @@ int bench_scaling(int argc, char **argv) {
       {"no-naive", OPT_FLAG, &no_naive, NULL, "skip the naive baseline contract"},
       {"floor-n", OPT_INT, &o.floor_n, "N", "transfers timed for the floor (default 100)"},
       {"out", OPT_STR, &out_s, "DIR", "folder for scaling.csv and scaling.json (default runs/bench-<UTC time>)"},
+      {"continuous", OPT_FLAG, &o.continuous, NULL,
+       "leave every configuration's blocks on the chain (default: evm_revert after each, so each starts on the same chain)"},
       {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
       {"json", OPT_FLAG, &as_json, NULL, "print the JSON object on stdout"},
   };

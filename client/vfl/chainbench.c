@@ -1,7 +1,9 @@
 /* The lean on-chain aggregation driver (see chainbench.h for what is timed and how). */
 #include "vfl/chainbench.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "vfl/contract.h"
 
 #define TX_TIMEOUT_S 60.0
+#define STALL_S 2
 
 typedef struct {
   bbvfl_key key;
@@ -25,6 +28,7 @@ typedef struct {
 } pool_client;
 
 struct bbvfl_cbench_pool {
+  char url[512];
   int n;
   pool_client *c;
   uint64_t chain_id, block_gas_limit;
@@ -73,6 +77,7 @@ bbvfl_cbench_pool *bbvfl_cbench_pool_new(const char *rpc_url, const bbvfl_key *f
     return NULL;
   }
   p->n = n;
+  snprintf(p->url, sizeof p->url, "%s", rpc_url);
   f.key = *funder;
   f.rpc = bbvfl_rpc_new(rpc_url, NULL, err);
   if (!f.rpc || bbvfl_rpc_chain_id(f.rpc, &p->chain_id, err) != 0 ||
@@ -269,6 +274,45 @@ static int sel_calldata(const char *sig, const uint64_t *args, size_t nargs, uin
   return 0;
 }
 
+/* anvil's evm_snapshot / evm_revert; id is the snapshot's id as the node returned it. */
+static int snapshot(pool_client *c, char *id, size_t n, bbvfl_err *err) {
+  json_t *res = NULL;
+  if (bbvfl_rpc_call(c->rpc, "evm_snapshot", json_array(), &res, err) != 0)
+    return bbvfl_wrap(err, "evm_snapshot (the chain-length reset needs an anvil; run without it otherwise)");
+  int ok = json_is_string(res) && strlen(json_string_value(res)) < n;
+  if (ok) snprintf(id, n, "%s", json_string_value(res));
+  json_decref(res);
+  return ok ? 0 : bbvfl_fail(err, BBVFL_E_PARSE, "evm_snapshot: unexpected answer");
+}
+
+static int revert_to(bbvfl_cbench_pool *p, int M, const char *id, bbvfl_err *err) {
+  json_t *res = NULL;
+  if (bbvfl_rpc_call(p->c[0].rpc, "evm_revert", json_pack("[s]", id), &res, err) != 0)
+    return bbvfl_wrap(err, "evm_revert");
+  int ok = json_is_true(res);
+  json_decref(res);
+  if (!ok) return bbvfl_fail(err, BBVFL_E_STATE, "evm_revert to snapshot %s was refused", id);
+  /* the nonces went back with the chain */
+  for (int i = 0; i < M && i < p->n; i++) bbvfl_sender_resync(p->c[i].s);
+  return 0;
+}
+
+/* A gas limit of base plus a random 0..65535. anvil's evm_revert forgets mined transactions, but
+ * a transaction that is byte-for-byte one sent before the revert (same sender, nonce, calldata,
+ * fees and gas) has the same hash, and the node then answers with the forgotten receipt instead
+ * of mining it. Setup transactions (registration, election) repeat across configurations, so
+ * they carry a random gas limit; submissions and gradients carry fresh random values anyway. */
+static uint64_t jitter_gas(uint64_t base) {
+  static bbvfl_rng rng;
+  static int seeded;
+  if (!seeded) {
+    bbvfl_err e = {0};
+    if (bbvfl_rng_init_os(&rng, &e) != 0) bbvfl_rng_init_seeded(&rng, (uint64_t)(bbvfl_now() * 1e9), 0x6a6974);
+    seeded = 1;
+  }
+  return base + (bbvfl_rng_u32(&rng) & 0xFFFF);
+}
+
 static uint64_t tx_limit(const bbvfl_cbench_pool *p) {
   return p->block_gas_limit < BBVFL_TX_GAS_CAP ? p->block_gas_limit : BBVFL_TX_GAS_CAP;
 }
@@ -290,7 +334,8 @@ static int setup_bbvfl(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   cc.eval_rounds = cfg->V;
   cc.epochs = cfg->epochs;
   cc.reward_per_submission = bbvfl_u256_from_u64(1);
-  cc.reward_pool = bbvfl_u256_from_u64(total * (uint64_t)M);
+  /* a random surplus in the pool makes every deployment's bytes unique (see jitter_gas) */
+  cc.reward_pool = bbvfl_u256_from_u64(total * (uint64_t)M + jitter_gas(0));
   cc.commit_blocks = (uint64_t)M + 2;
   cc.reveal_blocks = (uint64_t)M + 2;
   cc.active_blocks = 1000000;
@@ -308,7 +353,7 @@ static int setup_bbvfl(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   uint64_t close_block = 0;
   for (int i = 0; i < M; i++) {
     if (bbvfl_cenc_register(p->c[i].key.pub, &d, &len, err) != 0 ||
-        tx_owned(&p->c[i], addr, d, len, 0, &rc, err) != 0)
+        tx_owned(&p->c[i], addr, d, len, jitter_gas(400000), &rc, err) != 0)
       return bbvfl_wrap(err, "registering benchmark client %d", i);
     close_block = rc.block_number;
     bbvfl_receipt_clear(&rc);
@@ -321,14 +366,16 @@ static int setup_bbvfl(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
     uint8_t cm[32];
     bbvfl_rng_bytes(&rng, secret[i], 32);
     bbvfl_commitment(secret[i], p->c[i].key.addr, cm);
-    if (bbvfl_cenc_commit(cm, &d, &len, err) != 0 || tx_owned(&p->c[i], addr, d, len, 0, NULL, err) != 0) {
+    if (bbvfl_cenc_commit(cm, &d, &len, err) != 0 ||
+        tx_owned(&p->c[i], addr, d, len, jitter_gas(400000), NULL, err) != 0) {
       bbvfl_wrap(err, "election commit of benchmark client %d", i);
       goto fail;
     }
   }
   uint64_t last = 0;
   for (int i = 0; i < M; i++) {
-    if (bbvfl_cenc_reveal(secret[i], &d, &len, err) != 0 || tx_owned(&p->c[i], addr, d, len, 0, &rc, err) != 0) {
+    if (bbvfl_cenc_reveal(secret[i], &d, &len, err) != 0 ||
+        tx_owned(&p->c[i], addr, d, len, jitter_gas(1000000 + 60000 * (uint64_t)M), &rc, err) != 0) {
       bbvfl_wrap(err, "election reveal of benchmark client %d", i);
       goto fail;
     }
@@ -363,9 +410,12 @@ fail:
 
 static int setup_naive(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_t addr[20], bbvfl_cbench_result *res,
                        bbvfl_err *err) {
-  uint8_t args[64];
+  /* a third, random word after the two constructor arguments: the ABI decoder ignores it, and it
+   * makes every deployment's bytes unique (see jitter_gas) */
+  uint8_t args[96];
   put_word_u64(args, (uint64_t)cfg->M);
   put_word_u64(args + 32, (uint64_t)cfg->B * cfg->P);
+  put_word_u64(args + 64, jitter_gas(0) << 16 | jitter_gas(0));
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
   int r = bbvfl_deploy(p->c[0].s, "NaiveAggregator", args, sizeof args, TX_TIMEOUT_S, addr, &rc, err);
@@ -376,7 +426,8 @@ static int setup_naive(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   for (int i = 0; i < cfg->M; i++) {
     uint8_t *d = NULL;
     size_t len;
-    if (sel_calldata("register()", NULL, 0, &d, &len, err) != 0 || tx_owned(&p->c[i], addr, d, len, 0, NULL, err) != 0)
+    if (sel_calldata("register()", NULL, 0, &d, &len, err) != 0 ||
+        tx_owned(&p->c[i], addr, d, len, jitter_gas(200000), NULL, err) != 0)
       return bbvfl_wrap(err, "registering benchmark client %d with the naive contract", i);
   }
   return 0;
@@ -414,6 +465,7 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
   uint8_t *grad = malloc(4 * n), *fparams = calloc((size_t)cfg->P + 1, 4);
   pthread_t *th = calloc((size_t)M, sizeof *th);
   int nth = 0, barriers = 0, rc = -1, active = 0;
+  bbvfl_rpc *ctl = NULL;
   res->rounds = calloc(total, sizeof *res->rounds);
   if (!w || !q || !h || !grad || !fparams || !th || !res->rounds) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -427,12 +479,18 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
     r.completed_topic[1] = 'x';
     for (int i = 0; i < 32; i++) snprintf(r.completed_topic + 2 + 2 * i, 3, "%02x", t[i]);
   }
+  char snap0[80] = "", snap_e[80] = "";
+  if (cfg->reset && snapshot(&p->c[0], snap0, sizeof snap0, err) != 0) goto out;
   double t_setup = bbvfl_now();
   if (naive ? setup_naive(p, cfg, r.to, res, err) : setup_bbvfl(p, cfg, r.to, &active, res, err)) goto out;
   res->setup_s = bbvfl_now() - t_setup;
+  if (cfg->reset && snapshot(&p->c[0], snap_e, sizeof snap_e, err) != 0) goto out;
 
   bbvfl_rng rng;
-  bbvfl_rng_init_seeded(&rng, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_TEST, 0x62656e63));
+  /* the seed mixed with a fresh random word: two runs never send byte-identical submissions (after
+   * an evm_revert the node would answer an identical one with its forgotten receipt) */
+  bbvfl_rng_init_seeded(&rng, cfg->seed ^ (jitter_gas(0) << 32 | jitter_gas(0)),
+                        bbvfl_rng_stream(BBVFL_STREAM_TEST, 0x62656e63));
   bbvfl_mech mech = {.kind = BBVFL_MECH_PBM, .b = cfg->b, .beta = cfg->beta, .C = 1.0};
   for (size_t j = 0; j < 4 * n; j++) grad[j] = (uint8_t)bbvfl_rng_u32(&rng);
   for (size_t j = 0; j < 4 * n; j += 4) grad[j] = (uint8_t)(grad[j] & 0x3c); /* finite, small floats */
@@ -458,10 +516,20 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
     }
 
   uint64_t post_limit = 0;
-  for (uint64_t rd = 0; rd < total; rd++) {
-    bbvfl_cbench_round *out_r = &res->rounds[rd];
-    out_r->round = rd;
-    out_r->epoch = (uint32_t)(rd / per_epoch);
+  {
+    bbvfl_err ce = {0};
+    ctl = bbvfl_rpc_new(p->url, NULL, &ce); /* the driver's own connection (stall handling) */
+  }
+  for (uint64_t k = 0; k < total; k++) {
+    bbvfl_cbench_round *out_r = &res->rounds[k];
+    /* with reset every epoch replays the first epoch's rounds on the contract */
+    const uint64_t rd = cfg->reset ? k % per_epoch : k;
+    if (cfg->reset && k > 0 && rd == 0) {
+      if (revert_to(p, M, snap_e, err) != 0 || snapshot(&p->c[0], snap_e, sizeof snap_e, err) != 0) goto out;
+    }
+    out_r->round = k;
+    out_r->contract_round = rd;
+    out_r->epoch = (uint32_t)(k / per_epoch);
     out_r->train = naive || rd % per_epoch < cfg->T;
     for (int i = 0; i < M; i++) {
       if (masked) {
@@ -476,7 +544,7 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
                  : bbvfl_cenc_submit(rd, q, qlen, &w[i].data, &w[i].len, err)) != 0)
         goto out;
     }
-    if (rd == 0) {
+    if (k == 0) {
       uint64_t est;
       if (estimate(&p->c[0], r.to, w[0].data, w[0].len, "one submission", limit, &est, err) != 0) goto out;
       r.gas_limit = gas_with_margin(est, 30000 + 8 * qlen, limit);
@@ -486,7 +554,22 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
     r.ndone = 0;
     r.gen++;
     pthread_cond_broadcast(&r.go);
-    while (r.ndone < M) pthread_cond_wait(&r.fin, &r.mu);
+    while (r.ndone < M) {
+      struct timespec dl;
+      clock_gettime(CLOCK_REALTIME, &dl);
+      dl.tv_sec += STALL_S;
+      if (pthread_cond_timedwait(&r.fin, &r.mu, &dl) == ETIMEDOUT && r.ndone < M && ctl) {
+        /* a submission has sat unmined for STALL_S seconds while the others are done: anvil's
+         * automine can leave a transaction that arrived during a block's mining in the pool until
+         * the next transaction comes; mine a block for it (counted, and the round's time shows it) */
+        pthread_mutex_unlock(&r.mu);
+        json_t *ign = NULL;
+        bbvfl_err e2 = {0};
+        if (bbvfl_rpc_call(ctl, "evm_mine", json_array(), &ign, &e2) == 0) res->stalls++;
+        json_decref(ign);
+        pthread_mutex_lock(&r.mu);
+      }
+    }
     pthread_mutex_unlock(&r.mu);
     double t0 = w[0].t_start, t1 = 0;
     int ncompleted = 0;
@@ -511,11 +594,11 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
       bbvfl_receipt rcpt;
       if (sel_calldata("aggregate(uint256)", &arg, 1, &d, &len, err) != 0) goto out;
       uint64_t g = 0;
-      if (rd == 0 && estimate(&p->c[0], r.to, d, len, "the naive aggregate() call", limit, &g, err) != 0) {
+      if (k == 0 && estimate(&p->c[0], r.to, d, len, "the naive aggregate() call", limit, &g, err) != 0) {
         free(d);
         goto out;
       }
-      if (rd == 0) post_limit = gas_with_margin(g, 20000, limit);
+      if (k == 0) post_limit = gas_with_margin(g, 20000, limit);
       if (tx_owned(&p->c[0], r.to, d, len, post_limit, &rcpt, err) != 0) {
         bbvfl_wrap(err, "naive aggregate() of round %llu", (unsigned long long)rd);
         goto out;
@@ -534,6 +617,8 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
       uint8_t *d = NULL;
       size_t len;
       bbvfl_receipt rcpt;
+      for (size_t j = 0; j < 4 * n; j++) grad[j] = (uint8_t)bbvfl_rng_u32(&rng);
+      for (size_t j = 0; j < 4 * n; j += 4) grad[j] = (uint8_t)(grad[j] & 0x3c); /* finite, small floats */
       if (bbvfl_cenc_post_gradient(rd, grad, 4 * n, fparams, 4 * ((size_t)cfg->P + 1), &d, &len, err) != 0) goto out;
       if (!post_limit) {
         uint64_t g;
@@ -552,7 +637,7 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
       out_r->post_gas = rcpt.gas_used;
       bbvfl_receipt_clear(&rcpt);
     }
-    if (cfg->on_round) cfg->on_round(cfg->ctx, rd + 1, total);
+    if (cfg->on_round) cfg->on_round(cfg->ctx, k + 1, total);
   }
   rc = 0;
 out:
@@ -563,11 +648,19 @@ out:
     pthread_mutex_unlock(&r.mu);
     for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
   }
+  if (snap0[0]) {
+    bbvfl_err e2 = {0};
+    if (revert_to(p, M, snap0, &e2) != 0 && rc == 0) {
+      if (err) *err = e2;
+      rc = -1;
+    }
+  }
   if (barriers) {
     pthread_cond_destroy(&r.go);
     pthread_cond_destroy(&r.fin);
     pthread_mutex_destroy(&r.mu);
   }
+  bbvfl_rpc_free(ctl);
   if (w)
     for (int i = 0; i < M; i++) free(w[i].data);
   free(w);

@@ -56,14 +56,23 @@ typedef struct {
   double beta;           /* PBM bias for the random embeddings */
   uint32_t T, V;         /* training / evaluation rounds per epoch (naive: only T is used) */
   uint32_t epochs;
-  uint64_t seed;         /* random embeddings */
+  uint64_t seed;         /* random embeddings (mixed with a fresh random word per run) */
+  /* 1: keep the chain short (anvil): evm_snapshot before the deployment and after the setup,
+   * evm_revert to the post-setup snapshot after every epoch (each epoch then replays the session's
+   * first epoch on a chain of the same length) and to the first snapshot at the end, so the node
+   * is left as it was. anvil 1.7.1 mines each block more slowly the longer its chain is (about
+   * 0.5 ms per empty block on a fresh chain, several ms after a few thousand blocks), which would
+   * otherwise make later epochs and configurations pay for the earlier ones. 0: one continuous
+   * session of all epochs. */
+  int reset;
   /* called after every round (nullable) */
   void (*on_round)(void *ctx, uint64_t done, uint64_t total);
   void *ctx;
 } bbvfl_cbench_cfg;
 
 typedef struct {
-  uint64_t round;
+  uint64_t round;          /* 0.. in the order run */
+  uint64_t contract_round; /* the contract's round number (differs from round with reset) */
   uint32_t epoch;
   int train;             /* 1 TRAIN, 0 EVAL */
   double agg_ms;         /* aggregation time of the round (see above) */
@@ -80,6 +89,8 @@ typedef struct {
   uint64_t submit_gas_limit;  /* gas limit the submissions were sent with */
   uint64_t deploy_gas;
   double setup_s;             /* deploy + registration + election */
+  int stalls;                 /* rounds in which a submission sat unmined for 2 s until the driver
+                                 asked the node to mine a block (evm_mine); 0 on a healthy node */
 } bbvfl_cbench_result;
 
 /* Deploys a fresh contract and runs cfg->epochs * (T + V) rounds (naive: epochs * T). Fails with
