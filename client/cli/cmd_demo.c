@@ -188,7 +188,7 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "DIR", "run folder (default runs/demo-<UTC time>)"};
   opts[no++] = (cli_opt){"compare", OPT_FLAG, &compare, NULL, "also report the off-chain AUROC with the same seed and session seed"};
   opts[no++] = (cli_opt){"round-timeout", OPT_DBL, &round_timeout, "S", "a client gives up when a round takes longer (default 60)"};
-  opts[no++] = (cli_opt){"full-history", OPT_FLAG, &full_history, NULL, "embedded devnet: keep every old state and transaction (slower; for auditing the run while it is up)"};
+  opts[no++] = (cli_opt){"full-history", OPT_FLAG, &full_history, NULL, "embedded devnet: keep every old state (slower; only eth_call on old blocks needs it)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object as the last line"};
   cli_spec spec = {"bbvfl demo", "on-chain DP-BBVFL end to end on this machine", "[OPTIONS]",
                    "Starts a devnet (unless --rpc), deploys token and aggregator, creates and funds M\n"
@@ -270,7 +270,10 @@ int cmd_demo(int argc, char **argv) {
   int quiet = as_json;
 
   if (!rpc_url) {
-    bbvfl_devnet_opts dopt = {.dir = devdir, .lean_history = !full_history};
+    /* The chain is kept in the run folder (written when the devnet stops), so
+     * `bbvfl audit --session RUN/session.json` can verify the run afterwards. */
+    bbvfl_devnet_opts dopt = {.dir = devdir, .lean_history = !full_history, .persist = 1,
+                              .dump_at_exit_only = 1};
     if (bbvfl_devnet_up(&dopt, &dn, &err) < 0) goto fail;
     devnet_started = 1;
     rpc_url = dn.rpc_url;

@@ -28,7 +28,7 @@ static void print_info(const bbvfl_devnet *d, int as_json, const char *status) {
 }
 
 int cmd_devnet(int argc, char **argv) {
-  const char *dir = DEFAULT_DIR, *state = NULL;
+  const char *dir = DEFAULT_DIR, *state = NULL, *hardfork = NULL;
   int port = 0, persist = 0, as_json = 0;
   double timeout = 30, block_time = 0;
   const cli_opt opts[] = {
@@ -37,6 +37,7 @@ int cmd_devnet(int argc, char **argv) {
       {"persist", OPT_FLAG, &persist, NULL, "up: keep chain state in DIR/state.json across down/up"},
       {"state", OPT_STR, &state, "FILE", "up: persistent state in FILE (implies --persist)"},
       {"block-time", OPT_DBL, &block_time, "S", "up: mine a block every S seconds (default: on each tx)"},
+      {"hardfork", OPT_STR, &hardfork, "NAME", "up: EVM hard fork (default cancun, see README; 'default' = anvil's)"},
       {"timeout", OPT_DBL, &timeout, "S", "seconds to wait for start or stop (default 30)"},
       {"json", OPT_FLAG, &as_json, NULL, "print a JSON object"},
   };
@@ -68,7 +69,8 @@ int cmd_devnet(int argc, char **argv) {
   }
   if (strcmp(verb, "up") == 0) {
     bbvfl_devnet_opts o = {.dir = dir, .port = port, .persist = persist || state, .state = state,
-                           .timeout_s = timeout, .block_time = block_time};
+                           .timeout_s = timeout, .block_time = block_time,
+                           .hardfork = hardfork};
     bbvfl_devnet d;
     if (bbvfl_devnet_up(&o, &d, &err) != 0) return cli_report(&err);
     print_info(&d, as_json, "running");

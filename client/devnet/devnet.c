@@ -254,8 +254,15 @@ int bbvfl_devnet_up(const bbvfl_devnet_opts *o, bbvfl_devnet *out, bbvfl_err *er
   if (out->state_path[0]) {
     argv[a++] = "--state";
     argv[a++] = out->state_path;
-    argv[a++] = "--state-interval"; /* also survive a hard kill: dump every 2 s */
-    argv[a++] = "2";
+    if (!o->dump_at_exit_only) {
+      argv[a++] = "--state-interval"; /* also survive a hard kill: dump every 2 s */
+      argv[a++] = "2";
+    }
+  }
+  const char *fork_name = o->hardfork ? o->hardfork : "cancun";
+  if (strcmp(fork_name, "default") != 0) {
+    argv[a++] = "--hardfork";
+    argv[a++] = fork_name;
   }
   if (o->block_time > 0) {
     snprintf(btbuf, sizeof btbuf, "%g", o->block_time);
@@ -264,9 +271,7 @@ int bbvfl_devnet_up(const bbvfl_devnet_opts *o, bbvfl_devnet *out, bbvfl_err *er
   }
   if (o->lean_history) {
     argv[a++] = "--prune-history";
-    argv[a++] = "64";
-    argv[a++] = "--transaction-block-keeper";
-    argv[a++] = "64";
+    argv[a++] = "8";
   }
   argv[a] = NULL;
 
