@@ -71,7 +71,8 @@ bbvfl_cbench_pool *bbvfl_cbench_pool_new(const char *rpc_url, const bbvfl_key *f
   bbvfl_cbench_pool *p = calloc(1, sizeof *p);
   pool_client f;
   memset(&f, 0, sizeof f);
-  if (!p || !(p->c = calloc((size_t)n, sizeof *p->c))) {
+  /* n clients and one more key: the driver's own, for the interleaved floor transfers */
+  if (!p || !(p->c = calloc((size_t)n + 1, sizeof *p->c))) {
     free(p);
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     return NULL;
@@ -91,7 +92,7 @@ bbvfl_cbench_pool *bbvfl_cbench_pool_new(const char *rpc_url, const bbvfl_key *f
   snprintf(wei, sizeof wei, "%u000000000000000000", fund_eth ? fund_eth : 1);
   bbvfl_u256 amount;
   if (bbvfl_u256_from_string(wei, &amount, err) != 0) goto fail;
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i <= n; i++) {
     if (bbvfl_key_generate(&p->c[i].key, err) != 0) goto fail;
     bbvfl_receipt r;
     if (bbvfl_sender_transact(f.s, p->c[i].key.addr, &amount, NULL, 0, 21000, TX_TIMEOUT_S, &r, err) != 0) {
@@ -116,7 +117,7 @@ fail:
 
 void bbvfl_cbench_pool_free(bbvfl_cbench_pool *p) {
   if (!p) return;
-  for (int i = 0; i < p->n; i++) client_close(&p->c[i]);
+  for (int i = 0; i <= p->n; i++) client_close(&p->c[i]);
   free(p->c);
   free(p);
 }
@@ -286,6 +287,7 @@ static int snapshot(pool_client *c, char *id, size_t n, bbvfl_err *err) {
 }
 
 static int revert_to(bbvfl_cbench_pool *p, int M, const char *id, bbvfl_err *err) {
+  (void)M;
   json_t *res = NULL;
   if (bbvfl_rpc_call(p->c[0].rpc, "evm_revert", json_pack("[s]", id), &res, err) != 0)
     return bbvfl_wrap(err, "evm_revert");
@@ -293,7 +295,7 @@ static int revert_to(bbvfl_cbench_pool *p, int M, const char *id, bbvfl_err *err
   json_decref(res);
   if (!ok) return bbvfl_fail(err, BBVFL_E_STATE, "evm_revert to snapshot %s was refused", id);
   /* the nonces went back with the chain */
-  for (int i = 0; i < M && i < p->n; i++) bbvfl_sender_resync(p->c[i].s);
+  for (int i = 0; i <= p->n; i++) bbvfl_sender_resync(p->c[i].s);
   return 0;
 }
 
@@ -465,7 +467,7 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
   uint8_t *grad = malloc(4 * n), *fparams = calloc((size_t)cfg->P + 1, 4);
   pthread_t *th = calloc((size_t)M, sizeof *th);
   int nth = 0, barriers = 0, rc = -1, active = 0;
-  bbvfl_rpc *ctl = NULL;
+  pool_client *drv = &p->c[p->n]; /* the driver's own key and connection (main thread only) */
   res->rounds = calloc(total, sizeof *res->rounds);
   if (!w || !q || !h || !grad || !fparams || !th || !res->rounds) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -516,10 +518,6 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
     }
 
   uint64_t post_limit = 0;
-  {
-    bbvfl_err ce = {0};
-    ctl = bbvfl_rpc_new(p->url, NULL, &ce); /* the driver's own connection (stall handling) */
-  }
   for (uint64_t k = 0; k < total; k++) {
     bbvfl_cbench_round *out_r = &res->rounds[k];
     /* with reset every epoch replays the first epoch's rounds on the contract */
@@ -558,14 +556,14 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
       struct timespec dl;
       clock_gettime(CLOCK_REALTIME, &dl);
       dl.tv_sec += STALL_S;
-      if (pthread_cond_timedwait(&r.fin, &r.mu, &dl) == ETIMEDOUT && r.ndone < M && ctl) {
+      if (pthread_cond_timedwait(&r.fin, &r.mu, &dl) == ETIMEDOUT && r.ndone < M) {
         /* a submission has sat unmined for STALL_S seconds while the others are done: anvil's
          * automine can leave a transaction that arrived during a block's mining in the pool until
          * the next transaction comes; mine a block for it (counted, and the round's time shows it) */
         pthread_mutex_unlock(&r.mu);
         json_t *ign = NULL;
         bbvfl_err e2 = {0};
-        if (bbvfl_rpc_call(ctl, "evm_mine", json_array(), &ign, &e2) == 0) res->stalls++;
+        if (bbvfl_rpc_call(drv->rpc, "evm_mine", json_array(), &ign, &e2) == 0) res->stalls++;
         json_decref(ign);
         pthread_mutex_lock(&r.mu);
       }
@@ -637,7 +635,20 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
       out_r->post_gas = rcpt.gas_used;
       bbvfl_receipt_clear(&rcpt);
     }
-    if (cfg->on_round) cfg->on_round(cfg->ctx, k + 1, total);
+    if (cfg->floor_each_round) {
+      /* a bare signed 1-wei transfer to receipt, on the chain as it is now (not part of the round) */
+      const bbvfl_u256 one = bbvfl_u256_from_u64(1);
+      bbvfl_receipt fr;
+      double tf = bbvfl_now();
+      if (bbvfl_sender_transact(drv->s, p->c[0].key.addr, &one, NULL, 0, 21000, TX_TIMEOUT_S, &fr, err) != 0) {
+        bbvfl_receipt_clear(&fr);
+        bbvfl_wrap(err, "the interleaved floor transfer after round %llu", (unsigned long long)k);
+        goto out;
+      }
+      out_r->floor_ms = (bbvfl_now() - tf) * 1e3;
+      bbvfl_receipt_clear(&fr);
+    }
+        if (cfg->on_round) cfg->on_round(cfg->ctx, k + 1, total);
   }
   rc = 0;
 out:
@@ -660,7 +671,6 @@ out:
     pthread_cond_destroy(&r.fin);
     pthread_mutex_destroy(&r.mu);
   }
-  bbvfl_rpc_free(ctl);
   if (w)
     for (int i = 0; i < M; i++) free(w[i].data);
   free(w);

@@ -65,6 +65,9 @@ typedef struct {
    * otherwise make later epochs and configurations pay for the earlier ones. 0: one continuous
    * session of all epochs. */
   int reset;
+  /* 1: after every round (outside its time) the driver times one bare signed 1-wei transfer to
+   * receipt from its own key: the floor on the chain as it is at that round */
+  int floor_each_round;
   /* called after every round (nullable) */
   void (*on_round)(void *ctx, uint64_t done, uint64_t total);
   void *ctx;
@@ -80,6 +83,7 @@ typedef struct {
   uint64_t gas;          /* gasUsed of the M submissions (naive: + aggregate()) */
   uint64_t max_tx_gas;   /* the largest single transaction of the round */
   uint64_t post_gas;     /* the gradient post */
+  double floor_ms;       /* the interleaved floor transfer after this round (floor_each_round) */
 } bbvfl_cbench_round;
 
 typedef struct {

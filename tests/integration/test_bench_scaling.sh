@@ -20,7 +20,8 @@ assert [(r["sweep"], r["M"], r["B"], r["P"]) for r in rows] == [
 for r in rows:
     assert r["status"] == "ok", r
     for k in ("round_ms", "gas_per_round", "gas_per_submission", "gas_per_coordinate", "lane_bits",
-              "submission_under_tx_cap", "round_fits_one_block", "coords_at_tx_cap", "naive_status"):
+              "submission_under_tx_cap", "round_fits_one_block", "coords_at_tx_cap", "naive_status",
+              "floor_interleaved_ms", "floor_ratio", "node_stalls"):
         assert k in r, (k, r)
     assert r["lane_bits"] == 8 and r["submission_under_tx_cap"] and r["round_fits_one_block"], r
     assert abs(r["gas_per_coordinate"] * r["M"] * r["B"] * r["P"] - r["gas_per_round"]) < 1e-3 * r["gas_per_round"], r

@@ -34,7 +34,11 @@ for r in rows:
     # 45 training rounds per epoch on Breast Cancer: the epoch is at least the median round x 45 / 2
     assert o["config"]["train_rounds_per_epoch"] == 45 and o["config"]["eval_rounds_per_epoch"] == 11, o["config"]
     assert abs(r["ratio"] - r["onchain_s"] / r["offchain_s"]) <= 1e-4 * r["ratio"], r
-    assert abs(r["floor_ratio"] - r["onchain_round_ms"] / (5 * o["floor_ms"])) <= 1e-4 * r["floor_ratio"], r
+    # the ratio to M bare transfers timed between this row's rounds, and to the fresh-chain floor
+    assert r["floor_interleaved_ms"] > 0, r
+    assert abs(r["floor_ratio"] - r["onchain_round_ms"] / (5 * r["floor_interleaved_ms"])) <= 1e-4 * r["floor_ratio"], r
+    assert abs(r["floor_ratio_fresh"] - r["onchain_round_ms"] / (5 * o["floor_ms"])) <= 1e-4 * r["floor_ratio_fresh"], r
+    assert r["node_stalls"] >= 0, r
     assert abs(r["gas_per_coordinate"] - r["gas_per_round"] / (5 * 10 * 16)) < 1e-3, r
     assert r["paper_onchain_s"] == 12.521, r
 p, m = plain[0], masked[0]
