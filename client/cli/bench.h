@@ -84,7 +84,7 @@ typedef struct {
   int Ms[8], nM, bs[8], nb;
   double beta;
   int epochs, masked_epochs, naive_rounds, batch, P, floor_n;
-  int continuous; /* 1: one session of all epochs on a growing chain; 0: evm_revert per epoch */
+  int reset;      /* bbvfl_cbench_cfg.reset: 0 none, 1 per configuration (default), 2 also per epoch */
   unsigned long long seed;
   const char *data;
 } bench_table1_opts;
@@ -96,7 +96,7 @@ char *bench_table1_csv(const json_t *t); /* malloc'd */
 typedef struct {
   int Ms[8], nM, Ps[8], nP, Bs[8], nB;
   int b, rounds, naive_rounds, naive, floor_n;
-  int continuous; /* 1: leave every configuration's blocks on the chain; 0: evm_revert after each */
+  int reset;      /* 0: leave every configuration's blocks on the chain; 1: evm_revert after each (default) */
   unsigned long long seed;
 } bench_scaling_opts;
 void bench_scaling_defaults(bench_scaling_opts *o);

@@ -26,6 +26,7 @@ void bench_scaling_defaults(bench_scaling_opts *o) {
   o->naive = 1;
   o->floor_n = 100;
   o->seed = 1;
+  o->reset = 1;
 }
 
 typedef struct {
@@ -68,7 +69,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
                           .V = 0,
                           .epochs = 1,
                           .seed = o->seed,
-                          .reset = !o->continuous,
+                          .reset = o->reset,
                           .floor_each_round = 1,
                           .on_round = sc_on_round,
                           .ctx = pc};
@@ -207,7 +208,8 @@ int bench_scaling_run(bench_env *e, const bench_scaling_opts *o, bench_progress 
   json_object_set_new(top, "naive_rounds", json_integer(o->naive ? o->naive_rounds : 0));
   json_object_set_new(top, "b", json_integer(o->b));
   json_object_set_new(top, "rpc", json_string(e->rpc_url));
-  json_object_set_new(top, "chain", json_string(o->continuous ? "continuous" : "reset"));
+  json_object_set_new(top, "chain", json_string(o->reset ? "each configuration from the same chain (evm_revert)"
+                                                          : "configurations follow each other on one chain"));
   json_object_set_new(top, "rows", rows);
   *out = top;
   return 0;
@@ -292,7 +294,7 @@ int bench_scaling(int argc, char **argv) {
   bench_scaling_opts o;
   bench_scaling_defaults(&o);
   const char *rpc_url = NULL, *m_s = "2,4,8,16,32,64", *p_s = "16,32,64", *b_s = "10,50,100", *out_s = NULL;
-  int as_json = 0, no_files = 0, no_naive = 0;
+  int as_json = 0, no_files = 0, no_naive = 0, no_reset = 0;
   const cli_opt opts[] = {
       {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
       {"clients", OPT_STR, &m_s, "LIST", "M values at B=10 P=16 (default 2,4,8,16,32,64; 1..64)"},
@@ -304,8 +306,8 @@ int bench_scaling(int argc, char **argv) {
       {"no-naive", OPT_FLAG, &no_naive, NULL, "skip the naive baseline contract"},
       {"floor-n", OPT_INT, &o.floor_n, "N", "transfers timed for the floor (default 100)"},
       {"out", OPT_STR, &out_s, "DIR", "folder for scaling.csv and scaling.json (default runs/bench-<UTC time>)"},
-      {"continuous", OPT_FLAG, &o.continuous, NULL,
-       "leave every configuration's blocks on the chain (default: evm_revert after each, so each starts on the same chain)"},
+      {"no-reset", OPT_FLAG, &no_reset, NULL,
+       "no evm_snapshot/evm_revert (nodes other than anvil): configurations follow each other on one chain"},
       {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
       {"json", OPT_FLAG, &as_json, NULL, "print the JSON object on stdout"},
   };
@@ -325,6 +327,7 @@ int bench_scaling(int argc, char **argv) {
   if (prc == 1) return 0;
   if (prc < 0) return cli_report(&err);
   o.naive = !no_naive;
+  o.reset = !no_reset;
   if (bench_parse_ints("clients", m_s, o.Ms, 8, &o.nM, 1, 64, &err) != 0 ||
       bench_parse_ints("dims", p_s, o.Ps, 8, &o.nP, 1, 4096, &err) != 0 ||
       bench_parse_ints("batches", b_s, o.Bs, 8, &o.nB, 1, 4096, &err) != 0)

@@ -74,7 +74,9 @@ int bench_devnet_start(bench_devnet *o, bbvfl_err *err) {
   const char *tmp = getenv("TMPDIR");
   snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(o->dir)) return bbvfl_fail(err, BBVFL_E_IO, "cannot create a folder for the devnet in %s", o->dir);
-  bbvfl_devnet_opts opts = {.dir = o->dir};
+  /* the devnet defaults (Cancun rules) and the last 8 states only: with anvil's defaults its time
+   * per block grows with the chain (docs/ONCHAIN.md) */
+  bbvfl_devnet_opts opts = {.dir = o->dir, .lean_history = 1};
   if (bbvfl_devnet_up(&opts, &o->d, err) != 0) {
     nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return bbvfl_wrap(err, "starting the benchmark's devnet");

@@ -279,7 +279,7 @@ static int sel_calldata(const char *sig, const uint64_t *args, size_t nargs, uin
 static int snapshot(pool_client *c, char *id, size_t n, bbvfl_err *err) {
   json_t *res = NULL;
   if (bbvfl_rpc_call(c->rpc, "evm_snapshot", json_array(), &res, err) != 0)
-    return bbvfl_wrap(err, "evm_snapshot (the chain-length reset needs an anvil; run without it otherwise)");
+    return bbvfl_wrap(err, "evm_snapshot (resetting the chain needs an anvil; use --no-reset on other nodes)");
   int ok = json_is_string(res) && strlen(json_string_value(res)) < n;
   if (ok) snprintf(id, n, "%s", json_string_value(res));
   json_decref(res);
@@ -486,7 +486,7 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
   double t_setup = bbvfl_now();
   if (naive ? setup_naive(p, cfg, r.to, res, err) : setup_bbvfl(p, cfg, r.to, &active, res, err)) goto out;
   res->setup_s = bbvfl_now() - t_setup;
-  if (cfg->reset && snapshot(&p->c[0], snap_e, sizeof snap_e, err) != 0) goto out;
+  if (cfg->reset >= 2 && snapshot(&p->c[0], snap_e, sizeof snap_e, err) != 0) goto out;
 
   bbvfl_rng rng;
   /* the seed mixed with a fresh random word: two runs never send byte-identical submissions (after
@@ -521,8 +521,8 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
   for (uint64_t k = 0; k < total; k++) {
     bbvfl_cbench_round *out_r = &res->rounds[k];
     /* with reset every epoch replays the first epoch's rounds on the contract */
-    const uint64_t rd = cfg->reset ? k % per_epoch : k;
-    if (cfg->reset && k > 0 && rd == 0) {
+    const uint64_t rd = cfg->reset >= 2 ? k % per_epoch : k;
+    if (cfg->reset >= 2 && k > 0 && rd == 0) {
       if (revert_to(p, M, snap_e, err) != 0 || snapshot(&p->c[0], snap_e, sizeof snap_e, err) != 0) goto out;
     }
     out_r->round = k;

@@ -57,13 +57,14 @@ typedef struct {
   uint32_t T, V;         /* training / evaluation rounds per epoch (naive: only T is used) */
   uint32_t epochs;
   uint64_t seed;         /* random embeddings (mixed with a fresh random word per run) */
-  /* 1: keep the chain short (anvil): evm_snapshot before the deployment and after the setup,
-   * evm_revert to the post-setup snapshot after every epoch (each epoch then replays the session's
-   * first epoch on a chain of the same length) and to the first snapshot at the end, so the node
-   * is left as it was. anvil 1.7.1 mines each block more slowly the longer its chain is (about
-   * 0.5 ms per empty block on a fresh chain, several ms after a few thousand blocks), which would
-   * otherwise make later epochs and configurations pay for the earlier ones. 0: one continuous
-   * session of all epochs. */
+  /* Keeping the chain short on anvil, whose time per block grows with the length of its chain
+   * unless it runs with pruned history (docs/ONCHAIN.md):
+   * 0: nothing; the configuration's blocks stay on the chain.
+   * 1: evm_snapshot before the deployment, evm_revert to it at the end: the node is left as it
+   *    was, so every configuration of a benchmark starts on the same chain.
+   * 2: as 1, and also evm_revert to the post-setup state after every epoch: each epoch then
+   *    replays the session's first epoch on a chain of the same length (for a node with full
+   *    history, where later epochs would otherwise pay for the earlier ones' blocks). */
   int reset;
   /* 1: after every round (outside its time) the driver times one bare signed 1-wei transfer to
    * receipt from its own key: the floor on the chain as it is at that round */
