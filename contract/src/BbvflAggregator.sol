@@ -69,6 +69,20 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///   client could add any value to the sum. Only plain mode enforces values <= b.
 /// - currentRound() returns totalRounds once the session has ended.
 /// - Errors are require-style revert strings (Error(string)).
+/// - Labels split across clients (DP-BBVFL Algorithm 2, lines 11-14): a client that holds labels
+///   registers with registerLabelHolder(pubkey) instead of register(pubkey) (same checks, plus the
+///   LabelHolder event). The set of label holders is therefore fixed when registration closes and
+///   auditable from the events (and labelHolders(), a bitmap by client index). Which rows each
+///   holder labels is the holders' business (the contract does not see rows). In a TRAIN round that
+///   is complete and whose gradient is not posted yet, each label holder may post once
+///   postLabelGradient(round, grad): dLoss/dlogits of the fusion head for its rows of the batch
+///   (B*K IEEE-754 binary32, big-endian, rows it does not hold are zero; the contract checks only
+///   that the length is a non-zero multiple of 4*B, at most 4*B*256). The active client sums the
+///   posts (and its own rows) before its backward. postGradient does not wait for them: the
+///   active client decides (a session in which the active client holds every label needs no
+///   post). The holders that posted for the latest round are one reused storage word
+///   (labelPosts()); the submit path is untouched. Note: such a gradient reveals the labels of
+///   its rows to anyone who can compute the logits (the sum and the head parameters are public).
 /// - Excluded reasons: 1 no commit by the commit deadline, 2 no reveal by the reveal deadline,
 ///   3 missed a round (expireRound). Elected reasons: 0 election, 1 re-election after a missed
 ///   active deadline, 2 active client excluded by expireRound.
@@ -153,6 +167,7 @@ contract BbvflAggregator {
     uint256 private constant F_EXCL = 2;
     uint256 private constant F_COMMIT = 4;
     uint256 private constant F_REVEAL = 8;
+    uint256 private constant F_LABEL = 16;
     uint256 private constant SH_INDEX = 8;
     uint256 private constant SH_ACC = 16; // accepted submissions, frozen when excluded, 32 bits
     uint256 private constant SH_REW = 48; // rewarded submissions, 32 bits
@@ -205,6 +220,9 @@ contract BbvflAggregator {
     bytes32 private _fusionHash;
     uint64 private _fusionRound;
     uint32 private _unsettled; // lowest epoch whose metrics or rewards are still missing
+    uint64 private _labelHolders; // bit i: client index i registered as a label holder
+    // label-gradient posts of the latest round posted to: round << 64 | bitmap of the holders' indices
+    uint256 private _labelPosts;
     // epoch => bit 0 metrics posted, bit 1 rewards paid
     mapping(uint32 => uint256) private _epoch;
     // latest completed epoch: EPOCH_DONE_SET | (epoch + 1) << 64 | completion block
@@ -212,6 +230,10 @@ contract BbvflAggregator {
     uint256 private constant EPOCH_DONE_SET = 1 << 255;
 
     event Registered(address indexed client, uint8 index, bytes pubkey);
+    /// The client registered (Registered, same transaction) as a label holder.
+    event LabelHolder(address indexed client, uint8 index);
+    /// A label holder's dLoss/dlogits for its rows of TRAIN round `round` (see the header).
+    event LabelGradientPosted(uint64 indexed round, address indexed client, bytes grad);
     event Committed(address indexed client, bytes32 commitment);
     event Revealed(address indexed client, bytes32 secret);
     event Excluded(address indexed client, uint8 reason);
@@ -282,11 +304,24 @@ contract BbvflAggregator {
 
     /// Registers the caller with its 64-byte uncompressed secp256k1 public key (x || y).
     function register(bytes calldata pubkey) external {
+        _register(pubkey);
+    }
+
+    /// register() for a client that holds labels (of some or all rows): it may then post label
+    /// gradients (postLabelGradient). Fixed for the session.
+    function registerLabelHolder(bytes calldata pubkey) external {
+        uint256 index = _register(pubkey);
+        _client[msg.sender] |= F_LABEL;
+        _labelHolders |= uint64(1) << uint8(index);
+        emit LabelHolder(msg.sender, uint8(index));
+    }
+
+    function _register(bytes calldata pubkey) private returns (uint256 index) {
         require(_clients.length < M, "registration closed");
         require(pubkey.length == 64, "pubkey must be 64 bytes");
         require(address(uint160(uint256(keccak256(pubkey)))) == msg.sender, "pubkey does not match sender");
         require(_client[msg.sender] & F_REG == 0, "already registered");
-        uint256 index = _clients.length;
+        index = _clients.length;
         _client[msg.sender] = F_REG | (index << SH_INDEX);
         _clients.push(msg.sender);
         _pubkey[msg.sender] = pubkey;
@@ -661,6 +696,28 @@ contract BbvflAggregator {
         _hot = h;
     }
 
+    /// A label holder posts dLoss/dlogits for its rows of a complete TRAIN round whose gradient is
+    /// not posted yet, once per round (see the header for the encoding).
+    function postLabelGradient(uint64 round, bytes calldata grad) external {
+        uint256 w = _client[msg.sender];
+        require(w & F_LABEL != 0, "not a label holder");
+        require(w & F_EXCL == 0, "excluded");
+        Hot memory h = _hot;
+        require(h.started && !h.ended, "not training");
+        require(round <= h.round, "round not open");
+        require(round == h.round, "round closed");
+        require(_isTrain(round), "eval round");
+        require(h.count == h.n, "round not complete");
+        uint256 unit = uint256(B) * 4;
+        require(grad.length != 0 && grad.length % unit == 0 && grad.length <= unit * 256, "bad label gradient length");
+        uint256 lp = _labelPosts;
+        uint256 posted = lp >> 64 == round ? lp & 0xFFFFFFFFFFFFFFFF : 0;
+        uint256 bit = uint256(1) << ((w >> SH_INDEX) & 0xFF);
+        require(posted & bit == 0, "label gradient already posted");
+        _labelPosts = (uint256(round) << 64) | posted | bit;
+        emit LabelGradientPosted(round, msg.sender, grad);
+    }
+
     /// The active client posts the epoch's test metrics (micro units), once per epoch.
     function postMetrics(uint32 epoch, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro) external {
         require(msg.sender == _active, "not active");
@@ -903,6 +960,18 @@ contract BbvflAggregator {
         any = ep1 != 0;
         epoch = any ? uint32(ep1 - 1) : 0;
         atBlock = uint64(d);
+    }
+
+    /// Label holders (bit i = client index i), fixed at registration.
+    function labelHolders() external view returns (uint64) {
+        return _labelHolders;
+    }
+
+    /// The latest round a label gradient was posted for, and which holders (bit = index) posted.
+    function labelPosts() external view returns (uint64 round, uint64 posted) {
+        uint256 lp = _labelPosts;
+        round = uint64(lp >> 64);
+        posted = uint64(lp);
     }
 
     /// Oldest epoch whose metrics or rewards are still missing (epochs when all are settled).
