@@ -178,7 +178,8 @@ int cmd_demo(int argc, char **argv) {
   session_flags f;
   session_flags_defaults(&f);
   const char *rpc_url = NULL, *funder = NULL, *out = NULL, *partition = NULL;
-  int as_json = 0, compare = 0, full_history = 0;
+  int as_json = 0, compare = 0, full_history = 0, masked = 0;
+  uint64_t timeout_blocks = 0;
   double round_timeout = 60;
   cli_opt opts[TRAIN_COMMON_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
@@ -189,6 +190,9 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"compare", OPT_FLAG, &compare, NULL, "also report the off-chain AUROC with the same seed and session seed"};
   opts[no++] = (cli_opt){"round-timeout", OPT_DBL, &round_timeout, "S", "a client gives up when a round takes longer (default 60)"};
   opts[no++] = (cli_opt){"full-history", OPT_FLAG, &full_history, NULL, "embedded devnet: keep every old state (slower; only eth_call on old blocks needs it)"};
+  opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each client's submission (docs/MASKED.md)"};
+  opts[no++] = (cli_opt){"round-timeout-blocks", OPT_U64, &timeout_blocks, "N",
+                         "blocks after which a stalled round may be expired (default 64 masked, 100000 plain)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object as the last line"};
   cli_spec spec = {"bbvfl demo", "on-chain DP-BBVFL end to end on this machine", "[OPTIONS]",
                    "Starts a devnet (unless --rpc), deploys token and aggregator, creates and funds M\n"
@@ -212,6 +216,14 @@ int cmd_demo(int argc, char **argv) {
   bbvfl_dataset ds;
   if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
   int M = s.train.M;
+  s.cparams.masked = masked;
+  s.cparams.round_timeout_blocks = timeout_blocks ? timeout_blocks : masked ? 64 : 0;
+  if (masked && (long)M * s.train.mech.b >= 65536) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld",
+               (long)M * s.train.mech.b);
+    bbvfl_dataset_free(&ds);
+    return cli_report(&err);
+  }
   bbvfl_partition part;
   if ((partition ? bbvfl_partition_parse(partition, ds.d, &part, &err) : bbvfl_partition_even(ds.d, M, &part, &err)) <
       0) {
@@ -352,6 +364,7 @@ int cmd_demo(int argc, char **argv) {
     args[a++] = ch[m].dir;
     args[a++] = "--round-timeout";
     args[a++] = timeout_s;
+    args[a++] = "--expire"; /* a client that drops out must not stall the others */
     args[a++] = "--party";
     args[a++] = party;
     if (seeded) {
@@ -463,6 +476,7 @@ int cmd_demo(int argc, char **argv) {
       bbvfl_fail(&err, BBVFL_E_STATE, "no client reported per-epoch metrics as active client");
       goto fail;
     }
+    int participants = json_is_integer(json_object_get(act, "participants")) ? (int)jnum(act, "participants") : M;
     const char *shex = json_string_value(json_object_get(act, "session_seed"));
     if (shex) bbvfl_hex_decode_fixed(shex, S, 32, NULL);
     size_t ne = json_array_size(eps);
@@ -540,6 +554,12 @@ int cmd_demo(int argc, char **argv) {
     }
     json_object_set_new(report, "epsilon_feature", finite ? train_json_num(acct.epsilon_feature) : json_null());
     json_object_set_new(report, "epsilon_sample", finite ? train_json_num(acct.epsilon_sample) : json_null());
+    /* masked mode: only the sums are public; the bound for the clients actually present at the end */
+    bbvfl_acct_out macct;
+    int mfinite = masked && train_common_epsilon_masked(&s.train, participants, f.tc.delta, &macct, &aerr) == 0;
+    json_object_set_new(report, "masked", json_boolean(masked));
+    json_object_set_new(report, "participants", json_integer(participants));
+    json_object_set_new(report, "epsilon_feature_masked", mfinite ? train_json_num(macct.epsilon_feature) : json_null());
     json_object_set_new(report, "delta", json_real(f.tc.delta));
     json_object_set_new(report, "onchain_agg_s_per_epoch", json_real(onchain_agg));
     json_object_set_new(report, "offchain_agg_s_per_epoch", json_real(ores.agg_train_s_per_epoch));
@@ -582,7 +602,11 @@ int cmd_demo(int argc, char **argv) {
       printf("\nsummary (%s)\n", run);
       printf("  test AUROC            %.4f", auroc);
       if (compare) printf("   (off-chain, same seed: %.4f)", jnum(report, "auroc_offchain_same_seed"));
-      printf("\n  epsilon (feature)     %.1f at delta %g\n", finite ? acct.epsilon_feature : NAN, f.tc.delta);
+      printf("\n  epsilon (feature)     %.1f at delta %g (local DP: every submission public)\n",
+             finite ? acct.epsilon_feature : NAN, f.tc.delta);
+      if (masked)
+        printf("  epsilon (feature)     %.2f masked mode, %d participants (only the sums public)\n",
+               mfinite ? macct.epsilon_feature : NAN, participants);
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,
              offchain_agg);
       printf("  gas per round         %.0f (%.1f per coordinate)\n", gas_per_round, coords > 0 ? gas_per_round / coords : 0);

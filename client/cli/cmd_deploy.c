@@ -16,7 +16,8 @@ int cmd_deploy(int argc, char **argv) {
   session_flags f;
   session_flags_defaults(&f);
   const char *rpc_url = NULL, *key_file = NULL, *deployer_key = NULL, *out = "session.json", *config = NULL;
-  int as_json = 0;
+  int as_json = 0, masked = 0;
+  uint64_t timeout_blocks = 0, active_blocks = 0;
   cli_opt opts[TRAIN_COMMON_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "JSON-RPC endpoint (required)"};
@@ -24,6 +25,12 @@ int cmd_deploy(int argc, char **argv) {
   opts[no++] = (cli_opt){"funder-key", OPT_STR, &key_file, "FILE", "the same (name shared with bbvfl demo)"};
   opts[no++] = (cli_opt){"config", OPT_STR, &config, "FILE", "session settings as JSON (keys named like the flags)"};
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "FILE", "session file to write (default session.json)"};
+  opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each submission (docs/MASKED.md)"};
+  opts[no++] = (cli_opt){"round-timeout-blocks", OPT_U64, &timeout_blocks, "N",
+                         "blocks after which anyone may expire an open round (default 100000)"};
+  opts[no++] = (cli_opt){"active-blocks", OPT_U64, &active_blocks, "N",
+                         "blocks the active client has for a gradient or an epoch's payout before anyone may "
+                         "call reelect() (default 100000)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object"};
   cli_spec spec = {"bbvfl deploy", "deploy the reward token and the aggregator for one session", "--rpc URL [OPTIONS]",
                    "Deploys BbvflAggregator (which deploys its BbvflRewardToken and holds the whole reward\n"
@@ -50,6 +57,15 @@ int cmd_deploy(int argc, char **argv) {
   strcpy(s.rpc_url, rpc_url);
   bbvfl_dataset ds;
   if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
+  s.cparams.masked = masked;
+  s.cparams.round_timeout_blocks = timeout_blocks;
+  s.cparams.active_blocks = active_blocks;
+  if (masked && (long)s.train.M * s.train.mech.b >= 65536) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld",
+               (long)s.train.M * s.train.mech.b);
+    bbvfl_dataset_free(&ds);
+    return cli_report(&err);
+  }
   bbvfl_rpc *rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
   bbvfl_key k;
   memset(&k, 0, sizeof k);
@@ -79,9 +95,10 @@ int cmd_deploy(int argc, char **argv) {
     free(t);
     json_decref(o);
   } else {
-    printf("aggregator %s\ntoken      %s\nblock      %llu\nsession    %s (M=%u, B=%u, P=%u, b=%u, %u+%u rounds x %u epochs)\n",
+    printf("aggregator %s\ntoken      %s\nblock      %llu\nsession    %s (M=%u, B=%u, P=%u, b=%u, %u+%u rounds x %u epochs%s)\n",
            ca, ta, (unsigned long long)s.deploy_block, out, s.cparams.clients, s.cparams.batch, s.cparams.dim,
-           s.cparams.levels, s.cparams.train_rounds, s.cparams.eval_rounds, s.cparams.epochs);
+           s.cparams.levels, s.cparams.train_rounds, s.cparams.eval_rounds, s.cparams.epochs,
+           s.cparams.masked ? ", masked" : "");
   }
   return 0;
 }

@@ -102,4 +102,12 @@ int train_common_epsilon(const bbvfl_offchain_cfg *c, double delta, bbvfl_acct_o
   return rc;
 }
 
+int train_common_epsilon_masked(const bbvfl_offchain_cfg *c, int participants, double delta, bbvfl_acct_out *out,
+                                bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  if (c->mech.kind != BBVFL_MECH_PBM) return bbvfl_fail(err, BBVFL_E_ARG, "masked mode needs the PBM mechanism");
+  bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, participants, c->epochs, delta};
+  return bbvfl_acct_pbm_masked_feature(&in, out, NULL, err);
+}
+
 json_t *train_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }

@@ -25,6 +25,10 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err
 int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
 /* Epsilon of the configuration: *finite = 0 for NPQ (no privacy). */
 int train_common_epsilon(const bbvfl_offchain_cfg *cfg, double delta, bbvfl_acct_out *out, int *finite, bbvfl_err *err);
+/* Masked mode's feature-level bound (bbvfl_acct_pbm_masked_feature, PBM only) for a session whose
+ * sums cover `participants` clients; out's sample-level fields are the local ones. */
+int train_common_epsilon_masked(const bbvfl_offchain_cfg *c, int participants, double delta, bbvfl_acct_out *out,
+                                bbvfl_err *err);
 /* JSON number, or null when not finite. */
 json_t *train_json_num(double v);
 /* Default path of the bundled table. */

@@ -108,8 +108,16 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   if (get_str(o, "rpc_url", s->rpc_url, sizeof s->rpc_url, path, err) < 0) goto out;
   if (get_int(o, "chain_id", 1, INT64_MAX, &v, path, err) < 0) goto out;
   s->chain_id = (uint64_t)v;
-  if (get_str(o, "contract", buf, sizeof buf, path, err) < 0 || bbvfl_addr_parse(buf, s->contract, err) < 0) goto out;
-  if (get_str(o, "token", buf, sizeof buf, path, err) < 0 || bbvfl_addr_parse(buf, s->token, err) < 0) goto out;
+  if (get_str(o, "contract", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_addr_parse(buf, s->contract, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract\"", path);
+    goto out;
+  }
+  if (get_str(o, "token", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_addr_parse(buf, s->token, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"token\"", path);
+    goto out;
+  }
   if (get_int(o, "deploy_block", 0, INT64_MAX, &v, path, err) < 0) goto out;
   s->deploy_block = (uint64_t)v;
 
@@ -133,12 +141,16 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   CP("round_timeout_blocks", round_timeout_blocks, 1, UINT32_MAX);
 #undef CP
   c->masked = json_is_true(json_object_get(cp, "masked"));
-  if (get_str(cp, "reward_per_submission", buf, sizeof buf, path, err) < 0 ||
-      bbvfl_u256_from_string(buf, &c->reward_per_submission, err) < 0)
+  if (get_str(cp, "reward_per_submission", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_u256_from_string(buf, &c->reward_per_submission, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract_params\".\"reward_per_submission\"", path);
     goto out;
-  if (get_str(cp, "reward_pool", buf, sizeof buf, path, err) < 0 ||
-      bbvfl_u256_from_string(buf, &c->reward_pool, err) < 0)
+  }
+  if (get_str(cp, "reward_pool", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_u256_from_string(buf, &c->reward_pool, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract_params\".\"reward_pool\"", path);
     goto out;
+  }
   if (get_int(cp, "lane_bits", 8, 16, &v, path, err) < 0) goto out;
   s->lane_bits = (unsigned)v;
 
@@ -220,7 +232,10 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
     return bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: each needs at least one batch of %zu", ntr, nte,
                       t->B);
   bbvfl_cconfig *c = &s->cparams;
+  int masked = c->masked;
+  uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
   memset(c, 0, sizeof *c);
+  c->masked = masked != 0;
   c->clients = (uint8_t)t->M;
   c->batch = (uint32_t)t->B;
   c->dim = (uint32_t)t->P;
@@ -236,8 +251,8 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
     return bbvfl_fail(err, BBVFL_E_ARG, "reward pool overflows");
   c->commit_blocks = 1000;
   c->reveal_blocks = 1000;
-  c->active_blocks = 100000;
-  c->round_timeout_blocks = 100000;
+  c->active_blocks = active_blocks ? active_blocks : 100000;
+  c->round_timeout_blocks = timeout_blocks ? timeout_blocks : 100000;
   s->n_rows = ds->n;
   s->chain_id = bbvfl_sender_chain_id(snd);
   uint8_t *args = NULL;

@@ -39,7 +39,9 @@ typedef struct {
  * parameters: T = floor(N_train/B), V = floor(N_test/B), 1 token (1e18 units) per accepted
  * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks,
  * active and round timeout 100000 blocks (blocks advance only with transactions on an automining
- * devnet). s->rpc_url, label and data are the caller's. rpc, sender: the deployer's (borrowed). */
+ * devnet). s->rpc_url, label and data are the caller's. The caller may set s->cparams.masked
+ * (masked mode, docs/MASKED.md) and s->cparams.round_timeout_blocks (0: 100000) before the call;
+ * every other contract parameter is derived. rpc, sender: the deployer's (borrowed). */
 struct bbvfl_sender;
 int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err);
 
