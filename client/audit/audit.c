@@ -77,6 +77,7 @@ typedef struct {
   uint64_t round;
   uint64_t opened_at; int opened_ts_ok; uint64_t opened_ts;
   uint64_t sub_mask;       /* client indexes that submitted validly */
+  size_t min_reopen;       /* masked: smallest re-opened participant set (0: none) */
   uint32_t nsub_valid, nsub_all;
   int sum_unknown;         /* some submission's bytes could not be recovered */
   uint32_t *sum;           /* coords lanes, exact */
@@ -888,6 +889,7 @@ static void on_reopened(st_t *S, const bbvfl_cev *ev) {
          (unsigned long long)bitmap, ev->participants, (unsigned long long)S->sub_mask, np);
   else
     ok(S, BBVFL_AC_ELECTION);
+  if (!S->min_reopen || np < S->min_reopen) S->min_reopen = np;
   for (size_t i = 0; i < S->ncl; i++) /* the voided submissions are not accepted */
     if (S->sub_mask >> i & 1) S->cl[i].accepted--;
   S->sub_mask = 0;
@@ -1344,8 +1346,12 @@ static void finish(st_t *S) {
     r->eps_at_edge = out.at_grid_edge;
     ok(S, BBVFL_AC_PRIVACY);
     if (S->p.cfg.masked) {
+      /* after dropouts the sums cover fewer clients: the bound for the smallest set */
       bbvfl_acct_out mo;
-      if (bbvfl_acct_pbm_masked_feature(&in, &mo, NULL, &e) == 0) {
+      bbvfl_pbm_acct_in min = in;
+      if (S->min_reopen && S->min_reopen < (size_t)in.M) min.M = (int)S->min_reopen;
+      r->masked_participants = (unsigned)min.M;
+      if (bbvfl_acct_pbm_masked_feature(&min, &mo, NULL, &e) == 0) {
         r->has_masked_eps = 1;
         r->eps_masked_feature = mo.epsilon_feature;
       }

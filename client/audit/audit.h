@@ -116,6 +116,8 @@ typedef struct {
   /* privacy */
   double delta, eps_feature, eps_sample, eps_masked_feature;
   int has_eps, has_masked_eps, eps_at_edge;
+  unsigned masked_participants; /* masked: the smallest participant set of the session (M minus the
+                                   clients dropped by re-opened rounds); the masked bound is for it */
   uint64_t train_rows;
   double elapsed_s;
 } bbvfl_audit_result;

@@ -106,7 +106,8 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
   if (r->has_eps) {
     fprintf(f, "privacy (delta %g): feature-level epsilon %.4g, sample-level %.4g", r->delta, r->eps_feature,
             r->eps_sample);
-    if (r->has_masked_eps) fprintf(f, ", masked feature-level %.4g", r->eps_masked_feature);
+    if (r->has_masked_eps)
+      fprintf(f, ", masked feature-level %.4g (%u participants)", r->eps_masked_feature, r->masked_participants);
     fprintf(f, "%s\n", r->eps_at_edge ? " (optimum at the edge of the alpha grid)" : "");
   }
 }
@@ -226,6 +227,8 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_object_set_new(eps, "feature", r->has_eps ? json_real(r->eps_feature) : json_null());
   json_object_set_new(eps, "sample", r->has_eps ? json_real(r->eps_sample) : json_null());
   json_object_set_new(eps, "masked_feature", r->has_masked_eps ? json_real(r->eps_masked_feature) : json_null());
+  json_object_set_new(eps, "masked_participants",
+                      r->has_masked_eps ? json_integer((json_int_t)r->masked_participants) : json_null());
   json_object_set_new(eps, "at_grid_edge", json_boolean(r->eps_at_edge));
   json_object_set_new(fig, "epsilon", eps);
   json_object_set_new(o, "figures", fig);
