@@ -50,6 +50,22 @@ int bbvfl_cenc_register(const uint8_t pubkey[64], uint8_t **out, size_t *len, bb
   return bbvfl_abi_builder_finish(&b, out, len, err);
 }
 
+int bbvfl_cenc_register_label_holder(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "registerLabelHolder(bytes)");
+  bbvfl_abi_put_bytes(&b, pubkey, 64);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_post_label_gradient(uint64_t round, const uint8_t *grad, size_t grad_len, uint8_t **out,
+                                   size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "postLabelGradient(uint64,bytes)");
+  bbvfl_abi_put_u64(&b, round);
+  bbvfl_abi_put_bytes(&b, grad, grad_len);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
 int bbvfl_cenc_commit(const uint8_t commitment[32], uint8_t **out, size_t *len, bbvfl_err *err) {
   return enc_word("commit(bytes32)", commitment, out, len, err);
 }
@@ -334,6 +350,9 @@ static const ev_def EV[BBVFL_EV_COUNT] = {
     [BBVFL_EV_REWARDS_PAID] = {"RewardsPaid(uint32,address,uint256,uint32)",
                                "RewardsPaid(uint32 indexed,address indexed,uint256,uint32)"},
     [BBVFL_EV_SESSION_ENDED] = {"SessionEnded(uint64)", "SessionEnded(uint64)"},
+    [BBVFL_EV_LABEL_HOLDER] = {"LabelHolder(address,uint8)", "LabelHolder(address indexed,uint8)"},
+    [BBVFL_EV_LABEL_GRADIENT_POSTED] = {"LabelGradientPosted(uint64,address,bytes)",
+                                        "LabelGradientPosted(uint64 indexed,address indexed,bytes)"},
     [BBVFL_EV_TRANSFER] = {"Transfer(address,address,uint256)", "Transfer(address indexed,address indexed,uint256)"},
 };
 
@@ -478,6 +497,15 @@ int bbvfl_cev_decode(const json_t *log, bbvfl_cev *o, bbvfl_err *err) {
     case BBVFL_EV_SESSION_ENDED:
       o->round = val_u64(&it[0]);
       break;
+    case BBVFL_EV_LABEL_HOLDER:
+      memcpy(o->client, it[0].word + 12, 20);
+      o->index = it[1].word[31];
+      break;
+    case BBVFL_EV_LABEL_GRADIENT_POSTED:
+      o->round = val_u64(&it[0]);
+      memcpy(o->client, it[1].word + 12, 20);
+      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
+      break;
     case BBVFL_EV_TRANSFER:
       memcpy(o->client, it[0].word + 12, 20);
       memcpy(o->to, it[1].word + 12, 20);
@@ -606,6 +634,10 @@ int bbvfl_aggc_last_fusion_round(bbvfl_aggc *a, uint64_t *out, bbvfl_err *err) {
 
 int bbvfl_aggc_last_fusion_hash(bbvfl_aggc *a, uint8_t h[32], bbvfl_err *err) {
   VIEW0("lastFusionParamsHash()", bbvfl_cdec_word(d_, l_, h, err));
+}
+
+int bbvfl_aggc_label_holders(bbvfl_aggc *a, uint64_t *bitmap, bbvfl_err *err) {
+  VIEW0("labelHolders()", bbvfl_cdec_u64(d_, l_, bitmap, err));
 }
 
 int bbvfl_aggc_token(bbvfl_aggc *a, uint8_t token[20], bbvfl_err *err) {

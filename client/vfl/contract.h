@@ -82,6 +82,12 @@ typedef struct {
 int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err);
 
 int bbvfl_cenc_register(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err);
+/* registerLabelHolder(bytes): register() for a client that holds labels (fixed for the session). */
+int bbvfl_cenc_register_label_holder(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err);
+/* postLabelGradient(uint64,bytes): grad is dLoss/dlogits of the holder's rows, B*K big-endian
+ * binary32 (zeros for rows it does not hold). */
+int bbvfl_cenc_post_label_gradient(uint64_t round, const uint8_t *grad, size_t grad_len, uint8_t **out,
+                                   size_t *len, bbvfl_err *err);
 int bbvfl_cenc_commit(const uint8_t commitment[32], uint8_t **out, size_t *len, bbvfl_err *err);
 int bbvfl_cenc_reveal(const uint8_t secret[32], uint8_t **out, size_t *len, bbvfl_err *err);
 int bbvfl_cenc_finalize_election(uint8_t **out, size_t *len, bbvfl_err *err);
@@ -139,6 +145,8 @@ typedef enum {
   BBVFL_EV_METRICS_POSTED,
   BBVFL_EV_REWARDS_PAID,
   BBVFL_EV_SESSION_ENDED,
+  BBVFL_EV_LABEL_HOLDER,          /* LabelHolder(address indexed client, uint8 index) */
+  BBVFL_EV_LABEL_GRADIENT_POSTED, /* LabelGradientPosted(uint64 indexed round, address indexed client, bytes grad) */
   BBVFL_EV_TRANSFER, /* the token's ERC-20 Transfer */
   BBVFL_EV_COUNT
 } bbvfl_ev_kind;
@@ -155,21 +163,22 @@ typedef struct {
   uint64_t block_number;
   uint64_t log_index;
   uint8_t tx_hash[32];
-  uint8_t client[20];       /* Registered, Committed, Revealed, Excluded, Submitted, RewardsPaid
-                               (client); Elected, GradientPosted, MetricsPosted (active);
+  uint8_t client[20];       /* Registered, Committed, Revealed, Excluded, Submitted, RewardsPaid,
+                               LabelHolder, LabelGradientPosted (client); Elected, GradientPosted, MetricsPosted (active);
                                Transfer (from) */
   uint8_t to[20];           /* Transfer */
-  uint64_t round;           /* Submitted, RoundCompleted, GradientPosted; Elected fromRound;
+  uint64_t round;           /* Submitted, RoundCompleted, GradientPosted, LabelGradientPosted; Elected fromRound;
                                SessionEnded rounds */
   uint32_t epoch;           /* MetricsPosted, RewardsPaid */
-  uint8_t index;            /* Registered index */
+  uint8_t index;            /* Registered, LabelHolder index */
   uint8_t reason;           /* Excluded, Elected */
   uint8_t participants;     /* Elected */
   uint8_t word[32];         /* Committed commitment, Revealed secret, Elected seed, Submitted dataHash */
   uint32_t auroc_micro, accuracy_micro, submissions;
   uint64_t loss_micro;
   bbvfl_u256 amount;        /* RewardsPaid amount, Transfer value */
-  uint8_t *data;  size_t data_len;   /* Registered pubkey, RoundCompleted sum, GradientPosted gradient */
+  uint8_t *data;  size_t data_len;   /* Registered pubkey, RoundCompleted sum, GradientPosted gradient,
+                                        LabelGradientPosted grad */
   uint8_t *data2; size_t data2_len;  /* GradientPosted fusionParams */
 } bbvfl_cev;
 
@@ -205,6 +214,8 @@ int bbvfl_aggc_last_fusion_round(bbvfl_aggc *a, uint64_t *out, bbvfl_err *err);
 int bbvfl_aggc_last_fusion_hash(bbvfl_aggc *a, uint8_t h[32], bbvfl_err *err);
 int bbvfl_aggc_epoch_state(bbvfl_aggc *a, uint32_t epoch, bbvfl_epoch_state *out, bbvfl_err *err);
 int bbvfl_aggc_token(bbvfl_aggc *a, uint8_t token[20], bbvfl_err *err);
+/* labelHolders(): bit i set when client index i registered as a label holder. */
+int bbvfl_aggc_label_holders(bbvfl_aggc *a, uint64_t *bitmap, bbvfl_err *err);
 /* ERC-20 balanceOf(holder) on token. */
 int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t holder[20], bbvfl_u256 *out,
                         bbvfl_err *err);

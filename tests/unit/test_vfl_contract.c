@@ -87,6 +87,13 @@ static void test_encoders_vs_cast(void **state) {
   assert_int_equal(bbvfl_cenc_register(pub, &cd, &len, &err), 0);
   expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "register(bytes)", hp, NULL}));
   free(cd);
+  assert_int_equal(bbvfl_cenc_register_label_holder(pub, &cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "registerLabelHolder(bytes)", hp, NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_post_label_gradient(4000000000ULL, grad, sizeof grad, &cd, &len, &err), 0);
+  expect_hex(cd, len,
+             run_cast((const char *[]){cast, "calldata", "postLabelGradient(uint64,bytes)", "4000000000", hg, NULL}));
+  free(cd);
   assert_int_equal(bbvfl_cenc_commit(w, &cd, &len, &err), 0);
   expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "commit(bytes32)", hw, NULL}));
   free(cd);
@@ -282,6 +289,33 @@ static void test_event_decoders(void **state) {
   assert_int_equal(ev.data_len, 8);
   assert_int_equal(ev.data2_len, 4);
   assert_memory_equal(ev.data2, pp, 4);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+
+  /* LabelGradientPosted(uint64 indexed, address indexed, bytes) and LabelHolder(address indexed, uint8) */
+  bbvfl_topic_u64(77, topics[0]);
+  bbvfl_topic_address(who, topics[1]);
+  bbvfl_abi_builder_init(&b, NULL);
+  bbvfl_abi_put_bytes(&b, g, 8);
+  assert_int_equal(bbvfl_abi_builder_finish(&b, &data, &dlen, &err), 0);
+  log = mk_log("LabelGradientPosted(uint64,address,bytes)", (const uint8_t(*)[32])topics, 2, data, dlen);
+  free(data);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_LABEL_GRADIENT_POSTED);
+  assert_int_equal(ev.round, 77);
+  assert_memory_equal(ev.client, who, 20);
+  assert_int_equal(ev.data_len, 8);
+  assert_memory_equal(ev.data, g, 8);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+  bbvfl_topic_address(who, topics[0]);
+  uint8_t idx[32];
+  put_word(idx, 3);
+  log = mk_log("LabelHolder(address,uint8)", (const uint8_t(*)[32])topics, 1, idx, 32);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_LABEL_HOLDER);
+  assert_memory_equal(ev.client, who, 20);
+  assert_int_equal(ev.index, 3);
   bbvfl_cev_clear(&ev);
   json_decref(log);
 
