@@ -81,6 +81,66 @@ int bbvfl_fhead_predict(bbvfl_fhead *h, const float *x, size_t rows, float *prob
 /* log(1 + exp(z)) without overflow */
 static double softplus(double z) { return z > 0 ? z + log1p(exp(-z)) : log1p(exp(z)); }
 
+/* Loss of row i (of the last forward) and dLoss/dlogits of that row scaled by inv, into dl (K values). */
+static double row_loss_grad(const bbvfl_fhead *h, size_t i, int y, double inv, float *dl) {
+  int K = h->K;
+  if (K == 1) {
+    double z = h->logits[i];
+    /* BCE(sigmoid z, y) = softplus(z) - y z */
+    dl[0] = (float)((sigmoid(z) - y) * inv);
+    return softplus(z) - y * z;
+  }
+  const float *z = h->logits + i * K;
+  double mx = z[0], s = 0;
+  for (int k = 1; k < K; k++) mx = z[k] > mx ? z[k] : mx;
+  for (int k = 0; k < K; k++) s += exp(z[k] - mx);
+  for (int k = 0; k < K; k++) dl[k] = (float)((exp(z[k] - mx) / s - (k == y)) * inv);
+  return log(s) + mx - z[y];
+}
+
+static void backward(bbvfl_fhead *h, const float *x, const float *dlog, size_t rows, float *dx) {
+  int K = h->K;
+  /* dW = x^T dlog, db = column sums, dx = dlog W^T */
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, h->P, K, (int)rows, 1.0f, x, h->P, dlog, K, 0.0f, h->grads, K);
+  float *db = h->grads + (size_t)h->P * K;
+  memset(db, 0, (size_t)K * sizeof(float));
+  for (size_t i = 0; i < rows; i++)
+    for (int k = 0; k < K; k++) db[k] += dlog[i * K + k];
+  if (dx)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, h->P, K, 1.0f, dlog, K, h->params, K, 0.0f, dx,
+                h->P);
+}
+
+int bbvfl_fhead_label_grad(bbvfl_fhead *h, const float *x, const int *y, size_t rows, size_t denom, double *loss_sum,
+                           size_t *nheld, float *dlog, bbvfl_err *err) {
+  if (denom == 0) return bbvfl_fail(err, BBVFL_E_ARG, "label gradient: denominator 0");
+  if (forward(h, x, rows, err) != 0) return -1;
+  int K = h->K;
+  double L = 0, inv = 1.0 / (double)denom;
+  size_t held = 0;
+  for (size_t i = 0; i < rows; i++) {
+    if (y[i] < 0) {
+      memset(dlog + i * K, 0, (size_t)K * sizeof(float));
+      continue;
+    }
+    if (y[i] >= h->nclasses)
+      return bbvfl_fail(err, BBVFL_E_ARG, "label %d of batch row %zu is not a class (0..%d)", y[i], i, h->nclasses - 1);
+    L += row_loss_grad(h, i, y[i], inv, dlog + i * K);
+    held++;
+  }
+  *loss_sum = L;
+  *nheld = held;
+  return 0;
+}
+
+int bbvfl_fhead_backward(bbvfl_fhead *h, const float *x, const float *dlog, size_t rows, float *dx, bbvfl_err *err) {
+  if (rows == 0) return bbvfl_fail(err, BBVFL_E_ARG, "empty batch");
+  for (size_t i = 0; i < rows * (size_t)h->K; i++)
+    if (!isfinite(dlog[i])) return bbvfl_fail(err, BBVFL_E_ARG, "dLoss/dlogits value %zu is not finite", i);
+  backward(h, x, dlog, rows, dx);
+  return 0;
+}
+
 int bbvfl_fhead_train_batch(bbvfl_fhead *h, const float *x, const int *y, size_t rows, double *loss,
                             float *dx, float *probs, bbvfl_err *err) {
   if (forward(h, x, rows, err) != 0) return -1;
@@ -89,32 +149,11 @@ int bbvfl_fhead_train_batch(bbvfl_fhead *h, const float *x, const int *y, size_t
   for (size_t i = 0; i < rows; i++) {
     if (y[i] < 0 || y[i] >= h->nclasses)
       return bbvfl_fail(err, BBVFL_E_ARG, "label %d of batch row %zu is not a class (0..%d)", y[i], i, h->nclasses - 1);
-    if (K == 1) {
-      double z = h->logits[i];
-      /* BCE(sigmoid z, y) = softplus(z) - y z */
-      L += softplus(z) - y[i] * z;
-      h->dlog[i] = (float)((sigmoid(z) - y[i]) * inv);
-    } else {
-      const float *z = h->logits + i * K;
-      double mx = z[0], s = 0;
-      for (int k = 1; k < K; k++) mx = z[k] > mx ? z[k] : mx;
-      for (int k = 0; k < K; k++) s += exp(z[k] - mx);
-      L += log(s) + mx - z[y[i]];
-      for (int k = 0; k < K; k++) h->dlog[i * K + k] = (float)((exp(z[k] - mx) / s - (k == y[i])) * inv);
-    }
+    L += row_loss_grad(h, i, y[i], inv, h->dlog + i * K);
   }
   *loss = L * inv;
   if (probs) probs_of(h, rows, probs);
-  /* dW = x^T dlog, db = column sums, dx = dlog W^T */
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, h->P, K, (int)rows, 1.0f, x, h->P, h->dlog, K, 0.0f, h->grads,
-              K);
-  float *db = h->grads + (size_t)h->P * K;
-  memset(db, 0, (size_t)K * sizeof(float));
-  for (size_t i = 0; i < rows; i++)
-    for (int k = 0; k < K; k++) db[k] += h->dlog[i * K + k];
-  if (dx)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, h->P, K, 1.0f, h->dlog, K, h->params, K, 0.0f, dx,
-                h->P);
+  backward(h, x, h->dlog, rows, dx);
   return 0;
 }
 

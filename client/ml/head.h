@@ -33,6 +33,16 @@ int bbvfl_fhead_predict(bbvfl_fhead *h, const float *x, size_t rows, float *prob
 int bbvfl_fhead_train_batch(bbvfl_fhead *h, const float *x, const int *y, size_t rows, double *loss,
                             float *dx, float *probs, bbvfl_err *err);
 
+/* Labels split across clients: forward, then for the rows with y[i] >= 0 (the rows this caller
+ * labels; y[i] < 0: not labelled here, its dlog row is zero) dLoss/dlogits with the mean taken
+ * over `denom` rows (the whole batch, so that the holders' parts sum to the batch gradient), into
+ * dlog (rows x K, caller-owned). *loss_sum: the sum of those rows' losses; *nheld: their count. */
+int bbvfl_fhead_label_grad(bbvfl_fhead *h, const float *x, const int *y, size_t rows, size_t denom, double *loss_sum,
+                           size_t *nheld, float *dlog, bbvfl_err *err);
+/* Backward from a given dLoss/dlogits (rows x K, all finite): sets h->grads and dx (rows x P,
+ * nullable). */
+int bbvfl_fhead_backward(bbvfl_fhead *h, const float *x, const float *dlog, size_t rows, float *dx, bbvfl_err *err);
+
 /* Loss only (for evaluation): mean BCE / CE of the labels under the given scores (as predict
  * writes them). Probabilities are clamped to [1e-7, 1-1e-7]. */
 double bbvfl_loss_from_probs(const float *probs, const int *y, size_t rows, int nclasses);

@@ -75,6 +75,23 @@ int bbvfl_vhead_train(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f,
   return 0;
 }
 
+int bbvfl_vhead_label_grad(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f, const int *y, size_t nb,
+                           double *loss_sum, size_t *nheld, float *dlog, bbvfl_err *err) {
+  if (ensure(v, nb, err) != 0 || bbvfl_vhead_estimate(v, sum_q, sum_f, nb, v->hhat, err) != 0) return -1;
+  return bbvfl_fhead_label_grad(&v->fh, v->hhat, y, nb, nb, loss_sum, nheld, dlog, err);
+}
+
+int bbvfl_vhead_train_dlogits(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f, size_t nb,
+                              const float *dlog, float *grad, bbvfl_err *err) {
+  if (ensure(v, nb, err) != 0 || bbvfl_vhead_estimate(v, sum_q, sum_f, nb, v->hhat, err) != 0) return -1;
+  if (bbvfl_fhead_backward(&v->fh, v->hhat, dlog, nb, grad, err) != 0) return -1;
+  bbvfl_optim_step(&v->opt, v->fh.params, v->fh.grads);
+  v->steps++;
+  return 0;
+}
+
+int bbvfl_vhead_outputs(const bbvfl_vhead *v) { return v->fh.K; }
+
 int bbvfl_vhead_eval(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f, size_t nb, float *probs,
                      bbvfl_err *err) {
   if (ensure(v, nb, err) != 0 || bbvfl_vhead_estimate(v, sum_q, sum_f, nb, v->hhat, err) != 0) return -1;

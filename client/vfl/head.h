@@ -41,6 +41,18 @@ int bbvfl_vhead_estimate(const bbvfl_vhead *v, const uint32_t *sum_q, const floa
  * probs (nullable) receives the scores before the update. */
 int bbvfl_vhead_train(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f, const int *y, size_t nb,
                       double *loss, float *grad, float *probs, bbvfl_err *err);
+/* Labels split across clients (Algorithm 2, lines 11-14). A label holder: dLoss/dlogits (nb x K,
+ * caller-owned) for the rows it labels (y[i] >= 0; other rows zero), the mean over the whole
+ * batch nb, from the aggregate and the head's current parameters; no update. *loss_sum and
+ * *nheld as in bbvfl_fhead_label_grad. The active client: the training step from the summed
+ * dLoss/dlogits of every holder: grad = dLoss/dh_hat (nb x P, caller-owned), head updated. */
+int bbvfl_vhead_label_grad(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f, const int *y, size_t nb,
+                           double *loss_sum, size_t *nheld, float *dlog, bbvfl_err *err);
+int bbvfl_vhead_train_dlogits(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f, size_t nb,
+                              const float *dlog, float *grad, bbvfl_err *err);
+/* Outputs of the head (K: 1 for two classes). */
+int bbvfl_vhead_outputs(const bbvfl_vhead *v);
+
 /* Evaluation scores (binary: nb values = P(class 1); else nb x K). */
 int bbvfl_vhead_eval(bbvfl_vhead *v, const uint32_t *sum_q, const float *sum_f, size_t nb, float *probs,
                      bbvfl_err *err);
