@@ -122,14 +122,14 @@ int bench_plot_table1(const char *dir, const json_t *t1, json_t *made, bbvfl_err
   if (ms_save(&d, dir, "table1.dat", err) != 0) return -1;
   if (ms_open(&g, err) != 0) return -1;
   const json_t *cfg = json_object_get(t1, "config");
-  fprintf(g.f, TERM, 900, 520);
+  fprintf(g.f, TERM, 900, 560);
   fprintf(g.f,
           "set output '../table1.png'\n"
           "set datafile missing '?'\n"
           "set title \"Aggregation time per epoch (%d training rounds; median of %d epochs), Breast Cancer B=%d P=%d\"\n"
           "set style data histograms\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
           "set boxwidth 0.9\nset logscale y\nset yrange [1e-6:100]\nset format y '10^{%%L}'\n"
-          "set ylabel 'seconds per epoch (log)'\nset grid ytics\nset key top left\nset xtics rotate by -30\n"
+          "set ylabel 'seconds per epoch (log)'\nset grid ytics\nset key outside below center horizontal\nset xtics rotate by -30\n"
           "plot 'table1.dat' using 2:xtic(1) title 'off-chain (in-process sum)' lc rgb '#4daf4a', \\\n"
           "     '' using 3 title 'on-chain, bbvfl (anvil)' lc rgb '#377eb8', \\\n"
           "     '' using 4 title 'on-chain masked, bbvfl' lc rgb '#984ea3', \\\n"
@@ -201,11 +201,11 @@ int bench_plot_scaling(const char *dir, const json_t *sc, json_t *made, bbvfl_er
   fprintf(g.f,
           "set output '../scaling.png'\nset datafile missing '?'\n"
           "set multiplot layout 2,2 title 'One aggregation round: bbvfl vs the naive one-word-per-value contract (b=%d)'\n"
-          "set grid\nset logscale x 2\nset key top left\nset xlabel 'clients M (B=10, P=16)'\n"
+          "set grid\nset logscale x 2\nset key top left Left reverse\nset xlabel 'clients M (B=10, P=16)'\n"
           "set logscale y\nset ylabel 'ms per round (log)'\nset title 'time per round'\n"
           "plot 'scaling_m.dat' using 1:2 with linespoints lw 2 pt 7 title 'bbvfl', \\\n"
           "     '' using 1:3 with linespoints lw 2 pt 5 title 'naive (submits + aggregate)', \\\n"
-          "     '' using 1:4 with lines dt 2 lw 2 title 'M x floor (transfer between rounds; fresh chain %.2f ms)'\n"
+          "     '' using 1:4 with lines dt 2 lw 2 title 'M x floor (fresh chain: %.2f ms)'\n"
           "set ylabel 'gas per coordinate (log)'\nset title 'gas per coordinate, steady state'\n"
           "plot 'scaling_m.dat' using 1:5 with linespoints lw 2 pt 7 title 'bbvfl', \\\n"
           "     '' using 1:6 with linespoints lw 2 pt 5 title 'naive'\n"
