@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# A masked session (docs/MASKED.md) through real `bbvfl client` processes against the test's fresh
+# anvil: `bbvfl deploy --masked`, four clients (3 epochs), one passive client killed with SIGKILL
+# mid-session and NOT restarted. The others time out, call expireRound(), the contract voids the
+# round and re-opens it for the three that submitted (RoundReopened), they submit the same q masked
+# for the new set, and the session finishes with M-1 participants. The clients write their unmasked
+# q per round through the test hook BBVFL_TEST_DUMP_Q (never through the chain). Then:
+#  - no Submitted event's calldata equals the client's unmasked q (as 16-bit lanes);
+#  - every RoundCompleted sum equals the sum of the dumped q of the clients of that round's last
+#    attempt, and the lane sum mod 2^16 of their submissions; the voided attempt had all four;
+#  - exactly one RoundReopened, announcing the three survivors; participants() has three;
+#  - the active client's summary reports the masked bound for 3 participants next to the local one;
+#  - `bbvfl audit --session` passes (exit 0) and reports the masked bound for 3 participants.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-masked.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+M=4
+
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients $M --epochs 3 --seed 5 --masked --round-timeout-blocks 12 \
+  --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["contract_params"]["masked"] is True' \
+  "$work/session.json" || fail "the session file does not say masked"
+
+addrs=()
+for m in $(seq 0 $((M - 1))); do
+  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  addrs[$m]=$addr
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+    || fail "funding $addr"
+done
+
+cols=("0-7" "8-15" "16-23" "24-29")
+for m in $(seq 0 $((M - 1))); do
+  BBVFL_TEST_DUMP_Q="$work/q" "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" \
+    --columns "${cols[$m]}" --labels --state-dir "$work/c$m" --round-timeout 2 --expire >>"$work/c$m.out" 2>&1 &
+  pids[$m]=$!
+done
+
+call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+# the victim: a passive client, picked once the election is over
+zero=0x0000000000000000000000000000000000000000
+active=$zero
+for _ in $(seq 1 600); do
+  active=$(call 'active()(address)' 2>/dev/null || echo $zero)
+  [ "$active" != "$zero" ] && break
+  sleep 0.02
+done
+[ "$active" != "$zero" ] || fail "no active client was elected"
+victim=-1
+for m in $(seq 0 $((M - 1))); do
+  same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
+  [ "$same" = 0 ] && victim=$m
+done
+[ "$victim" -ge 0 ] || fail "no passive client"
+r=0
+for _ in $(seq 1 1000); do
+  r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  [ "${r%% *}" -ge 6 ] && break
+  sleep 0.01
+done
+[ "${r%% *}" -ge 6 ] || fail "the session did not reach round 6 (round ${r})"
+kill -9 "${pids[$victim]}"
+wait "${pids[$victim]}" 2>/dev/null || true
+
+for m in $(seq 0 $((M - 1))); do
+  [ "$m" = "$victim" ] && continue
+  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
+done
+grep -q "WARNING: BBVFL_TEST_DUMP_Q is set" "$work/c0.out" || fail "no warning about the test hook in the client log"
+grep -q "re-opened for 3 participants" "$work"/c*.out || fail "no client logged the re-opened round"
+if grep -iE "[0-9a-f]{64}" "$work"/c*.out | grep -vi "session_seed" >/dev/null; then fail "a client log holds a 32-byte hex value"; fi
+
+python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" "$work" "$victim" "${addrs[@]}" <<'PY'
+import glob, json, os, subprocess, sys, urllib.request
+url, contract, cast, work, victim = sys.argv[1:6]
+victim = int(victim)
+addrs = [a.lower() for a in sys.argv[6:]]
+def rpc(method, params):
+    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
+                                 {"content-type": "application/json"})
+    o = json.load(urllib.request.urlopen(req))
+    assert "error" not in o, o
+    return o["result"]
+def keccak(hexdata):
+    return subprocess.check_output([cast, "keccak", hexdata], text=True).strip()
+def topic(sig):
+    return keccak("0x" + sig.encode().hex())
+def logs(sig):
+    return rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [topic(sig)]}])
+def call(sig):
+    sel = keccak("0x" + sig.encode().hex())[:10]
+    return bytes.fromhex(rpc("eth_call", [{"to": contract, "data": sel}, "latest"])[2:])
+def word(b, i): return int.from_bytes(b[32 * i:32 * i + 32], "big")
+def dyn_bytes(b, i):
+    off = word(b, i); n = word(b, off // 32); return b[off + 32:off + 32 + n]
+def pos(l): return (int(l["blockNumber"], 16), int(l["logIndex"], 16))
+
+p = call("params()")
+M, B, P, levels, masked = word(p, 0), word(p, 1), word(p, 2), word(p, 3), word(p, 5)
+lane_bits, total = word(p, 15), word(p, 17)
+n = B * P
+assert M == 4 and masked == 1 and lane_bits == 16, (M, masked, lane_bits)
+
+index = {"0x" + l["topics"][1][-40:]: word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
+vidx = index[addrs[victim]]
+def q_of(i, r):
+    f = os.path.join(work, "q", "q-%d-%d.bin" % (i, r))
+    q = open(f, "rb").read()
+    assert len(q) == n and max(q) <= levels, f
+    return list(q)
+
+reopened = logs("RoundReopened(uint64,uint64,uint8)")
+assert len(reopened) == 1, "expected one re-opened round, got %d" % len(reopened)
+ro = reopened[0]
+ro_round = int(ro["topics"][1], 16)
+d = bytes.fromhex(ro["data"][2:])
+ro_set, ro_n = word(d, 0), word(d, 1)
+assert ro_n == M - 1 and ro_set == ((1 << M) - 1) & ~(1 << vidx), (hex(ro_set), ro_n, vidx)
+
+attempts = {}   # round -> list of (client index, lanes) of the attempt that completed
+voided = []
+checked = 0
+sel = keccak("0x" + b"submit(uint64,bytes)".hex())[2:10]
+for l in logs("Submitted(uint64,address,bytes32)"):
+    r = int(l["topics"][1], 16); i = index["0x" + l["topics"][2][-40:]]
+    data = bytes.fromhex(rpc("eth_getTransactionByHash", [l["transactionHash"]])["input"][2:])
+    assert data[:4].hex() == sel and word(data[4:], 0) == r
+    y = dyn_bytes(data[4:], 1)
+    assert len(y) == 2 * n
+    assert keccak("0x" + y.hex()) == l["data"][:66], "dataHash"
+    q = q_of(i, r)
+    plain = b"".join(v.to_bytes(2, "big") for v in q)
+    assert y != plain, "round %d: client %d's submission equals its unmasked q" % (r, i)
+    # and not merely shifted: most lanes differ from q
+    lanes = [int.from_bytes(y[2 * j:2 * j + 2], "big") for j in range(n)]
+    assert sum(a != b for a, b in zip(lanes, q)) > n // 2, "round %d client %d: lanes mostly equal q" % (r, i)
+    checked += 1
+    if r == ro_round and pos(l) < pos(ro):
+        voided.append(i)
+    else:
+        attempts.setdefault(r, []).append((i, lanes))
+assert sorted(voided) == sorted(set(range(M)) - {vidx}), ("the voided attempt's submitters", voided)
+
+done = logs("RoundCompleted(uint64,bytes)")
+assert len(done) == total, (len(done), total)
+for l in done:
+    r = int(l["topics"][1], 16)
+    s = dyn_bytes(bytes.fromhex(l["data"][2:]), 0)
+    s = [int.from_bytes(s[2 * j:2 * j + 2], "big") for j in range(n)]
+    subs = attempts[r]
+    who = sorted(i for i, _ in subs)
+    expect_who = list(range(M)) if r < ro_round else sorted(set(range(M)) - {vidx})
+    assert who == expect_who, ("round %d contributors" % r, who, expect_who)
+    lane_sum = [sum(ls[j] for _, ls in subs) % 65536 for j in range(n)]
+    q_sum = [sum(q_of(i, r)[j] for i in who) for j in range(n)]
+    assert s == lane_sum, "round %d: sum differs from the lane sum of the submissions" % r
+    assert s == q_sum, "round %d: sum differs from the sum of the unmasked q" % r
+parts = call("participants()")
+assert word(parts, 1) == M - 1, ("participants()", word(parts, 1))
+assert len(logs("SessionEnded(uint64)")) == 1
+
+act = [json.load(open(f)) for f in glob.glob(os.path.join(work, "c*", "summary.json"))]
+act = [a for a in act if a.get("active")]
+assert len(act) == 1
+pr = act[0]["privacy"]
+assert act[0]["participants"] == M - 1 and pr["participants"] == M - 1 and pr["masked"] is True, pr
+assert 0 < pr["epsilon_feature_masked"] < pr["epsilon_feature"], pr
+print("ok: %d submissions checked, %d rounds, round %d re-opened for 0x%x, masked bound %.3g vs local %.3g"
+      % (checked, total, ro_round, ro_set, pr["epsilon_feature_masked"], pr["epsilon_feature"]))
+PY
+
+"$BBVFL_BIN" audit --session "$work/session.json" --json --quiet >"$work/audit.json" || {
+  cat "$work/audit.json" >&2
+  fail "the audit of the masked session with a dropout did not pass"
+}
+python3 - "$work/audit.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+def find(o, k):
+    if isinstance(o, dict):
+        if k in o: return o[k]
+        for v in o.values():
+            r = find(v, k)
+            if r is not None: return r
+    if isinstance(o, list):
+        for v in o:
+            r = find(v, k)
+            if r is not None: return r
+    return None
+assert find(a, "masked_participants") == 3, find(a, "masked_participants")
+assert find(a, "masked_feature") > 0
+print("ok: audit passed; masked bound for 3 participants")
+PY
+echo ok
