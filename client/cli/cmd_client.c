@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/train_common.h"
 #include "common/fsutil.h"
 #include "eth/wallet.h"
 #include "ml/data.h"
@@ -23,11 +24,57 @@ static int parse_u64(const char *s, const char *flag, uint64_t *out, bbvfl_err *
   return 0;
 }
 
+/* The active client's privacy report: the local-DP bounds, and in masked mode the masked
+ * feature-level bound for the participants that were actually present (M minus dropouts), added to
+ * summary.json and printed to the log. */
+static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, const char *path, bbvfl_err *err) {
+  const double delta = 1e-5;
+  bbvfl_offchain_cfg tc = s->train;
+  tc.M = (int)s->cparams.clients;
+  bbvfl_acct_out loc, msk;
+  int finite = 0;
+  if (train_common_epsilon(&tc, delta, &loc, &finite, err) < 0) return -1;
+  json_t *pr = json_pack("{s:f, s:o, s:o, s:b, s:i}", "delta", delta, "epsilon_feature", train_json_num(loc.epsilon_feature),
+                         "epsilon_sample", train_json_num(loc.epsilon_sample), "masked", res->masked, "participants",
+                         (int)res->participants);
+  if (!pr) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  fprintf(stderr, "privacy at delta %g: epsilon feature %.4g (local DP), sample %.4g", delta, loc.epsilon_feature,
+          loc.epsilon_sample);
+  if (res->masked) {
+    if (train_common_epsilon_masked(&tc, (int)res->participants, delta, &msk, err) < 0) {
+      json_decref(pr);
+      return -1;
+    }
+    json_object_set_new(pr, "epsilon_feature_masked", train_json_num(msk.epsilon_feature));
+    fprintf(stderr, "; masked feature bound %.4g for %u participants", msk.epsilon_feature, res->participants);
+  }
+  fputc('\n', stderr);
+  char *text = NULL;
+  size_t len = 0;
+  if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) {
+    json_decref(pr);
+    return -1;
+  }
+  json_t *o = json_loadb(text, len, 0, NULL);
+  free(text);
+  if (!o) {
+    json_decref(pr);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not JSON", path);
+  }
+  json_object_set_new(o, "privacy", pr);
+  char *out = json_dumps(o, JSON_INDENT(2));
+  json_decref(o);
+  if (!out) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  int rc = bbvfl_write_file_atomic(path, out, strlen(out), 0644, err);
+  free(out);
+  return rc;
+}
+
 int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL;
   int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0;
-  double timeout = 120;
+  double timeout = 120, takeover = 30;
   const cli_opt opts[] = {
       {"session", OPT_STR, &session, "FILE", "session file written by bbvfl deploy (required)"},
       {"rpc", OPT_STR, &rpc, "URL", "JSON-RPC endpoint (default: the session's rpc_url)"},
@@ -44,6 +91,9 @@ int cmd_client(int argc, char **argv) {
       {"party", OPT_INT, &party, "N", "stream index for --seed (default: the registration index)"},
       {"round-timeout", OPT_DBL, &timeout, "S", "give up when a round does not complete in S seconds (default 120)"},
       {"expire", OPT_FLAG, &expire, NULL, "on a round timeout call expireRound() to exclude the missing clients"},
+      {"takeover-after", OPT_DBL, &takeover, "S",
+       "after S s waiting for the active client, call reelect()/expireRound() until the contract agrees it is "
+       "overdue; elected, take the head over (default 30; 0: never)"},
       {"exit-after-round", OPT_INT, &exit_after, "N", "testing: stop after N rounds, as if killed"},
       {"json", OPT_FLAG, &as_json, NULL, "print the summary as one JSON object"},
   };
@@ -62,6 +112,10 @@ int cmd_client(int argc, char **argv) {
   if (rc < 0) return cli_report(&err);
   if (!session || !columns || !state_dir || (!key_file && !key_env) || (key_file && key_env)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "need --session, --columns, --state-dir and one of --key-file / --key-env");
+    return cli_report(&err);
+  }
+  if (!(takeover >= 0)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--takeover-after must be >= 0");
     return cli_report(&err);
   }
   if (!(timeout > 0)) {
@@ -94,8 +148,15 @@ int cmd_client(int argc, char **argv) {
   cfg.state_dir = state_dir;
   cfg.round_timeout_s = timeout;
   cfg.expire = expire;
+  cfg.takeover_after_s = takeover;
   cfg.exit_after_round = exit_after;
   cfg.log = stderr;
+  /* test hook: plaintext q per round (tests of masked mode compare it with the chain) */
+  const char *dump = getenv("BBVFL_TEST_DUMP_Q");
+  if (dump && *dump) {
+    if (bbvfl_mkdirs(dump, 0700, &err) < 0) return cli_report(&err);
+    cfg.dump_q_dir = dump;
+  }
   bbvfl_key k;
   if ((key_file ? bbvfl_key_load_file(key_file, &k, &err) : bbvfl_key_load_env(key_env, &k, &err)) < 0)
     return cli_report(&err);
@@ -115,6 +176,8 @@ int cmd_client(int argc, char **argv) {
   snprintf(p, sizeof p, "%s/summary.json", state_dir);
   bbvfl_err e2 = {0};
   if (rc == 0 && bbvfl_onchain_result_save(&res, p, &e2) < 0) fprintf(stderr, "bbvfl client: warning: %s\n", e2.msg);
+  if (rc == 0 && res.was_active && add_privacy(&s, &res, p, &e2) < 0)
+    fprintf(stderr, "bbvfl client: warning: privacy report: %s\n", e2.msg);
   if (rc == 0 && as_json) {
     char *text = NULL;
     size_t len = 0;

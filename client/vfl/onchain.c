@@ -9,6 +9,7 @@
 
 #include "common/fsutil.h"
 #include "eth/hex.h"
+#include "eth/keccak.h"
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "ml/head.h"
@@ -16,6 +17,7 @@
 #include "vfl/ckpt.h"
 #include "vfl/contract.h"
 #include "vfl/head.h"
+#include "vfl/masked.h"
 #include "vfl/party.h"
 #include "vfl/schedule.h"
 #include "vfl/setup.h"
@@ -57,6 +59,15 @@ typedef struct {
   /* progress of the open epoch (active client) */
   double loss_sum, agg_sum;
   int slot;
+  /* masked mode (docs/MASKED.md): pair keys and participant set; round_blk: the block before this
+     round's first submission (RoundReopened events of the round are at or after it) */
+  int masked;
+  bbvfl_mclient mc;
+  uint64_t round_blk;
+  double last_expire;
+  /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
+  size_t trained;
+  int takeover_epoch;    /* -1: none */
 } cl;
 
 static void logf_(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -159,23 +170,167 @@ static void missing_clients(cl *c, uint64_t round, char *out, size_t cap) {
   if (!used) snprintf(out, cap, "none (every participant submitted; the active client has not posted)");
 }
 
-/* Waits for the event of `kind` for `round`, polling with a growing backoff. */
+static int is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
+
+/* A client that has waited too long for round r: a passive client calls reelect() when r is
+   complete without a gradient; expireRound() when r is incomplete and either the active client has
+   not submitted it or this client is the active client (then the missing ones are excluded). A revert
+   means "not overdue yet" (on an automining devnet the attempt itself mined a block). 1: this client
+   is now the active client; 0: not (*reset = 1 when another client became active: the wait starts
+   over); -1: error. */
+static int nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
+  uint8_t act[20];
+  char a[43];
+  if (bbvfl_aggc_active(&c->agg, act, err) < 0) return -1;
+  if (memcmp(act, c->active, 20)) {
+    memcpy(c->active, act, 20);
+    if (!memcmp(act, c->me, 20)) {
+      logf_(c, "round %llu: this client was elected the new active client", (unsigned long long)round);
+      return 1;
+    }
+    bbvfl_addr_checksum(act, a);
+    logf_(c, "round %llu: the active client is now %s", (unsigned long long)round, a);
+    *reset = 1;
+    return 0;
+  }
+  bbvfl_round_state rs;
+  if (bbvfl_aggc_round_state(&c->agg, &rs, err) < 0) return -1;
+  if (rs.round != round) return 0; /* the chain moved on: the event is on its way */
+  uint8_t *cd = NULL;
+  size_t len = 0;
+  const char *what;
+  uint64_t gas;
+  if (rs.complete) {
+    if (c->is_active || !is_train_round(c, round)) return 0;
+    what = "reelect()";
+    gas = 150000 + 30000 * (uint64_t)c->cp.cfg.clients;
+    if (bbvfl_cenc_reelect(&cd, &len, err) < 0) return -1;
+  } else {
+    bbvfl_client_info ci;
+    if (bbvfl_aggc_client_info(&c->agg, act, &ci, err) < 0) return -1;
+    if (!c->is_active && ci.accepted > round) return 0; /* the active client submitted: not its delay */
+    what = "expireRound()";
+    gas = 300000 + 60000 * (uint64_t)c->cp.cfg.clients;
+    if (bbvfl_cenc_expire_round(&cd, &len, err) < 0) return -1;
+  }
+  bbvfl_addr_checksum(act, a);
+  if (c->is_active)
+    logf_(c, "round %llu: waited %.1f s for the missing submissions; calling %s", (unsigned long long)round,
+          c->cfg->takeover_after_s, what);
+  else
+    logf_(c, "round %llu: waited %.1f s for the active client %s; calling %s", (unsigned long long)round,
+          c->cfg->takeover_after_s, a, what);
+  uint64_t blk = c->blk; /* the awaited event may be in a block before this attempt's */
+  bbvfl_err e2 = {0};
+  int rc = tx(c, cd, len, gas, 0, NULL, what, &e2);
+  c->blk = blk;
+  free(cd);
+  if (rc < 0) {
+    if (e2.code != BBVFL_E_REVERT) {
+      *err = e2;
+      return -1;
+    }
+    return 0; /* not overdue yet */
+  }
+  logf_(c, "round %llu: %s accepted", (unsigned long long)round, what);
+  return nudge_active(c, round, reset, err);
+}
+
+/* Masked mode, one step of a wait for round r (docs/MASKED.md, "Dropouts"): when the contract
+   voided the round and re-opened it for a smaller set (RoundReopened), masks the SAME q for the
+   announced set and submits again; when the round has been waiting longer than round_timeout_s
+   and cfg->expire is set, calls expireRound() (at most every 0.3 s: a revert means "not overdue in
+   blocks yet" or "someone else did it", and on an automining devnet each attempt mines a block).
+   1: the round was re-opened and this client submitted again (the wait starts over); 0: keep
+   waiting; -1: error (incl. giving up after twice the timeout without a re-opening). */
+static int masked_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
+  int k = bbvfl_mclient_poll_reopened(&c->mc, &c->agg, r, c->round_blk, err);
+  if (k < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+  if (k == 1) {
+    logf_(c, "round %llu: re-opened for %u participants (set 0x%llx); submitting the same q masked for them",
+          (unsigned long long)r, c->mc.nparts, (unsigned long long)c->mc.set);
+    if (bbvfl_mclient_mask(&c->mc, r, c->q, err) < 0) return -1;
+    uint8_t *cd;
+    size_t len;
+    if (bbvfl_cenc_submit(r, c->mc.lanes, 2 * c->n, &cd, &len, err) < 0) return -1;
+    uint64_t gas = 21000 + 64 * (uint64_t)c->cp.data_length + 25000 * (((uint64_t)c->cp.sum_length + 31) / 32 + 4);
+    uint64_t blk = c->blk;
+    int ok = tx(c, cd, len, gas, 1, NULL, "submit() to the re-opened round", err);
+    c->blk = blk;
+    free(cd);
+    if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+    c->res->submissions++;
+    return 1;
+  }
+  if (!c->cfg->expire || waited <= c->cfg->round_timeout_s) return 0;
+  if (waited > 2 * c->cfg->round_timeout_s) {
+    char miss[1024];
+    missing_clients(c, r, miss, sizeof miss);
+    return bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                      "round %llu did not complete or re-open within %.0f s although expireRound() was tried (not "
+                      "submitted: %s); is the session's round_timeout_blocks reachable?",
+                      (unsigned long long)r, 2 * c->cfg->round_timeout_s, miss);
+  }
+  double now = bbvfl_now();
+  if (now - c->last_expire < 0.3) return 0;
+  c->last_expire = now;
+  uint8_t *cd;
+  size_t len;
+  if (bbvfl_cenc_expire_round(&cd, &len, err) < 0) return -1;
+  uint64_t blk = c->blk;
+  bbvfl_err e2 = {0};
+  int rc = tx(c, cd, len, 300000 + 60000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "expireRound()", &e2);
+  c->blk = blk;
+  free(cd);
+  if (rc < 0 && e2.code != BBVFL_E_REVERT) {
+    *err = e2;
+    return -1;
+  }
+  if (rc == 0) logf_(c, "round %llu: no sum after %.1f s; expireRound() accepted", (unsigned long long)r, waited);
+  return 0;
+}
+
+/* Waits for the event of `kind` for `round`, polling with a growing backoff. A passive client
+   with takeover_after_s set nudges an overdue active client (nudge_active); returns 2 when this
+   client became the active client instead. */
 static int wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
-  double t0 = bbvfl_now(), delay = POLL_MIN_S;
+  double t0 = bbvfl_now(), delay = POLL_MIN_S, t_wait = t0, last_nudge = 0;
   for (;;) {
     int f = query_event(c, kind, round, ev, err);
     if (f < 0) return -1;
     if (f == 1) {
       if (ev->block_number > c->blk) c->blk = ev->block_number;
-      c->res->wait_s += bbvfl_now() - t0;
+      c->res->wait_s += bbvfl_now() - t_wait;
       return 0;
     }
-    if (bbvfl_now() - t0 > c->cfg->round_timeout_s) break;
+    double now = bbvfl_now();
+    if (c->masked) {
+      int k = masked_wait_step(c, round, now - t0, err);
+      if (k < 0) return -1;
+      if (k == 1) {
+        t0 = bbvfl_now();
+        continue;
+      }
+    }
+    if (c->cfg->takeover_after_s > 0 && now - t0 > c->cfg->takeover_after_s &&
+        now - last_nudge >= 1.0) {
+      last_nudge = now;
+      int reset = 0;
+      int k = nudge_active(c, round, &reset, err);
+      if (k < 0) return -1;
+      if (k == 1) {
+        c->res->wait_s += bbvfl_now() - t_wait;
+        return 2;
+      }
+      if (reset) t0 = bbvfl_now();
+      continue;
+    }
+    if (!(c->masked && c->cfg->expire) && bbvfl_now() - t0 > c->cfg->round_timeout_s) break; /* masked: see above */
     bbvfl_sleep(delay);
     delay *= 1.5;
     if (delay > POLL_MAX_S) delay = POLL_MAX_S;
   }
-  c->res->wait_s += bbvfl_now() - t0;
+  c->res->wait_s += bbvfl_now() - t_wait;
   char miss[1024];
   missing_clients(c, round, miss, sizeof miss);
   if (c->cfg->expire) {
@@ -365,6 +520,9 @@ static int get_sum(cl *c, uint64_t r, const bbvfl_receipt *rc, bbvfl_err *err) {
   int f = rc ? receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
   if (f < 0) return -1;
   if (!f && wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
+  /* masked mode: the sum covers the round's (last) participant set, which shrinks after a dropout;
+     the PBM estimate of h_hat needs the number of clients that contributed */
+  if (c->masked && c->have_head) c->head.M = (int)c->mc.nparts;
   int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
   bbvfl_cev_clear(&ev);
   return ok;
@@ -373,7 +531,9 @@ static int get_sum(cl *c, uint64_t r, const bbvfl_receipt *rc, bbvfl_err *err) {
 static int post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
   bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
   em->epoch = (int)e + 1;
-  em->train_loss = c->loss_sum / (double)c->T;
+  /* an epoch this client took over mid-way: the mean over the rounds it trained */
+  size_t nt = c->takeover_epoch == (int)e ? c->trained : c->T;
+  em->train_loss = nt ? c->loss_sum / (double)nt : 0;
   em->test_loss = bbvfl_loss_from_probs(c->probs, c->yeval, c->neval, c->cfg->ds->nclasses);
   bbvfl_err merr = {0};
   if (c->K == 1) {
@@ -423,6 +583,122 @@ static int checkpoint_round(cl *c, uint64_t r, const bbvfl_rng *noise_before, bb
   return ck < 0 ? bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r) : 0;
 }
 
+/* The head as the off-chain trainer initialises it (session seed) and its parameter buffer. */
+static int init_head(cl *c, bbvfl_err *err) {
+  const bbvfl_session *s = c->sess;
+  if (bbvfl_vhead_init(&c->head, (int)s->cparams.dim, c->cfg->ds->nclasses, s->cparams.clients, &s->train.mech,
+                       &s->train.opt, c->cfg->seed, err) < 0)
+    return -1;
+  c->have_head = 1;
+  c->head_len = 4 * bbvfl_vhead_nparams(&c->head);
+  c->head_be = malloc(c->head_len ? c->head_len : 1);
+  if (!c->head_be) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  return 0;
+}
+
+/* One event of the session for `round`, searched from the deploy block. 0 found, -1 missing/error. */
+static int find_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+  uint64_t blk = c->blk;
+  c->blk = c->sess->deploy_block;
+  int f = query_event(c, kind, round, ev, err);
+  c->blk = blk;
+  if (f < 0) return -1;
+  if (f == 0)
+    return bbvfl_fail(err, BBVFL_E_STATE, "%s for round %llu is not in the node's logs", bbvfl_ev_signature(kind),
+                      (unsigned long long)round);
+  return 0;
+}
+
+/* Evaluates the head on the first `count` evaluation rounds of epoch e from their RoundCompleted
+   sums (into c->probs). */
+static int rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
+  uint64_t per = c->T + c->V;
+  for (size_t k = 0; k < count; k++) {
+    uint64_t r = e * per + c->T + k;
+    bbvfl_cev ev;
+    if (find_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
+    int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
+    bbvfl_cev_clear(&ev);
+    if (ok < 0 || bbvfl_vhead_eval(&c->head, c->sum, NULL, c->B, c->probs + k * c->B * (size_t)c->K, err) < 0)
+      return bbvfl_wrap(err, "re-evaluating round %llu", (unsigned long long)r);
+  }
+  return 0;
+}
+
+/* This client was elected during the session (reelect() or expireRound()) while at round r: it
+   takes the head over from the last GradientPosted (checked against lastFusionParamsHash), settles
+   the previous epoch if its metrics or rewards are missing, and re-evaluates the evaluation rounds
+   of r's epoch that are already complete. */
+static int take_over(cl *c, uint64_t r, bbvfl_err *err) {
+  if (!c->cfg->has_labels)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "round %llu: this client was elected the new active client but holds no labels (--labels)",
+                      (unsigned long long)r);
+  c->is_active = 1;
+  uint64_t per = c->T + c->V, e = r / per, pos = r % per;
+  if (!c->have_head && init_head(c, err) < 0) return -1;
+  bbvfl_vhead_epoch(&c->head, (int)e);
+  static const uint8_t zero[32];
+  uint8_t h[32];
+  uint64_t fr = 0;
+  if (bbvfl_aggc_last_fusion_hash(&c->agg, h, err) < 0) return -1;
+  int have_fr = memcmp(h, zero, 32) != 0;
+  if (have_fr) {
+    if (bbvfl_aggc_last_fusion_round(&c->agg, &fr, err) < 0) return -1;
+    bbvfl_cev gp;
+    if (find_event(c, BBVFL_EV_GRADIENT_POSTED, fr, &gp, err) < 0) return -1;
+    uint8_t got[32];
+    bbvfl_keccak256(gp.data2, gp.data2_len, got);
+    int rc = memcmp(got, h, 32) ? bbvfl_fail(err, BBVFL_E_STATE,
+                                             "GradientPosted(%llu)'s parameters do not match lastFusionParamsHash()",
+                                             (unsigned long long)fr)
+                                : bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err);
+    bbvfl_cev_clear(&gp);
+    if (rc < 0) return bbvfl_wrap(err, "taking over the head");
+    logf_(c, "round %llu: took over the fusion head from GradientPosted(round %llu) (%zu parameters; the optimizer "
+          "state starts afresh)", (unsigned long long)r, (unsigned long long)fr, c->head_len / 4);
+  } else {
+    logf_(c, "round %llu: no gradient posted yet: the head starts from the session's initialisation",
+          (unsigned long long)r);
+  }
+  if (e > 0 && (!have_fr || fr < e * per)) {
+    /* no training round of epoch e was posted: the head is the one epoch e-1 ended with */
+    bbvfl_epoch_state st;
+    if (bbvfl_aggc_epoch_state(&c->agg, (uint32_t)(e - 1), &st, err) < 0) return -1;
+    if (!st.metrics_posted || !st.rewards_paid) {
+      logf_(c, "epoch %llu: metrics or rewards missing; settling it", (unsigned long long)e);
+      if (rebuild_eval(c, e - 1, c->V, err) < 0) return -1;
+      c->loss_sum = c->agg_sum = 0;
+      c->trained = 0;
+      c->takeover_epoch = (int)(e - 1);
+      if (post_epoch(c, (uint32_t)(e - 1), err) < 0) return -1;
+    }
+  }
+  c->loss_sum = c->agg_sum = 0;
+  c->trained = 0;
+  c->takeover_epoch = (int)e;
+  if (pos > c->T && rebuild_eval(c, e, pos - c->T, err) < 0) return -1;
+  return 0;
+}
+
+/* Test hook (cfg->dump_q_dir): the unmasked q of round r as q-<index>-<round>.bin. Plaintext
+   embeddings: never in production. */
+static int dump_q(cl *c, uint64_t r, bbvfl_err *err) {
+  char p[1300];
+  snprintf(p, sizeof p, "%s/q-%d-%llu.bin", c->cfg->dump_q_dir, c->res->index, (unsigned long long)r);
+  if (bbvfl_write_file_atomic(p, c->q, c->n, 0600, err) < 0) return bbvfl_wrap(err, "test hook: writing q");
+  return 0;
+}
+
+/* submit(r, ...) calldata: q itself in plain mode, q masked for the current set in masked mode. */
+static int encode_submission(cl *c, uint64_t r, uint8_t **cd, size_t *len, bbvfl_err *err) {
+  if (c->cfg->dump_q_dir && dump_q(c, r, err) < 0) return -1;
+  if (!c->masked) return bbvfl_cenc_submit(r, c->q, c->n, cd, len, err);
+  c->round_blk = c->blk;
+  if (bbvfl_mclient_mask(&c->mc, r, c->q, err) < 0) return -1;
+  return bbvfl_cenc_submit(r, c->mc.lanes, 2 * c->n, cd, len, err);
+}
+
 static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
   uint64_t per = c->T + c->V, total = c->cp.total_rounds;
   uint64_t gas_submit = 21000 + 64 * (uint64_t)c->cp.data_length +
@@ -438,7 +714,10 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
       bbvfl_party_epoch(&c->party, (int)e);
       if (c->have_head) bbvfl_vhead_epoch(&c->head, (int)e);
     }
-    if (pos == 0) c->loss_sum = c->agg_sum = 0;
+    if (pos == 0) {
+      c->loss_sum = c->agg_sum = 0;
+      c->trained = 0;
+    }
     const size_t *rows;
     if (train) {
       const size_t *p = bbvfl_schedule_batch(&c->sched, e, pos);
@@ -470,7 +749,7 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
     if (!submitted) {
       uint8_t *cd;
       size_t len;
-      if (bbvfl_cenc_submit(r, c->q, c->n, &cd, &len, err) < 0) return -1;
+      if (encode_submission(c, r, &cd, &len, err) < 0) return -1;
       int ok = tx(c, cd, len, gas_submit, 1, &rc, "submit()", err);
       free(cd);
       if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
@@ -484,7 +763,34 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
       return -1;
     }
     int fail = 0;
-    if (c->is_active) {
+    if (!c->is_active) {
+      int w = 0;
+      if (train) {
+        bbvfl_cev gp;
+        w = wait_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err);
+        if (w < 0) fail = 1;
+        if (w == 0) {
+          if (gp.data_len != 4 * c->n) {
+            fail = 1;
+            bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: posted gradient has %zu bytes, expected %zu",
+                       (unsigned long long)r, gp.data_len, 4 * c->n);
+          } else {
+            bbvfl_f32_from_be(gp.data, c->n, c->grad);
+          }
+          bbvfl_cev_clear(&gp);
+        }
+      } else {
+        bbvfl_cev rcev;
+        int f = have_rc ? receipt_event(c, &rc, BBVFL_EV_ROUND_COMPLETED, r, &rcev, err) : 0;
+        if (f < 0) fail = 1;
+        else if (f == 0) w = wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rcev, err);
+        if (w < 0) fail = 1;
+        if (!fail && w == 0) bbvfl_cev_clear(&rcev);
+      }
+      /* elected while waiting: this client carries the round on as the active client */
+      if (!fail && w == 2 && take_over(c, r, err) < 0) fail = 1;
+    }
+    if (!fail && c->is_active) {
       fail = get_sum(c, r, have_rc ? &rc : NULL, err) < 0;
       double agg = bbvfl_now() - t_agg0;
       if (!fail && train) {
@@ -509,6 +815,7 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
           c->res->learn_s += bbvfl_now() - t1;
           if (!fail) {
             c->loss_sum += loss;
+            c->trained++;
             bbvfl_f32_to_be(c->grad, c->n, c->grad_be);
             bbvfl_vhead_params_be(&c->head, c->head_be);
             uint8_t *cd;
@@ -526,25 +833,6 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
         fail = bbvfl_vhead_eval(&c->head, c->sum, NULL, c->B, c->probs + k * c->B * (size_t)c->K, err) < 0;
         c->res->learn_s += bbvfl_now() - t1;
       }
-    } else if (train) {
-      bbvfl_cev gp;
-      fail = wait_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err) < 0;
-      if (!fail) {
-        if (gp.data_len != 4 * c->n) {
-          fail = 1;
-          bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: posted gradient has %zu bytes, expected %zu",
-                     (unsigned long long)r, gp.data_len, 4 * c->n);
-        } else {
-          bbvfl_f32_from_be(gp.data, c->n, c->grad);
-        }
-        bbvfl_cev_clear(&gp);
-      }
-    } else {
-      bbvfl_cev rcev;
-      int f = have_rc ? receipt_event(c, &rc, BBVFL_EV_ROUND_COMPLETED, r, &rcev, err) : 0;
-      if (f < 0) fail = 1;
-      else if (f == 0) fail = wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rcev, err) < 0;
-      if (!fail) bbvfl_cev_clear(&rcev);
     }
     bbvfl_receipt_clear(&rc);
     if (fail) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
@@ -579,6 +867,7 @@ static void cl_free(cl *c) {
   bbvfl_sender_free(c->snd);
   bbvfl_rpc_free(c->rpc);
   free(c->q);
+  if (c->masked) bbvfl_mclient_free(&c->mc);
   free(c->sum);
   free(c->grad);
   free(c->probs);
@@ -600,13 +889,13 @@ static int check_params(const cl *c, bbvfl_err *err) {
   const bbvfl_cconfig *a = &c->cp.cfg, *b = &c->sess->cparams;
   if (a->clients != b->clients || a->batch != b->batch || a->dim != b->dim || a->levels != b->levels ||
       a->beta_micro != b->beta_micro || a->train_rounds != b->train_rounds || a->eval_rounds != b->eval_rounds ||
-      a->epochs != b->epochs || a->masked)
+      a->epochs != b->epochs || !a->masked != !b->masked)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "the contract's parameters (M %u, B %u, P %u, b %u, T %u, V %u, epochs %u%s) do not match the "
-                      "session file's (M %u, B %u, P %u, b %u, T %u, V %u, epochs %u)",
+                      "session file's (M %u, B %u, P %u, b %u, T %u, V %u, epochs %u%s)",
                       a->clients, a->batch, a->dim, a->levels, a->train_rounds, a->eval_rounds, a->epochs,
                       a->masked ? ", masked" : "", b->clients, b->batch, b->dim, b->levels, b->train_rounds,
-                      b->eval_rounds, b->epochs);
+                      b->eval_rounds, b->epochs, b->masked ? ", masked" : "");
   return 0;
 }
 
@@ -618,6 +907,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   c.sess = cfg->sess;
   c.res = res;
   c.slot = 1;
+  c.takeover_epoch = -1;
   double t_start = bbvfl_now();
   int rc = -1;
   bbvfl_onchain_cfg local = *cfg;
@@ -696,6 +986,20 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   for (size_t i = 0; i < c.neval; i++) c.yeval[i] = cfg->ds->y[c.data.test[i]];
 
   if (election(&c, err) < 0) goto out;
+  res->participants = c.cp.cfg.clients;
+  if (c.cp.cfg.masked) {
+    if (bbvfl_mclient_init(&c.mc, &c.agg, cfg->key, chain_id, s->deploy_block, (unsigned)res->index, c.n,
+                           c.cp.cfg.levels, err) < 0)
+      goto out;
+    c.masked = 1;
+    res->masked = 1;
+    logf_(&c, "masked mode: pair keys derived for %u registered clients; %u participants", c.mc.mk.nclients,
+          c.mc.nparts);
+  }
+  if (cfg->dump_q_dir)
+    logf_(&c, "WARNING: BBVFL_TEST_DUMP_Q is set: this client writes its unmasked q of every round to %s (a test "
+              "hook: plaintext embeddings, never use it in production)",
+          cfg->dump_q_dir);
   char me[43], act[43];
   bbvfl_addr_checksum(c.me, me);
   bbvfl_addr_checksum(c.active, act);
@@ -723,18 +1027,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   free(cols);
   if (prc < 0) goto out;
   c.have_party = 1;
-  if (c.is_active) {
-    if (bbvfl_vhead_init(&c.head, (int)s->cparams.dim, cfg->ds->nclasses, s->cparams.clients, &s->train.mech,
-                         &s->train.opt, cfg->seed, err) < 0)
-      goto out;
-    c.have_head = 1;
-    c.head_len = 4 * bbvfl_vhead_nparams(&c.head);
-    c.head_be = malloc(c.head_len ? c.head_len : 1);
-    if (!c.head_be) {
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-  }
+  if (c.is_active && init_head(&c, err) < 0) goto out;
   if (bbvfl_schedule_init(&c.sched, res->S, c.data.n_train, c.B, err) < 0) goto out;
   c.have_sched = 1;
 
@@ -744,6 +1037,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   if (resumed) logf_(&c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
   if (run_rounds(&c, start, resumed, err) < 0) goto out;
   res->was_active = c.is_active;
+  if (c.masked) res->participants = c.mc.min_parts;
   logf_(&c, "session complete");
   rc = 0;
 out:
@@ -767,6 +1061,8 @@ int bbvfl_onchain_result_save(const bbvfl_onchain_result *r, const char *path, b
                         (json_int_t)r->gas_other, "wall_s", r->wall_s, "send_s", r->send_s, "wait_s", r->wait_s,
                         "learn_s", r->learn_s, "checkpoint_s", r->ckpt_s);
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  json_object_set_new(o, "masked", json_boolean(r->masked));
+  json_object_set_new(o, "participants", json_integer((json_int_t)r->participants));
   if (r->per_epoch) {
     json_t *arr = json_array();
     for (int e = 0; arr && e < r->epochs; e++) {

@@ -17,6 +17,22 @@
  * not resubmit what the chain says it already submitted, and reads gradients already posted from
  * the chain.
  *
+ * Re-election: a passive client that has waited takeover_after_s for the active client calls
+ * reelect() / expireRound() (each attempt is a transaction, so on a devnet that mines only on
+ * transactions the attempts themselves move the block deadline closer; a reverted attempt means
+ * "not overdue yet"). When the chain names this client the new active client, it builds the head
+ * from the session seed, loads the parameters of the last GradientPosted (the optimizer's moments
+ * are not on chain: they restart from zero), re-evaluates the epoch's earlier evaluation rounds
+ * from their RoundCompleted sums, settles an unpaid previous epoch, and carries on.
+ *
+ * Masked mode (a session whose contract has masked set; docs/MASKED.md): after the election the
+ * client derives the pair keys from the Registered events (vfl/masked), masks each round's q for
+ * the current participant set, and, while waiting for a round, watches for RoundReopened: it then
+ * masks the SAME q for the announced set and submits again. With cfg->expire, a client whose round
+ * has not completed after round_timeout_s calls expireRound() (repeatedly, a revert is fine) so a
+ * dropout voids and re-runs the round instead of stalling; the active client estimates h_hat with
+ * the number of clients that contributed.
+ *
  * Labels: only the elected active client uses labels; a session needs the active client to hold
  * them (checked: a client without --labels that gets elected stops with a clear error).
  *
@@ -47,12 +63,22 @@ typedef struct {
   const char *state_dir;      /* checkpoints, secret, summary.json */
   double round_timeout_s;     /* a round that does not complete in time is an error (0: 120 s) */
   int expire;                 /* on a round timeout, call expireRound() before giving up */
+  double takeover_after_s;    /* a client waiting this long for the active client's gradient or
+                                 submission starts calling reelect() (round complete, no gradient)
+                                 or expireRound() (the active client did not submit), about once a
+                                 second until the contract accepts; a newly elected client takes
+                                 the head over from the last GradientPosted. 0: off */
   int exit_after_round;       /* testing: return (as if killed) after this many rounds done; 0: off */
+  const char *dump_q_dir;     /* TEST HOOK (NULL: off): write each round's unmasked q to
+                                 DIR/q-<index>-<round>.bin; plaintext embeddings, never in production */
   FILE *log;                  /* progress lines (nullable); never holds key material */
 } bbvfl_onchain_cfg;
 
 typedef struct {
   int index;                  /* registration index */
+  int masked;                 /* the session is in masked mode */
+  unsigned participants;      /* masked: the smallest participant set this client saw (M - dropouts);
+                                 plain: M */
   int was_active;             /* active client at the end of the session */
   uint8_t S[32];
   uint64_t rounds;            /* rounds this process went through */
