@@ -34,6 +34,8 @@ typedef struct {
   bbvfl_devnet d;
 } bench_devnet;
 int bench_devnet_start(bench_devnet *o, bbvfl_err *err);
+/* rm -rf of a folder this benchmark created. */
+void bench_rmtree(const char *dir);
 void bench_devnet_stop(bench_devnet *o);
 
 /* The floor: n signed 1-wei transfers (after warmup unmeasured ones) from a fresh key funded by
@@ -85,6 +87,9 @@ typedef struct {
   double beta;
   int epochs, masked_epochs, naive_rounds, batch, P, floor_n;
   int reset;      /* bbvfl_cbench_cfg.reset: 0 none, 1 per configuration (default), 2 also per epoch */
+  int demo;       /* 1: also run `bbvfl demo` (M client processes) per plain (M, b) row */
+  const char *rpc_given; /* --rpc as given (the demo then uses it too), NULL: embedded */
+  const char *demo_dir;  /* folder for the demos' run folders (NULL: a temporary one, removed) */
   unsigned long long seed;
   const char *data;
 } bench_table1_opts;

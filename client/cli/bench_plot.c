@@ -457,13 +457,14 @@ int bench_plots(int argc, char **argv) {
 
 int bench_all(int argc, char **argv) {
   const char *rpc_url = NULL, *out_s = NULL, *sw = NULL;
-  int as_json = 0, quick = 0, no_plots = 0;
+  int as_json = 0, quick = 0, no_plots = 0, no_demo = 0;
   const cli_opt opts[] = {
       {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
       {"out", OPT_STR, &out_s, "DIR", "output folder (default runs/bench-<UTC time>)"},
       {"sweep", OPT_STR, &sw, "FILE", "sweep.json for the AUROC figures (default runs/sweep/sweep.json when present)"},
       {"quick", OPT_FLAG, &quick, NULL, "a small version: M=5, b=16, 1 epoch; scaling M 2,8 P 16 B 10"},
       {"no-plots", OPT_FLAG, &no_plots, NULL, "write the tables only"},
+      {"no-demo", OPT_FLAG, &no_demo, NULL, "skip the `bbvfl demo` cross-check of Table I"},
       {"json", OPT_FLAG, &as_json, NULL, "print {floor_ms, naive_gas_per_coordinate, table1, scaling, figures} on stdout"},
   };
   cli_spec spec = {"bbvfl bench all", "floor + Table I + scaling + figures, one devnet, one folder", "[OPTIONS]",
@@ -492,6 +493,11 @@ int bench_all(int argc, char **argv) {
   bench_table1_defaults(&to);
   bench_scaling_opts so;
   bench_scaling_defaults(&so);
+  char demo_dir[2100];
+  snprintf(demo_dir, sizeof demo_dir, "%s/demos", dir);
+  to.demo = !no_demo;
+  to.demo_dir = demo_dir;
+  to.rpc_given = rpc_url;
   if (quick) {
     to.nM = 1;
     to.bs[0] = 16;

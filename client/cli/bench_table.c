@@ -6,10 +6,15 @@
  * a fresh BbvflAggregator. Plus, in the same run: the floor (a bare signed transfer to receipt),
  * masked mode (16-bit lanes) for the same configurations, and the naive one-word-per-value
  * contract at the first M and the last b. */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/bench.h"
@@ -45,6 +50,7 @@ void bench_table1_defaults(bench_table1_opts *o) {
   o->floor_n = 200;
   o->seed = 1;
   o->reset = 1;
+  o->demo = 1;
 }
 
 typedef struct {
@@ -77,6 +83,90 @@ static double steady_gas(const bbvfl_cbench_result *r, int train_only) {
     k++;
   }
   return k ? s / (double)k : 0;
+}
+
+extern char **environ;
+
+/* Runs `bbvfl demo` (this binary) for one (M, b): its own devnet unless --rpc was given, M client
+ * processes, the session's per-epoch on-chain aggregation as the active client sees it. *out is
+ * the demo's JSON report (new reference). */
+static int run_demo(const bench_table1_opts *o, int M, int b, const char *dir, json_t **out, bbvfl_err *err) {
+  *out = NULL;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot find this program's path for the demo run");
+  self[n] = 0;
+  char sM[16], sb[16], sbeta[32], sE[16], sB[16], sP[16], sseed[32], log[4200];
+  snprintf(sM, sizeof sM, "%d", M);
+  snprintf(sb, sizeof sb, "%d", b);
+  snprintf(sbeta, sizeof sbeta, "%g", o->beta);
+  snprintf(sE, sizeof sE, "%d", o->epochs);
+  snprintf(sB, sizeof sB, "%d", o->batch);
+  snprintf(sP, sizeof sP, "%d", o->P);
+  snprintf(sseed, sizeof sseed, "%llu", o->seed);
+  snprintf(log, sizeof log, "%s.log", dir);
+  if (bbvfl_mkdirs(o->demo_dir, 0755, err) != 0) return bbvfl_wrap(err, "creating %s for the demo runs", o->demo_dir);
+  const char *argv[32] = {self, "demo", "--clients", sM, "--b", sb, "--beta", sbeta, "--epochs", sE, "--batch", sB,
+                          "--P", sP, "--seed", sseed, "--out", dir, "--json"};
+  int a = 19;
+  if (o->data) {
+    argv[a++] = "--data";
+    argv[a++] = o->data;
+  }
+  if (o->rpc_given) {
+    argv[a++] = "--rpc";
+    argv[a++] = o->rpc_given;
+  }
+  argv[a] = NULL;
+  int fd[2];
+  if (pipe(fd) != 0) return bbvfl_fail(err, BBVFL_E_IO, "pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fd[0]);
+  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  int rc = posix_spawn(&pid, self, &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd[1]);
+  if (rc != 0) {
+    close(fd[0]);
+    return bbvfl_fail(err, BBVFL_E_IO, "cannot start the demo: %s", strerror(rc));
+  }
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 > cap) {
+      char *t = realloc(buf, cap = cap ? 2 * cap : 65536);
+      if (!t) break;
+      buf = t;
+    }
+    ssize_t k = read(fd[0], buf + len, cap - len - 1);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    len += (size_t)k;
+  }
+  close(fd[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!buf || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    free(buf);
+    return bbvfl_fail(err, BBVFL_E_STATE, "the demo run M=%d b=%d failed (its messages: %s)", M, b, log);
+  }
+  buf[len] = 0;
+  /* the JSON object is the last line */
+  while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
+  char *last = strrchr(buf, '\n');
+  json_error_t je;
+  *out = json_loads(last ? last + 1 : buf, 0, &je);
+  free(buf);
+  if (!json_is_object(*out)) {
+    json_decref(*out);
+    *out = NULL;
+    return bbvfl_fail(err, BBVFL_E_PARSE, "the demo run M=%d b=%d printed no JSON report (%s)", M, b, je.text);
+  }
+  return 0;
 }
 
 /* One on-chain row's figures from a driver result. */
@@ -210,7 +300,7 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
   /* 3. on-chain rows */
   uint64_t total = 0;
   for (int i = 0; i < o->nM; i++)
-    total += (uint64_t)o->nb * ((uint64_t)o->epochs + (uint64_t)o->masked_epochs) * (T + V);
+    total += (uint64_t)o->nb * ((uint64_t)o->epochs * (o->demo ? 2 : 1) + (uint64_t)o->masked_epochs) * (T + V);
   total += (uint64_t)o->naive_rounds;
   bench_progress_add_total(pr, total);
   prog_ctx pc = {.pr = pr};
@@ -247,6 +337,23 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
         json_object_set_new(row, "M", json_integer(c.M));
         json_object_set_new(row, "b", json_integer(c.b));
         json_object_set_new(row, "masked", json_boolean(masked));
+        if (o->demo && !masked) {
+          char dd[4096];
+          snprintf(dd, sizeof dd, "%s/demo-M%d-b%d", o->demo_dir, c.M, c.b);
+          snprintf(pc.label, sizeof pc.label, "bbvfl demo M=%d b=%d (%d client processes)", c.M, c.b, c.M);
+          bench_progress_step(pr, 0, pc.label);
+          json_t *rep = NULL;
+          if (run_demo(o, c.M, c.b, dd, &rep, err) != 0) {
+            json_decref(row);
+            goto out;
+          }
+          json_object_set(row, "demo_onchain_s", json_object_get(rep, "onchain_agg_s_per_epoch"));
+          json_object_set(row, "demo_gas_per_coordinate", json_object_get(rep, "gas_per_coordinate"));
+          json_object_set(row, "demo_wall_s", json_object_get(rep, "wall_s"));
+          json_object_set(row, "demo_auroc", json_object_get(rep, "auroc"));
+          json_decref(rep);
+          bench_progress_step(pr, (uint64_t)o->epochs * (T + V), pc.label);
+        }
         json_object_set_new(row, "offchain_s", json_real(off_s[idx]));
         json_object_set_new(row, "offchain_s_min", json_real(off_min[idx]));
         json_object_set_new(row, "offchain_s_max", json_real(off_max[idx]));
@@ -369,6 +476,13 @@ void bench_table1_print(const json_t *t, FILE *f) {
             num(r, "gas_per_coordinate"), num(r, "ratio"), ps,
             json_is_true(json_object_get(r, "masked")) ? " (masked: fewer epochs)" : "");
   }
+  json_array_foreach(json_object_get(t, "table1"), i, r) {
+    const json_t *d = json_object_get(r, "demo_onchain_s");
+    if (!json_is_number(d)) continue;
+    fprintf(f, "  bbvfl demo M=%d b=%d (M client processes, the active client's view): on-chain %.3f s/epoch, %.1f gas/coordinate\n",
+            (int)json_integer_value(json_object_get(r, "M")), (int)json_integer_value(json_object_get(r, "b")),
+            json_number_value(d), num(r, "demo_gas_per_coordinate"));
+  }
   const json_t *nv = json_object_get(t, "naive");
   if (nv)
     fprintf(f, "naive contract (one word per value, M=%d b=%d): %.0f gas/coordinate, %.2f ms/round\n",
@@ -383,7 +497,7 @@ char *bench_table1_csv(const json_t *t) {
                                "gas_per_coordinate", "gas_per_coordinate_round0", "gas_per_submission",
                                "floor_interleaved_ms", "floor_ratio_fresh", "node_stalls",
                                "gradient_post_ms", "gradient_post_gas", "lane_bits", "ratio", "epochs",
-                               "paper_offchain_s", "paper_onchain_s"};
+                               "paper_offchain_s", "paper_onchain_s", "demo_onchain_s", "demo_gas_per_coordinate"};
   const size_t nc = sizeof cols / sizeof cols[0];
   char *buf = NULL;
   size_t len = 0;
@@ -419,7 +533,7 @@ int bench_table1(int argc, char **argv) {
   bench_table1_opts o;
   bench_table1_defaults(&o);
   const char *rpc_url = NULL, *clients_s = "5,10", *b_s = "2,4,8,16", *out_s = NULL;
-  int as_json = 0, no_files = 0, reset_epochs = 0, no_reset = 0;
+  int as_json = 0, no_files = 0, reset_epochs = 0, no_reset = 0, no_demo = 0;
   const cli_opt opts[] = {
       {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
       {"clients", OPT_STR, &clients_s, "LIST", "numbers of clients M (default 5,10; 1..64)"},
@@ -439,6 +553,8 @@ int bench_table1(int argc, char **argv) {
        "slower the longer its chain)"},
       {"no-reset", OPT_FLAG, &no_reset, NULL,
        "no evm_snapshot/evm_revert at all (nodes other than anvil); configurations follow each other on one chain"},
+      {"no-demo", OPT_FLAG, &no_demo, NULL,
+       "skip the cross-check with `bbvfl demo` (M client processes, the real protocol) per plain (M, b)"},
       {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
       {"json", OPT_FLAG, &as_json, NULL, "print the JSON object (floor_ms, naive_gas_per_coordinate, table1) on stdout"},
   };
@@ -473,6 +589,8 @@ int bench_table1(int argc, char **argv) {
     return cli_report(&err);
   }
   o.reset = no_reset ? 0 : reset_epochs ? 2 : 1;
+  o.demo = !no_demo;
+  o.rpc_given = rpc_url;
   if (o.epochs < 1 || o.epochs > 1000) bbvfl_fail(&err, BBVFL_E_ARG, "--epochs must be in 1..1000 (got %d)", o.epochs);
   else if (o.masked_epochs < 0 || o.masked_epochs > 1000)
     bbvfl_fail(&err, BBVFL_E_ARG, "--masked-epochs must be in 0..1000 (got %d)", o.masked_epochs);
@@ -489,8 +607,22 @@ int bench_table1(int argc, char **argv) {
         bbvfl_fail(&err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o.Ms[i], o.bs[j]);
         return cli_report(&err);
       }
-  char dir[2048] = "";
+  char dir[2048] = "", demo_dir[2100] = "", tmp_demo[256] = "";
   if (!no_files && bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
+  if (o.demo) {
+    if (no_files) {
+      const char *tmp = getenv("TMPDIR");
+      snprintf(tmp_demo, sizeof tmp_demo, "%s/bbvfl-bench-demo.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+      if (!mkdtemp(tmp_demo)) {
+        bbvfl_fail(&err, BBVFL_E_IO, "cannot create a temporary folder for the demo runs in %s", tmp_demo);
+        return cli_report(&err);
+      }
+      snprintf(demo_dir, sizeof demo_dir, "%s", tmp_demo);
+    } else {
+      snprintf(demo_dir, sizeof demo_dir, "%s/demos", dir);
+    }
+    o.demo_dir = demo_dir;
+  }
   int maxM = 1;
   for (int i = 0; i < o.nM; i++)
     if (o.Ms[i] > maxM) maxM = o.Ms[i];
@@ -501,6 +633,7 @@ int bench_table1(int argc, char **argv) {
   json_t *t = NULL;
   int rc = bench_table1_run(&env, &o, &pr, &t, &err);
   bench_env_close(&env);
+  if (tmp_demo[0]) bench_rmtree(tmp_demo);
   if (rc != 0) return cli_report(&err);
   if (!no_files) {
     char *csv = bench_table1_csv(t);

@@ -70,6 +70,8 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
   return remove(path);
 }
 
+void bench_rmtree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 int bench_devnet_start(bench_devnet *o, bbvfl_err *err) {
   const char *tmp = getenv("TMPDIR");
   snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");

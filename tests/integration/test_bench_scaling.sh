@@ -39,7 +39,7 @@ assert len(rd) == 5 and rd[4]["B"] == "100" and rd[4]["naive_status"] == big["na
 PY
 # figures from the JSON files, and from a minimal sweep.json in the shape `bbvfl sweep` writes
 "$BBVFL_BIN" bench table1 --rpc "$BBVFL_RPC_URL" --clients 2 --b 2,4 --epochs 1 --masked-epochs 0 \
-  --naive-rounds 0 --floor-n 5 --out "$tmp/t1" >/dev/null 2>&1 || fail "tiny table1 run"
+  --naive-rounds 0 --floor-n 5 --no-demo --out "$tmp/t1" >/dev/null 2>&1 || fail "tiny table1 run"
 python3 - "$tmp/sweep.json" <<'PY'
 import json, sys
 cells = [{"clients": 3, "mechanism": "npq", "auroc_median": 0.99, "epsilon_feature": None,

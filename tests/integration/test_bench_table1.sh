@@ -10,6 +10,7 @@ out=$("$BBVFL_BIN" bench table1 --rpc "$BBVFL_RPC_URL" --clients 5 --b 16 --epoc
       --naive-rounds 1 --floor-n 10 --out "$tmp/t1" --json 2>"$tmp/err")
 [ -s "$tmp/t1/table1.csv" ] || fail "table1.csv not written"
 [ -s "$tmp/t1/table1.json" ] || fail "table1.json not written"
+[ -s "$tmp/t1/demos/demo-M5-b16/report.json" ] || fail "the demo's run folder is not kept under demos/"
 python3 - "$out" "$tmp/t1/table1.json" "$tmp/t1/table1.csv" <<'PY'
 import csv, json, sys
 o = json.loads(sys.argv[1])
@@ -50,6 +51,9 @@ assert o["naive_gas_per_coordinate"] >= 25 * p["gas_per_coordinate"], (o["naive_
 assert p["gas_per_coordinate_round0"] > p["gas_per_coordinate"], p
 assert m["gas_per_coordinate"] > p["gas_per_coordinate"], (m, p)
 assert p["gradient_post_gas"] > 21000, p
+# the cross-check with `bbvfl demo` (M client processes on the same node): present for the plain row
+assert p["demo_onchain_s"] > 0 and 0 < p["demo_gas_per_coordinate"] < 1000, p
+assert "demo_onchain_s" not in m, m
 rd = list(csv.DictReader(open(sys.argv[3])))
 assert len(rd) == 2 and rd[0]["M"] == "5" and rd[0]["b"] == "16", rd
 assert abs(float(rd[0]["gas_per_coordinate"]) - p["gas_per_coordinate"]) < 1e-3, rd[0]
@@ -57,7 +61,7 @@ PY
 # --reset-epochs: every epoch from the post-setup state (evm_revert), so each epoch's first rounds
 # write fresh storage again; the steady-state gas (rounds >= 4 of the contract) is the same
 rj=$("$BBVFL_BIN" bench table1 --rpc "$BBVFL_RPC_URL" --clients 3 --b 4 --epochs 2 --masked-epochs 0 \
-     --naive-rounds 0 --floor-n 5 --reset-epochs --no-files --json 2>/dev/null)
+     --naive-rounds 0 --floor-n 5 --reset-epochs --no-demo --no-files --json 2>/dev/null)
 python3 - "$rj" <<'PY'
 import json, sys
 o = json.loads(sys.argv[1])
@@ -68,7 +72,7 @@ assert 300 < r["gas_per_coordinate"] < 450 and r["gas_per_coordinate_round0"] > 
 PY
 # human output names the columns and the files
 human=$("$BBVFL_BIN" bench table1 --rpc "$BBVFL_RPC_URL" --clients 2 --b 2 --epochs 1 --masked-epochs 0 \
-        --naive-rounds 0 --floor-n 5 --no-files 2>/dev/null)
+        --naive-rounds 0 --floor-n 5 --no-demo --no-files 2>/dev/null)
 grep -q "gas/coord" <<<"$human" || fail "human output: $human"
 grep -q "wrote" <<<"$human" && fail "--no-files wrote files"
 # bad input: clear errors, no run
