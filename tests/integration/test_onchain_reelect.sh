@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The active client killed with SIGKILL and never restarted: the other `bbvfl client` processes
+# notice the missed deadline themselves (--takeover-after: after that long waiting they call
+# reelect() when the round is complete without a gradient, expireRound() when the active client
+# has not submitted; on this automining devnet each attempt is itself a transaction, so the
+# attempts move the block deadline closer), one of them is elected, takes the fusion head over from
+# the last GradientPosted and finishes the session. Checked:
+#  - both survivors exit 0; the new active client's log says it was elected and took the head over
+#    from GradientPosted;
+#  - the chain: an Elected event with reason 1 (reelect) or 2 (active client excluded by
+#    expireRound) naming a survivor; GradientPosted for every later training round, posted by the
+#    new active client; metrics and rewards for every epoch; the session ended;
+#  - bbvfl audit --session: exit 0 (re-election justified, sums, rewards).
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-reelect.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+EPOCHS=6
+
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs $EPOCHS --seed 5 --active-blocks 4 \
+  --round-timeout-blocks 4 --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+
+addrs=()
+for m in 0 1 2; do
+  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  addrs[$m]=$addr
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+    || fail "funding $addr"
+done
+cols=("0-9" "10-19" "20-29")
+for m in 0 1 2; do
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
+    --state-dir "$work/c$m" --seed 5 --party "$m" --round-timeout 90 --takeover-after 1 >>"$work/c$m.out" 2>&1 &
+  pids[$m]=$!
+done
+
+call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+r=0
+for _ in $(seq 1 600); do
+  r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  [ "${r%% *}" -ge 8 ] && break
+  sleep 0.05
+done
+[ "${r%% *}" -ge 8 ] || fail "the session did not reach round 8 (round ${r})"
+active=$(call 'active()(address)')
+victim=-1
+for m in 0 1 2; do
+  same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
+  [ "$same" = 1 ] && victim=$m
+done
+[ "$victim" -ge 0 ] || fail "active client $active is none of ours"
+kill -9 "${pids[$victim]}"
+wait "${pids[$victim]}" 2>/dev/null || true
+killed_at=$(call 'currentRound()(uint64)')
+echo "killed the active client $victim (${addrs[$victim]}) at round ${killed_at%% *}"
+total=$(call 'params()' | python3 -c 'import sys; d=bytes.fromhex(sys.stdin.read().strip()[2:]); print(int.from_bytes(d[17*32:18*32], "big"))')
+[ "${killed_at%% *}" -lt "$total" ] || fail "the session had ended (round ${killed_at%% *} of $total) before the kill"
+
+newact=-1
+for m in 0 1 2; do
+  [ "$m" = "$victim" ] && continue
+  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
+  [ -s "$work/c$m/summary.json" ] || fail "client $m left no summary"
+  if grep -q "was elected the new active client" "$work/c$m.out"; then newact=$m; fi
+done
+pids=()
+[ "$newact" -ge 0 ] || { cat "$work"/c*.out >&2; fail "no survivor says it was elected"; }
+grep -qE "took over the fusion head from GradientPosted\(round [0-9]+\)" "$work/c$newact.out" \
+  || { cat "$work/c$newact.out" >&2; fail "the new active client did not take the head over from GradientPosted"; }
+grep -E "calling (reelect|expireRound)\(\)|elected|took over|active client is now" "$work"/c*.out | sed 's/^/  /'
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["active"] and len(o["epochs"]) == int(sys.argv[2]), o' \
+  "$work/c$newact/summary.json" $EPOCHS || fail "the new active client's summary does not report every epoch"
+
+python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" "${addrs[$victim]}" "${addrs[$newact]}" "${killed_at%% *}" <<'PY'
+import json, subprocess, sys, urllib.request
+url, contract, cast, dead, new, killed_at = sys.argv[1:7]
+dead, new, killed_at = dead.lower(), new.lower(), int(killed_at)
+def rpc(method, params):
+    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
+                                 {"content-type": "application/json"})
+    o = json.load(urllib.request.urlopen(req))
+    assert "error" not in o, o
+    return o["result"]
+def topic(sig):
+    return subprocess.check_output([cast, "keccak", "0x" + sig.encode().hex()], text=True).strip()
+def logs(sig):
+    return rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [topic(sig)]}])
+def addr(t): return "0x" + t[-40:]
+el = logs("Elected(bytes32,address,uint64,uint8,uint8)")
+assert len(el) >= 2, "no re-election on chain"
+re = el[1:]
+reasons = [int(l["data"][2 + 64 * 3:2 + 64 * 4], 16) for l in re]  # seed, fromRound, participants, reason
+assert all(r in (1, 2) for r in reasons), reasons
+assert addr(re[-1]["topics"][1]) == new, "the last Elected names %s, the log says %s" % (addr(re[-1]["topics"][1]), new)
+assert addr(el[0]["topics"][1]) == dead
+gp = logs("GradientPosted(uint64,address,bytes,bytes)")
+later = [l for l in gp if int(l["topics"][1], 16) > killed_at]
+assert later, "no gradient after the kill"
+assert all(addr(l["topics"][2]) == new for l in later), "a later gradient was not posted by the new active client"
+mp = logs("MetricsPosted(uint32,address,uint32,uint32,uint64)")
+epochs = sorted(int(l["topics"][1], 16) for l in mp)
+ended = logs("SessionEnded(uint64)")
+assert ended, "the session did not end"
+rp = {int(l["topics"][1], 16) for l in logs("RewardsPaid(uint32,address,uint256,uint32)")}
+print("re-elections: reasons %s; gradients after round %d: %d, all by the new active client; metrics for epochs %s; "
+      "rewards paid for %s" % (reasons, killed_at, len(later), epochs, sorted(rp)))
+assert epochs == list(range(len(epochs))) and len(epochs) == len(rp), (epochs, rp)
+PY
+[ $? = 0 ] || fail "chain checks"
+
+set +e
+"$BBVFL_BIN" audit --session "$work/session.json" --quiet >"$work/audit.txt" 2>&1
+arc=$?
+set -e
+[ "$arc" = 0 ] || { cat "$work/audit.txt" >&2; fail "bbvfl audit exit $arc"; }
+head -1 "$work/audit.txt"
+echo ok
