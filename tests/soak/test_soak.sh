@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Soak: one long on-chain session with 10 real `bbvfl client` processes (`bbvfl demo --clients 10`,
+# its own embedded anvil), at least BBVFL_SOAK_ROUNDS rounds (default 100, the CI form; the full
+# form is BBVFL_SOAK_ROUNDS=500). A sampler reads every client's VmRSS (/proc/PID/status) and open
+# file descriptors (/proc/PID/fd) twice a second: "start" is the first sample once the session is
+# past round 10 (election done, buffers allocated), "end" the last sample before the client exits.
+# Checked: the demo exits 0 with every round done; every client's RSS grew by at most
+# max(4 MB, 10 %) (not checked under ASan, whose quarantine grows by design: BBVFL_SOAK_RSS_CHECK=0)
+# and its fd count did not grow; afterwards no process (client or anvil) of the run is left.
+# Prints the figures (one line per client) and writes them to $BBVFL_SOAK_REPORT when set.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+rounds=${BBVFL_SOAK_ROUNDS:-100}
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-soak.XXXXXX")
+demo=""
+cleanup() {
+  [ -n "$demo" ] && kill -INT "$demo" 2>/dev/null && wait "$demo" 2>/dev/null || true
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+# the bundled table gives 45 training + 11 evaluation rounds per epoch (checked below)
+epochs=$(( (rounds + 55) / 56 ))
+run="$work/run"
+"$BBVFL_BIN" demo --clients 10 --epochs "$epochs" --seed 11 --out "$run" --round-timeout 300 --json \
+  >"$work/demo.out" 2>"$work/demo.err" &
+demo=$!
+
+python3 - "$run" "$demo" "$BBVFL_CAST" >"$work/samples.json" <<'PY'
+import json, os, subprocess, sys, time, urllib.request
+run, demo, cast = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+sel = subprocess.check_output([cast, "sig", "currentRound()"], text=True).strip()
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except OSError:
+        return False
+def clients():
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            cmd = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"client" in cmd and any(run.encode() in a for a in cmd):
+            out.append(int(d))
+    return out
+def sample(pid):
+    try:
+        rss = [int(l.split()[1]) for l in open("/proc/%d/status" % pid) if l.startswith("VmRSS:")][0]
+        fds = len(os.listdir("/proc/%d/fd" % pid))
+        return rss, fds
+    except (OSError, IndexError):
+        return None
+url = contract = None
+rnd, st = 0, {}
+while alive(demo):
+    if url is None and os.path.exists(run + "/session.json"):
+        try:
+            s = json.load(open(run + "/session.json"))
+            url, contract = s["rpc_url"], s["contract"]
+        except (ValueError, KeyError):
+            pass
+    if url:
+        try:
+            req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_call",
+                                         "params": [{"to": contract, "data": sel}, "latest"]}).encode(),
+                                         {"content-type": "application/json"})
+            rnd = int(json.load(urllib.request.urlopen(req, timeout=5))["result"], 16)
+        except Exception:
+            pass
+    for pid in clients():
+        v = sample(pid)
+        if v is None:
+            continue
+        e = st.setdefault(pid, {"pid": pid})
+        if "start_rss_kb" not in e and rnd >= 10:
+            e["start_rss_kb"], e["start_fds"], e["start_round"] = v[0], v[1], rnd
+        e["end_rss_kb"], e["end_fds"], e["end_round"] = v[0], v[1], rnd
+        e["max_rss_kb"] = max(e.get("max_rss_kb", 0), v[0])
+    time.sleep(0.5)
+json.dump(sorted(st.values(), key=lambda e: e["pid"]), sys.stdout)
+PY
+set +e
+wait "$demo"
+drc=$?
+set -e
+demo=""
+[ "$drc" = 0 ] || { tail -20 "$work/demo.err" >&2; fail "bbvfl demo exit $drc"; }
+
+# no process of the run left (clients, the embedded anvil: both name the run folder)
+sleep 0.5
+left=$(python3 - "$run" <<'PY'
+import os, sys
+run = sys.argv[1].encode()
+for d in os.listdir("/proc"):
+    if d.isdigit() and int(d) != os.getpid():
+        try:
+            cmd = open("/proc/%s/cmdline" % d, "rb").read()
+        except OSError:
+            continue
+        if run in cmd:
+            print(d, cmd.replace(b"\0", b" ").decode(errors="replace"))
+PY
+)
+[ -z "$left" ] || { echo "$left" >&2; fail "processes of the run are still there"; }
+
+python3 - "$work/samples.json" "$run/session.json" "$rounds" "${BBVFL_SOAK_RSS_CHECK:-1}" "${BBVFL_SOAK_REPORT:-}" <<'PY'
+import json, sys
+samples, session, want, rss_check, report = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5]
+st = json.load(open(samples))
+cp = json.load(open(session))["contract_params"]
+total = (cp["train_rounds"] + cp["eval_rounds"]) * cp["epochs"]
+assert total >= want, "the session has %d rounds, fewer than %d" % (total, want)
+assert len(st) == 10, "sampled %d client processes, expected 10" % len(st)
+bad = []
+for e in st:
+    assert "start_rss_kb" in e, "client pid %d was never sampled past round 10" % e["pid"]
+    g = e["end_rss_kb"] - e["start_rss_kb"]
+    print("client pid %d: RSS %d kB at round %d -> %d kB at round %d (%+d kB, peak %d kB); fds %d -> %d"
+          % (e["pid"], e["start_rss_kb"], e["start_round"], e["end_rss_kb"], e["end_round"], g, e["max_rss_kb"],
+             e["start_fds"], e["end_fds"]))
+    assert e["end_round"] >= total - 60, "client pid %d: last sample at round %d of %d" % (e["pid"], e["end_round"], total)
+    if rss_check and g > max(4096, 0.10 * e["start_rss_kb"]):
+        bad.append("pid %d RSS +%d kB" % (e["pid"], g))
+    if e["end_fds"] > e["start_fds"]:
+        bad.append("pid %d fds %d -> %d" % (e["pid"], e["start_fds"], e["end_fds"]))
+print("soak: %d rounds, 10 clients; RSS start mean %.0f kB, end mean %.0f kB" % (
+    total, sum(e["start_rss_kb"] for e in st) / 10, sum(e["end_rss_kb"] for e in st) / 10))
+if report:
+    json.dump({"rounds": total, "clients": st}, open(report, "w"), indent=1)
+assert not bad, bad
+PY
+echo ok
