@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# Unwritable or full run folders on the on-chain path:
+#  - `bbvfl client --state-dir` naming a file: non-zero exit, one clear error line, before anything
+#    is sent (the client's account nonce stays 0), the file untouched;
+#  - `bbvfl demo --out` naming a file: the same, and no devnet left running;
+#  - --state-dir on a small tmpfs (skipped with a message when mount is not permitted) that is
+#    filled up mid-session: the client stops with a "No space left" error at its next checkpoint,
+#    leaves no temporary file and no half-written checkpoint (every file in the folder is complete);
+#    once space is freed the same command resumes from the last checkpoint and finishes the
+#    session, and bbvfl audit passes.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-disk.XXXXXX")
+mnt="$work/mnt"
+mounted=0
+cpid=""
+cleanup() {
+  [ -n "$cpid" ] && kill -9 "$cpid" 2>/dev/null || true
+  [ "$mounted" = 1 ] && umount "$mnt" 2>/dev/null || true
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+rpc() {
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}"
+}
+one_error_line() { # file: exactly one line, starting with "bbvfl"
+  [ "$(wc -l <"$1")" = 1 ] && grep -q "^bbvfl" "$1"
+}
+
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 1 --epochs 25 --seed 4 --out "$work/session.json" --json \
+  >"$work/deploy.json" || fail "deploy"
+addr=$("$BBVFL_BIN" key new --out "$work/k.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+rpc anvil_setBalance "[\"$addr\",\"0x56BC75E2D63100000\"]" >/dev/null || fail "funding"
+client() { # state dir
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --columns 0-29 --labels \
+    --state-dir "$1" --seed 4 --round-timeout 60
+}
+
+# 1. --state-dir is a file
+echo "precious" >"$work/afile"
+set +e
+client "$work/afile" >"$work/file.out" 2>"$work/file.err"
+rc=$?
+set -e
+[ "$rc" != 0 ] && [ "$rc" -lt 128 ] || fail "--state-dir FILE: exit $rc"
+one_error_line "$work/file.err" || { cat "$work/file.err" >&2; fail "--state-dir FILE: not one error line"; }
+grep -qi "state-dir" "$work/file.err" || fail "--state-dir FILE: the error does not name --state-dir: $(cat "$work/file.err")"
+[ "$(cat "$work/afile")" = precious ] || fail "--state-dir FILE: the file changed"
+nonce=$(rpc eth_getTransactionCount "[\"$addr\",\"latest\"]" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["result"], 16))')
+[ "$nonce" = 0 ] || fail "--state-dir FILE: the client sent $nonce transactions before failing"
+echo "state-dir is a file: $(cat "$work/file.err")"
+
+# 2. bbvfl demo --out FILE
+set +e
+"$BBVFL_BIN" demo --out "$work/afile" --epochs 1 --clients 2 >"$work/demo.out" 2>"$work/demo.err"
+rc=$?
+set -e
+[ "$rc" != 0 ] && [ "$rc" -lt 128 ] || fail "demo --out FILE: exit $rc"
+one_error_line "$work/demo.err" || { cat "$work/demo.err" >&2; fail "demo --out FILE: not one error line"; }
+[ "$(cat "$work/afile")" = precious ] || fail "demo --out FILE: the file changed"
+if python3 - "$work/afile" <<'PY'
+import os, sys
+me = os.getpid()
+for d in os.listdir("/proc"):
+    if d.isdigit() and int(d) != me:
+        try:
+            if sys.argv[1].encode() in open("/proc/%s/cmdline" % d, "rb").read():
+                sys.exit(0)
+        except OSError:
+            pass
+sys.exit(1)
+PY
+then fail "demo --out FILE left a process behind"; fi
+echo "demo --out is a file: $(cat "$work/demo.err")"
+
+# 3. a state folder that fills up mid-session
+mkdir -p "$mnt"
+if ! mount -t tmpfs -o size=1m tmpfs "$mnt" 2>"$work/mount.err"; then
+  echo "SKIP (full disk part): cannot mount a tmpfs here: $(cat "$work/mount.err")"
+  echo ok
+  exit 0
+fi
+mounted=1
+state="$mnt/state"
+client "$state" >"$work/c1.out" 2>&1 &
+cpid=$!
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+for _ in $(seq 1 400); do
+  r=$("$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  [ "${r%% *}" -ge 20 ] && break
+  sleep 0.05
+done
+[ "${r%% *}" -ge 20 ] || fail "the session did not reach round 20"
+dd if=/dev/zero of="$mnt/filler" bs=4k 2>/dev/null || true # until ENOSPC
+set +e
+wait "$cpid"
+rc=$?
+set -e
+cpid=""
+[ "$rc" != 0 ] && [ "$rc" -lt 128 ] || { cat "$work/c1.out" >&2; fail "full disk: client exit $rc"; }
+grep -q "No space left on device" "$work/c1.out" || { cat "$work/c1.out" >&2; fail "full disk: no clear error"; }
+echo "full disk: $(tail -1 "$work/c1.out")"
+left=$(find "$state" -name '*.tmp.*')
+[ -z "$left" ] || fail "temporary files left: $left"
+rm -f "$mnt/filler"
+# every checkpoint file that exists is complete: the restarted client loads them (a truncated file
+# would be a load error), resumes and finishes
+client "$state" >"$work/c2.out" 2>&1 || { cat "$work/c2.out" >&2; fail "the restarted client failed"; }
+grep -q "resuming at round" "$work/c2.out" || { cat "$work/c2.out" >&2; fail "the restarted client did not resume"; }
+grep -q "session complete" "$work/c2.out" || fail "the restarted client did not complete"
+set +e
+"$BBVFL_BIN" audit --session "$work/session.json" --quiet >"$work/audit.txt" 2>&1
+arc=$?
+set -e
+[ "$arc" = 0 ] || { cat "$work/audit.txt" >&2; fail "bbvfl audit exit $arc"; }
+echo "restart after freeing space: $(grep "resuming" "$work/c2.out"); $(head -1 "$work/audit.txt")"
+echo ok
