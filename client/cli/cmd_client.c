@@ -72,7 +72,7 @@ static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, 
 
 int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
-             *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL;
+             *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
   int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0;
   double timeout = 120, takeover = 30;
   const cli_opt opts[] = {
@@ -85,6 +85,9 @@ int cmd_client(int argc, char **argv) {
       {"label", OPT_STR, &label, "NAME", "label column of the table (default: the session's)"},
       {"columns", OPT_STR, &columns, "SPEC", "this organisation's feature columns, e.g. 0-5 (required)"},
       {"labels", OPT_FLAG, &labels, NULL, "this organisation holds the labels (may act as active client)"},
+      {"label-rows", OPT_STR, &label_rows, "SPEC",
+       "labels split across clients: this organisation holds the labels of these rows only, e.g. 0-284 "
+       "(0-based row indices; other rows' label cells are not read); implies --labels"},
       {"state-dir", OPT_STR, &state_dir, "DIR", "checkpoints, election secret, log summary (required)"},
       {"seed", OPT_STR, &seed_s, "N", "repeatable model init and noise from N (default: init from the session seed, "
                                       "noise from getrandom)"},
@@ -137,7 +140,8 @@ int cmd_client(int argc, char **argv) {
   cfg.sess = &s;
   cfg.rpc_url = rpc;
   cfg.columns = columns;
-  cfg.has_labels = labels;
+  cfg.has_labels = labels || label_rows;
+  cfg.label_rows = label_rows;
   cfg.party = party;
   cfg.seed = s.train.seed;
   cfg.seeded_noise = 0;

@@ -68,6 +68,17 @@ typedef struct {
   /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
   size_t trained;
   int takeover_epoch;    /* -1: none */
+  /* labels split across clients (Algorithm 2, lines 11-14; docs/ONCHAIN.md "Labels") */
+  int split;             /* the session has declared label holders */
+  int holder;            /* this client is one of them */
+  int own_all;           /* this client holds every row's label (--labels without --label-rows) */
+  uint64_t holders;      /* labelHolders() bitmap */
+  uint8_t (*addrs)[20];  /* clients() in index order */
+  size_t naddrs;
+  int *ylab;             /* per table row: the label this client holds, or -1 */
+  float *dlog, *dlog_in; /* B x K dLoss/dlogits */
+  uint8_t *dlog_be;
+  double lrows_loss, lrows_n; /* open epoch: loss sum and count over this client's labelled training rows */
 } cl;
 
 static void logf_(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -409,8 +420,10 @@ static int election(cl *c, bbvfl_err *err) {
     if (ph != BBVFL_PHASE_REGISTRATION)
       return bbvfl_fail(err, BBVFL_E_STATE, "registration is closed: the session already has its %u clients",
                         (unsigned)c->cp.cfg.clients);
-    if (bbvfl_cenc_register(k->pub, &cd, &len, err) < 0) return -1;
-    int rc = tx(c, cd, len, 250000, 0, NULL, "register()", err);
+    if ((c->cfg->label_rows ? bbvfl_cenc_register_label_holder(k->pub, &cd, &len, err)
+                            : bbvfl_cenc_register(k->pub, &cd, &len, err)) < 0)
+      return -1;
+    int rc = tx(c, cd, len, 300000, 0, NULL, c->cfg->label_rows ? "registerLabelHolder()" : "register()", err);
     free(cd);
     if (rc < 0) return -1;
     logf_(c, "registered");
@@ -528,25 +541,63 @@ static int get_sum(cl *c, uint64_t r, const bbvfl_receipt *rc, bbvfl_err *err) {
   return ok;
 }
 
-static int post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
-  bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
-  em->epoch = (int)e + 1;
-  /* an epoch this client took over mid-way: the mean over the rounds it trained */
-  size_t nt = c->takeover_epoch == (int)e ? c->trained : c->T;
-  em->train_loss = nt ? c->loss_sum / (double)nt : 0;
-  em->test_loss = bbvfl_loss_from_probs(c->probs, c->yeval, c->neval, c->cfg->ds->nclasses);
+/* Test metrics of the scores in probs over the rows with a label (y >= 0). */
+static void metrics_of(const cl *c, const float *probs, const int *y, size_t n, bbvfl_epoch_metrics *em) {
+  em->test_loss = bbvfl_loss_from_probs(probs, y, n, c->cfg->ds->nclasses);
   bbvfl_err merr = {0};
   if (c->K == 1) {
-    if (bbvfl_auroc(c->probs, c->yeval, c->neval, &em->auroc, &merr) != 0) em->auroc = 0.5;
-    em->accuracy = bbvfl_accuracy_bin(c->probs, c->yeval, c->neval, 0.5);
-    em->f1 = bbvfl_f1_bin(c->probs, c->yeval, c->neval, 0.5);
+    if (bbvfl_auroc(probs, y, n, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_bin(probs, y, n, 0.5);
+    em->f1 = bbvfl_f1_bin(probs, y, n, 0.5);
   } else {
-    if (bbvfl_auroc_multi(c->probs, c->yeval, c->neval, c->K, &em->auroc, &merr) != 0) em->auroc = 0.5;
-    em->accuracy = bbvfl_accuracy_multi(c->probs, c->yeval, c->neval, c->K);
-    em->f1 = bbvfl_f1_macro(c->probs, c->yeval, c->neval, c->K);
+    if (bbvfl_auroc_multi(probs, y, n, c->K, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_multi(probs, y, n, c->K);
+    em->f1 = bbvfl_f1_macro(probs, y, n, c->K);
   }
+}
+
+/* The epoch's metrics into per_epoch[e]. Labels split across clients: over the rows whose labels
+   this client holds (training loss: its labelled training rows; test metrics: its labelled test
+   rows; all zero when it holds none, labelled_test_rows says so). */
+static int fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
+  bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
+  memset(em, 0, sizeof *em);
+  em->epoch = (int)e + 1;
   em->agg_train_s = c->agg_sum;
   c->res->agg_s[e] = c->agg_sum;
+  if (!c->split || c->own_all) {
+    /* an epoch this client took over mid-way: the mean over the rounds it trained */
+    size_t nt = c->takeover_epoch == (int)e ? c->trained : c->T;
+    em->train_loss = nt ? c->loss_sum / (double)nt : 0;
+    metrics_of(c, c->probs, c->yeval, c->neval, em);
+    return 0;
+  }
+  em->train_loss = c->lrows_n > 0 ? c->lrows_loss / c->lrows_n : 0;
+  size_t m = c->res->labelled_test_rows, K = (size_t)c->K, j = 0;
+  if (m == 0) return 0;
+  float *p = malloc(m * K * sizeof *p);
+  int *y = malloc(m * sizeof *y);
+  if (!p || !y) {
+    free(p);
+    free(y);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < c->neval; i++) {
+    if (c->yeval[i] < 0) continue;
+    memcpy(p + j * K, c->probs + i * K, K * sizeof *p);
+    y[j++] = c->yeval[i];
+  }
+  metrics_of(c, p, y, m, em);
+  free(p);
+  free(y);
+  return 0;
+}
+
+static int post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
+  bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
+  if (fill_metrics(c, e, err) < 0) return -1;
+  if (c->split && !c->own_all && c->res->labelled_test_rows == 0)
+    logf_(c, "epoch %u: this active client holds no test labels: the metrics it posts are zeros", e + 1);
   bbvfl_epoch_state st;
   if (bbvfl_aggc_epoch_state(&c->agg, e, &st, err) < 0) return -1;
   uint8_t *cd;
@@ -630,7 +681,7 @@ static int rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
    the previous epoch if its metrics or rewards are missing, and re-evaluates the evaluation rounds
    of r's epoch that are already complete. */
 static int take_over(cl *c, uint64_t r, bbvfl_err *err) {
-  if (!c->cfg->has_labels)
+  if (!c->cfg->has_labels && !c->split)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was elected the new active client but holds no labels (--labels)",
                       (unsigned long long)r);
@@ -681,6 +732,177 @@ static int take_over(cl *c, uint64_t r, bbvfl_err *err) {
   return 0;
 }
 
+/* ------------------------------------------------------------------ labels split across clients */
+
+/* c->ylab from cfg: every row's label (--labels), the rows of --label-rows, or none. */
+static int init_label_rows(cl *c, bbvfl_err *err) {
+  const bbvfl_dataset *ds = c->cfg->ds;
+  c->ylab = malloc((ds->n + 1) * sizeof *c->ylab);
+  if (!c->ylab) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < ds->n; i++) c->ylab[i] = c->cfg->has_labels && !c->cfg->label_rows ? ds->y[i] : -1;
+  if (!c->cfg->label_rows) return 0;
+  if (strchr(c->cfg->label_rows, '/'))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--label-rows '%s': one list of row indices and ranges (no '/')",
+                      c->cfg->label_rows);
+  bbvfl_partition p;
+  if (bbvfl_partition_parse(c->cfg->label_rows, ds->n, &p, err) < 0)
+    return bbvfl_wrap(err, "--label-rows (row indices 0..%zu of the data file)", ds->n - 1);
+  for (size_t k = 0; k < p.off[1]; k++) c->ylab[p.cols[k]] = ds->y[p.cols[k]];
+  size_t nrows = p.off[1];
+  bbvfl_partition_free(&p);
+  if (nrows == 0) return bbvfl_fail(err, BBVFL_E_ARG, "--label-rows '%s' names no rows", c->cfg->label_rows);
+  return 0;
+}
+
+/* dLoss/dlogits of this client's labelled rows of the batch (zeros elsewhere, the mean over the
+   whole batch) into c->dlog, with the head's current parameters; their loss goes to the epoch's
+   tally. */
+static int own_label_grad(cl *c, const size_t *rows, bbvfl_err *err) {
+  for (size_t i = 0; i < c->B; i++) c->yb[i] = c->ylab[rows[i]];
+  double ls = 0, t1 = bbvfl_now();
+  size_t nheld = 0;
+  int rc = bbvfl_vhead_label_grad(&c->head, c->sum, NULL, c->yb, c->B, &ls, &nheld, c->dlog, err);
+  c->res->learn_s += bbvfl_now() - t1;
+  if (rc < 0) return -1;
+  c->lrows_loss += ls;
+  c->lrows_n += (double)nheld;
+  return 0;
+}
+
+static int holder_of(const cl *c, const uint8_t a[20]) {
+  for (size_t i = 0; i < c->naddrs; i++)
+    if (!memcmp(c->addrs[i], a, 20)) return (int)i;
+  return -1;
+}
+
+/* LabelGradientPosted(r) logs from c->blk on: adds those of the holders in `need` not yet in *got
+   into c->dlog (add = 1), or only notes who posted (add = 0). */
+static int scan_label_posts(cl *c, uint64_t r, uint64_t need, uint64_t *got, int add, bbvfl_err *err) {
+  uint8_t t1[32];
+  bbvfl_topic_u64(r, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_LABEL_GRADIENT_POSTED, t1, c->blk, UINT64_MAX, &logs, err) < 0) return -1;
+  size_t i, nk = c->B * (size_t)c->K;
+  json_t *lg;
+  int rc = 0;
+  json_array_foreach(logs, i, lg) {
+    bbvfl_cev ev;
+    int k = bbvfl_cev_decode(lg, &ev, err);
+    if (k < 0) {
+      rc = -1;
+      break;
+    }
+    int h = k == 1 && ev.kind == BBVFL_EV_LABEL_GRADIENT_POSTED && ev.round == r &&
+                    !memcmp(ev.emitter, c->agg.address, 20)
+                ? holder_of(c, ev.client)
+                : -1;
+    if (h >= 0 && (need >> h & 1) && !(*got >> h & 1)) {
+      if (add && ev.data_len != 4 * nk) {
+        char a[43];
+        bbvfl_addr_checksum(ev.client, a);
+        rc = bbvfl_fail(err, BBVFL_E_PARSE,
+                        "round %llu: label holder %s posted a %zu-byte label gradient, expected %zu (B x K binary32)",
+                        (unsigned long long)r, a, ev.data_len, 4 * nk);
+      } else if (add) {
+        bbvfl_f32_from_be(ev.data, nk, c->dlog_in);
+        for (size_t j = 0; j < nk; j++) c->dlog[j] += c->dlog_in[j];
+      }
+      if (rc == 0) *got |= 1ULL << h;
+    }
+    bbvfl_cev_clear(&ev);
+    if (rc < 0) break;
+  }
+  json_decref(logs);
+  return rc;
+}
+
+/* The active client, TRAIN round r: its own rows' dLoss/dlogits plus every other label holder's
+   post (waited for within the round timeout), then the head's step from the sum; *loss: the mean
+   over its own labelled rows of the batch (0 when none). */
+static int active_split_step(cl *c, uint64_t r, const size_t *rows, double *loss, bbvfl_err *err) {
+  double l0 = c->lrows_loss, n0 = c->lrows_n;
+  if (own_label_grad(c, rows, err) < 0) return -1;
+  *loss = c->lrows_n > n0 ? (c->lrows_loss - l0) / (c->lrows_n - n0) : 0;
+  uint64_t need = c->holders & ~(1ULL << c->res->index), got = 0;
+  double t0 = bbvfl_now(), delay = POLL_MIN_S;
+  while (need) {
+    if (scan_label_posts(c, r, need, &got, 1, err) < 0) return -1;
+    if (got == need) break;
+    if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
+      c->res->wait_s += bbvfl_now() - t0;
+      char miss[1024];
+      size_t used = 0;
+      miss[0] = 0;
+      for (size_t i = 0; i < c->naddrs && i < 64; i++) {
+        if (!((need & ~got) >> i & 1)) continue;
+        char a[43];
+        bbvfl_addr_checksum(c->addrs[i], a);
+        int w = snprintf(miss + used, sizeof miss - used, "%s%s (index %zu)", used ? ", " : "", a, i);
+        if (w < 0 || (size_t)w >= sizeof miss - used) break;
+        used += (size_t)w;
+      }
+      return bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                        "round %llu: no label gradient within %.0f s from label holder(s) %s; the active client needs "
+                        "every holder's dLoss/dlogits: restart the missing holders",
+                        (unsigned long long)r, c->cfg->round_timeout_s, miss);
+    }
+    bbvfl_sleep(delay);
+    delay *= 1.5;
+    if (delay > POLL_MAX_S) delay = POLL_MAX_S;
+  }
+  if (need) c->res->wait_s += bbvfl_now() - t0;
+  double t1 = bbvfl_now();
+  int rc = bbvfl_vhead_train_dlogits(&c->head, c->sum, NULL, c->B, c->dlog, c->grad, err);
+  c->res->learn_s += bbvfl_now() - t1;
+  return rc < 0 ? bbvfl_wrap(err, "the summed label gradients") : 0;
+}
+
+/* A label holder that is not active, TRAIN round r: the round's sum, dLoss/dlogits of its rows
+   with the head of the last GradientPosted, and postLabelGradient (unless, after a restart, the
+   chain already has it). 0 done, 2 this client was elected active while waiting for the sum. */
+static int holder_post(cl *c, uint64_t r, const size_t *rows, const bbvfl_receipt *rc, int check_chain,
+                       bbvfl_err *err) {
+  bbvfl_cev ev;
+  int f = rc ? receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
+  if (f < 0) return -1;
+  if (!f) {
+    int w = wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err);
+    if (w != 0) return w;
+  }
+  int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
+  bbvfl_cev_clear(&ev);
+  if (ok < 0) return -1;
+  if (own_label_grad(c, rows, err) < 0) return -1;
+  if (check_chain) {
+    uint64_t me = 1ULL << c->res->index, got = 0;
+    if (scan_label_posts(c, r, me, &got, 0, err) < 0) return -1;
+    if (got) {
+      logf_(c, "round %llu: label gradient already posted before the restart", (unsigned long long)r);
+      return 0;
+    }
+  }
+  size_t nk = c->B * (size_t)c->K;
+  bbvfl_f32_to_be(c->dlog, nk, c->dlog_be);
+  uint8_t *cd;
+  size_t len;
+  if (bbvfl_cenc_post_label_gradient(r, c->dlog_be, 4 * nk, &cd, &len, err) < 0) return -1;
+  int sent = tx(c, cd, len, 120000 + 40 * (uint64_t)(4 * nk), 0, NULL, "postLabelGradient()", err);
+  free(cd);
+  if (sent < 0) return -1;
+  c->res->label_posts++;
+  return 0;
+}
+
+/* A label holder that is not active, EVAL round (k-th of its epoch): its scores with the head of
+   the last GradientPosted, from the RoundCompleted sum. */
+static int holder_eval(cl *c, size_t k, const bbvfl_cev *rcev, bbvfl_err *err) {
+  if (bbvfl_sum_unpack(rcev->data, rcev->data_len, c->cp.lane_bits, c->sum, c->n, err) < 0) return -1;
+  double t1 = bbvfl_now();
+  int rc = bbvfl_vhead_eval(&c->head, c->sum, NULL, c->B, c->probs + k * c->B * (size_t)c->K, err);
+  c->res->learn_s += bbvfl_now() - t1;
+  return rc;
+}
+
 /* Test hook (cfg->dump_q_dir): the unmasked q of round r as q-<index>-<round>.bin. Plaintext
    embeddings: never in production. */
 static int dump_q(cl *c, uint64_t r, bbvfl_err *err) {
@@ -717,6 +939,7 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
     if (pos == 0) {
       c->loss_sum = c->agg_sum = 0;
       c->trained = 0;
+      c->lrows_loss = c->lrows_n = 0;
     }
     const size_t *rows;
     if (train) {
@@ -767,7 +990,9 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
       int w = 0;
       if (train) {
         bbvfl_cev gp;
-        w = wait_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err);
+        /* a label holder posts dLoss/dlogits for its rows first */
+        w = c->split && c->holder ? holder_post(c, r, rows, have_rc ? &rc : NULL, resumed, err) : 0;
+        if (w == 0) w = wait_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err);
         if (w < 0) fail = 1;
         if (w == 0) {
           if (gp.data_len != 4 * c->n) {
@@ -776,6 +1001,9 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
                        (unsigned long long)r, gp.data_len, 4 * c->n);
           } else {
             bbvfl_f32_from_be(gp.data, c->n, c->grad);
+            /* a label holder follows the head: its next label gradient uses these parameters */
+            if (c->split && c->have_head && bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err) < 0)
+              fail = 1;
           }
           bbvfl_cev_clear(&gp);
         }
@@ -785,7 +1013,10 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
         if (f < 0) fail = 1;
         else if (f == 0) w = wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rcev, err);
         if (w < 0) fail = 1;
-        if (!fail && w == 0) bbvfl_cev_clear(&rcev);
+        if (!fail && w == 0) {
+          if (c->split && c->have_head && holder_eval(c, pos - c->T, &rcev, err) < 0) fail = 1;
+          bbvfl_cev_clear(&rcev);
+        }
       }
       /* elected while waiting: this client carries the round on as the active client */
       if (!fail && w == 2 && take_over(c, r, err) < 0) fail = 1;
@@ -810,9 +1041,13 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
           }
           bbvfl_cev_clear(&gp);
         } else {
-          double t1 = bbvfl_now(), loss;
-          fail = bbvfl_vhead_train(&c->head, c->sum, NULL, c->yb, c->B, &loss, c->grad, NULL, err) < 0;
-          c->res->learn_s += bbvfl_now() - t1;
+          double t1 = bbvfl_now(), loss = 0;
+          if (c->split && !c->own_all) {
+            fail = active_split_step(c, r, rows, &loss, err) < 0; /* labels split across clients */
+          } else {
+            fail = bbvfl_vhead_train(&c->head, c->sum, NULL, c->yb, c->B, &loss, c->grad, NULL, err) < 0;
+            c->res->learn_s += bbvfl_now() - t1;
+          }
           if (!fail) {
             c->loss_sum += loss;
             c->trained++;
@@ -848,6 +1083,12 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
     }
     resumed = 0;
     if (c->is_active && pos == per - 1 && post_epoch(c, (uint32_t)e, err) < 0) return -1;
+    if (!c->is_active && c->split && c->have_head && pos == per - 1) {
+      if (fill_metrics(c, (uint32_t)e, err) < 0) return -1;
+      const bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
+      logf_(c, "epoch %llu (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",
+            (unsigned long long)e + 1, c->res->labelled_test_rows, em->train_loss, em->test_loss, em->auroc);
+    }
     if (r + 1 == total && save_progress(c, r + 1, err) < 0) return bbvfl_wrap(err, "final checkpoint");
     c->res->rounds++;
     done++;
@@ -876,6 +1117,11 @@ static void cl_free(cl *c) {
   free(c->yb);
   free(c->yeval);
   free(c->rows);
+  free(c->ylab);
+  free(c->dlog);
+  free(c->dlog_in);
+  free(c->dlog_be);
+  free(c->addrs);
 }
 
 void bbvfl_onchain_result_free(bbvfl_onchain_result *r) {
@@ -983,7 +1229,15 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
-  for (size_t i = 0; i < c.neval; i++) c.yeval[i] = cfg->ds->y[c.data.test[i]];
+  if (init_label_rows(&c, err) < 0) goto out;
+  for (size_t i = 0; i < c.neval; i++) c.yeval[i] = c.ylab[c.data.test[i]]; /* -1: not labelled here */
+  c.dlog = calloc(c.B * (size_t)c.K, sizeof *c.dlog);
+  c.dlog_in = calloc(c.B * (size_t)c.K, sizeof *c.dlog_in);
+  c.dlog_be = malloc(4 * c.B * (size_t)c.K);
+  if (!c.dlog || !c.dlog_in || !c.dlog_be) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
 
   if (election(&c, err) < 0) goto out;
   res->participants = c.cp.cfg.clients;
@@ -1004,7 +1258,28 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   bbvfl_addr_checksum(c.me, me);
   bbvfl_addr_checksum(c.active, act);
   logf_(&c, "client %s index %d; active client %s%s", me, res->index, act, c.is_active ? " (this client)" : "");
-  if (c.is_active && !cfg->has_labels) {
+  /* labels split across clients: the declared holders (fixed at registration) */
+  if (bbvfl_aggc_label_holders(&c.agg, &c.holders, err) < 0 || bbvfl_aggc_clients(&c.agg, &c.addrs, &c.naddrs, err) < 0)
+    goto out;
+  c.split = c.holders != 0;
+  c.holder = (int)(c.holders >> res->index & 1);
+  c.own_all = cfg->has_labels && !cfg->label_rows;
+  res->label_split = c.split;
+  res->label_holder = c.holder;
+  if (!c.holder != !cfg->label_rows) {
+    bbvfl_fail(err, BBVFL_E_STATE,
+               "this client registered %s a label holder but now runs %s --label-rows: restart it with the flags it "
+               "registered with",
+               c.holder ? "as" : "not as", cfg->label_rows ? "with" : "without");
+    goto out;
+  }
+  for (size_t i = 0; i < c.neval; i++) res->labelled_test_rows += c.yeval[i] >= 0;
+  if (c.split)
+    logf_(&c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
+              "labelled here",
+          (unsigned long long)c.holders, c.holder ? "holds some labels" : (c.own_all ? "holds every label" : "holds none"),
+          res->labelled_test_rows, c.neval);
+  if (c.is_active && !cfg->has_labels && !c.split) {
     bbvfl_fail(err, BBVFL_E_STATE,
                "this client was elected active client but holds no labels (--labels): in this session every client "
                "that may be elected must hold the label column");
@@ -1027,7 +1302,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   free(cols);
   if (prc < 0) goto out;
   c.have_party = 1;
-  if (c.is_active && init_head(&c, err) < 0) goto out;
+  if ((c.is_active || (c.split && c.holder)) && init_head(&c, err) < 0) goto out;
   if (bbvfl_schedule_init(&c.sched, res->S, c.data.n_train, c.B, err) < 0) goto out;
   c.have_sched = 1;
 
@@ -1042,7 +1317,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   rc = 0;
 out:
   res->wall_s = bbvfl_now() - t_start;
-  if (!c.is_active) {
+  if (!c.is_active && !(c.split && c.holder)) {
     free(res->per_epoch);
     free(res->agg_s);
     res->per_epoch = NULL;
@@ -1063,13 +1338,25 @@ int bbvfl_onchain_result_save(const bbvfl_onchain_result *r, const char *path, b
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   json_object_set_new(o, "masked", json_boolean(r->masked));
   json_object_set_new(o, "participants", json_integer((json_int_t)r->participants));
+  json_object_set_new(o, "label_split", json_boolean(r->label_split));
+  if (r->label_split) {
+    json_object_set_new(o, "label_holder", json_boolean(r->label_holder));
+    json_object_set_new(o, "label_posts", json_integer((json_int_t)r->label_posts));
+    json_object_set_new(o, "labelled_test_rows", json_integer((json_int_t)r->labelled_test_rows));
+  }
   if (r->per_epoch) {
     json_t *arr = json_array();
     for (int e = 0; arr && e < r->epochs; e++) {
       const bbvfl_epoch_metrics *m = &r->per_epoch[e];
-      json_array_append_new(arr, json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "epoch", m->epoch, "train_loss",
-                                           m->train_loss, "test_loss", m->test_loss, "auroc", m->auroc, "accuracy",
-                                           m->accuracy, "f1", m->f1, "onchain_agg_s", r->agg_s[e]));
+      json_t *ep = json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "epoch", m->epoch, "train_loss", m->train_loss,
+                             "test_loss", m->test_loss, "auroc", m->auroc, "accuracy", m->accuracy, "f1", m->f1,
+                             "onchain_agg_s", r->agg_s[e]);
+      /* labels split across clients: no labelled test rows here, nothing was measured */
+      if (ep && r->label_split && r->labelled_test_rows == 0) {
+        static const char *const none[] = {"test_loss", "auroc", "accuracy", "f1"};
+        for (size_t k = 0; k < sizeof none / sizeof none[0]; k++) json_object_set_new(ep, none[k], json_null());
+      }
+      json_array_append_new(arr, ep);
     }
     json_object_set_new(o, "epochs", arr);
   }

@@ -57,6 +57,12 @@ typedef struct {
   const bbvfl_dataset *ds;    /* this client's table: same rows as the session's, a label column */
   const char *columns;        /* this client's feature columns of ds, e.g. "0-5" */
   int has_labels;             /* may act as active client */
+  const char *label_rows;     /* labels split across clients (Algorithm 2, lines 11-14): the rows of
+                                 ds whose labels this client holds, e.g. "0-284" (0-based row
+                                 indices, ranges, commas); the label cells of other rows are not
+                                 read. Non-NULL: registers as a label holder (registerLabelHolder)
+                                 and posts dLoss/dlogits for its rows each TRAIN round when another
+                                 client is active. NULL: has_labels means every row's label */
   int party;                  /* stream index of init/noise (-1: the registration index) */
   uint64_t seed;              /* model init seed (the session's training seed by default) */
   int seeded_noise;           /* 1: noise from (seed, NOISE, party); 0: getrandom */
@@ -89,6 +95,12 @@ typedef struct {
   int epochs;
   bbvfl_epoch_metrics *per_epoch;
   double *agg_s;              /* on-chain aggregation time of each epoch's training rounds */
+  /* labels split across clients: per_epoch/agg_s are also kept for a label holder that was not
+     active (its metrics over its own labelled rows); the metrics cover only labelled rows */
+  int label_split;            /* the session has declared label holders */
+  int label_holder;           /* this client is one of them */
+  uint64_t label_posts;       /* postLabelGradient transactions this process sent */
+  size_t labelled_test_rows;  /* test rows whose labels this client holds (what its metrics cover) */
 } bbvfl_onchain_result;
 
 int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err);

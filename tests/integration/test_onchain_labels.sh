@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Labels split across clients (DP-BBVFL Algorithm 2, lines 11-14) through real client processes:
+# `bbvfl deploy` (3 clients, 2 epochs), clients 0 and 1 hold the labels of one half of the rows
+# each (--label-rows), client 2 holds none; whoever is elected, the session completes. Then:
+#  - labelHolders() is clients 0 and 1, declared by LabelHolder events;
+#  - every TRAIN round has a LabelGradientPosted from every label holder other than the active
+#    client (B x 1 binary32, zero on the rows that holder does not label), none for EVAL rounds;
+#  - the label holders' training loss falls from epoch 1 to 2 and the test AUROC over their own
+#    labelled test rows is above chance;
+#  - `bbvfl audit` passes (it checks the posts too);
+#  - bad --label-rows gets a clear error before anything touches the chain.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-labels.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 7 --out "$work/session.json" --json \
+  >"$work/deploy.json" || fail "deploy"
+read -r contract nrows < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=json.load(open(sys.argv[2])); print(d["contract"], s["training"]["n_rows"])' "$work/deploy.json" "$work/session.json")
+half=$((nrows / 2))
+
+# bad --label-rows: clear errors, nothing sent
+"$BBVFL_BIN" key new --out "$work/bad.key" --json >/dev/null
+for spec in "0-$nrows" "5-2" "x" "0-3/4-5"; do
+  if "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/bad.key" --columns 0-9 --label-rows "$spec" \
+    --state-dir "$work/bad" 2>"$work/bad.err"; then fail "--label-rows $spec accepted"; fi
+  grep -q -- "--label-rows" "$work/bad.err" || fail "no clear message for --label-rows $spec: $(cat "$work/bad.err")"
+done
+
+addrs=()
+for m in 0 1 2; do
+  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  addrs[$m]=$addr
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+    || fail "funding $addr"
+done
+
+cols=("0-9" "10-19" "20-29")
+lab=("--label-rows=0-$((half - 1))" "--label-rows=$half-$((nrows - 1))" "")
+for m in 0 1 2; do
+  # shellcheck disable=SC2086
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" ${lab[$m]} \
+    --state-dir "$work/c$m" --seed 7 --party "$m" --round-timeout 60 >"$work/c$m.out" 2>&1 &
+  pids[$m]=$!
+done
+for m in 0 1 2; do
+  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
+done
+grep -h "active client" "$work"/c*.out | head -n 1
+
+python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" "$work" "${addrs[@]}" <<'PY'
+import json, struct, subprocess, sys, urllib.request
+url, contract, cast, work = sys.argv[1:5]
+addrs = [a.lower() for a in sys.argv[5:8]]
+def rpc(method, params):
+    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
+                                 {"content-type": "application/json"})
+    o = json.load(urllib.request.urlopen(req))
+    assert "error" not in o, o
+    return o["result"]
+def keccak(hexdata): return subprocess.check_output([cast, "keccak", hexdata], text=True).strip()
+def topic(sig): return keccak("0x" + sig.encode().hex())
+def logs(sig):
+    return rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [topic(sig)]}])
+def call(sig):
+    sel = keccak("0x" + sig.encode().hex())[:10]
+    return bytes.fromhex(rpc("eth_call", [{"to": contract, "data": sel}, "latest"])[2:])
+def word(b, i): return int.from_bytes(b[32 * i:32 * i + 32], "big")
+
+p = call("params()")
+B, T, V, total = word(p, 1), word(p, 6), word(p, 7), word(p, 17)
+reg = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
+lh = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("LabelHolder(address,uint8)")}
+assert sorted(lh) == sorted(addrs[:2]), (lh, addrs)
+assert all(lh[a] == reg[a] for a in lh), "LabelHolder index differs from Registered"
+assert word(call("labelHolders()"), 0) == sum(1 << reg[a] for a in addrs[:2]), "labelHolders() is not clients 0 and 1"
+active = "0x" + call("active()")[12:32].hex()
+others = [a for a in addrs[:2] if a != active]
+posts = {}
+for l in logs("LabelGradientPosted(uint64,address,bytes)"):
+    r = int(l["topics"][1], 16); who = "0x" + l["topics"][2][-40:]
+    d = bytes.fromhex(l["data"][2:])
+    g = d[64:64 + word(d, 1)]
+    assert len(g) == 4 * B, (r, len(g))
+    vals = struct.unpack(">%df" % B, g)
+    assert all(v == v and abs(v) <= 1.0 / B + 1e-6 for v in vals), vals
+    assert (r, who) not in posts, "two posts of one holder for round %d" % r
+    posts[(r, who)] = vals
+train = [r for r in range(total) if r % (T + V) < T]
+for r in range(total):
+    for a in others:
+        assert ((r, a) in posts) == (r in train), "round %d: post of %s %s" % (r, a, "missing" if r in train else "on an EVAL round")
+assert not any(a == active for (_, a) in posts), "the active client posted a label gradient"
+print("ok: %d label gradient posts (%d train rounds x %d holders besides the active client %s)" % (len(posts), len(train), len(others), active))
+
+for m in range(3):
+    s = json.load(open("%s/c%d/summary.json" % (work, m)))
+    assert s["label_split"] is True
+    assert s["label_holder"] == (m < 2), (m, s)
+    if m < 2:
+        eps = s["epochs"]
+        assert len(eps) == 2 and s["labelled_test_rows"] > 0, s
+        assert eps[1]["train_loss"] < eps[0]["train_loss"], ("training loss did not fall", m, eps)
+        assert eps[1]["auroc"] > 0.6, ("AUROC over its labelled test rows at chance", m, eps)
+        if addrs[m] != active:
+            assert s["label_posts"] == len(train), (m, s["label_posts"], len(train))
+        print("client %d: %d labelled test rows, train loss %.4f -> %.4f, AUROC %.4f" %
+              (m, s["labelled_test_rows"], eps[0]["train_loss"], eps[1]["train_loss"], eps[1]["auroc"]))
+    else:
+        assert s["label_posts"] == 0 and s["labelled_test_rows"] == 0, s
+        if s["active"]:  # an active client without labels measured nothing, and says so
+            assert all(e["auroc"] is None and e["test_loss"] is None for e in s["epochs"]), s["epochs"]
+PY
+
+"$BBVFL_BIN" audit --session "$work/session.json" --quiet --json >"$work/audit.json" \
+  || { head -c 3000 "$work/audit.json" >&2; fail "audit did not pass"; }
+echo ok
