@@ -2,7 +2,8 @@
 # Soak: one long on-chain session with 10 real `bbvfl client` processes (`bbvfl demo --clients 10`,
 # its own embedded anvil), at least BBVFL_SOAK_ROUNDS rounds (default 100, the CI form; the full
 # form is BBVFL_SOAK_ROUNDS=500). A sampler reads every client's VmRSS (/proc/PID/status) and open
-# file descriptors (/proc/PID/fd) twice a second: "start" is the first sample once the session is
+# file descriptors (/proc/PID/fd, not counting the temporary file of a checkpoint being written at
+# that instant) twice a second: "start" is the first sample once the session is
 # past round 10 (election done, buffers allocated), "end" the last sample before the client exits.
 # Checked: the demo exits 0 with every round done; every client's RSS grew by at most
 # max(4 MB, 10 %) (not checked under ASan, whose quarantine grows by design: BBVFL_SOAK_RSS_CHECK=0)
@@ -51,7 +52,14 @@ def clients():
 def sample(pid):
     try:
         rss = [int(l.split()[1]) for l in open("/proc/%d/status" % pid) if l.startswith("VmRSS:")][0]
-        fds = len(os.listdir("/proc/%d/fd" % pid))
+        fds = 0
+        for f in os.listdir("/proc/%d/fd" % pid):
+            try:
+                if ".tmp." in os.readlink("/proc/%d/fd/%s" % (pid, f)):
+                    continue  # a checkpoint being written atomically at this instant
+            except OSError:
+                continue
+            fds += 1
         return rss, fds
     except (OSError, IndexError):
         return None
