@@ -102,6 +102,7 @@ typedef struct {
   int Ms[8], nM, Ps[8], nP, Bs[8], nB;
   int b, rounds, naive_rounds, naive, floor_n;
   int reset;      /* 0: leave every configuration's blocks on the chain; 1: evm_revert after each (default) */
+  double floor_ms; /* > 0: the fresh-chain floor already measured in this run (bench all): not again */
   unsigned long long seed;
 } bench_scaling_opts;
 void bench_scaling_defaults(bench_scaling_opts *o);

@@ -531,7 +531,10 @@ int bench_all(int argc, char **argv) {
   }
   json_t *t1 = NULL, *sc = NULL, *made = json_array();
   int rc = bench_table1_run(&env, &to, &pr, &t1, &err);
-  if (rc == 0) rc = bench_scaling_run(&env, &so, &pr, &sc, &err);
+  if (rc == 0) {
+    so.floor_ms = json_number_value(json_object_get(t1, "floor_ms")); /* measured once */
+    rc = bench_scaling_run(&env, &so, &pr, &sc, &err);
+  }
   bench_env_close(&env);
   char *csv = NULL;
   if (rc == 0) {
