@@ -74,7 +74,7 @@ int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
   int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0;
-  double timeout = 120, takeover = 30;
+  double timeout = 120, takeover = 30, node_down = 120;
   const cli_opt opts[] = {
       {"session", OPT_STR, &session, "FILE", "session file written by bbvfl deploy (required)"},
       {"rpc", OPT_STR, &rpc, "URL", "JSON-RPC endpoint (default: the session's rpc_url)"},
@@ -94,6 +94,8 @@ int cmd_client(int argc, char **argv) {
       {"party", OPT_INT, &party, "N", "stream index for --seed (default: the registration index)"},
       {"round-timeout", OPT_DBL, &timeout, "S", "give up when a round does not complete in S seconds (default 120)"},
       {"expire", OPT_FLAG, &expire, NULL, "on a round timeout call expireRound() to exclude the missing clients"},
+      {"node-down-timeout", OPT_DBL, &node_down, "S",
+       "the node unreachable mid-session: wait for it up to S s, retrying with backoff (default 120; 0: fail at once)"},
       {"takeover-after", OPT_DBL, &takeover, "S",
        "after S s waiting for the active client, call reelect()/expireRound() until the contract agrees it is "
        "overdue; elected, take the head over (default 30; 0: never)"},
@@ -115,6 +117,10 @@ int cmd_client(int argc, char **argv) {
   if (rc < 0) return cli_report(&err);
   if (!session || !columns || !state_dir || (!key_file && !key_env) || (key_file && key_env)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "need --session, --columns, --state-dir and one of --key-file / --key-env");
+    return cli_report(&err);
+  }
+  if (!(node_down >= 0)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--node-down-timeout must be >= 0");
     return cli_report(&err);
   }
   if (!(takeover >= 0)) {
@@ -153,6 +159,7 @@ int cmd_client(int argc, char **argv) {
   cfg.round_timeout_s = timeout;
   cfg.expire = expire;
   cfg.takeover_after_s = takeover;
+  cfg.node_down_timeout_s = node_down;
   cfg.exit_after_round = exit_after;
   cfg.log = stderr;
   /* test hook: plaintext q per round (tests of masked mode compare it with the chain) */

@@ -33,6 +33,10 @@ struct bbvfl_rpc {
   size_t len, cap;
   int overflow;
   int no_sync; /* the node has no eth_sendRawTransactionSync */
+  int ever_ok;  /* the node answered at least once */
+  double down_timeout_s;
+  void (*on_wait)(void *ctx, const char *msg);
+  void *on_wait_ctx;
   char curl_err[CURL_ERROR_SIZE];
 };
 
@@ -109,6 +113,11 @@ bbvfl_rpc *bbvfl_rpc_new(const char *url, const bbvfl_rpc_opts *opts, bbvfl_err 
   r->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : DEFAULT_TIMEOUT_S;
   r->retries = opts && opts->retries != 0 ? (opts->retries < 0 ? 0 : opts->retries) : DEFAULT_RETRIES;
   r->max_response = opts && opts->max_response ? opts->max_response : DEFAULT_MAX_RESPONSE;
+  if (opts && opts->down_timeout_s > 0) {
+    r->down_timeout_s = opts->down_timeout_s;
+    r->on_wait = opts->on_wait;
+    r->on_wait_ctx = opts->on_wait_ctx;
+  }
   r->next_id = 1;
   r->url = strdup(url);
   r->curl = curl_easy_init();
@@ -180,7 +189,7 @@ static int transient_curl(CURLcode c) {
 /* POSTs body; on success r->buf/r->len hold the answer (HTTP 200..299 or a JSON body). */
 static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *what,
                 bbvfl_err *err) {
-  double delay = BACKOFF_FIRST_S;
+  double delay = BACKOFF_FIRST_S, down_since = 0;
   for (int attempt = 0;; attempt++) {
     r->len = 0;
     r->overflow = 0;
@@ -191,7 +200,15 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
     CURLcode cr = curl_easy_perform(r->curl);
     long status = 0;
     if (cr == CURLE_OK) curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
-    if (cr == CURLE_OK && status >= 200 && status < 300) return 0;
+    if (cr == CURLE_OK && status >= 200 && status < 300) {
+      if (down_since > 0 && r->on_wait) {
+        char m[300];
+        snprintf(m, sizeof m, "the node at %.200s answers again after %.1f s", r->url, bbvfl_now() - down_since);
+        r->on_wait(r->on_wait_ctx, m);
+      }
+      r->ever_ok = 1;
+      return 0;
+    }
     if (r->overflow == 1 || cr == CURLE_FILESIZE_EXCEEDED)
       return bbvfl_fail(err, BBVFL_E_PARSE,
                         "%s: the node's answer is larger than the %zu-byte limit (raise "
@@ -211,6 +228,26 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
       transient = status == 429 || (status >= 500 && status <= 599);
     } else {
       transient = transient_curl(cr);
+    }
+    if (transient && attempt >= r->retries && r->ever_ok && r->down_timeout_s > 0) {
+      /* the node was there before: wait for it (restart, outage) up to down_timeout_s */
+      double now = bbvfl_now();
+      if (down_since == 0) {
+        down_since = now;
+        if (r->on_wait) {
+          char m[600];
+          snprintf(m, sizeof m, "the node at %.200s is unreachable (%.200s); waiting up to %.0f s for it", r->url,
+                   cr == CURLE_OK ? "HTTP error" : (r->curl_err[0] ? r->curl_err : curl_easy_strerror(cr)),
+                   r->down_timeout_s);
+          r->on_wait(r->on_wait_ctx, m);
+        }
+      }
+      if (now - down_since < r->down_timeout_s) {
+        if (delay > 1.0) delay = 1.0;
+        bbvfl_sleep(delay);
+        delay *= 2;
+        continue;
+      }
     }
     if (!transient || attempt >= r->retries) {
       if (cr == CURLE_OK)

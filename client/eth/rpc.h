@@ -28,11 +28,21 @@
 typedef struct bbvfl_rpc bbvfl_rpc; /* one connection (reused), not thread-safe */
 
 /* Zeros mean defaults: timeout 30 s per request, 3 retries (a negative value: none), response
- * cap 64 MiB. */
+ * cap 64 MiB.
+ * down_timeout_s > 0: once the node has answered at least once, a transport failure (refused or
+ * cut connection, timeout, HTTP 429/5xx without a JSON-RPC answer) is retried with a backoff
+ * capped at 1 s until it has lasted down_timeout_s (a node restarting, a network outage); the
+ * same request is sent again, so a caller must only send requests that are safe to repeat (reads,
+ * and signed transactions: a repeat is refused as known or as a used nonce). on_wait (nullable)
+ * is called with a one-line message when such a wait starts and when the node is back; the
+ * library itself never prints. */
 typedef struct {
   double timeout_s;
   int retries;
   size_t max_response;
+  double down_timeout_s;
+  void (*on_wait)(void *ctx, const char *msg);
+  void *on_wait_ctx;
 } bbvfl_rpc_opts;
 
 bbvfl_rpc *bbvfl_rpc_new(const char *url, const bbvfl_rpc_opts *opts, bbvfl_err *err);

@@ -96,6 +96,8 @@ static void path_in(const cl *c, char *out, size_t cap, const char *name) {
   snprintf(out, cap, "%s/%s", c->dir, name);
 }
 
+static void rpc_wait_log(void *ctx, const char *msg) { logf_((const cl *)ctx, "%s", msg); }
+
 /* ------------------------------------------------------------------ transactions */
 
 static int tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
@@ -1188,7 +1190,11 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   c.neval = c.V * c.B;
 
   const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
-  bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5, .retries = 3};
+  bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5,
+                       .retries = 3,
+                       .down_timeout_s = cfg->node_down_timeout_s,
+                       .on_wait = rpc_wait_log,
+                       .on_wait_ctx = &c};
   c.rpc = bbvfl_rpc_new(url, &ro, err);
   if (!c.rpc) goto out;
   uint64_t chain_id;

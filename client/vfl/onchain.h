@@ -69,6 +69,8 @@ typedef struct {
   const char *state_dir;      /* checkpoints, secret, summary.json */
   double round_timeout_s;     /* a round that does not complete in time is an error (0: 120 s) */
   int expire;                 /* on a round timeout, call expireRound() before giving up */
+  double node_down_timeout_s; /* the node unreachable mid-session (restart, outage): retry with
+                                 backoff this long, with a log line, before failing (0: no wait) */
   double takeover_after_s;    /* a client waiting this long for the active client's gradient or
                                  submission starts calling reelect() (round complete, no gradient)
                                  or expireRound() (the active client did not submit), about once a
