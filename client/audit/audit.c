@@ -43,6 +43,7 @@ typedef struct {
   uint64_t accepted, rewarded;
   bbvfl_u256 paid, transferred;
   uint64_t gas;
+  int label_holder;        /* LabelHolder event: registered with registerLabelHolder */
 } client_st;
 
 /* What the prefetch batch brought for one log. */
@@ -84,6 +85,8 @@ typedef struct {
   int complete; uint64_t completed_at;
   uint64_t round_gas;
   int ended;
+  /* labels split across clients: the holders that posted a label gradient for round lp_round */
+  uint64_t lp_round, lp_mask;
 
   int epoch_done_any; uint64_t epoch_done_block;
   uint32_t unsettled;
@@ -717,6 +720,65 @@ static void on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (S->complete) open_next(S, ev, fx);
 }
 
+/* LabelHolder(client, index): emitted with the client's Registered event by registerLabelHolder. */
+static void on_label_holder(st_t *S, const bbvfl_cev *ev) {
+  int i = find_client(S, ev->client);
+  if (i < 0) {
+    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "label holder that is not registered");
+    return;
+  }
+  if (ev->index != (uint8_t)i || S->cl[i].label_holder) {
+    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "LabelHolder event %s",
+         S->cl[i].label_holder ? "twice for one client" : "with an index other than the registration's");
+    return;
+  }
+  S->cl[i].label_holder = 1;
+  ok(S, BBVFL_AC_REGISTRATION);
+}
+
+/* LabelGradientPosted(round, client, grad): from a declared label holder that is not excluded,
+   once per round, for the open TRAIN round once it is complete (so before its gradient), B*K
+   binary32 with 1 <= K <= 256. */
+static void on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+  if (fx->have_gas) S->round_gas += fx->gas;
+  int i = find_client(S, ev->client);
+  if (!S->elected || S->ended) {
+    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "label gradient outside training");
+    return;
+  }
+  int bad = 0;
+  if (i < 0 || !S->cl[i].label_holder || S->cl[i].excluded) {
+    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "label gradient from a client that is %s",
+         i < 0 || !S->cl[i].label_holder ? "not a declared label holder" : "excluded");
+    bad = 1;
+  }
+  if (ev->round != S->round || !is_train(S, ev->round) || !S->complete) {
+    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client,
+         "label gradient for round %llu while the open round is %llu (%s, %s)", (unsigned long long)ev->round,
+         (unsigned long long)S->round, is_train(S, S->round) ? "TRAIN" : "EVAL",
+         S->complete ? "complete" : "not complete");
+    bad = 1;
+  }
+  size_t unit = 4 * (size_t)S->p.cfg.batch;
+  if (ev->data_len == 0 || ev->data_len % unit || ev->data_len > 256 * unit) {
+    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client,
+         "label gradient is %zu bytes, not B x K binary32 (a non-zero multiple of %zu, K <= 256)", ev->data_len, unit);
+    bad = 1;
+  }
+  if (S->lp_round != ev->round) {
+    S->lp_round = ev->round;
+    S->lp_mask = 0;
+  }
+  if (i >= 0 && i < 64) {
+    if (S->lp_mask >> i & 1) {
+      fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "second label gradient of this holder for the round");
+      bad = 1;
+    }
+    S->lp_mask |= 1ULL << i;
+  }
+  if (!bad) ok(S, BBVFL_AC_GRADIENTS);
+}
+
 static void on_metrics(st_t *S, const bbvfl_cev *ev) {
   int ai = find_client(S, ev->client);
   int bad = 0;
@@ -947,6 +1009,8 @@ static void dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     case BBVFL_EV_REWARDS_PAID: on_rewards_paid(S, ev, fx); break;
     case BBVFL_EV_TRANSFER: on_transfer(S, ev); break;
     case BBVFL_EV_SESSION_ENDED: on_session_ended(S, ev); break;
+    case BBVFL_EV_LABEL_HOLDER: on_label_holder(S, ev); break;
+    case BBVFL_EV_LABEL_GRADIENT_POSTED: on_label_gradient(S, ev, fx); break;
     default: break;
   }
 }
@@ -1020,6 +1084,7 @@ static int needs(const bbvfl_cev *ev) {
   switch (ev->kind) {
     case BBVFL_EV_SUBMITTED: return NEED_TX | NEED_GAS;
     case BBVFL_EV_GRADIENT_POSTED: return NEED_GAS | NEED_TS;
+    case BBVFL_EV_LABEL_GRADIENT_POSTED: return NEED_GAS;
     case BBVFL_EV_ROUND_COMPLETED: return NEED_TS;
     case BBVFL_EV_ELECTED: return NEED_TS;
     case BBVFL_EV_REWARDS_PAID: return NEED_TX;

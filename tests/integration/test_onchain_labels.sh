@@ -98,6 +98,7 @@ for r in range(total):
     for a in others:
         assert ((r, a) in posts) == (r in train), "round %d: post of %s %s" % (r, a, "missing" if r in train else "on an EVAL round")
 assert not any(a == active for (_, a) in posts), "the active client posted a label gradient"
+open(work + "/posts", "w").write(str(len(posts)))
 print("ok: %d label gradient posts (%d train rounds x %d holders besides the active client %s)" % (len(posts), len(train), len(others), active))
 
 for m in range(3):
@@ -121,4 +122,15 @@ PY
 
 "$BBVFL_BIN" audit --session "$work/session.json" --quiet --json >"$work/audit.json" \
   || { head -c 3000 "$work/audit.json" >&2; fail "audit did not pass"; }
+python3 - "$work/audit.json" "$work/posts" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+posts = int(open(sys.argv[2]).read())
+ck = {c["name"]: c for c in a["checks"]}
+assert a["ok"] and ck["gradients"]["status"] == "PASS", a["checks"]
+# the audit checked every label gradient post (holder, once, open complete TRAIN round, length)
+assert ck["gradients"]["checked"] == a["figures"]["gradients"] + posts, (ck["gradients"], posts)
+assert ck["registration"]["checked"] == 3 + 2, ck["registration"]  # 3 Registered + 2 LabelHolder
+print("audit ok: %d gradient and label-gradient posts checked" % ck["gradients"]["checked"])
+PY
 echo ok
