@@ -2,7 +2,9 @@
 # `bbvfl demo --epochs 2 --json --compare` against the test's node (--rpc: nothing is started):
 # it completes, report.json and the last stdout line carry the promised fields, metrics.csv has
 # one row per epoch, the run folder's keys are 0600 and no client log or report holds a key;
-# bad flags get clear errors.
+# bad flags get clear errors. report.json's last-epoch metrics (auroc, accuracy, test_loss) equal
+# the last row of metrics.csv, also for `demo --clients 3 --epochs 2 --seed 11` (an early version
+# read them from a freed summary and wrote 0.0).
 set -euo pipefail
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-demo.XXXXXX")
@@ -28,12 +30,30 @@ for a, bal in rep["rewards"].items():
     assert int(bal) == rounds * 10**18, (a, bal)
 rows = open(os.path.join(run, "metrics.csv")).read().strip().splitlines()
 assert rows[0].startswith("epoch,") and len(rows) == 3, rows
+lastrow = dict(zip(rows[0].split(","), map(float, rows[-1].split(","))))
+for k in ("auroc", "accuracy", "test_loss"):
+    assert abs(rep[k] - lastrow[k]) <= 1e-6 and rep[k] > 0, (k, rep[k], lastrow[k])
 for m in range(5):
     st = os.stat(os.path.join(run, "keys", "client-%d.key" % m))
     assert stat.S_IMODE(st.st_mode) == 0o600
     assert os.path.exists(os.path.join(run, "clients", str(m), "client.log"))
     assert os.path.exists(os.path.join(run, "clients", str(m), "summary.json"))
 print("ok", rep["auroc"], rep["auroc_offchain_same_seed"])
+PY
+# the report's metrics are the last epoch's, as in metrics.csv (3 clients, seed 11)
+"$BBVFL_BIN" demo --clients 3 --epochs 2 --seed 11 --rpc "$BBVFL_RPC_URL" --out "$work/run3" >"$work/out3" 2>"$work/err3" \
+  || { cat "$work/err3" >&2; fail "demo --clients 3 failed"; }
+python3 - "$work/run3" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+rep = json.load(open(os.path.join(run, "report.json")))
+rows = open(os.path.join(run, "metrics.csv")).read().strip().splitlines()
+assert len(rows) == 3, rows
+last = dict(zip(rows[0].split(","), map(float, rows[-1].split(","))))
+for k in ("auroc", "accuracy", "test_loss"):
+    assert abs(rep[k] - last[k]) <= 1e-6 and rep[k] > 0, ("report.json %s = %r, metrics.csv %r" % (k, rep[k], last[k]))
+assert rep["clients"] == 3 and rep["epochs"] == 2 and rep["seed"] == 11, rep
+print("ok: report metrics = metrics.csv last row", rep["accuracy"], rep["test_loss"])
 PY
 # no key material in logs, report or session
 for m in 0 1 2 3 4; do
