@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <ftw.h>
+#include <signal.h>
 #include <time.h>
 #include <stdint.h>
 #include <jansson.h>
@@ -72,6 +73,26 @@ static int rm_entry(const char *path, const struct stat *sb, int flag, struct FT
 
 void bench_rmtree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
+/* The embedded anvil runs in its own session (a Ctrl-C aimed at bbvfl does not reach it): on
+ * SIGINT/SIGTERM/SIGHUP the benchmark stops it before exiting, so no node is left behind. */
+static volatile sig_atomic_t g_anvil_pid;
+
+static void on_signal(int sig) {
+  if (g_anvil_pid > 0) kill((pid_t)g_anvil_pid, SIGTERM);
+  _exit(128 + sig);
+}
+
+static void guard_devnet(pid_t pid) {
+  g_anvil_pid = pid;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = pid > 0 ? on_signal : SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
+
 int bench_devnet_start(bench_devnet *o, bbvfl_err *err) {
   const char *tmp = getenv("TMPDIR");
   snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -84,11 +105,13 @@ int bench_devnet_start(bench_devnet *o, bbvfl_err *err) {
     return bbvfl_wrap(err, "starting the benchmark's devnet");
   }
   o->up = 1;
+  guard_devnet(o->d.pid);
   return 0;
 }
 
 void bench_devnet_stop(bench_devnet *o) {
   if (!o->up) return;
+  guard_devnet(0);
   bbvfl_devnet_down(o->dir, 10, NULL);
   nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   o->up = 0;
