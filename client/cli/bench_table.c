@@ -483,6 +483,10 @@ void bench_table1_print(const json_t *t, FILE *f) {
             (int)json_integer_value(json_object_get(r, "M")), (int)json_integer_value(json_object_get(r, "b")),
             json_number_value(d), num(r, "demo_gas_per_coordinate"));
   }
+  if (json_integer_value(json_object_get(cfg, "masked_epochs")) > 0)
+    fprintf(f, "masked rows: the lean driver (vfl/chainbench) submits uniform random 16-bit lanes, which is what masked\n"
+             "submissions look like to the contract; the full masked client (ECDH pair keys, masking, re-runs after a\n"
+             "dropout) is what `bbvfl demo --masked` runs\n");
   const json_t *nv = json_object_get(t, "naive");
   if (nv)
     fprintf(f, "naive contract (one word per value, M=%d b=%d): %.0f gas/coordinate, %.2f ms/round\n",
