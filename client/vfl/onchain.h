@@ -33,8 +33,15 @@
  * dropout voids and re-runs the round instead of stalling; the active client estimates h_hat with
  * the number of clients that contributed.
  *
- * Labels: only the elected active client uses labels; a session needs the active client to hold
- * them (checked: a client without --labels that gets elected stops with a clear error).
+ * Labels: without declared label holders only the elected active client uses labels and must hold
+ * them all (checked: a client without --labels that gets elected stops with a clear error). Labels
+ * split across clients (Algorithm 2, lines 11-14; cfg->label_rows): a holder registers with
+ * registerLabelHolder; in each TRAIN round every holder other than the active client computes
+ * h_hat from the public sum, the head's logits with the parameters of the last GradientPosted (the
+ * seed-derived initial head before the first), dLoss/dlogits of its rows (mean over the batch,
+ * zero elsewhere) and posts it (postLabelGradient); the active client adds its own rows', waits
+ * for every other holder's post (round timeout), back-propagates the sum through the head, updates
+ * and posts the gradient as usual. Metrics then cover only the rows whose labels the client holds.
  *
  * Ownership: the cfg's pointers are borrowed for the call; the result owns its arrays
  * (bbvfl_onchain_result_free). The library never prints: progress lines go to cfg->log when set. */
