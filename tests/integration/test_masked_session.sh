@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A masked session (docs/MASKED.md) through real `bbvfl client` processes against the test's fresh
-# anvil: `bbvfl deploy --masked`, four clients (3 epochs), one passive client killed with SIGKILL
+# anvil: `bbvfl deploy --masked`, four clients (3 epochs), one passive client (with
+# BBVFL_TEST_KILL_ACTIVE=1 the active client: test_masked_session_active.sh) killed with SIGKILL
 # mid-session and NOT restarted. The others time out, call expireRound(), the contract voids the
 # round and re-opens it for the three that submitted (RoundReopened), they submit the same q masked
 # for the new set, and the session finishes with M-1 participants. The clients write their unmasked
@@ -8,7 +9,8 @@
 #  - no Submitted event's calldata equals the client's unmasked q (as 16-bit lanes);
 #  - every RoundCompleted sum equals the sum of the dumped q of the clients of that round's last
 #    attempt, and the lane sum mod 2^16 of their submissions; the voided attempt had all four;
-#  - exactly one RoundReopened, announcing the three survivors; participants() has three;
+#  - exactly one RoundReopened, announcing the three survivors; participants() has three (a killed
+#    active client: the contract elects a new one, which takes the head over from the chain);
 #  - the active client's summary reports the masked bound for 3 participants next to the local one;
 #  - `bbvfl audit --session` passes (exit 0) and reports the masked bound for 3 participants.
 set -euo pipefail
@@ -41,12 +43,12 @@ done
 cols=("0-7" "8-15" "16-23" "24-29")
 for m in $(seq 0 $((M - 1))); do
   BBVFL_TEST_DUMP_Q="$work/q" "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" \
-    --columns "${cols[$m]}" --labels --state-dir "$work/c$m" --round-timeout 2 --expire >>"$work/c$m.out" 2>&1 &
+    --columns "${cols[$m]}" --labels --state-dir "$work/c$m" --round-timeout 2 --expire --takeover-after 3 >>"$work/c$m.out" 2>&1 &
   pids[$m]=$!
 done
 
 call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
-# the victim: a passive client, picked once the election is over
+# the victim: a passive client (BBVFL_TEST_KILL_ACTIVE=1: the active one), picked after the election
 zero=0x0000000000000000000000000000000000000000
 active=$zero
 for _ in $(seq 1 600); do
@@ -58,9 +60,9 @@ done
 victim=-1
 for m in $(seq 0 $((M - 1))); do
   same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
-  [ "$same" = 0 ] && victim=$m
+  if [ -n "${BBVFL_TEST_KILL_ACTIVE:-}" ]; then [ "$same" = 1 ] && victim=$m; else [ "$same" = 0 ] && victim=$m; fi
 done
-[ "$victim" -ge 0 ] || fail "no passive client"
+[ "$victim" -ge 0 ] || fail "no client to kill"
 r=0
 for _ in $(seq 1 1000); do
   r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
