@@ -168,6 +168,7 @@ void bbvfl_rpc_free(bbvfl_rpc *r) {
 }
 
 const char *bbvfl_rpc_url(const bbvfl_rpc *r) { return r ? r->url : ""; }
+int bbvfl_rpc_has_sync(const bbvfl_rpc *r) { return r && !r->no_sync; }
 
 /* ---------------------------------------------------------------- transport */
 

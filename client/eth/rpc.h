@@ -140,6 +140,8 @@ int bbvfl_rpc_wait_receipt(bbvfl_rpc *r, const uint8_t hash[32], double timeout_
  * without it is remembered per connection. timeout_s 0: 60 s. */
 int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double timeout_s,
                             bbvfl_receipt *out, bbvfl_err *err);
+/* 0 once the node has refused eth_sendRawTransactionSync on this connection, else 1. */
+int bbvfl_rpc_has_sync(const bbvfl_rpc *r);
 
 /* eth_getLogs: *logs is a new json array reference. address may be NULL (any); topic0 is a
  * list of accepted first topics (ntopic0 = 0: any). */

@@ -297,14 +297,16 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
       return bbvfl_wrap(err, "estimating gas");
     gas = est + est / 5;
   }
-  if (send_keep(s, to, value, data, len, gas, hash, &raw, &raw_len, s->sync ? out : NULL,
-                timeout_s, err) != 0) {
+  /* a node known to lack eth_sendRawTransactionSync: send the ordinary way, so that the wait below
+     checks for a dropped transaction */
+  int sync = s->sync && bbvfl_rpc_has_sync(s->rpc);
+  if (send_keep(s, to, value, data, len, gas, hash, &raw, &raw_len, sync ? out : NULL, timeout_s, err) != 0) {
     bbvfl_receipt_clear(out);
     return -1;
   }
   double t0 = bbvfl_now();
   int rc = -1;
-  for (; !s->sync;) {
+  for (; !sync;) {
     double left = timeout_s - (bbvfl_now() - t0);
     double slice = left < s->drop_check ? left : s->drop_check;
     if (slice <= 0) slice = 0.001;

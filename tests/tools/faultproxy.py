@@ -18,6 +18,11 @@ and, for the requests it selects, injects one fault instead of (or on top of) fo
   swallow   eth_sendRawTransaction is answered with the right transaction hash (keccak256 of
             the raw bytes) but not forwarded: the transaction is "dropped from the pool"
 
+Mixed faults on top of --mode: --mix "reset=0.03,status=0.03,delay=0.02" gives every request not
+already faulted by --mode each of these actions with its probability (same seed). --no-sync
+answers eth_sendRawTransactionSync with "method not found" (-32601), so clients fall back to
+eth_sendRawTransaction + receipt polling, the path swallow applies to.
+
 Selection: only requests whose JSON-RPC method is in --methods (comma list; default all, for
 swallow eth_sendRawTransaction); of those, the first --count (default: all) or each with
 probability --prob (seeded by --seed). --skip N lets the first N matching requests through
@@ -103,9 +108,28 @@ class State:
             sys.exit("faultproxy: --target must be an http:// URL on the loopback interface")
         self.host, self.port, self.path = u.hostname, u.port or 80, u.path or "/"
         self.logf = open(args.log, "a", buffering=1) if args.log else None
+        self.mix = []
+        for part in (args.mix or "").split(","):
+            if not part:
+                continue
+            act, _, pr = part.partition("=")
+            if act not in ("delay", "hang", "garbage", "truncate", "cut", "reset", "status") or not pr:
+                sys.exit("faultproxy: --mix: '%s' is not ACTION=PROBABILITY" % part)
+            self.mix.append((act, float(pr)))
 
     def decide(self, methods):
         """Returns (request number, action) for a request with these JSON-RPC methods."""
+        n, action = self._decide(methods)
+        if action == "pass" and self.mix:
+            with self.lock:
+                x = self.rng.random()
+                for act, pr in self.mix:
+                    if x < pr:
+                        return n, act
+                    x -= pr
+        return n, action
+
+    def _decide(self, methods):
         with self.lock:
             self.n += 1
             n = self.n
@@ -169,6 +193,12 @@ class Handler(BaseHTTPRequestHandler):
                 params = reqs[0].get("params")
         except ValueError:
             pass
+        if st.args.no_sync and methods == ["eth_sendRawTransactionSync"]:
+            st.log(0, methods, "nosync", None)
+            res = {"jsonrpc": "2.0", "id": ids[0],
+                   "error": {"code": -32601, "message": "the method eth_sendRawTransactionSync does not exist"}}
+            self.answer(200, json.dumps(res).encode())
+            return
         n, action = st.decide(methods)
         if action == "swallow" and (len(methods) != 1 or methods[0] != "eth_sendRawTransaction"):
             action = "pass"
@@ -254,6 +284,8 @@ def main():
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--port-file", default=None)
     p.add_argument("--log", default=None, help="JSON lines, one per request")
+    p.add_argument("--mix", default="", help="ACTION=PROB,... faults on top of --mode, for every method")
+    p.add_argument("--no-sync", action="store_true", help="refuse eth_sendRawTransactionSync (-32601)")
     args = p.parse_args()
     st = State(args)
     srv = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
