@@ -1357,10 +1357,14 @@ int bbvfl_onchain_result_save(const bbvfl_onchain_result *r, const char *path, b
       json_t *ep = json_pack("{s:i, s:f, s:f, s:f, s:f, s:f, s:f}", "epoch", m->epoch, "train_loss", m->train_loss,
                              "test_loss", m->test_loss, "auroc", m->auroc, "accuracy", m->accuracy, "f1", m->f1,
                              "onchain_agg_s", r->agg_s[e]);
-      /* labels split across clients: no labelled test rows here, nothing was measured */
-      if (ep && r->label_split && r->labelled_test_rows == 0) {
-        static const char *const none[] = {"test_loss", "auroc", "accuracy", "f1"};
-        for (size_t k = 0; k < sizeof none / sizeof none[0]; k++) json_object_set_new(ep, none[k], json_null());
+      /* nothing measured: an epoch that ended before this process started (a restart), or, with
+         labels split across clients, no labelled test rows here */
+      int unmeasured = m->epoch == 0, nolab = r->label_split && r->labelled_test_rows == 0;
+      if (ep && (unmeasured || nolab)) {
+        static const char *const none[] = {"train_loss", "test_loss", "auroc", "accuracy", "f1"};
+        json_object_set_new(ep, "epoch", json_integer(e + 1));
+        for (size_t k = unmeasured ? 0 : 1; k < sizeof none / sizeof none[0]; k++)
+          json_object_set_new(ep, none[k], json_null());
       }
       json_array_append_new(arr, ep);
     }
