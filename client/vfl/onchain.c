@@ -977,8 +977,23 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
       if (encode_submission(c, r, &cd, &len, err) < 0) return -1;
       int ok = tx(c, cd, len, gas_submit, 1, &rc, "submit()", err);
       free(cd);
+      have_rc = ok == 0;
+      if (ok < 0 && err->code == BBVFL_E_REVERT && strstr(err->msg, "already submitted")) {
+        /* an earlier send of this round's submission landed although it looked lost (a re-signed
+           copy was refused): the chain has it, which is all that matters */
+        bbvfl_client_info ci;
+        if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+        if (ci.accepted > r) {
+          logf_(c, "round %llu: the contract already has this client's submission (an earlier send that looked lost)",
+                (unsigned long long)r);
+          memset(err, 0, sizeof *err);
+          ok = 0;
+        } else {
+          bbvfl_fail(err, BBVFL_E_STATE, "submit() reverted with \"already submitted\" but clientInfo says round %llu "
+                     "is not accepted", (unsigned long long)r);
+        }
+      }
       if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
-      have_rc = 1;
       c->res->submissions++;
     }
     /* Checkpoint (state before this round's forward: parameters and optimizer are untouched by the
