@@ -192,7 +192,7 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"full-history", OPT_FLAG, &full_history, NULL, "embedded devnet: keep every old state (slower; only eth_call on old blocks needs it)"};
   opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each client's submission (docs/MASKED.md)"};
   opts[no++] = (cli_opt){"round-timeout-blocks", OPT_U64, &timeout_blocks, "N",
-                         "blocks after which a stalled round may be expired (default 64 masked, 100000 plain)"};
+                         "blocks after which a stalled round may be expired (default 64 + 4M)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object as the last line"};
   cli_spec spec = {"bbvfl demo", "on-chain DP-BBVFL end to end on this machine", "[OPTIONS]",
                    "Starts a devnet (unless --rpc), deploys token and aggregator, creates and funds M\n"
@@ -217,7 +217,9 @@ int cmd_demo(int argc, char **argv) {
   if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
   int M = s.train.M;
   s.cparams.masked = masked;
-  s.cparams.round_timeout_blocks = timeout_blocks ? timeout_blocks : masked ? 64 : 0;
+  /* small enough that the clients' expireRound() attempts (each mines a block on the automining
+     devnet) reach it soon after a dropout; a healthy round takes about M + 3 blocks */
+  s.cparams.round_timeout_blocks = timeout_blocks ? timeout_blocks : 64 + 4 * (uint64_t)M;
   if (masked && (long)M * s.train.mech.b >= 65536) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld",
                (long)M * s.train.mech.b);

@@ -249,15 +249,16 @@ static int nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
   return nudge_active(c, round, reset, err);
 }
 
-/* Masked mode, one step of a wait for round r (docs/MASKED.md, "Dropouts"): when the contract
-   voided the round and re-opened it for a smaller set (RoundReopened), masks the SAME q for the
-   announced set and submits again; when the round has been waiting longer than round_timeout_s
-   and cfg->expire is set, calls expireRound() (at most every 0.3 s: a revert means "not overdue in
-   blocks yet" or "someone else did it", and on an automining devnet each attempt mines a block).
-   1: the round was re-opened and this client submitted again (the wait starts over); 0: keep
-   waiting; -1: error (incl. giving up after twice the timeout without a re-opening). */
-static int masked_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
-  int k = bbvfl_mclient_poll_reopened(&c->mc, &c->agg, r, c->round_blk, err);
+/* One step of a wait for round r, for dropouts (docs/MASKED.md, "Dropouts"). Masked mode: when
+   the contract voided the round and re-opened it for a smaller set (RoundReopened), masks the SAME
+   q for the announced set and submits again. Both modes: when the round has been waiting longer
+   than round_timeout_s and cfg->expire is set, calls expireRound() (at most every 0.3 s: a revert
+   means "not overdue in blocks yet" or "someone else did it", and on an automining devnet each
+   attempt mines a block); plain mode then completes the round with the submissions it has, masked
+   mode re-opens it. 1: the round was re-opened and this client submitted again (the wait starts
+   over); 0: keep waiting; -1: error (incl. giving up after twice the timeout). */
+static int expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
+  int k = c->masked ? bbvfl_mclient_poll_reopened(&c->mc, &c->agg, r, c->round_blk, err) : 0;
   if (k < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
   if (k == 1) {
     logf_(c, "round %llu: re-opened for %u participants (set 0x%llx); submitting the same q masked for them",
@@ -280,9 +281,9 @@ static int masked_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
     char miss[1024];
     missing_clients(c, r, miss, sizeof miss);
     return bbvfl_fail(err, BBVFL_E_TIMEOUT,
-                      "round %llu did not complete or re-open within %.0f s although expireRound() was tried (not "
+                      "round %llu did not complete%s within %.0f s although expireRound() was tried (not "
                       "submitted: %s); is the session's round_timeout_blocks reachable?",
-                      (unsigned long long)r, 2 * c->cfg->round_timeout_s, miss);
+                      (unsigned long long)r, c->masked ? " or re-open" : "", 2 * c->cfg->round_timeout_s, miss);
   }
   double now = bbvfl_now();
   if (now - c->last_expire < 0.3) return 0;
@@ -317,8 +318,8 @@ static int wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, 
       return 0;
     }
     double now = bbvfl_now();
-    if (c->masked) {
-      int k = masked_wait_step(c, round, now - t0, err);
+    if (c->masked || c->cfg->expire) {
+      int k = expire_wait_step(c, round, now - t0, err);
       if (k < 0) return -1;
       if (k == 1) {
         t0 = bbvfl_now();
@@ -338,7 +339,7 @@ static int wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, 
       if (reset) t0 = bbvfl_now();
       continue;
     }
-    if (!(c->masked && c->cfg->expire) && bbvfl_now() - t0 > c->cfg->round_timeout_s) break; /* masked: see above */
+    if (!c->cfg->expire && bbvfl_now() - t0 > c->cfg->round_timeout_s) break; /* expire: see above */
     bbvfl_sleep(delay);
     delay *= 1.5;
     if (delay > POLL_MAX_S) delay = POLL_MAX_S;
@@ -534,10 +535,26 @@ static int get_sum(cl *c, uint64_t r, const bbvfl_receipt *rc, bbvfl_err *err) {
   bbvfl_cev ev;
   int f = rc ? receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
   if (f < 0) return -1;
+  double t0 = bbvfl_now();
   if (!f && wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
-  /* masked mode: the sum covers the round's (last) participant set, which shrinks after a dropout;
-     the PBM estimate of h_hat needs the number of clients that contributed */
+  /* the sum covers the clients that contributed, fewer after a dropout; the PBM estimate of h_hat
+     needs their number. Masked: the (last) set of the round. Plain: after a long wait (an expired
+     round, which excludes the missing clients) read participants() again. */
   if (c->masked && c->have_head) c->head.M = (int)c->mc.nparts;
+  if (!c->masked && c->have_head && bbvfl_now() - t0 > 0.5) {
+    uint8_t(*parts)[20] = NULL;
+    size_t np = 0;
+    if (bbvfl_aggc_participants(&c->agg, &parts, &np, err) < 0) {
+      bbvfl_cev_clear(&ev);
+      return bbvfl_wrap(err, "reading participants()");
+    }
+    free(parts);
+    if (np > 0 && (int)np != c->head.M) {
+      logf_(c, "round %llu: %zu participants now (was %d)", (unsigned long long)r, np, c->head.M);
+      c->head.M = (int)np;
+      if (np < c->res->participants) c->res->participants = (unsigned)np;
+    }
+  }
   int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
   bbvfl_cev_clear(&ev);
   return ok;

@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Plain mode with a dropout, through real `bbvfl client` processes against the test's fresh anvil:
+# four clients with --expire (3 epochs), one passive client killed with SIGKILL mid-session and
+# not restarted. The others time out and call expireRound(), which in plain mode excludes the
+# missing client and completes the round with the three submissions it has; training goes on with
+# M-1 (the active client re-reads participants() and estimates h_hat for three). Then:
+#  - the test hook's dumped q (BBVFL_TEST_DUMP_Q) equals each Submitted event's calldata (plain
+#    mode publishes q as it is), and every RoundCompleted sum is the sum of its round's submissions;
+#  - exactly one Excluded(victim, 3); rounds from the expired one on have three contributors;
+#  - participants() has three; the active client's summary says 3 participants;
+#  - `bbvfl audit --session` passes (exit 0).
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-plaindrop.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+M=4
+
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients $M --epochs 3 --seed 5 --round-timeout-blocks 12 \
+  --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["contract_params"]["masked"] is False' \
+  "$work/session.json" || fail "the session file says masked"
+
+addrs=()
+for m in $(seq 0 $((M - 1))); do
+  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  addrs[$m]=$addr
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+    || fail "funding $addr"
+done
+
+cols=("0-7" "8-15" "16-23" "24-29")
+for m in $(seq 0 $((M - 1))); do
+  BBVFL_TEST_DUMP_Q="$work/q" "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" \
+    --columns "${cols[$m]}" --labels --state-dir "$work/c$m" --round-timeout 2 --expire --takeover-after 3 >>"$work/c$m.out" 2>&1 &
+  pids[$m]=$!
+done
+
+call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+# the victim: a passive client (BBVFL_TEST_KILL_ACTIVE=1: the active one), picked after the election
+zero=0x0000000000000000000000000000000000000000
+active=$zero
+for _ in $(seq 1 600); do
+  active=$(call 'active()(address)' 2>/dev/null || echo $zero)
+  [ "$active" != "$zero" ] && break
+  sleep 0.02
+done
+[ "$active" != "$zero" ] || fail "no active client was elected"
+victim=-1
+for m in $(seq 0 $((M - 1))); do
+  same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
+  if [ -n "${BBVFL_TEST_KILL_ACTIVE:-}" ]; then [ "$same" = 1 ] && victim=$m; else [ "$same" = 0 ] && victim=$m; fi
+done
+[ "$victim" -ge 0 ] || fail "no client to kill"
+r=0
+for _ in $(seq 1 1000); do
+  r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  [ "${r%% *}" -ge 6 ] && break
+  sleep 0.01
+done
+[ "${r%% *}" -ge 6 ] || fail "the session did not reach round 6 (round ${r})"
+kill -9 "${pids[$victim]}"
+wait "${pids[$victim]}" 2>/dev/null || true
+
+for m in $(seq 0 $((M - 1))); do
+  [ "$m" = "$victim" ] && continue
+  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
+done
+grep -q "WARNING: BBVFL_TEST_DUMP_Q is set" "$work/c0.out" || fail "no warning about the test hook in the client log"
+grep -q "4 participants now\|3 participants now" "$work"/c*.out || fail "the active client did not recount the participants"
+if grep -iE "[0-9a-f]{64}" "$work"/c*.out | grep -vi "session_seed" >/dev/null; then fail "a client log holds a 32-byte hex value"; fi
+
+python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" "$work" "$victim" "${addrs[@]}" <<'PY'
+import glob, json, os, subprocess, sys, urllib.request
+url, contract, cast, work, victim = sys.argv[1:6]
+victim = int(victim)
+addrs = [a.lower() for a in sys.argv[6:]]
+def rpc(method, params):
+    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
+                                 {"content-type": "application/json"})
+    o = json.load(urllib.request.urlopen(req))
+    assert "error" not in o, o
+    return o["result"]
+def keccak(hexdata):
+    return subprocess.check_output([cast, "keccak", hexdata], text=True).strip()
+def logs(sig):
+    t = keccak("0x" + sig.encode().hex())
+    return rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [t]}])
+def call(sig):
+    sel = keccak("0x" + sig.encode().hex())[:10]
+    return bytes.fromhex(rpc("eth_call", [{"to": contract, "data": sel}, "latest"])[2:])
+def word(b, i): return int.from_bytes(b[32 * i:32 * i + 32], "big")
+def dyn_bytes(b, i):
+    off = word(b, i); n = word(b, off // 32); return b[off + 32:off + 32 + n]
+
+p = call("params()")
+M, B, P, levels, masked = word(p, 0), word(p, 1), word(p, 2), word(p, 3), word(p, 5)
+total = word(p, 17)
+n = B * P
+assert M == 4 and masked == 0, (M, masked)
+index = {"0x" + l["topics"][1][-40:]: word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
+vidx = index[addrs[victim]]
+ex = logs("Excluded(address,uint8)")
+assert len(ex) == 1 and "0x" + ex[0]["topics"][1][-40:] == addrs[victim], ex
+assert word(bytes.fromhex(ex[0]["data"][2:]), 0) == 3, "exclusion reason"
+subs = {}
+for l in logs("Submitted(uint64,address,bytes32)"):
+    r = int(l["topics"][1], 16); i = index["0x" + l["topics"][2][-40:]]
+    data = bytes.fromhex(rpc("eth_getTransactionByHash", [l["transactionHash"]])["input"][2:])
+    q = dyn_bytes(data[4:], 1)
+    dumped = open(os.path.join(work, "q", "q-%d-%d.bin" % (i, r)), "rb").read()
+    assert q == dumped, "round %d client %d: calldata differs from the dumped q" % (r, i)
+    subs.setdefault(r, {})[i] = list(q)
+done = logs("RoundCompleted(uint64,bytes)")
+assert len(done) == total, (len(done), total)
+ex_round = None
+for l in done:
+    r = int(l["topics"][1], 16)
+    s = list(dyn_bytes(bytes.fromhex(l["data"][2:]), 0))
+    who = sorted(subs[r])
+    if len(who) == M - 1 and ex_round is None: ex_round = r
+    assert who == (list(range(M)) if ex_round is None else sorted(set(range(M)) - {vidx})), (r, who)
+    assert s == [sum(subs[r][i][j] for i in who) for j in range(n)], "round %d: sum" % r
+assert ex_round is not None
+assert word(call("participants()"), 1) == M - 1
+act = [json.load(open(f)) for f in glob.glob(os.path.join(work, "c*", "summary.json"))]
+act = [a for a in act if a.get("active")]
+assert len(act) == 1 and act[0]["participants"] == M - 1 and act[0]["privacy"]["masked"] is False, act
+print("ok: %d rounds, round %d expired without client %d, sums = sums of the submitted q" % (total, ex_round, vidx))
+PY
+
+"$BBVFL_BIN" audit --session "$work/session.json" --json --quiet >"$work/audit.json" || {
+  cat "$work/audit.json" >&2
+  fail "the audit of the plain session with a dropout did not pass"
+}
+echo ok
