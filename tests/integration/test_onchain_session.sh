@@ -42,22 +42,36 @@ start_client() {
 }
 for m in 0 1 2; do start_client "$m"; done
 
-# kill client 1 with SIGKILL once the session is a few rounds in, then restart it
+# Pick the victim as soon as the election is over: the active client (the harder case: it holds
+# the head) unless BBVFL_TEST_KILL_PASSIVE is set. Then, a few rounds in, freeze it with SIGSTOP
+# at once (a whole 2-epoch session takes only a second or two, so a slow check could otherwise
+# miss it; the others wait for its submission), and kill it with SIGKILL mid-round.
 call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+zero=0x0000000000000000000000000000000000000000
+active=$zero
 for _ in $(seq 1 600); do
-  r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
-  [ "${r%% *}" -ge 8 ] && break
+  active=$(call 'active()(address)' 2>/dev/null || echo $zero)
+  [ "$active" != "$zero" ] && break
   sleep 0.05
 done
-[ "${r%% *}" -ge 8 ] || fail "the session did not reach round 8 (round ${r})"
-# the victim: the active client (the harder case: it holds the head) unless BBVFL_TEST_KILL_PASSIVE is set
-active=$(call 'active()(address)')
+[ "$active" != "$zero" ] || fail "no active client was elected"
 victim=-1
 for m in 0 1 2; do
   same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
   if [ -n "${BBVFL_TEST_KILL_PASSIVE:-}" ]; then [ "$same" = 0 ] && victim=$m; else [ "$same" = 1 ] && victim=$m; fi
 done
 [ "$victim" -ge 0 ] || fail "active client $active is none of ours"
+round_now() { curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+  -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_call\",\"params\":[{\"to\":\"$contract\",\"data\":\"0x8a19c8bc\"},\"latest\"]}" \
+  | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["result"], 16))' 2>/dev/null || echo 0; }
+r=0
+for _ in $(seq 1 2000); do
+  r=$(round_now)
+  [ "$r" -ge 8 ] && break
+  sleep 0.01
+done
+[ "$r" -ge 8 ] || fail "the session did not reach round 8 (round ${r})"
+kill -STOP "${pids[$victim]}" 2>/dev/null || fail "client $victim had already exited at round $r (the session ended before the kill)"
 kill -9 "${pids[$victim]}"
 wait "${pids[$victim]}" 2>/dev/null || true
 sleep 0.3

@@ -61,6 +61,8 @@ static void *serve(void *arg) {
     c->last_request[got < sizeof c->last_request ? got : sizeof c->last_request - 1] = 0;
     const char *body = c->bodies[i];
     int st = c->status ? c->status[i] : 200;
+    /* count before answering: the client may check the count as soon as it has the answer */
+    c->served++;
     char head[256];
     int hl = snprintf(head, sizeof head,
                       "HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
@@ -73,7 +75,6 @@ static void *serve(void *arg) {
       if (w > 0) off += (size_t)w;
     }
     close(fd);
-    c->served++;
   }
   return NULL;
 }
