@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
@@ -242,8 +243,12 @@ int bbvfl_devnet_up(const bbvfl_devnet_opts *o, bbvfl_devnet *out, bbvfl_err *er
   if (o->state) snprintf(out->state_path, sizeof out->state_path, "%s", o->state);
   else if (o->persist) snprintf(out->state_path, sizeof out->state_path, "%s/state.json", absdir);
 
-  char portbuf[16], btbuf[32];
+  char portbuf[16], btbuf[32], cachebuf[1100];
   snprintf(portbuf, sizeof portbuf, "%d", o->port);
+  /* anvil writes the historical states it evicts from memory under --cache-path, by default
+     ~/.foundry/anvil/tmp, and never removes them (about 1 GB per long session): keep them in the
+     run folder, where `down` deletes them */
+  snprintf(cachebuf, sizeof cachebuf, "%s/anvil-cache", absdir);
   const char *argv[24];
   int a = 0;
   argv[a++] = anvil;
@@ -251,6 +256,8 @@ int bbvfl_devnet_up(const bbvfl_devnet_opts *o, bbvfl_devnet *out, bbvfl_err *er
   argv[a++] = "127.0.0.1";
   argv[a++] = "--port";
   argv[a++] = portbuf;
+  argv[a++] = "--cache-path";
+  argv[a++] = cachebuf;
   if (out->state_path[0]) {
     argv[a++] = "--state";
     argv[a++] = out->state_path;
@@ -327,6 +334,14 @@ int bbvfl_devnet_up(const bbvfl_devnet_opts *o, bbvfl_devnet *out, bbvfl_err *er
   return 0;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  (void)st;
+  (void)flag;
+  (void)ftw;
+  remove(path);
+  return 0;
+}
+
 int bbvfl_devnet_down(const char *dir, double timeout_s, bbvfl_err *err) {
   bbvfl_devnet d;
   if (bbvfl_devnet_load(dir, &d, err) != 0) return -1;
@@ -351,6 +366,9 @@ int bbvfl_devnet_down(const char *dir, double timeout_s, bbvfl_err *err) {
       return bbvfl_fail(err, BBVFL_E_STATE, "anvil (pid %ld) did not stop", (long)d.pid);
   }
   char path[1100];
+  /* anvil's evicted states (see --cache-path in up): scratch, useless once it has stopped */
+  snprintf(path, sizeof path, "%s/anvil-cache", d.dir);
+  nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
   record_path(dir, path, sizeof path);
   if (unlink(path) != 0 && errno != ENOENT)
     return bbvfl_fail(err, BBVFL_E_IO, "cannot remove %s: %s", path, strerror(errno));
