@@ -115,6 +115,9 @@ for d in os.listdir("/proc"):
 PY
 )
 [ -z "$left" ] || { echo "$left" >&2; fail "processes of the run are still there"; }
+# nor anvil's scratch states (devnet down deletes RUN/devnet/anvil-cache)
+cache=$(find "$run" -name anvil-cache)
+[ -z "$cache" ] || fail "anvil's state cache was left behind: $cache"
 
 python3 - "$work/samples.json" "$run/session.json" "$rounds" "${BBVFL_SOAK_RSS_CHECK:-1}" "${BBVFL_SOAK_REPORT:-}" <<'PY'
 import json, sys
