@@ -38,7 +38,7 @@ done
 cols=("0-9" "10-19" "20-29")
 for m in 0 1 2; do
   "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
-    --state-dir "$work/c$m" --seed 5 --party "$m" --round-timeout 90 --takeover-after 1 >>"$work/c$m.out" 2>&1 &
+    --state-dir "$work/c$m" --seed 5 --party "$m" --round-timeout 90 --takeover-after 3 >>"$work/c$m.out" 2>&1 &
   pids[$m]=$!
 done
 
