@@ -876,6 +876,22 @@ static int active_split_step(cl *c, uint64_t r, const size_t *rows, double *loss
   return rc < 0 ? bbvfl_wrap(err, "the summed label gradients") : 0;
 }
 
+/* A label holder's h_hat must be the active client's: the number of clients a complete round's sum
+   covers (fewer after a dropout). Masked: the round's set; plain: participants() now (the round
+   is complete, so any exclusion by expireRound has happened). */
+static int holder_contributors(cl *c, bbvfl_err *err) {
+  if (c->masked) {
+    c->head.M = (int)c->mc.nparts;
+    return 0;
+  }
+  uint8_t(*parts)[20] = NULL;
+  size_t np = 0;
+  if (bbvfl_aggc_participants(&c->agg, &parts, &np, err) < 0) return bbvfl_wrap(err, "reading participants()");
+  free(parts);
+  if (np > 0) c->head.M = (int)np;
+  return 0;
+}
+
 /* A label holder that is not active, TRAIN round r: the round's sum, dLoss/dlogits of its rows
    with the head of the last GradientPosted, and postLabelGradient (unless, after a restart, the
    chain already has it). 0 done, 2 this client was elected active while waiting for the sum. */
@@ -891,6 +907,7 @@ static int holder_post(cl *c, uint64_t r, const size_t *rows, const bbvfl_receip
   int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
   bbvfl_cev_clear(&ev);
   if (ok < 0) return -1;
+  if (holder_contributors(c, err) < 0) return -1;
   if (own_label_grad(c, rows, err) < 0) return -1;
   if (check_chain) {
     uint64_t me = 1ULL << c->res->index, got = 0;
@@ -916,6 +933,7 @@ static int holder_post(cl *c, uint64_t r, const size_t *rows, const bbvfl_receip
    the last GradientPosted, from the RoundCompleted sum. */
 static int holder_eval(cl *c, size_t k, const bbvfl_cev *rcev, bbvfl_err *err) {
   if (bbvfl_sum_unpack(rcev->data, rcev->data_len, c->cp.lane_bits, c->sum, c->n, err) < 0) return -1;
+  if (holder_contributors(c, err) < 0) return -1;
   double t1 = bbvfl_now();
   int rc = bbvfl_vhead_eval(&c->head, c->sum, NULL, c->B, c->probs + k * c->B * (size_t)c->K, err);
   c->res->learn_s += bbvfl_now() - t1;
