@@ -73,7 +73,7 @@ static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, 
 int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
-  int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0;
+  int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0, pause_after = 0;
   double timeout = 120, takeover = 30, node_down = 120;
   const cli_opt opts[] = {
       {"session", OPT_STR, &session, "FILE", "session file written by bbvfl deploy (required)"},
@@ -100,6 +100,7 @@ int cmd_client(int argc, char **argv) {
        "after S s waiting for the active client, call reelect()/expireRound() until the contract agrees it is "
        "overdue; elected, take the head over (default 30; 0: never)"},
       {"exit-after-round", OPT_INT, &exit_after, "N", "testing: stop after N rounds, as if killed"},
+      {"pause-after-submit", OPT_INT, &pause_after, "N", "testing: freeze (SIGSTOP) right after submitting the N-th round"},
       {"json", OPT_FLAG, &as_json, NULL, "print the summary as one JSON object"},
   };
   cli_spec spec = {"bbvfl client", "one organisation's client process in an on-chain session",
@@ -161,6 +162,11 @@ int cmd_client(int argc, char **argv) {
   cfg.takeover_after_s = takeover;
   cfg.node_down_timeout_s = node_down;
   cfg.exit_after_round = exit_after;
+  cfg.pause_after_submit = pause_after;
+  if (exit_after < 0 || pause_after < 0) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--exit-after-round and --pause-after-submit take a round count >= 1");
+    return cli_report(&err);
+  }
   cfg.log = stderr;
   /* test hook: plaintext q per round (tests of masked mode compare it with the chain) */
   const char *dump = getenv("BBVFL_TEST_DUMP_Q");

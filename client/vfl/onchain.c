@@ -2,6 +2,7 @@
 
 #include <jansson.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -1030,6 +1031,12 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
       }
       if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
       c->res->submissions++;
+      if (c->cfg->pause_after_submit && r + 1 == (uint64_t)c->cfg->pause_after_submit) {
+        /* testing: freeze mid-round (submitted, sum and gradient not yet read) so a test can
+           SIGKILL this process at a known point however fast the session runs */
+        logf_(c, "round %llu: submitted; pausing (SIGSTOP) as asked (testing)", (unsigned long long)r);
+        raise(SIGSTOP);
+      }
     }
     /* Checkpoint (state before this round's forward: parameters and optimizer are untouched by the
        forward, only the noise generator moved) while the other clients submit: off the critical path. */

@@ -83,6 +83,8 @@ typedef struct {
                                  or expireRound() (the active client did not submit), about once a
                                  second until the contract accepts; a newly elected client takes
                                  the head over from the last GradientPosted. 0: off */
+  int pause_after_submit;     /* testing: after submitting round N-1 (the N-th round), stop the
+                                process with SIGSTOP (a test then kills or continues it); 0: off */
   int exit_after_round;       /* testing: return (as if killed) after this many rounds done; 0: off */
   const char *dump_q_dir;     /* TEST HOOK (NULL: off): write each round's unmasked q to
                                  DIR/q-<index>-<round>.bin; plaintext embeddings, never in production */

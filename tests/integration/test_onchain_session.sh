@@ -34,46 +34,38 @@ for m in 0 1 2; do
 done
 
 cols=("0-9" "10-19" "20-29")
-start_client() {
-  local m=$1
+start_client() { # m [extra flags]
+  local m=$1; shift
   "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
-    --state-dir "$work/c$m" --seed 3 --party "$m" --round-timeout 60 >>"$work/c$m.out" 2>&1 &
+    --state-dir "$work/c$m" --seed 3 --party "$m" --round-timeout 60 "$@" >>"$work/c$m.out" 2>&1 &
   pids[$m]=$!
 }
-for m in 0 1 2; do start_client "$m"; done
-
-# Pick the victim as soon as the election is over: the active client (the harder case: it holds
-# the head) unless BBVFL_TEST_KILL_PASSIVE is set. Then, a few rounds in, freeze it with SIGSTOP
-# at once (a whole 2-epoch session takes only a second or two, so a slow check could otherwise
-# miss it; the others wait for its submission), and kill it with SIGKILL mid-round.
-call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
-zero=0x0000000000000000000000000000000000000000
-active=$zero
-for _ in $(seq 1 600); do
-  active=$(call 'active()(address)' 2>/dev/null || echo $zero)
-  [ "$active" != "$zero" ] && break
+# Every client freezes itself (SIGSTOP) right after submitting round 8: a 2-epoch session takes a
+# second or two, too fast to catch by polling, so the test stops them at a known point instead.
+for m in 0 1 2; do start_client "$m" --pause-after-submit 9; done
+stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+for _ in $(seq 1 1200); do
+  n=0
+  for m in 0 1 2; do stopped "${pids[$m]}" && n=$((n + 1)); done
+  [ $n -eq 3 ] && break
+  for m in 0 1 2; do kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; fail "client $m exited before round 8"; }; done
   sleep 0.05
 done
-[ "$active" != "$zero" ] || fail "no active client was elected"
+[ $n -eq 3 ] || fail "the clients did not all reach round 8"
+
+# the victim: the active client (the harder case: it holds the head) unless BBVFL_TEST_KILL_PASSIVE
+call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+active=$(call 'active()(address)')
 victim=-1
 for m in 0 1 2; do
   same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
   if [ -n "${BBVFL_TEST_KILL_PASSIVE:-}" ]; then [ "$same" = 0 ] && victim=$m; else [ "$same" = 1 ] && victim=$m; fi
 done
 [ "$victim" -ge 0 ] || fail "active client $active is none of ours"
-round_now() { curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-  -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"eth_call\",\"params\":[{\"to\":\"$contract\",\"data\":\"0x8a19c8bc\"},\"latest\"]}" \
-  | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["result"], 16))' 2>/dev/null || echo 0; }
-r=0
-for _ in $(seq 1 2000); do
-  r=$(round_now)
-  [ "$r" -ge 8 ] && break
-  sleep 0.01
-done
-[ "$r" -ge 8 ] || fail "the session did not reach round 8 (round ${r})"
-kill -STOP "${pids[$victim]}" 2>/dev/null || fail "client $victim had already exited at round $r (the session ended before the kill)"
+# SIGKILL the victim mid-round (it has submitted round 8; the sum and gradient are not yet read)
 kill -9 "${pids[$victim]}"
 wait "${pids[$victim]}" 2>/dev/null || true
+for m in 0 1 2; do [ "$m" = "$victim" ] || kill -CONT "${pids[$m]}"; done
 sleep 0.3
 start_client "$victim"
 
