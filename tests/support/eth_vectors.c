@@ -1,12 +1,18 @@
 #include "eth_vectors.h"
 
 #include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 int bbvfl_test_vectors(const char *file, json_t **out, const char **why) {
   static char msg[1024];
@@ -46,6 +52,18 @@ int bbvfl_test_vectors(const char *file, json_t **out, const char **why) {
   }
   *out = root;
   return 1;
+}
+
+json_t *bbvfl_test_vectors_or_skip(const char *file) {
+  json_t *root;
+  const char *why;
+  int rc = bbvfl_test_vectors(file, &root, &why);
+  if (rc == 0) {
+    print_message("SKIP: %s\n", why);
+    skip();
+  }
+  if (rc < 0) fail_msg("%s", why);
+  return root;
 }
 
 char *bbvfl_test_run_cast(const char *const *args, const char **why) {

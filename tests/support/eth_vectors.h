@@ -10,6 +10,11 @@
 
 int bbvfl_test_vectors(const char *file, json_t **out, const char **why);
 
+/* For use inside a cmocka test: loads <file> as above and returns the new reference (the caller
+ * json_decref's it); when the folder is absent it prints "SKIP: <why>" and skips the test, when
+ * the file is unreadable it fails the test (neither returns). */
+json_t *bbvfl_test_vectors_or_skip(const char *file);
+
 /* Runs the cast binary ($BBVFL_CAST) with argv (NULL-terminated, argv[0] is the first argument
  * after "cast") and returns its trimmed stdout in a malloc'd string (caller frees), or NULL if it
  * failed (then *why says why). No shell is involved. */

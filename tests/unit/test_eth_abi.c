@@ -110,14 +110,7 @@ static void assert_value_equal(const bbvfl_abi_value *a, const bbvfl_abi_value *
 
 static void test_ethers_abi(void **state) {
   (void)state;
-  json_t *root;
-  const char *why;
-  int rc = bbvfl_test_vectors("abi.json.gz", &root, &why);
-  if (rc == 0) {
-    print_message("SKIP: %s\n", why);
-    skip();
-  }
-  if (rc < 0) fail_msg("%s", why);
+  json_t *root = bbvfl_test_vectors_or_skip("abi.json.gz");
   size_t i, n = 0;
   json_t *tc;
   json_array_foreach(root, i, tc) {

@@ -59,14 +59,7 @@ static void check_decoded(const bbvfl_rlp_item *item, json_t *j) {
 
 static void test_ethers_rlp(void **state) {
   (void)state;
-  json_t *root;
-  const char *why;
-  int rc = bbvfl_test_vectors("rlp.json.gz", &root, &why);
-  if (rc == 0) {
-    print_message("SKIP: %s\n", why);
-    skip();
-  }
-  if (rc < 0) fail_msg("%s", why);
+  json_t *root = bbvfl_test_vectors_or_skip("rlp.json.gz");
   size_t i, n = 0;
   json_t *tc;
   json_array_foreach(root, i, tc) {

@@ -202,14 +202,7 @@ static void check_variant(const bbvfl_tx *tx, const bbvfl_key *k, json_t *tc, co
 
 static void test_ethers_transactions(void **state) {
   (void)state;
-  json_t *root;
-  const char *why;
-  int rc = bbvfl_test_vectors("transactions.json.gz", &root, &why);
-  if (rc == 0) {
-    print_message("SKIP: %s\n", why);
-    skip();
-  }
-  if (rc < 0) fail_msg("%s", why);
+  json_t *root = bbvfl_test_vectors_or_skip("transactions.json.gz");
   size_t i, nlegacy = 0, n155 = 0, nlondon = 0;
   json_t *tc;
   /* BBVFL_TEST_STRIDE=k checks every k-th vector (the valgrind run uses it: all of them take a

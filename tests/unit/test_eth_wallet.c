@@ -53,14 +53,7 @@ static void test_eip55_examples(void **state) {
 
 static void test_ethers_accounts(void **state) {
   (void)state;
-  json_t *root;
-  const char *why;
-  int rc = bbvfl_test_vectors("accounts.json.gz", &root, &why);
-  if (rc == 0) {
-    print_message("SKIP: %s\n", why);
-    skip();
-  }
-  if (rc < 0) fail_msg("%s", why);
+  json_t *root = bbvfl_test_vectors_or_skip("accounts.json.gz");
   size_t i, n = 0;
   json_t *tc;
   json_array_foreach(root, i, tc) {
