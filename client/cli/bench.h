@@ -75,6 +75,14 @@ int bench_out_dir(const char *out, char *buf, size_t n, bbvfl_err *err);
 /* Atomic writes of dir/name. */
 int bench_write(const char *dir, const char *name, const char *text, size_t len, bbvfl_err *err);
 int bench_write_json(const char *dir, const char *name, const json_t *o, bbvfl_err *err);
+/* dir/<stem>.csv (to_csv(t), malloc'd and freed here), then dir/<stem>.json (t). */
+int bench_write_table(const char *dir, const char *stem, const json_t *t, char *(*to_csv)(const json_t *),
+                      bbvfl_err *err);
+/* The end of `bench table1` and `bench scaling`: unless no_files, bench_write_table; then t on
+ * stdout as JSON (as_json) or as the text table (print) followed by the names written. Takes the
+ * reference t. Returns the command's exit status (errors reported through cli_report). */
+int bench_finish_table(const char *dir, const char *stem, json_t *t, char *(*to_csv)(const json_t *),
+                       void (*print)(const json_t *, FILE *), int no_files, int as_json, bbvfl_err *err);
 /* Prints o compactly on stdout. */
 int bench_print_json(const json_t *o, bbvfl_err *err);
 

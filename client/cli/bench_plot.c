@@ -536,19 +536,8 @@ int bench_all(int argc, char **argv) {
     rc = bench_scaling_run(&env, &so, &pr, &sc, &err);
   }
   bench_env_close(&env);
-  char *csv = NULL;
-  if (rc == 0) {
-    csv = bench_table1_csv(t1);
-    rc = csv ? bench_write(dir, "table1.csv", csv, strlen(csv), &err) : bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-    free(csv);
-  }
-  if (rc == 0) rc = bench_write_json(dir, "table1.json", t1, &err);
-  if (rc == 0) {
-    csv = bench_scaling_csv(sc);
-    rc = csv ? bench_write(dir, "scaling.csv", csv, strlen(csv), &err) : bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-    free(csv);
-  }
-  if (rc == 0) rc = bench_write_json(dir, "scaling.json", sc, &err);
+  if (rc == 0) rc = bench_write_table(dir, "table1", t1, bench_table1_csv, &err);
+  if (rc == 0) rc = bench_write_table(dir, "scaling", sc, bench_scaling_csv, &err);
   if (rc == 0 && !no_plots) {
     if (bench_plot_table1(dir, t1, made, &err) < 0 || bench_plot_scaling(dir, sc, made, &err) < 0 ||
         (jw && bench_plot_sweep(dir, jw, 0, made, &err) < 0))

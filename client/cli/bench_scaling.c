@@ -367,22 +367,5 @@ int bench_scaling(int argc, char **argv) {
   int rc = bench_scaling_run(&env, &o, &pr, &t, &err);
   bench_env_close(&env);
   if (rc != 0) return cli_report(&err);
-  if (!no_files) {
-    char *csv = bench_scaling_csv(t);
-    if (!csv) bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-    else if (bench_write(dir, "scaling.csv", csv, strlen(csv), &err) == 0)
-      bench_write_json(dir, "scaling.json", t, &err);
-    free(csv);
-    if (err.code) {
-      json_decref(t);
-      return cli_report(&err);
-    }
-  }
-  if (as_json) bench_print_json(t, &err);
-  else {
-    bench_scaling_print(t, stdout);
-    if (!no_files) printf("wrote %s/scaling.csv and %s/scaling.json\n", dir, dir);
-  }
-  json_decref(t);
-  return err.code ? cli_report(&err) : 0;
+  return bench_finish_table(dir, "scaling", t, bench_scaling_csv, bench_scaling_print, no_files, as_json, &err);
 }

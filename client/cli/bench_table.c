@@ -639,22 +639,5 @@ int bench_table1(int argc, char **argv) {
   bench_env_close(&env);
   if (tmp_demo[0]) bench_rmtree(tmp_demo);
   if (rc != 0) return cli_report(&err);
-  if (!no_files) {
-    char *csv = bench_table1_csv(t);
-    if (!csv) bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-    else if (bench_write(dir, "table1.csv", csv, strlen(csv), &err) == 0)
-      bench_write_json(dir, "table1.json", t, &err);
-    free(csv);
-    if (err.code) {
-      json_decref(t);
-      return cli_report(&err);
-    }
-  }
-  if (as_json) bench_print_json(t, &err);
-  else {
-    bench_table1_print(t, stdout);
-    if (!no_files) printf("wrote %s/table1.csv and %s/table1.json\n", dir, dir);
-  }
-  json_decref(t);
-  return err.code ? cli_report(&err) : 0;
+  return bench_finish_table(dir, "table1", t, bench_table1_csv, bench_table1_print, no_files, as_json, &err);
 }

@@ -400,6 +400,37 @@ int bench_write_json(const char *dir, const char *name, const json_t *o, bbvfl_e
   return rc;
 }
 
+int bench_write_table(const char *dir, const char *stem, const json_t *t, char *(*to_csv)(const json_t *),
+                      bbvfl_err *err) {
+  char name[256];
+  char *csv = to_csv(t);
+  if (!csv) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  snprintf(name, sizeof name, "%s.csv", stem);
+  int rc = bench_write(dir, name, csv, strlen(csv), err);
+  free(csv);
+  if (rc != 0) return rc;
+  snprintf(name, sizeof name, "%s.json", stem);
+  return bench_write_json(dir, name, t, err);
+}
+
+int bench_finish_table(const char *dir, const char *stem, json_t *t, char *(*to_csv)(const json_t *),
+                       void (*print)(const json_t *, FILE *), int no_files, int as_json, bbvfl_err *err) {
+  if (!no_files) {
+    bench_write_table(dir, stem, t, to_csv, err);
+    if (err->code) {
+      json_decref(t);
+      return cli_report(err);
+    }
+  }
+  if (as_json) bench_print_json(t, err);
+  else {
+    print(t, stdout);
+    if (!no_files) printf("wrote %s/%s.csv and %s/%s.json\n", dir, stem, dir, stem);
+  }
+  json_decref(t);
+  return err->code ? cli_report(err) : 0;
+}
+
 int bench_print_json(const json_t *o, bbvfl_err *err) {
   char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(8));
   if (!s) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
