@@ -36,8 +36,8 @@ static void put_legacy_body(bbvfl_buf *b, const bbvfl_tx *tx) {
   bbvfl_rlp_put_bytes(b, tx->data, tx->data_len);
 }
 
-/* Type 2 body without the signature: chainId .. accessList. */
-static void put_1559_body(bbvfl_buf *b, const bbvfl_tx *tx) {
+/* Type 2 fields before the access list: chainId, nonce, fees, gas, to, value, data. */
+static void put_1559_head(bbvfl_buf *b, const bbvfl_tx *tx) {
   bbvfl_rlp_put_u64(b, tx->chain_id);
   bbvfl_rlp_put_u64(b, tx->nonce);
   bbvfl_rlp_put_u256(b, &tx->max_priority_fee);
@@ -46,7 +46,41 @@ static void put_1559_body(bbvfl_buf *b, const bbvfl_tx *tx) {
   put_to(b, tx);
   bbvfl_rlp_put_u256(b, &tx->value);
   bbvfl_rlp_put_bytes(b, tx->data, tx->data_len);
+}
+
+/* Type 2 body without the signature: chainId .. accessList. */
+static void put_1559_body(bbvfl_buf *b, const bbvfl_tx *tx) {
+  put_1559_head(b, tx);
   put_access_list(b, tx);
+}
+
+/* The unsigned form (what is hashed for signing). The access list of a type 2 transaction comes
+ * from tx->access_list, or, when access_verbatim is set, is the list payload access_rlp
+ * (access_rlp_len bytes) re-emitted as it was decoded. */
+static void put_unsigned(bbvfl_buf *b, const bbvfl_tx *tx, int access_verbatim, const uint8_t *access_rlp,
+                         size_t access_rlp_len) {
+  if (tx->type == BBVFL_TX_LEGACY) {
+    size_t m = bbvfl_rlp_list_begin(b);
+    put_legacy_body(b, tx);
+    if (tx->chain_id) {
+      bbvfl_rlp_put_u64(b, tx->chain_id);
+      bbvfl_rlp_put_u64(b, 0);
+      bbvfl_rlp_put_u64(b, 0);
+    }
+    bbvfl_rlp_list_end(b, m);
+  } else {
+    bbvfl_buf_byte(b, 0x02);
+    size_t m = bbvfl_rlp_list_begin(b);
+    if (access_verbatim) {
+      put_1559_head(b, tx);
+      size_t al = bbvfl_rlp_list_begin(b);
+      bbvfl_buf_append(b, access_rlp, access_rlp_len);
+      bbvfl_rlp_list_end(b, al);
+    } else {
+      put_1559_body(b, tx);
+    }
+    bbvfl_rlp_list_end(b, m);
+  }
 }
 
 static int check_tx(const bbvfl_tx *tx, bbvfl_err *err) {
@@ -63,21 +97,7 @@ int bbvfl_tx_encode_unsigned(const bbvfl_tx *tx, uint8_t **out, size_t *len, bbv
   if (check_tx(tx, err) < 0) return -1;
   bbvfl_buf b;
   bbvfl_buf_init(&b);
-  if (tx->type == BBVFL_TX_LEGACY) {
-    size_t m = bbvfl_rlp_list_begin(&b);
-    put_legacy_body(&b, tx);
-    if (tx->chain_id) {
-      bbvfl_rlp_put_u64(&b, tx->chain_id);
-      bbvfl_rlp_put_u64(&b, 0);
-      bbvfl_rlp_put_u64(&b, 0);
-    }
-    bbvfl_rlp_list_end(&b, m);
-  } else {
-    bbvfl_buf_byte(&b, 0x02);
-    size_t m = bbvfl_rlp_list_begin(&b);
-    put_1559_body(&b, tx);
-    bbvfl_rlp_list_end(&b, m);
-  }
+  put_unsigned(&b, tx, 0, NULL, 0);
   return bbvfl_buf_take(&b, out, len, err);
 }
 
@@ -273,37 +293,11 @@ int bbvfl_tx_decode(const uint8_t *raw, size_t len, bbvfl_tx_decoded *out, bbvfl
                       raw[0]);
   }
 
-  /* signing hash: re-encode the unsigned form from the decoded fields */
+  /* signing hash: re-encode the unsigned form from the decoded fields (the access list is
+   * re-emitted verbatim from the input) */
   bbvfl_buf b;
   bbvfl_buf_init(&b);
-  if (tx->type == BBVFL_TX_LEGACY) {
-    size_t m = bbvfl_rlp_list_begin(&b);
-    put_legacy_body(&b, tx);
-    if (tx->chain_id) {
-      bbvfl_rlp_put_u64(&b, tx->chain_id);
-      bbvfl_rlp_put_u64(&b, 0);
-      bbvfl_rlp_put_u64(&b, 0);
-    }
-    bbvfl_rlp_list_end(&b, m);
-  } else {
-    bbvfl_buf_byte(&b, 0x02);
-    size_t m = bbvfl_rlp_list_begin(&b);
-    bbvfl_tx copy = *tx;
-    copy.access_len = 0;
-    /* the access list is re-emitted verbatim from the input */
-    bbvfl_rlp_put_u64(&b, copy.chain_id);
-    bbvfl_rlp_put_u64(&b, copy.nonce);
-    bbvfl_rlp_put_u256(&b, &copy.max_priority_fee);
-    bbvfl_rlp_put_u256(&b, &copy.max_fee);
-    bbvfl_rlp_put_u64(&b, copy.gas_limit);
-    put_to(&b, &copy);
-    bbvfl_rlp_put_u256(&b, &copy.value);
-    bbvfl_rlp_put_bytes(&b, copy.data, copy.data_len);
-    size_t al = bbvfl_rlp_list_begin(&b);
-    bbvfl_buf_append(&b, out->access_rlp, out->access_rlp_len);
-    bbvfl_rlp_list_end(&b, al);
-    bbvfl_rlp_list_end(&b, m);
-  }
+  put_unsigned(&b, tx, 1, out->access_rlp, out->access_rlp_len);
   if (bbvfl_buf_check(&b, err) < 0) {
     bbvfl_buf_free(&b);
     return -1;
