@@ -87,12 +87,8 @@ static int check_complete(inproc *a, uint64_t round, size_t n, int is_float, bbv
   return 0;
 }
 
-static int sum_q(void *self, uint64_t round, uint32_t *sum, size_t n, bbvfl_err *err) {
-  inproc *a = self;
-  if (check_complete(a, round, n, 0, err) != 0) return -1;
-  double t0 = mono();
-  bbvfl_sum_u8(a->qp, (size_t)a->M, n, sum);
-  double dt = mono() - t0;
+/* Books dt seconds of summing to the round's kind (evaluation or training) and closes it. */
+static void close_round(inproc *a, uint64_t round, double dt) {
   if (round >= BBVFL_EVAL_ROUND_BASE) {
     a->st.eval_sum_s += dt;
     a->st.eval_rounds++;
@@ -101,6 +97,14 @@ static int sum_q(void *self, uint64_t round, uint32_t *sum, size_t n, bbvfl_err 
     a->st.train_rounds++;
   }
   a->open = 0;
+}
+
+static int sum_q(void *self, uint64_t round, uint32_t *sum, size_t n, bbvfl_err *err) {
+  inproc *a = self;
+  if (check_complete(a, round, n, 0, err) != 0) return -1;
+  double t0 = mono();
+  bbvfl_sum_u8(a->qp, (size_t)a->M, n, sum);
+  close_round(a, round, mono() - t0);
   return 0;
 }
 
@@ -134,15 +138,7 @@ static int sum_f(void *self, uint64_t round, float *sum, size_t n, bbvfl_err *er
   if (check_complete(a, round, n, 1, err) != 0) return -1;
   double t0 = mono();
   sum_floats(a->f, (size_t)a->M, n, sum);
-  double dt = mono() - t0;
-  if (round >= BBVFL_EVAL_ROUND_BASE) {
-    a->st.eval_sum_s += dt;
-    a->st.eval_rounds++;
-  } else {
-    a->st.train_sum_s += dt;
-    a->st.train_rounds++;
-  }
-  a->open = 0;
+  close_round(a, round, mono() - t0);
   return 0;
 }
 
