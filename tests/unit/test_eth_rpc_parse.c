@@ -185,41 +185,44 @@ static void test_node_error(void **state) {
   assert_non_null(strstr(err.msg, "-32003"));
 }
 
+/* body = head + the hex of Error(string) revert data carrying text + tail. */
+static void error_string_body(char *body, size_t cap, const char *head, const char *text, const char *tail) {
+  uint8_t d[256];
+  size_t n = error_string(d, text);
+  char *h = hexstr(d, n);
+  snprintf(body, cap, "%s%s%s", head, h, tail);
+  free(h);
+}
+
+/* body must parse as a revert whose message contains want; err receives the error. */
+static void expect_revert(const char *body, const char *want, bbvfl_err *err) {
+  json_t *res = NULL;
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, err), -1);
+  assert_int_equal(err->code, BBVFL_E_REVERT);
+  assert_non_null(strstr(err->msg, want));
+}
+
 static void test_revert_error_string(void **state) {
   (void)state;
-  uint8_t d[256];
-  size_t n = error_string(d, "probe says no");
-  char *h = hexstr(d, n);
   char body[1024];
-  snprintf(body, sizeof body,
-           "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: "
-           "probe says no\",\"data\":\"%s\"}}",
-           h);
-  free(h);
-  json_t *res = NULL;
+  error_string_body(body, sizeof body,
+                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: "
+                    "probe says no\",\"data\":\"",
+                    "probe says no", "\"}}");
   bbvfl_err err = {0};
-  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
-  assert_int_equal(err.code, BBVFL_E_REVERT);
-  assert_non_null(strstr(err.msg, "Error(string): probe says no"));
+  expect_revert(body, "Error(string): probe says no", &err);
 }
 
 static void test_revert_nested_data(void **state) {
   (void)state;
   /* some nodes nest the revert data one level down */
-  uint8_t d[256];
-  size_t n = error_string(d, "nested");
-  char *h = hexstr(d, n);
   char body[1024];
-  snprintf(body, sizeof body,
-           "{\"id\":1,\"error\":{\"code\":-32015,\"message\":\"VM execution error: reverted\","
-           "\"data\":{\"data\":\"%s\"}}}",
-           h);
-  free(h);
-  json_t *res = NULL;
+  error_string_body(body, sizeof body,
+                    "{\"id\":1,\"error\":{\"code\":-32015,\"message\":\"VM execution error: reverted\","
+                    "\"data\":{\"data\":\"",
+                    "nested", "\"}}}");
   bbvfl_err err = {0};
-  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
-  assert_int_equal(err.code, BBVFL_E_REVERT);
-  assert_non_null(strstr(err.msg, "Error(string): nested"));
+  expect_revert(body, "Error(string): nested", &err);
 }
 
 static void test_revert_custom_with_nul_message(void **state) {
@@ -229,11 +232,8 @@ static void test_revert_custom_with_nul_message(void **state) {
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: "
       "custom error 0x6ad9cdfc: \\u0000\\u0000\\u000b\\n\",\"data\":\"0x6ad9cdfc0000000000000000000000000000"
       "00000000000000000000000000000000000b\"}}";
-  json_t *res = NULL;
   bbvfl_err err = {0};
-  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
-  assert_int_equal(err.code, BBVFL_E_REVERT);
-  assert_non_null(strstr(err.msg, "custom error 0x6ad9cdfc (arguments 0x"));
+  expect_revert(body, "custom error 0x6ad9cdfc (arguments 0x", &err);
   assert_non_null(strstr(err.msg, "(node: execution reverted: custom error 0x6ad9cdfc)"));
   for (const char *p = err.msg; *p; p++) assert_true((unsigned char)*p >= 0x20);
 }
