@@ -266,7 +266,7 @@ int cmd_demo(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
 
   bbvfl_devnet dn;
-  int devnet_started = 0;
+  int devnet_started = 0, succeeded = 0;
   char devdir[1300];
   snprintf(devdir, sizeof devdir, "%s/devnet", run);
   child ch[MAX_CLIENTS];
@@ -631,17 +631,12 @@ int cmd_demo(int argc, char **argv) {
     if (c) printf("%s\n", c);
     free(c);
   }
-  json_decref(report);
-  bbvfl_sender_free(snd);
-  bbvfl_key_wipe(&fk);
-  bbvfl_rpc_free(rpc);
-  if (devnet_started) bbvfl_devnet_down(devdir, 10, NULL);
-  bbvfl_partition_free(&part);
-  bbvfl_dataset_free(&ds);
-  return 0;
+  succeeded = 1;
+  goto release;
 
 fail:
   stop_children(ch, nch);
+release:
   json_decref(report);
   bbvfl_sender_free(snd);
   bbvfl_key_wipe(&fk);
@@ -649,6 +644,7 @@ fail:
   if (devnet_started) bbvfl_devnet_down(devdir, 10, NULL);
   bbvfl_partition_free(&part);
   bbvfl_dataset_free(&ds);
+  if (succeeded) return 0;
   if (!err.code) bbvfl_fail(&err, BBVFL_E_STATE, "demo failed");
   return cli_report(&err);
 }
