@@ -142,23 +142,16 @@ static bbvfl_abi_type *parse_base(type_parser *tp, int depth, int top) {
     tp_fail(tp, "expected a type name or '('");
     return NULL;
   }
-  if (n >= 4 && !strncmp(s, "uint", 4)) {
+  if ((n >= 4 && !strncmp(s, "uint", 4)) || (n >= 3 && !strncmp(s, "int", 3))) {
+    int is_uint = s[0] == 'u';
+    size_t name_len = is_uint ? 4 : 3;
     w = 256;
-    if (parse_width(s + 4, n - 4, &w) < 0 || w == 0 || w > 256 || w % 8) {
+    if (parse_width(s + name_len, n - name_len, &w) < 0 || w == 0 || w > 256 || w % 8) {
       tp->p = s;
-      tp_fail(tp, "uint width must be 8..256 in steps of 8");
+      tp_fail(tp, is_uint ? "uint width must be 8..256 in steps of 8" : "int width must be 8..256 in steps of 8");
       return NULL;
     }
-    t = new_type(BBVFL_ABI_UINT);
-    if (t) t->bits = w;
-  } else if (n >= 3 && !strncmp(s, "int", 3)) {
-    w = 256;
-    if (parse_width(s + 3, n - 3, &w) < 0 || w == 0 || w > 256 || w % 8) {
-      tp->p = s;
-      tp_fail(tp, "int width must be 8..256 in steps of 8");
-      return NULL;
-    }
-    t = new_type(BBVFL_ABI_INT);
+    t = new_type(is_uint ? BBVFL_ABI_UINT : BBVFL_ABI_INT);
     if (t) t->bits = w;
   } else if (n == 7 && !strncmp(s, "address", 7)) {
     t = new_type(BBVFL_ABI_ADDRESS);
