@@ -139,6 +139,24 @@ __attribute__((format(printf, 8, 9))) static void fail(st_t *S, bbvfl_audit_chec
   va_end(ap);
 }
 
+/* A failure found in event ev about ev's client, outside any round. */
+__attribute__((format(printf, 4, 5))) static void client_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
+                                                              const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  failv(S, id, ev, 0, 0, -1, ev->client, fmt, ap);
+  va_end(ap);
+}
+
+/* A failure found in event ev about ev's client in ev's round. */
+__attribute__((format(printf, 4, 5))) static void round_client_fail(st_t *S, bbvfl_audit_check_id id,
+                                                                    const bbvfl_cev *ev, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  failv(S, id, ev, 1, ev->round, -1, ev->client, fmt, ap);
+  va_end(ap);
+}
+
 static void ok(st_t *S, bbvfl_audit_check_id id) { S->r->checks[id].checked++; }
 
 static int find_client(const st_t *S, const uint8_t a[20]) {
@@ -246,23 +264,23 @@ static void open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
 static void on_registered(st_t *S, const bbvfl_cev *ev) {
   uint8_t a[20];
   if (ev->data_len != 64) {
-    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "public key is %zu bytes, not 64", ev->data_len);
+    client_fail(S, BBVFL_AC_REGISTRATION, ev, "public key is %zu bytes, not 64", ev->data_len);
     return;
   }
   bbvfl_pub_to_addr(ev->data, a);
   if (memcmp(a, ev->client, 20))
-    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "public key does not hash to the client's address");
+    client_fail(S, BBVFL_AC_REGISTRATION, ev, "public key does not hash to the client's address");
   if (find_client(S, ev->client) >= 0) {
-    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "registered twice");
+    client_fail(S, BBVFL_AC_REGISTRATION, ev, "registered twice");
     return;
   }
   if (S->ncl >= S->p.cfg.clients || S->ncl >= MAX_CLIENTS) {
-    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "registration after it closed at M = %u clients",
+    client_fail(S, BBVFL_AC_REGISTRATION, ev, "registration after it closed at M = %u clients",
          S->p.cfg.clients);
     return;
   }
   if (ev->index != S->ncl)
-    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "index %u, expected %zu (registration order)",
+    client_fail(S, BBVFL_AC_REGISTRATION, ev, "index %u, expected %zu (registration order)",
          ev->index, S->ncl);
   client_st *c = &S->cl[S->ncl++];
   memset(c, 0, sizeof *c);
@@ -277,15 +295,15 @@ static void on_registered(st_t *S, const bbvfl_cev *ev) {
 static void on_committed(st_t *S, const bbvfl_cev *ev) {
   int i = find_client(S, ev->client);
   if (i < 0) {
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "commitment from an unregistered address");
+    client_fail(S, BBVFL_AC_ELECTION, ev, "commitment from an unregistered address");
     return;
   }
   client_st *c = &S->cl[i];
-  if (!S->closed) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "commit while registration was open");
+  if (!S->closed) client_fail(S, BBVFL_AC_ELECTION, ev, "commit while registration was open");
   else if (ev->block_number > S->close_block + S->p.cfg.commit_blocks)
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "commit in block %llu after the deadline %llu",
+    client_fail(S, BBVFL_AC_ELECTION, ev, "commit in block %llu after the deadline %llu",
          (unsigned long long)ev->block_number, (unsigned long long)(S->close_block + S->p.cfg.commit_blocks));
-  if (c->committed) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "committed twice");
+  if (c->committed) client_fail(S, BBVFL_AC_ELECTION, ev, "committed twice");
   c->committed = 1;
   memcpy(c->commitment, ev->word, 32);
   S->committed_n++;
@@ -295,22 +313,22 @@ static void on_committed(st_t *S, const bbvfl_cev *ev) {
 static void on_revealed(st_t *S, const bbvfl_cev *ev) {
   int i = find_client(S, ev->client);
   if (i < 0) {
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "reveal from an unregistered address");
+    client_fail(S, BBVFL_AC_ELECTION, ev, "reveal from an unregistered address");
     return;
   }
   client_st *c = &S->cl[i];
   uint64_t cd = S->close_block + S->p.cfg.commit_blocks;
-  if (!c->committed) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "reveal without a commitment");
-  if (c->revealed) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "revealed twice");
-  if (S->elected) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "reveal after the election");
+  if (!c->committed) client_fail(S, BBVFL_AC_ELECTION, ev, "reveal without a commitment");
+  if (c->revealed) client_fail(S, BBVFL_AC_ELECTION, ev, "revealed twice");
+  if (S->elected) client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the election");
   if (!(S->committed_n == (int)S->p.cfg.clients || ev->block_number > cd))
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "reveal before every client committed or the commit deadline");
+    client_fail(S, BBVFL_AC_ELECTION, ev, "reveal before every client committed or the commit deadline");
   if (ev->block_number > cd + S->p.cfg.reveal_blocks)
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "reveal after the reveal deadline");
+    client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the reveal deadline");
   uint8_t cm[32];
   bbvfl_commitment(ev->word, ev->client, cm);
   if (c->committed && memcmp(cm, c->commitment, 32))
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client,
+    client_fail(S, BBVFL_AC_ELECTION, ev,
          "keccak256(secret, client) does not match the commitment");
   c->revealed = 1;
   memcpy(c->secret, ev->word, 32);
@@ -321,17 +339,17 @@ static void on_revealed(st_t *S, const bbvfl_cev *ev) {
 static void on_excluded(st_t *S, const bbvfl_cev *ev) {
   int i = find_client(S, ev->client);
   if (i < 0) {
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "exclusion of an unregistered address");
+    client_fail(S, BBVFL_AC_ELECTION, ev, "exclusion of an unregistered address");
     return;
   }
   client_st *c = &S->cl[i];
-  if (c->excluded) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "excluded twice");
+  if (c->excluded) client_fail(S, BBVFL_AC_ELECTION, ev, "excluded twice");
   if (ev->reason == 1 || ev->reason == 2) {
     int want = c->committed ? 2 : 1;
-    if (S->elected) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "election exclusion after the election");
-    if (c->revealed) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "excluded although it revealed");
+    if (S->elected) client_fail(S, BBVFL_AC_ELECTION, ev, "election exclusion after the election");
+    if (c->revealed) client_fail(S, BBVFL_AC_ELECTION, ev, "excluded although it revealed");
     else if (ev->reason != want)
-      fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "exclusion reason %u, expected %d", ev->reason, want);
+      client_fail(S, BBVFL_AC_ELECTION, ev, "exclusion reason %u, expected %d", ev->reason, want);
   } else if (ev->reason == 3) {
     if (!S->elected || S->ended || !c->participant)
       fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "round exclusion of a non-participant");
@@ -346,7 +364,7 @@ static void on_excluded(st_t *S, const bbvfl_cev *ev) {
            (unsigned long long)S->p.cfg.round_timeout_blocks);
     c->participant = 0;
   } else {
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "unknown exclusion reason %u", ev->reason);
+    client_fail(S, BBVFL_AC_ELECTION, ev, "unknown exclusion reason %u", ev->reason);
   }
   c->excluded = 1;
   c->reason = ev->reason;
@@ -374,7 +392,7 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   int ai = find_client(S, ev->client);
   if (ev->reason == 0) {
     if (S->elected) {
-      fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "second initial election");
+      client_fail(S, BBVFL_AC_ELECTION, ev, "second initial election");
       return;
     }
     uint64_t cd = S->close_block + S->p.cfg.commit_blocks;
@@ -414,7 +432,7 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
         break;
       }
     if (ai != want)
-      fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "active client is not participants[S mod n]");
+      client_fail(S, BBVFL_AC_ELECTION, ev, "active client is not participants[S mod n]");
     if (ev->round != 0) fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "initial election from round %llu",
                              (unsigned long long)ev->round);
     S->active = want;
@@ -435,7 +453,7 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   }
   /* re-election (1: active overdue; 2: active excluded by expireRound) */
   if (!S->elected) {
-    fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, ev->client, "re-election before the election");
+    client_fail(S, BBVFL_AC_ELECTION, ev, "re-election before the election");
     return;
   }
   S->r->reelections++;
@@ -544,65 +562,65 @@ static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   }
   int valid = 1;
   if (!S->elected || S->ended) {
-    fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "submission outside training");
+    round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission outside training");
     return;
   }
   /* recover the bytes from the signed transaction */
   const uint8_t *q = NULL;
   size_t qlen = 0;
   if (!fx->have_tx) {
-    fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "transaction not recoverable: %s", fx->tx_err);
+    round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "transaction not recoverable: %s", fx->tx_err);
     valid = 0;
   } else {
     char why[128];
     uint64_t cr = 0;
     if (!fx->has_to || memcmp(fx->to, S->r->contract, 20)) {
-      fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client,
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
            "transaction is not addressed to the aggregator (its bytes are not in calldata)");
       valid = 0;
     } else if (bbvfl_audit_decode_submit(fx->input, fx->input_len, &cr, &q, &qlen, why, sizeof why) < 0) {
-      fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "%s", why);
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%s", why);
       valid = 0;
       q = NULL;
     } else {
       uint8_t h[32];
       bbvfl_keccak256(q, qlen, h);
       if (memcmp(h, ev->word, 32)) {
-        fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client,
+        round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
              "Submitted dataHash is not keccak256 of the calldata bytes");
         valid = 0;
       }
       if (cr != ev->round) {
-        fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "calldata round %llu, event round %llu",
+        round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "calldata round %llu, event round %llu",
              (unsigned long long)cr, (unsigned long long)ev->round);
         valid = 0;
       }
       if (memcmp(fx->from, ev->client, 20)) {
-        fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client,
+        round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
              "the transaction's signer is not the client the event names");
         valid = 0;
       }
     }
   }
   if (i < 0) {
-    fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "submission from an unregistered address");
+    round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission from an unregistered address");
     valid = 0;
   } else if (!S->cl[i].participant) {
-    fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "submission from an excluded client");
+    round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission from an excluded client");
     valid = 0;
   } else if (S->sub_mask >> i & 1) {
-    fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "second submission to the round");
+    round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "second submission to the round");
     valid = 0;
   }
   if (ev->round != S->round || S->complete) {
-    fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "round %llu is not open (open: %llu%s)",
+    round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is not open (open: %llu%s)",
          (unsigned long long)ev->round, (unsigned long long)S->round, S->complete ? ", complete" : "");
     valid = 0;
   }
   if (q) {
     size_t want = S->p.cfg.masked ? 2 * S->coords : S->coords;
     if (qlen != want) {
-      fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "%zu bytes, expected %zu", qlen, want);
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%zu bytes, expected %zu", qlen, want);
       valid = 0;
       S->sum_unknown = 1;
     } else if (S->p.cfg.masked) {
@@ -614,7 +632,7 @@ static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
         S->sum[j] += q[j];
       }
       if (bad != SIZE_MAX) {
-        fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, ev->client, "value %u at coordinate %zu is above b = %u",
+        round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u",
              q[bad], bad, S->p.cfg.levels);
         valid = 0;
       }
@@ -689,29 +707,29 @@ static void on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (fx->have_gas) S->round_gas += fx->gas;
   int ai = find_client(S, ev->client);
   if (!S->elected || S->ended) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "gradient outside training");
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient outside training");
     return;
   }
   int bad = 0;
   if (ai < 0 || ai != S->active) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "gradient posted by a client that is not active");
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient posted by a client that is not active");
     bad = 1;
   }
   if (ev->round != S->round) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "gradient for round %llu, the open round is %llu",
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for round %llu, the open round is %llu",
          (unsigned long long)ev->round, (unsigned long long)S->round);
     return;
   }
   if (!is_train(S, ev->round)) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "gradient for an EVAL round");
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for an EVAL round");
     bad = 1;
   }
   if (!S->complete) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "gradient for an incomplete round");
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for an incomplete round");
     bad = 1;
   }
   if (ev->data_len != S->coords * 4) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "gradient is %zu bytes, expected %zu",
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient is %zu bytes, expected %zu",
          ev->data_len, S->coords * 4);
     bad = 1;
   }
@@ -724,11 +742,11 @@ static void on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
 static void on_label_holder(st_t *S, const bbvfl_cev *ev) {
   int i = find_client(S, ev->client);
   if (i < 0) {
-    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "label holder that is not registered");
+    client_fail(S, BBVFL_AC_REGISTRATION, ev, "label holder that is not registered");
     return;
   }
   if (ev->index != (uint8_t)i || S->cl[i].label_holder) {
-    fail(S, BBVFL_AC_REGISTRATION, ev, 0, 0, -1, ev->client, "LabelHolder event %s",
+    client_fail(S, BBVFL_AC_REGISTRATION, ev, "LabelHolder event %s",
          S->cl[i].label_holder ? "twice for one client" : "with an index other than the registration's");
     return;
   }
@@ -743,17 +761,17 @@ static void on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (fx->have_gas) S->round_gas += fx->gas;
   int i = find_client(S, ev->client);
   if (!S->elected || S->ended) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "label gradient outside training");
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "label gradient outside training");
     return;
   }
   int bad = 0;
   if (i < 0 || !S->cl[i].label_holder || S->cl[i].excluded) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "label gradient from a client that is %s",
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "label gradient from a client that is %s",
          i < 0 || !S->cl[i].label_holder ? "not a declared label holder" : "excluded");
     bad = 1;
   }
   if (ev->round != S->round || !is_train(S, ev->round) || !S->complete) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client,
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev,
          "label gradient for round %llu while the open round is %llu (%s, %s)", (unsigned long long)ev->round,
          (unsigned long long)S->round, is_train(S, S->round) ? "TRAIN" : "EVAL",
          S->complete ? "complete" : "not complete");
@@ -761,7 +779,7 @@ static void on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   }
   size_t unit = 4 * (size_t)S->p.cfg.batch;
   if (ev->data_len == 0 || ev->data_len % unit || ev->data_len > 256 * unit) {
-    fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client,
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev,
          "label gradient is %zu bytes, not B x K binary32 (a non-zero multiple of %zu, K <= 256)", ev->data_len, unit);
     bad = 1;
   }
@@ -771,7 +789,7 @@ static void on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   }
   if (i >= 0 && i < 64) {
     if (S->lp_mask >> i & 1) {
-      fail(S, BBVFL_AC_GRADIENTS, ev, 1, ev->round, -1, ev->client, "second label gradient of this holder for the round");
+      round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "second label gradient of this holder for the round");
       bad = 1;
     }
     S->lp_mask |= 1ULL << i;
