@@ -34,6 +34,7 @@ struct bbvfl_rpc {
   int overflow;
   int no_sync; /* the node has no eth_sendRawTransactionSync */
   int ever_ok;  /* the node answered at least once */
+  uint64_t outages; /* down_timeout_s waits that ended with the node back */
   double down_timeout_s;
   void (*on_wait)(void *ctx, const char *msg);
   void *on_wait_ctx;
@@ -169,6 +170,7 @@ void bbvfl_rpc_free(bbvfl_rpc *r) {
 
 const char *bbvfl_rpc_url(const bbvfl_rpc *r) { return r ? r->url : ""; }
 int bbvfl_rpc_has_sync(const bbvfl_rpc *r) { return r && !r->no_sync; }
+uint64_t bbvfl_rpc_outages(const bbvfl_rpc *r) { return r ? r->outages : 0; }
 
 /* ---------------------------------------------------------------- transport */
 
@@ -202,6 +204,7 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
     long status = 0;
     if (cr == CURLE_OK) curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
     if (cr == CURLE_OK && status >= 200 && status < 300) {
+      if (down_since > 0) r->outages++;
       if (down_since > 0 && r->on_wait) {
         char m[300];
         snprintf(m, sizeof m, "the node at %.200s answers again after %.1f s", r->url, bbvfl_now() - down_since);
@@ -855,6 +858,7 @@ int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double
   memset(out, 0, sizeof *out);
   if (timeout_s <= 0) timeout_s = 60;
   uint8_t hash[32];
+  uint64_t outages0 = r->outages;
   if (r->no_sync) {
     if (bbvfl_rpc_send_raw(r, raw, len, hash, err) != 0) return -1;
     return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
@@ -888,6 +892,11 @@ int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double
   }
   /* Sent earlier (a retried request whose first answer was lost), or the node gave up waiting
    * while the transaction is in its pool: fetch the receipt the ordinary way. */
+  /* the node restarted during this call: it may have lost earlier transactions of this account, so
+     this one may wait behind a nonce gap; the caller (bbvfl_sender_transact) re-sends those first */
+  if (r->outages != outages0)
+    return bbvfl_fail(err, BBVFL_E_RPC, "eth_sendRawTransactionSync: the node at %s restarted during the call (%s)",
+                      r->url, e.msg);
   if (already_sent(r, &e, hash) ||
       (refused && strcasestr(e.msg, "timeout") && bbvfl_rpc_get_tx(r, hash, NULL, NULL) == 1))
     return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);

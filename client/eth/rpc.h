@@ -140,6 +140,10 @@ int bbvfl_rpc_wait_receipt(bbvfl_rpc *r, const uint8_t hash[32], double timeout_
  * without it is remembered per connection. timeout_s 0: 60 s. */
 int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double timeout_s,
                             bbvfl_receipt *out, bbvfl_err *err);
+/* How many times the node came back after a down_timeout_s wait (see bbvfl_rpc_opts): a node
+ * restarted from a saved state may have lost the last blocks, so a caller compares this count to
+ * find out when to check its recent transactions (bbvfl_sender_recover). */
+uint64_t bbvfl_rpc_outages(const bbvfl_rpc *r);
 /* 0 once the node has refused eth_sendRawTransactionSync on this connection, else 1. */
 int bbvfl_rpc_has_sync(const bbvfl_rpc *r);
 

@@ -8,10 +8,12 @@
 
 #include "common/fsutil.h"
 #include "eth/hex.h"
+#include "eth/keccak.h"
 
 #define DEFAULT_FEE_TTL_S 5.0
 #define DEFAULT_DROP_CHECK_S 5.0
 #define ONE_GWEI 1000000000ULL
+#define RECENT 16 /* signed transactions kept for bbvfl_sender_recover */
 
 struct bbvfl_sender {
   bbvfl_rpc *rpc;
@@ -24,6 +26,13 @@ struct bbvfl_sender {
   int sync;
   double fee_time; /* bbvfl_now() of the last fetch; < 0: none */
   bbvfl_u256 max_fee, tip, gas_price;
+  /* the signed bytes of the last RECENT transactions (ring by nonce), for bbvfl_sender_recover */
+  struct {
+    uint64_t nonce;
+    uint8_t *raw;
+    size_t len;
+  } recent[RECENT];
+  uint64_t outages_seen;
 };
 
 bbvfl_sender *bbvfl_sender_new(bbvfl_rpc *rpc, const bbvfl_key *key, uint64_t chain_id,
@@ -51,7 +60,52 @@ bbvfl_sender *bbvfl_sender_new(bbvfl_rpc *rpc, const bbvfl_key *key, uint64_t ch
   return s;
 }
 
-void bbvfl_sender_free(bbvfl_sender *s) { free(s); }
+void bbvfl_sender_free(bbvfl_sender *s) {
+  if (!s) return;
+  for (int i = 0; i < RECENT; i++) free(s->recent[i].raw);
+  free(s);
+}
+
+static int node_refused(const bbvfl_err *e);
+static int has(const bbvfl_err *e, const char *needle);
+
+/* Keeps a copy of a transaction the node took (nonce slot nonce % RECENT). */
+static void remember(bbvfl_sender *s, uint64_t nonce, const uint8_t *raw, size_t len) {
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy) return; /* recovery then cannot re-send this one; nothing else depends on it */
+  memcpy(copy, raw, len);
+  int i = (int)(nonce % RECENT);
+  free(s->recent[i].raw);
+  s->recent[i].raw = copy;
+  s->recent[i].len = len;
+  s->recent[i].nonce = nonce;
+}
+
+int bbvfl_sender_recover(bbvfl_sender *s, unsigned *resent, bbvfl_err *err) {
+  if (resent) *resent = 0;
+  uint64_t o = bbvfl_rpc_outages(s->rpc);
+  if (o == s->outages_seen) return 0;
+  uint64_t mined;
+  if (bbvfl_rpc_nonce(s->rpc, s->key->addr, "latest", &mined, err) != 0)
+    return bbvfl_wrap(err, "checking the account's transactions after the node came back");
+  s->outages_seen = o;
+  unsigned n = 0;
+  for (uint64_t k = mined;; k++) {
+    int i = (int)(k % RECENT);
+    if (!s->recent[i].raw || s->recent[i].nonce != k) break;
+    uint8_t h[32];
+    bbvfl_err e = {0};
+    if (bbvfl_rpc_send_raw(s->rpc, s->recent[i].raw, s->recent[i].len, h, &e) != 0 &&
+        !(node_refused(&e) && has(&e, "nonce too low"))) {
+      if (err) *err = e;
+      return bbvfl_wrap(err, "re-sending transaction %" PRIu64 " that the node lost", k);
+    }
+    n++;
+  }
+  s->have_nonce = 0;
+  if (resent) *resent = n;
+  return 0;
+}
 
 int bbvfl_sender_set_type(bbvfl_sender *s, bbvfl_txtype type, bbvfl_err *err) {
   if (type != BBVFL_TX_LEGACY && type != BBVFL_TX_EIP1559)
@@ -178,6 +232,7 @@ static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *v
   *raw = NULL;
   if (bbvfl_tx_sign(&tx, s->key, raw, raw_len, hash, err) != 0)
     return bbvfl_wrap(err, "signing the transaction");
+  remember(s, s->nonce, *raw, *raw_len); /* before sending: the answer may be lost */
   int rc = sync_out ? bbvfl_rpc_send_raw_sync(s->rpc, *raw, *raw_len, sync_timeout, sync_out, err)
                     : bbvfl_rpc_send_raw(s->rpc, *raw, *raw_len, hash, err);
   if (rc != 0) {
@@ -287,6 +342,7 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
                           bbvfl_receipt *out, bbvfl_err *err) {
   memset(out, 0, sizeof *out);
   if (timeout_s <= 0) timeout_s = 60;
+  if (bbvfl_sender_recover(s, NULL, err) != 0) return -1;
   uint8_t hash[32], *raw;
   size_t raw_len;
   uint64_t gas = gas_limit;
@@ -300,9 +356,27 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
   /* a node known to lack eth_sendRawTransactionSync: send the ordinary way, so that the wait below
      checks for a dropped transaction */
   int sync = s->sync && bbvfl_rpc_has_sync(s->rpc);
+  uint64_t tried = s->nonce;
   if (send_keep(s, to, value, data, len, gas, hash, &raw, &raw_len, sync ? out : NULL, timeout_s, err) != 0) {
     bbvfl_receipt_clear(out);
-    return -1;
+    int i = (int)(tried % RECENT);
+    if (bbvfl_rpc_outages(s->rpc) == s->outages_seen || !s->recent[i].raw || s->recent[i].nonce != tried)
+      return -1;
+    /* the node went away and came back during this send: restarted from a saved state it may have
+       lost earlier transactions of ours (then this one waits behind a nonce gap) and this one's
+       answer. Hand in again what it no longer has, this one included, then wait for its receipt. */
+    bbvfl_err e2 = {0};
+    if (bbvfl_sender_recover(s, NULL, &e2) != 0) {
+      if (err) *err = e2;
+      return -1;
+    }
+    raw = malloc(s->recent[i].len);
+    if (!raw) return bbvfl_fail(err, BBVFL_E_NOMEM, "sender: out of memory");
+    memcpy(raw, s->recent[i].raw, s->recent[i].len);
+    raw_len = s->recent[i].len;
+    bbvfl_keccak256(raw, raw_len, hash);
+    if (err) memset(err, 0, sizeof *err);
+    sync = 0;
   }
   double t0 = bbvfl_now();
   int rc = -1;

@@ -47,6 +47,13 @@ uint64_t bbvfl_sender_chain_id(const bbvfl_sender *s);
 int bbvfl_sender_next_nonce(bbvfl_sender *s, uint64_t *nonce, bbvfl_err *err);
 /* Forgets the local nonce and fee cache: the next send asks the node again. */
 void bbvfl_sender_resync(bbvfl_sender *s);
+/* After the node came back from an outage (bbvfl_rpc_outages changed since the last call): a node
+ * restarted from a saved state may have lost the last blocks. The sender keeps the signed bytes of
+ * its last 16 transactions; every one whose nonce the node's latest state has not reached yet is
+ * handed in again as the same bytes (in nonce order; "already known" is fine), then the nonce is
+ * re-read. *resent (nullable) receives how many were sent again. Cheap when there was no outage
+ * (no request). bbvfl_sender_transact calls it itself before each transaction. */
+int bbvfl_sender_recover(bbvfl_sender *s, unsigned *resent, bbvfl_err *err);
 
 /* Signs (EIP-1559, fees from the node, cached) and sends; does not wait. gas_limit 0: estimate
  * (+20 %). value NULL = 0. */

@@ -69,6 +69,7 @@ typedef struct {
   /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
   size_t trained;
   int takeover_epoch;    /* -1: none */
+  uint64_t outages_seen; /* bbvfl_rpc_outages at the last check (after_outage) */
   /* labels split across clients (Algorithm 2, lines 11-14; docs/ONCHAIN.md "Labels") */
   int split;             /* the session has declared label holders */
   int holder;            /* this client is one of them */
@@ -305,13 +306,41 @@ static int expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
   return 0;
 }
 
+/* After the node came back from an outage (restarted from a saved state, it may have lost the last
+   blocks): the event cursor is pulled back to the node's head (re-mined events land after it) and
+   the sender hands in again this client's transactions the node no longer has. */
+static int after_outage(cl *c, uint64_t round, bbvfl_err *err) {
+  uint64_t o = bbvfl_rpc_outages(c->rpc);
+  if (o == c->outages_seen) return 0;
+  c->outages_seen = o;
+  uint64_t head;
+  if (bbvfl_rpc_block_number(c->rpc, &head, err) < 0) return -1;
+  if (c->blk > head) {
+    logf_(c, "round %llu: the node is back at block %llu, before block %llu this client had seen: blocks were lost",
+          (unsigned long long)round, (unsigned long long)head, (unsigned long long)c->blk);
+    c->blk = head;
+  }
+  unsigned resent = 0;
+  if (bbvfl_sender_recover(c->snd, &resent, err) < 0) return -1;
+  if (resent)
+    logf_(c, "round %llu: the node no longer had %u of this client's transactions; sent the same bytes again",
+          (unsigned long long)round, resent);
+  return 0;
+}
+
 /* Waits for the event of `kind` for `round`, polling with a growing backoff. A passive client
    with takeover_after_s set nudges an overdue active client (nudge_active); returns 2 when this
    client became the active client instead. */
 static int wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   double t0 = bbvfl_now(), delay = POLL_MIN_S, t_wait = t0, last_nudge = 0;
   for (;;) {
+    if (after_outage(c, round, err) < 0) return -1;
+    uint64_t o = bbvfl_rpc_outages(c->rpc);
     int f = query_event(c, kind, round, ev, err);
+    if (f < 0 && bbvfl_rpc_outages(c->rpc) != o) {
+      memset(err, 0, sizeof *err); /* the node came back during the query (maybe shorter): again */
+      continue;
+    }
     if (f < 0) return -1;
     if (f == 1) {
       if (ev->block_number > c->blk) c->blk = ev->block_number;
@@ -654,6 +683,24 @@ static int checkpoint_round(cl *c, uint64_t r, const bbvfl_rng *noise_before, bb
   return ck < 0 ? bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r) : 0;
 }
 
+/* After an active-only call reverted with "not active": 1 when the chain has elected another
+   client (this one was slow, not dead): it carries on as a passive client (err cleared); 0 when
+   not (err kept). */
+static int demoted(cl *c, uint64_t r, bbvfl_err *err) {
+  if (err->code != BBVFL_E_REVERT || !strstr(err->msg, "not active")) return 0;
+  uint8_t act[20];
+  bbvfl_err e2 = {0};
+  if (bbvfl_aggc_active(&c->agg, act, &e2) < 0 || !memcmp(act, c->me, 20)) return 0;
+  char a[43];
+  bbvfl_addr_checksum(act, a);
+  logf_(c, "round %llu: the chain elected %s while this client was slow; carrying on as a passive client",
+        (unsigned long long)r, a);
+  memcpy(c->active, act, 20);
+  c->is_active = 0;
+  memset(err, 0, sizeof *err);
+  return 1;
+}
+
 /* The head as the off-chain trainer initialises it (session seed) and its parameter buffer. */
 static int init_head(cl *c, bbvfl_err *err) {
   const bbvfl_session *s = c->sess;
@@ -706,6 +753,7 @@ static int take_over(cl *c, uint64_t r, bbvfl_err *err) {
                       "round %llu: this client was elected the new active client but holds no labels (--labels)",
                       (unsigned long long)r);
   c->is_active = 1;
+  uint64_t blk0 = c->blk; /* the round's events may precede the settling transactions below */
   uint64_t per = c->T + c->V, e = r / per, pos = r % per;
   if (!c->have_head && init_head(c, err) < 0) return -1;
   bbvfl_vhead_epoch(&c->head, (int)e);
@@ -749,6 +797,7 @@ static int take_over(cl *c, uint64_t r, bbvfl_err *err) {
   c->trained = 0;
   c->takeover_epoch = (int)e;
   if (pos > c->T && rebuild_eval(c, e, pos - c->T, err) < 0) return -1;
+  c->blk = blk0;
   return 0;
 }
 
@@ -1029,6 +1078,16 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
                      "is not accepted", (unsigned long long)r);
         }
       }
+      if (ok < 0 && err->code == BBVFL_E_REVERT) {
+        /* excluded while stopped or slow (expireRound): say so rather than "round closed" */
+        bbvfl_client_info ci;
+        bbvfl_err e2 = {0};
+        if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
+          return bbvfl_fail(err, BBVFL_E_STATE,
+                            "round %llu: this client was excluded from the session after %u accepted rounds (it "
+                            "missed a round's deadline and someone called expireRound())",
+                            (unsigned long long)r, (unsigned)ci.accepted);
+      }
       if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
       c->res->submissions++;
       if (c->cfg->pause_after_submit && r + 1 == (uint64_t)c->cfg->pause_after_submit) {
@@ -1116,8 +1175,22 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
             size_t len;
             fail = bbvfl_cenc_post_gradient(r, c->grad_be, 4 * c->n, c->head_be, c->head_len, &cd, &len, err) < 0;
             if (!fail) {
+              uint64_t blk_post = c->blk;
               fail = tx(c, cd, len, gas_grad, 0, NULL, "postGradient()", err) < 0;
               free(cd);
+              if (fail && !c->split && demoted(c, r, err)) {
+                c->blk = blk_post; /* the new active client's post may precede this reverted one */
+                /* re-elected away while slow: take the new active client's gradient like the others */
+                int w = wait_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err);
+                fail = w != 0;
+                if (w == 2) bbvfl_fail(err, BBVFL_E_STATE, "elected again while waiting for the new active client");
+                if (!fail && gp.data_len != 4 * c->n) {
+                  fail = 1;
+                  bbvfl_fail(err, BBVFL_E_PARSE, "posted gradient has the wrong length");
+                }
+                if (!fail) bbvfl_f32_from_be(gp.data, c->n, c->grad);
+                if (w == 0) bbvfl_cev_clear(&gp);
+              }
             }
           }
         }

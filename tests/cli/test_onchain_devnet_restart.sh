@@ -46,6 +46,13 @@ for _ in $(seq 1 600); do
   sleep 0.05
 done
 [ "${r%% *}" -ge 20 ] || fail "the session did not reach round 20 (round $r)"
+# an operator's clean stop: mining paused first, so anvil's state dump (on SIGTERM) is not taken
+# in the middle of a block (anvil can then keep a block's state without the block, an inconsistent
+# history the audit reports); transactions sent meanwhile wait in the pool and are lost with it:
+# the clients must notice and send them again
+curl -sf -H 'content-type: application/json' -X POST "$url" \
+  -d '{"jsonrpc":"2.0","id":1,"method":"evm_setAutomine","params":[false]}' >/dev/null || fail "pausing mining"
+sleep 0.3
 "$BBVFL_BIN" devnet down --dir "$dn" >/dev/null || fail "devnet down"
 echo "devnet stopped at round ${r%% *}"
 sleep 3

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The active client frozen (SIGSTOP) long enough to miss its deadline, then resumed (SIGCONT): the
+# other clients re-elect as in test_onchain_reelect.sh. Checked: the two others finish (exit 0);
+# the resumed client either carries on as a passive client (it was re-elected away by reelect():
+# its postGradient reverts "not active", it logs "carrying on as a passive client", takes the new
+# active client's gradients and exits 0) or, when it had not submitted the open round,
+# expireRound() excluded it and it stops with a clear error; either way the audit passes.
+# (Template: the active client killed with SIGKILL and never restarted: the other `bbvfl client` processes
+# notice the missed deadline themselves (--takeover-after: after that long waiting they call
+# reelect() when the round is complete without a gradient, expireRound() when the active client
+# has not submitted; on this automining devnet each attempt is itself a transaction, so the
+# attempts move the block deadline closer), one of them is elected, takes the fusion head over from
+# the last GradientPosted and finishes the session. Checked:
+#  - both survivors exit 0; the new active client's log says it was elected and took the head over
+#    from GradientPosted;
+#  - the chain: an Elected event with reason 1 (reelect) or 2 (active client excluded by
+#    expireRound) naming a survivor; GradientPosted for every later training round, posted by the
+#    new active client; metrics and rewards for every epoch; the session ended;
+#  - bbvfl audit --session: exit 0 (re-election justified, sums, rewards).
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-slow-active.XXXXXX")
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+EPOCHS=4
+
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs $EPOCHS --seed 5 --active-blocks 4 \
+  --round-timeout-blocks 4 --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+
+addrs=()
+for m in 0 1 2; do
+  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  addrs[$m]=$addr
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+    || fail "funding $addr"
+done
+cols=("0-9" "10-19" "20-29")
+for m in 0 1 2; do
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
+    --state-dir "$work/c$m" --seed 5 --party "$m" --round-timeout 90 --takeover-after 3 >>"$work/c$m.out" 2>&1 &
+  pids[$m]=$!
+done
+
+call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+r=0
+for _ in $(seq 1 600); do
+  r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  [ "${r%% *}" -ge 8 ] && break
+  sleep 0.05
+done
+[ "${r%% *}" -ge 8 ] || fail "the session did not reach round 8 (round ${r})"
+active=$(call 'active()(address)')
+victim=-1
+for m in 0 1 2; do
+  same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
+  [ "$same" = 1 ] && victim=$m
+done
+[ "$victim" -ge 0 ] || fail "active client $active is none of ours"
+# freeze it right after it submitted the open round when possible (then reelect() replaces it and
+# it can carry on as a passive client), polling the chain directly for a few seconds
+python3 - "$BBVFL_RPC_URL" "$contract" "$active" "${pids[$victim]}" "$BBVFL_CAST" <<'PY' || true
+import json, os, signal, subprocess, sys, time, urllib.request
+url, contract, active, pid, cast = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+sel_round = subprocess.check_output([cast, "sig", "currentRound()"], text=True).strip()
+sel_info = subprocess.check_output([cast, "sig", "clientInfo(address)"], text=True).strip()
+def call(data):
+    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_call",
+                                 "params": [{"to": contract, "data": data}, "latest"]}).encode(),
+                                 {"content-type": "application/json"})
+    return bytes.fromhex(json.load(urllib.request.urlopen(req))["result"][2:])
+end = time.time() + 5
+while time.time() < end:
+    r = int.from_bytes(call(sel_round), "big")
+    info = call(sel_info + "0" * 24 + active[2:].lower())
+    accepted = int.from_bytes(info[6 * 32:7 * 32], "big")
+    if accepted > r:
+        os.kill(pid, signal.SIGSTOP)
+        sys.exit(0)
+sys.exit(1)
+PY
+kill -STOP "${pids[$victim]}"
+echo "froze the active client $victim at round $(call 'currentRound()(uint64)')"
+for _ in $(seq 1 300); do
+  now=$(call 'active()(address)')
+  [ "${now,,}" != "${active,,}" ] && break
+  sleep 0.1
+done
+[ "${now,,}" != "${active,,}" ] || fail "nobody was elected while the active client was frozen"
+sleep 0.5
+kill -CONT "${pids[$victim]}"
+for m in 0 1 2; do
+  [ "$m" = "$victim" ] && continue
+  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
+done
+set +e
+wait "${pids[$victim]}"
+vrc=$?
+set -e
+pids=()
+if [ "$vrc" = 0 ]; then
+  grep -q "carrying on as a passive client" "$work/c$victim.out" || { cat "$work/c$victim.out" >&2; fail "the resumed client exited 0 without saying it was demoted"; }
+  echo "the resumed client carried on as a passive client: $(grep "carrying on" "$work/c$victim.out")"
+else
+  grep -qiE "excluded|not a participant|not registered" "$work/c$victim.out" || { cat "$work/c$victim.out" >&2; fail "the resumed client failed without a clear reason"; }
+  echo "the resumed client had been excluded (expireRound) and stopped: $(tail -1 "$work/c$victim.out")"
+fi
+set +e
+"$BBVFL_BIN" audit --session "$work/session.json" --quiet >"$work/audit.txt" 2>&1
+arc=$?
+set -e
+[ "$arc" = 0 ] || { cat "$work/audit.txt" >&2; fail "bbvfl audit exit $arc"; }
+head -1 "$work/audit.txt"
+echo ok
