@@ -73,13 +73,28 @@ setup_build() {
 
 setup() { setup_apt; setup_npm; setup_build; }
 
+# A test that is killed (e.g. by ctest's timeout) cannot run its own clean-up: stop any devnet
+# it left behind, by the pid recorded in its devnet.json, and say so.
+stop_stray_devnets() {
+  local f
+  while IFS= read -r f; do
+    log "a test left a devnet running in $(dirname "$f"): stopping it by its recorded pid"
+    build/bbvfl devnet down --dir "$(dirname "$f")" >/dev/null 2>&1 || true
+  done < <(find "$1" -name devnet.json 2>/dev/null)
+}
+
 run_tests() {
   export OPENBLAS_NUM_THREADS=1
-  local rc=0
+  local rc=0 tmp
+  # every test's temporary files (and devnets) live under one folder of this run
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tests.XXXXXX")
   log "tests: normal build"
-  (cd build && ctest --output-on-failure -j "$JOBS" ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" ${BBVFL_CTEST_ARGS:-}) || rc=1
+  stop_stray_devnets "$tmp"
   log "tests: ASan + UBSan build (unit and integration; contract tests run once above)"
-  (cd build-asan && ctest --output-on-failure -j "$JOBS" -LE contract ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE contract ${BBVFL_CTEST_ARGS:-}) || rc=1
+  stop_stray_devnets "$tmp"
+  rm -rf "$tmp"
   if [ $rc -ne 0 ]; then log "SOME TESTS FAILED"; else log "all tests passed"; fi
   return $rc
 }
