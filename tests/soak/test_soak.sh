@@ -47,7 +47,14 @@ def clients():
         except OSError:
             continue
         if b"client" in cmd and any(run.encode() in a for a in cmd):
-            out.append(int(d))
+            # only the demo's own children: a process a client might start (e.g. a sanitizer's
+            # symbolizer) names the same run folder but is not one of the 10 clients
+            try:
+                ppid = int(open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if ppid == demo:
+                out.append(int(d))
     return out
 def sample(pid):
     try:
