@@ -25,7 +25,7 @@ trap cleanup EXIT
 export OPENBLAS_NUM_THREADS=1
 M=4
 
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients $M --epochs 3 --seed 5 --masked --round-timeout-blocks 12 \
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients $M --epochs 3 --seed 5 --masked --round-timeout-blocks 12 ${BBVFL_TEST_KILL_ACTIVE:+--active-blocks 12} \
   --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
 contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["contract_params"]["masked"] is True' \
