@@ -64,7 +64,7 @@ int bbvfl_rlp_decode(const uint8_t *in, size_t in_len, bbvfl_rlp_item *item, siz
                      bbvfl_err *err) {
   if (in_len == 0) return bbvfl_fail(err, BBVFL_E_PARSE, "RLP: empty input");
   uint8_t b0 = in[0];
-  size_t hdr, len;
+  size_t hdr, len = 0;
   int is_list = b0 >= 0xc0;
   if (b0 < 0x80) {
     item->is_list = 0;
@@ -99,7 +99,7 @@ int bbvfl_rlp_decode(const uint8_t *in, size_t in_len, bbvfl_rlp_item *item, siz
 }
 
 int bbvfl_rlp_decode_exact(const uint8_t *in, size_t in_len, bbvfl_rlp_item *item, bbvfl_err *err) {
-  size_t used;
+  size_t used = 0;
   if (bbvfl_rlp_decode(in, in_len, item, &used, err) < 0) return -1;
   if (used != in_len)
     return bbvfl_fail(err, BBVFL_E_PARSE, "RLP: %zu trailing bytes after the item", in_len - used);
@@ -115,7 +115,7 @@ int bbvfl_rlp_iter_init(bbvfl_rlp_iter *it, const bbvfl_rlp_item *list, bbvfl_er
 
 int bbvfl_rlp_next(bbvfl_rlp_iter *it, bbvfl_rlp_item *item, bbvfl_err *err) {
   if (it->left == 0) return 0;
-  size_t used;
+  size_t used = 0;
   if (bbvfl_rlp_decode(it->p, it->left, item, &used, err) < 0) return -1;
   it->p += used;
   it->left -= used;

@@ -57,7 +57,7 @@ int bbvfl_auroc_multi(const float *probs, const int *labels, size_t n, int K, do
   double s = 0;
   int cnt = 0;
   for (int k = 0; k < K; k++) {
-    double a;
+    double a = 0;
     if (auroc_of(probs + k, (size_t)K, labels, k, n, &a, NULL) == 0) {
       s += a;
       cnt++;
