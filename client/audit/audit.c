@@ -23,7 +23,7 @@
 
 static const char *const CHECK_NAMES[BBVFL_AC_COUNT] = {
     "params", "registration", "election", "submissions", "sums",
-    "schedule", "gradients", "metrics", "rewards", "privacy"};
+    "contributors", "schedule", "gradients", "metrics", "rewards", "privacy"};
 
 const char *bbvfl_audit_check_name(bbvfl_audit_check_id id) {
   return (id >= 0 && id < BBVFL_AC_COUNT) ? CHECK_NAMES[id] : "?";
@@ -104,7 +104,7 @@ typedef struct {
   int ring_have[RING];
 } st_t;
 
-static void failv(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev, int has_round, uint64_t round,
+__attribute__((format(printf, 8, 0))) static void failv(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev, int has_round, uint64_t round,
                   long long epoch, const uint8_t *client, const char *fmt, va_list ap) {
   bbvfl_audit_check *c = &S->r->checks[id];
   c->status = BBVFL_AS_FAIL;
@@ -654,6 +654,12 @@ static void on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) 
          (unsigned long long)ev->round);
     return;
   }
+  if (ev->participants != S->nsub_all)
+    fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
+         "RoundCompleted says its sum covers %u submissions; the round has %u Submitted events",
+         (unsigned)ev->participants, S->nsub_all);
+  else
+    ok(S, BBVFL_AC_CONTRIBUTORS);
   size_t np = n_participants(S);
   if (S->nsub_valid != np)
     fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,

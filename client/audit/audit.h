@@ -30,6 +30,8 @@ typedef enum {
   BBVFL_AC_SUBMISSIONS,  /* signer = registered participant, once, open round, length, range; hash = calldata */
   BBVFL_AC_SUMS,         /* every RoundCompleted sum, and every sum still stored (roundSum), = sum of
                             the submitted bytes (mod 2^16 masked); SessionEnded after the last round */
+  BBVFL_AC_CONTRIBUTORS, /* every RoundCompleted's contributor count = the Submitted events of the
+                            round (of its last attempt, masked) */
   BBVFL_AC_SCHEDULE,     /* minibatch permutation per epoch from S (needs the training row count) */
   BBVFL_AC_GRADIENTS,    /* GradientPosted by the active client, complete TRAIN rounds, once, length */
   BBVFL_AC_METRICS,      /* MetricsPosted by the active client, complete epochs, once, in range */

@@ -342,7 +342,8 @@ static const ev_def EV[BBVFL_EV_COUNT] = {
     [BBVFL_EV_ELECTED] = {"Elected(bytes32,address,uint64,uint8,uint8)",
                           "Elected(bytes32,address indexed,uint64,uint8,uint8)"},
     [BBVFL_EV_SUBMITTED] = {"Submitted(uint64,address,bytes32)", "Submitted(uint64 indexed,address indexed,bytes32)"},
-    [BBVFL_EV_ROUND_COMPLETED] = {"RoundCompleted(uint64,bytes)", "RoundCompleted(uint64 indexed,bytes)"},
+    [BBVFL_EV_ROUND_COMPLETED] = {"RoundCompleted(uint64,uint8,bytes)",
+                                  "RoundCompleted(uint64 indexed,uint8,bytes)"},
     [BBVFL_EV_GRADIENT_POSTED] = {"GradientPosted(uint64,address,bytes,bytes)",
                                   "GradientPosted(uint64 indexed,address indexed,bytes,bytes)"},
     [BBVFL_EV_METRICS_POSTED] = {"MetricsPosted(uint32,address,uint32,uint32,uint64)",
@@ -473,7 +474,8 @@ int bbvfl_cev_decode(const json_t *log, bbvfl_cev *o, bbvfl_err *err) {
       break;
     case BBVFL_EV_ROUND_COMPLETED:
       o->round = val_u64(&it[0]);
-      rc = take_bytes(&it[1], &o->data, &o->data_len, err);
+      o->participants = it[1].word[31];
+      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
       break;
     case BBVFL_EV_GRADIENT_POSTED:
       o->round = val_u64(&it[0]);

@@ -172,7 +172,8 @@ typedef struct {
   uint32_t epoch;           /* MetricsPosted, RewardsPaid */
   uint8_t index;            /* Registered, LabelHolder index */
   uint8_t reason;           /* Excluded, Elected */
-  uint8_t participants;     /* Elected */
+  uint8_t participants;     /* Elected: the participant count; RoundCompleted: the number of
+                               submissions the sum covers */
   uint8_t word[32];         /* Committed commitment, Revealed secret, Elected seed, Submitted dataHash */
   uint32_t auroc_micro, accuracy_micro, submissions;
   uint64_t loss_micro;

@@ -575,31 +575,30 @@ out:
 
 /* ------------------------------------------------------------------ rounds */
 
+/* The number of submissions round r's sum covers, as the round's RoundCompleted event states it
+   (fewer than M after a dropout or an exclusion): the PBM estimate h_hat = C/(beta*b)*(sum - b*n/2)
+   needs exactly that n. Never taken from a later read of the participant set, which may already
+   reflect an exclusion after the round completed. */
+static int take_contributors(cl *c, uint64_t r, const bbvfl_cev *ev, bbvfl_err *err) {
+  unsigned n = ev->participants;
+  if (n == 0 || n > c->cp.cfg.clients)
+    return bbvfl_fail(err, BBVFL_E_STATE, "round %llu: RoundCompleted covers %u submissions, outside 1..%u",
+                      (unsigned long long)r, n, (unsigned)c->cp.cfg.clients);
+  if (!c->have_head) return 0;
+  if ((int)n != c->head.M)
+    logf_(c, "round %llu: the sum covers %u submissions (was %d)", (unsigned long long)r, n, c->head.M);
+  c->head.M = (int)n;
+  if (n < c->res->participants) c->res->participants = n;
+  return 0;
+}
+
 static int get_sum(cl *c, uint64_t r, const bbvfl_receipt *rc, bbvfl_err *err) {
   bbvfl_cev ev;
   int f = rc ? receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
   if (f < 0) return -1;
-  double t0 = bbvfl_now();
   if (!f && wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
-  /* the sum covers the clients that contributed, fewer after a dropout; the PBM estimate of h_hat
-     needs their number. Masked: the (last) set of the round. Plain: after a long wait (an expired
-     round, which excludes the missing clients) read participants() again. */
-  if (c->masked && c->have_head) c->head.M = (int)c->mc.nparts;
-  if (!c->masked && c->have_head && bbvfl_now() - t0 > 0.5) {
-    uint8_t(*parts)[20] = NULL;
-    size_t np = 0;
-    if (bbvfl_aggc_participants(&c->agg, &parts, &np, err) < 0) {
-      bbvfl_cev_clear(&ev);
-      return bbvfl_wrap(err, "reading participants()");
-    }
-    free(parts);
-    if (np > 0 && (int)np != c->head.M) {
-      logf_(c, "round %llu: %zu participants now (was %d)", (unsigned long long)r, np, c->head.M);
-      c->head.M = (int)np;
-      if (np < c->res->participants) c->res->participants = (unsigned)np;
-    }
-  }
-  int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
+  int ok = take_contributors(c, r, &ev, err);
+  if (ok == 0) ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
   bbvfl_cev_clear(&ev);
   return ok;
 }
@@ -749,7 +748,8 @@ static int rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
     uint64_t r = e * per + c->T + k;
     bbvfl_cev ev;
     if (find_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
-    int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
+    int ok = take_contributors(c, r, &ev, err);
+    if (ok == 0) ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
     bbvfl_cev_clear(&ev);
     if (ok < 0 || bbvfl_vhead_eval(&c->head, c->sum, NULL, c->B, c->probs + k * c->B * (size_t)c->K, err) < 0)
       return bbvfl_wrap(err, "re-evaluating round %llu", (unsigned long long)r);
@@ -940,22 +940,6 @@ static int active_split_step(cl *c, uint64_t r, const size_t *rows, double *loss
   return rc < 0 ? bbvfl_wrap(err, "the summed label gradients") : 0;
 }
 
-/* A label holder's h_hat must be the active client's: the number of clients a complete round's sum
-   covers (fewer after a dropout). Masked: the round's set; plain: participants() now (the round
-   is complete, so any exclusion by expireRound has happened). */
-static int holder_contributors(cl *c, bbvfl_err *err) {
-  if (c->masked) {
-    c->head.M = (int)c->mc.nparts;
-    return 0;
-  }
-  uint8_t(*parts)[20] = NULL;
-  size_t np = 0;
-  if (bbvfl_aggc_participants(&c->agg, &parts, &np, err) < 0) return bbvfl_wrap(err, "reading participants()");
-  free(parts);
-  if (np > 0) c->head.M = (int)np;
-  return 0;
-}
-
 /* A label holder that is not active, TRAIN round r: the round's sum, dLoss/dlogits of its rows
    with the head of the last GradientPosted, and postLabelGradient (unless, after a restart, the
    chain already has it). 0 done, 2 this client was elected active while waiting for the sum. */
@@ -968,10 +952,11 @@ static int holder_post(cl *c, uint64_t r, const size_t *rows, const bbvfl_receip
     int w = wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err);
     if (w != 0) return w;
   }
-  int ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
+  /* h_hat must be the active client's: the count the round's own event states */
+  int ok = take_contributors(c, r, &ev, err);
+  if (ok == 0) ok = bbvfl_sum_unpack(ev.data, ev.data_len, c->cp.lane_bits, c->sum, c->n, err);
   bbvfl_cev_clear(&ev);
   if (ok < 0) return -1;
-  if (holder_contributors(c, err) < 0) return -1;
   if (own_label_grad(c, rows, err) < 0) return -1;
   if (check_chain) {
     uint64_t me = 1ULL << c->res->index, got = 0;
@@ -996,8 +981,8 @@ static int holder_post(cl *c, uint64_t r, const size_t *rows, const bbvfl_receip
 /* A label holder that is not active, EVAL round (k-th of its epoch): its scores with the head of
    the last GradientPosted, from the RoundCompleted sum. */
 static int holder_eval(cl *c, size_t k, const bbvfl_cev *rcev, bbvfl_err *err) {
+  if (take_contributors(c, rcev->round, rcev, err) < 0) return -1;
   if (bbvfl_sum_unpack(rcev->data, rcev->data_len, c->cp.lane_bits, c->sum, c->n, err) < 0) return -1;
-  if (holder_contributors(c, err) < 0) return -1;
   double t1 = bbvfl_now();
   int rc = bbvfl_vhead_eval(&c->head, c->sum, NULL, c->B, c->probs + k * c->B * (size_t)c->K, err);
   c->res->learn_s += bbvfl_now() - t1;

@@ -28,7 +28,8 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///   B*P 16-bit big-endian lanes (2*B*P bytes), no range check, sums wrap mod 2^16. The running
 ///   sum lives in a ring of RING round slots of ceil(B*P*laneBytes/32) words each; the words of a
 ///   slot, concatenated and cut to B*P*laneBytes, are the flat sum (coordinate j at byte offset
-///   j*laneBytes, big-endian). roundSum() and RoundCompleted carry exactly those bytes. The first
+///   j*laneBytes, big-endian). roundSum() and RoundCompleted carry exactly those bytes;
+///   RoundCompleted also states how many submissions the sum covers. The first
 ///   submission of a round overwrites the slot, later ones add lane-wise (SWAR, no per-byte loops).
 ///   There is no per-slot header word: only the current round can be written, so the submission
 ///   count lives in the one hot state word and a slot's round is implied by the ring position.
@@ -239,7 +240,11 @@ contract BbvflAggregator {
     event Excluded(address indexed client, uint8 reason);
     event Elected(bytes32 seed, address indexed active, uint64 fromRound, uint8 participants, uint8 reason);
     event Submitted(uint64 indexed round, address indexed client, bytes32 dataHash);
-    event RoundCompleted(uint64 indexed round, bytes sum);
+    /// The sum of round `round` (see the header for the layout) and the number of submissions it
+    /// covers: fewer than the session's M after a dropout (expireRound) or an exclusion. Anyone
+    /// decoding the sum (h_hat = C/(beta*b)*(sum - b*contributors/2)) takes the count from here,
+    /// never from a later read of the participant set.
+    event RoundCompleted(uint64 indexed round, uint8 contributors, bytes sum);
     event GradientPosted(uint64 indexed round, address indexed active, bytes gradient, bytes fusionParams);
     event MetricsPosted(
         uint32 indexed epoch, address indexed active, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro
@@ -598,7 +603,7 @@ contract BbvflAggregator {
     function _complete(Hot memory h) private {
         h.completedAt = uint40(block.number);
         uint64 r = h.round;
-        emit RoundCompleted(r, _readSum(r));
+        emit RoundCompleted(r, h.count, _readSum(r));
         uint64 per = uint64(T) + V;
         if ((r + 1) % per == 0) {
             uint32 e = uint32(r / per);

@@ -398,8 +398,10 @@ contract AggregatorTest is Base {
         assertEq(agg.roundSum(0), want, "roundSum");
         logs = vx.getRecordedLogs();
         assertEq(logs.length, 2, "Submitted + RoundCompleted");
-        assertEq(logs[1].topics[0], keccak256("RoundCompleted(uint64,bytes)"), "RoundCompleted");
-        assertEq(abi.decode(logs[1].data, (bytes)), want, "event sum");
+        assertEq(logs[1].topics[0], keccak256("RoundCompleted(uint64,uint8,bytes)"), "RoundCompleted");
+        (uint8 covered, bytes memory sum) = abi.decode(logs[1].data, (uint8, bytes));
+        assertEq(covered, 3, "event count: three submissions");
+        assertEq(sum, want, "event sum");
         (,,, complete,,) = agg.roundState();
         assertTrue(complete, "complete");
         assertEq(agg.currentRound(), 0, "train round waits for the gradient");
@@ -862,6 +864,11 @@ contract AggregatorTest is Base {
         VmExtra.Log[] memory logs = vx.getRecordedLogs();
         assertEq(logs[0].topics[0], keccak256("Excluded(address,uint8)"), "Excluded first");
         assertEq(abi.decode(logs[0].data, (uint8)), 3, "reason 3");
+        VmExtra.Log memory done = logs[logs.length - 1];
+        assertEq(done.topics[0], keccak256("RoundCompleted(uint64,uint8,bytes)"), "RoundCompleted last");
+        (uint8 covered, bytes memory evSum) = abi.decode(done.data, (uint8, bytes));
+        assertEq(covered, 2, "the expired round's sum covers the two submissions it had");
+        assertEq(evSum, want, "event sum of the expired round");
         (, bool excl,,,,,,) = agg.clientInfo(act);
         assertTrue(excl, "silent client excluded");
         assertEq(agg.participants().length, 2, "2 left");

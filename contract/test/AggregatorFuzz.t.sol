@@ -36,8 +36,10 @@ contract AggregatorFuzzTest is Base {
             assertEq(agg.roundSum(r), want, "roundSum = sum of submissions");
             VmExtra.Log[] memory logs = vx.getRecordedLogs();
             VmExtra.Log memory last = logs[logs.length - 1];
-            assertEq(last.topics[0], keccak256("RoundCompleted(uint64,bytes)"), "RoundCompleted last");
-            assertEq(abi.decode(last.data, (bytes)), want, "event sum = sum of submissions");
+            assertEq(last.topics[0], keccak256("RoundCompleted(uint64,uint8,bytes)"), "RoundCompleted last");
+            (uint8 n, bytes memory sum) = abi.decode(last.data, (uint8, bytes));
+            assertEq(n, k.clients, "event count = every client submitted");
+            assertEq(sum, want, "event sum = sum of submissions");
             vm.prank(agg.active());
             agg.postGradient(r, new bytes(uint256(k.batch) * k.dim * 4), "");
         }

@@ -168,7 +168,7 @@ contract MaskedSessionTest is Base {
     /// Checks the logs of the voiding expireRound of round 1 after `drop` went silent.
     function checkVoided(BbvflAggregator agg, VmExtra.Log[] memory logs, uint256 drop, bool activeDropped) internal {
         uint64 rest = FULL & ~uint64(1 << drop);
-        assertEq(countTopic(logs, keccak256("RoundCompleted(uint64,bytes)")), 0, "no RoundCompleted");
+        assertEq(countTopic(logs, keccak256("RoundCompleted(uint64,uint8,bytes)")), 0, "no RoundCompleted");
         VmExtra.Log memory ro = findTopic(logs, keccak256("RoundReopened(uint64,uint64,uint8)"));
         assertEq(uint256(ro.topics[1]), 1, "RoundReopened round");
         (uint64 setOut, uint8 nOut) = abi.decode(ro.data, (uint64, uint8));
@@ -223,7 +223,11 @@ contract MaskedSessionTest is Base {
         // re-run among the three with masks for the new set, then the rest of the session
         uint64 rest = FULL & ~uint64(1 << drop);
         for (uint64 r = 1; r < 4; r++) {
+            vx.recordLogs();
             submitAll(agg, SEED, r, rest, DM, DN, DL);
+            VmExtra.Log memory done = findTopic(vx.getRecordedLogs(), keccak256("RoundCompleted(uint64,uint8,bytes)"));
+            (uint8 covered,) = abi.decode(done.data, (uint8, bytes));
+            assertEq(covered, 3, "the re-opened round's sum covers the three re-submissions");
             assertEq(agg.roundSum(r), plainSum(SEED, r, rest, DM, DN, DL), "sum = sum of the three q");
             finishRound(agg, r);
         }

@@ -7,6 +7,7 @@
 #   sum       RoundCompleted of round 1 carries lane 0 plus one (a mis-added lane)
 #   pay       payRewards pays the client with index 1 one token unit less
 #   stranger  submit() does not check that the sender registered
+#   count     RoundCompleted of round 2 states one submission fewer than the sum covers
 # Usage: contract/testonly/make-tampered.sh OUTDIR
 # Each substitution must match exactly once; when the product source changes shape the script
 # fails and says which one no longer applies.
@@ -26,7 +27,9 @@ variant() { # name perl-substitution
     { echo "make-tampered: the change for '$name' no longer applies to BbvflAggregator.sol" >&2; exit 1; }
 }
 variant sum \
-  's/emit RoundCompleted\(r, _readSum\(r\)\);/bytes memory s_ = _readSum(r);\n        if (r == 1) s_[0] = bytes1(uint8(s_[0]) + 1);\n        emit RoundCompleted(r, s_);/g'
+  's/emit RoundCompleted\(r, h\.count, _readSum\(r\)\);/bytes memory s_ = _readSum(r);\n        if (r == 1) s_[0] = bytes1(uint8(s_[0]) + 1);\n        emit RoundCompleted(r, h.count, s_);/g'
+variant count \
+  's/emit RoundCompleted\(r, h\.count, _readSum\(r\)\);/emit RoundCompleted(r, r == 2 ? h.count - 1 : h.count, _readSum(r));/g'
 variant pay \
   's/uint256 amount = \(acc - rew\) \* RATE;/uint256 amount = (acc - rew) * RATE - (i == 1 ? 1 : 0);/g'
 variant stranger \
@@ -36,7 +39,7 @@ node - "$root" "$src" "$out" <<'JS'
 const [root, src, out] = process.argv.slice(2);
 const fs = require('fs'), path = require('path');
 const solc = require(path.join(root, 'devnet/node_modules/solc'));
-for (const v of ['sum', 'pay', 'stranger']) {
+for (const v of ['sum', 'pay', 'stranger', 'count']) {
 const dir = path.join(src, v);
 const sources = {};
 for (const n of ['BbvflAggregator.sol', 'BbvflRewardToken.sol'])

@@ -4,6 +4,7 @@
 # must end quickly with a non-zero exit status below 128 (no signal, no sanitizer abort), one
 # clear error line on stderr that matches what was wrong, and (key files) never the secret.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
 : "${BBVFL_BIN:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 tmp=$(mktemp -d)
@@ -230,6 +231,7 @@ if mount -t tmpfs -o size=64k tmpfs "$tmp/mnt" 2>/dev/null; then
   [ -z "$(ls -A mnt/sweep 2>/dev/null)" ] || fail "half-written sweep files: $(ls -A mnt/sweep)"
   umount "$tmp/mnt"
 else
-  echo "SKIP: full-disk case: cannot mount a tmpfs here (not root or no permission)"
+  bbvfl_skip_machine "full-disk case: cannot mount a tmpfs here (not root or no permission)"
 fi
 echo "ok: $ncase hostile inputs refused cleanly"
+bbvfl_skip_exit

@@ -7,9 +7,12 @@
 #    the HTML report renders in headless Chromium without console errors, with its charts
 #    (skipped with a message when chromium is not installed);
 #  - mis-added lane: exit 3, only `sums` fails, at round 1, lane 0;
-#  - one client paid less: exit 3, only `rewards` fails, epoch 0, the client with index 1.
+#  - one client paid less: exit 3, only `rewards` fails, epoch 0, the client with index 1;
+#  - a contributor count one short in round 2: exit 3, only `contributors` fails, at round 2 (the
+#    active client may stop first: a short count makes the sum exceed count*b, which it refuses).
 # Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN and BBVFL_SOURCE_DIR.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
 : "${BBVFL_RPC_URL:?run under tests/with-devnet.sh}" "${BBVFL_BIN:?}" "${BBVFL_SOURCE_DIR:?}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-audit-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -25,6 +28,13 @@ demo() { # name [env...]: a short 3-client session
   local name=$1; shift
   env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 --out "$work/$name" \
     >"$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; echo "demo $name failed" >&2; exit 1; }
+}
+
+demo_may_fail() { # name [env...]: as demo, but a client refusing the tampered history is allowed
+  local name=$1; shift
+  env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 --out "$work/$name" \
+    >"$work/$name.log" 2>&1 || echo "demo $name stopped early (allowed): $(tail -n 1 "$work/$name.log")"
+  test -f "$work/$name/session.json" || { cat "$work/$name.log" >&2; echo "demo $name deployed nothing" >&2; exit 1; }
 }
 
 audit() { # name: writes $work/name.audit.json, echoes the exit status
@@ -102,7 +112,7 @@ if command -v chromium >/dev/null 2>&1; then
   check "HTML: the rendered DOM holds the charts and the verdict" sh -c \
     "test \$(grep -o '<svg' '$work/dom.html' | wc -l) -ge 5 && grep -q 'PASS: every check holds' '$work/dom.html'"
 else
-  echo "skip: chromium not installed (apt-get install chromium): HTML rendering not checked"
+  bbvfl_skip_setup "chromium is not installed (apt-get install chromium): HTML rendering not checked"
 fi
 
 # the run folder alone: a demo whose chain was persisted in RUN/devnet and stopped is audited
@@ -152,5 +162,20 @@ idx1 = [c["client"] for c in a["figures"]["rewards_per_client"] if c["index"] ==
 assert ff["epoch"] == 0 and ff["client"] == idx1 and ff["tx"], (ff, idx1)
 PY
 
+demo_may_fail count BBVFL_ABI_DIR="$work/tamper/count"
+rc=$(audit count)
+check "short contributor count: exit 3 (got $rc)" test "$rc" = 3
+check "short contributor count: only contributors fails, at round 2" python3 - "$work/count.audit.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+st = {c["name"]: c for c in a["checks"]}
+failed = [n for n, c in st.items() if c["status"] == "FAIL"]
+assert failed == ["contributors"], failed
+ff = st["contributors"]["first_failure"]
+assert ff["round"] == 2 and ff["tx"], ff
+assert "covers 2 submissions" in ff["detail"] and "3 Submitted" in ff["detail"], ff
+PY
+
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed" >&2; exit 1; fi
 echo "all audit demo checks passed"
+bbvfl_skip_exit

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <pthread.h>
 
 #include "common/fsutil.h"
@@ -568,5 +570,5 @@ int main(void) {
       cmocka_unit_test(test_dropped_tx_is_resent),
       cmocka_unit_test(test_sync_send),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

@@ -20,6 +20,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "common/fsutil.h"
 #include "eth/hex.h"
 #include "eth/rpc.h"
@@ -493,5 +495,5 @@ int main(void) {
       cmocka_unit_test(test_swallowed_tx_is_resent_same_nonce),
       cmocka_unit_test(test_replayed_tx_refused),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

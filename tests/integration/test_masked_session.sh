@@ -43,35 +43,35 @@ done
 cols=("0-7" "8-15" "16-23" "24-29")
 for m in $(seq 0 $((M - 1))); do
   BBVFL_TEST_DUMP_Q="$work/q" "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" \
-    --columns "${cols[$m]}" --labels --state-dir "$work/c$m" --round-timeout 2 --expire --takeover-after 3 >>"$work/c$m.out" 2>&1 &
+    --columns "${cols[$m]}" --labels --state-dir "$work/c$m" --round-timeout 2 --expire --takeover-after 3 --pause-after-submit 7 >>"$work/c$m.out" 2>&1 &
   pids[$m]=$!
 done
 
 call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
-# the victim: a passive client (BBVFL_TEST_KILL_ACTIVE=1: the active one), picked after the election
-zero=0x0000000000000000000000000000000000000000
-active=$zero
-for _ in $(seq 1 600); do
-  active=$(call 'active()(address)' 2>/dev/null || echo $zero)
-  [ "$active" != "$zero" ] && break
-  sleep 0.02
+# Every client freezes itself right after submitting round 6 (--pause-after-submit 7): the victim
+# is then killed at a known point however fast or slow the session runs.
+stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+for _ in $(seq 1 6000); do
+  n=0
+  for m in $(seq 0 $((M - 1))); do stopped "${pids[$m]}" && n=$((n + 1)); done
+  [ $n -eq $M ] && break
+  for m in $(seq 0 $((M - 1))); do
+    kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; fail "client $m exited before round 6"; }
+  done
+  sleep 0.05
 done
-[ "$active" != "$zero" ] || fail "no active client was elected"
+[ $n -eq $M ] || fail "the clients did not all reach round 6 within 5 minutes"
+# the victim: a passive client (BBVFL_TEST_KILL_ACTIVE=1: the active one)
+active=$(call 'active()(address)')
 victim=-1
 for m in $(seq 0 $((M - 1))); do
   same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
   if [ -n "${BBVFL_TEST_KILL_ACTIVE:-}" ]; then [ "$same" = 1 ] && victim=$m; else [ "$same" = 0 ] && victim=$m; fi
 done
 [ "$victim" -ge 0 ] || fail "no client to kill"
-r=0
-for _ in $(seq 1 1000); do
-  r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)
-  [ "${r%% *}" -ge 6 ] && break
-  sleep 0.01
-done
-[ "${r%% *}" -ge 6 ] || fail "the session did not reach round 6 (round ${r})"
 kill -9 "${pids[$victim]}"
 wait "${pids[$victim]}" 2>/dev/null || true
+for m in $(seq 0 $((M - 1))); do [ "$m" = "$victim" ] || kill -CONT "${pids[$m]}"; done
 
 for m in $(seq 0 $((M - 1))); do
   [ "$m" = "$victim" ] && continue
@@ -152,14 +152,16 @@ for l in logs("Submitted(uint64,address,bytes32)"):
         attempts.setdefault(r, []).append((i, lanes))
 assert sorted(voided) == sorted(set(range(M)) - {vidx}), ("the voided attempt's submitters", voided)
 
-done = logs("RoundCompleted(uint64,bytes)")
+done = logs("RoundCompleted(uint64,uint8,bytes)")
 assert len(done) == total, (len(done), total)
 for l in done:
     r = int(l["topics"][1], 16)
-    s = dyn_bytes(bytes.fromhex(l["data"][2:]), 0)
+    d = bytes.fromhex(l["data"][2:])
+    s = dyn_bytes(d, 1)
     s = [int.from_bytes(s[2 * j:2 * j + 2], "big") for j in range(n)]
     subs = attempts[r]
     who = sorted(i for i, _ in subs)
+    assert word(d, 0) == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, word(d, 0), len(who))
     expect_who = list(range(M)) if r < ro_round else sorted(set(range(M)) - {vidx})
     assert who == expect_who, ("round %d contributors" % r, who, expect_who)
     lane_sum = [sum(ls[j] for _, ls in subs) % 65536 for j in range(n)]

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "dp/masks.h"
 #include "dp/rng.h"
 #include "eth/deploy.h"
@@ -324,5 +326,5 @@ static void test_masked_session(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_masked_session)};
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

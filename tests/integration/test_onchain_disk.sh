@@ -9,6 +9,7 @@
 #    once space is freed the same command resumes from the last checkpoint and finishes the
 #    session, and bbvfl audit passes.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-disk.XXXXXX")
 mnt="$work/mnt"
@@ -78,9 +79,9 @@ echo "demo --out is a file: $(cat "$work/demo.err")"
 # 3. a state folder that fills up mid-session
 mkdir -p "$mnt"
 if ! mount -t tmpfs -o size=1m tmpfs "$mnt" 2>"$work/mount.err"; then
-  echo "SKIP (full disk part): cannot mount a tmpfs here: $(cat "$work/mount.err")"
+  bbvfl_skip_machine "full disk part: cannot mount a tmpfs here: $(cat "$work/mount.err")"
   echo ok
-  exit 0
+  bbvfl_skip_exit
 fi
 mounted=1
 state="$mnt/state"

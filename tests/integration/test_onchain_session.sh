@@ -107,6 +107,7 @@ assert M == 3 and lane_bits == 8, (M, lane_bits)
 # sums = sums of the submitted bytes
 subs = {}
 count = {}
+nsub = {}
 for l in logs("Submitted(uint64,address,bytes32)"):
     r = int(l["topics"][1], 16); who = "0x" + l["topics"][2][-40:]
     tx = rpc("eth_getTransactionByHash", [l["transactionHash"]])
@@ -120,12 +121,14 @@ for l in logs("Submitted(uint64,address,bytes32)"):
     s = subs.setdefault(r, [0] * n)
     for i, v in enumerate(q): s[i] += v
     count[who] = count.get(who, 0) + 1
-done = logs("RoundCompleted(uint64,bytes)")
+    nsub[r] = nsub.get(r, 0) + 1
+done = logs("RoundCompleted(uint64,uint8,bytes)")
 assert len(done) == total, (len(done), total)
 for l in done:
     r = int(l["topics"][1], 16)
     d = bytes.fromhex(l["data"][2:])
-    s = dyn_bytes(d, 0)
+    s = dyn_bytes(d, 1)
+    assert word(d, 0) == nsub[r], "round %d: RoundCompleted counts %d submissions, %d were made" % (r, word(d, 0), nsub[r])
     assert list(s) == subs[r], "round %d: stored sum differs from the submitted bytes" % r
 assert len(subs) == total
 

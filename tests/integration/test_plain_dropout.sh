@@ -118,13 +118,15 @@ for l in logs("Submitted(uint64,address,bytes32)"):
     dumped = open(os.path.join(work, "q", "q-%d-%d.bin" % (i, r)), "rb").read()
     assert q == dumped, "round %d client %d: calldata differs from the dumped q" % (r, i)
     subs.setdefault(r, {})[i] = list(q)
-done = logs("RoundCompleted(uint64,bytes)")
+done = logs("RoundCompleted(uint64,uint8,bytes)")
 assert len(done) == total, (len(done), total)
 ex_round = None
 for l in done:
     r = int(l["topics"][1], 16)
-    s = list(dyn_bytes(bytes.fromhex(l["data"][2:]), 0))
+    d = bytes.fromhex(l["data"][2:])
+    s = list(dyn_bytes(d, 1))
     who = sorted(subs[r])
+    assert word(d, 0) == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, word(d, 0), len(who))
     if len(who) == M - 1 and ex_round is None: ex_round = r
     assert who == (list(range(M)) if ex_round is None else sorted(set(range(M)) - {vidx})), (r, who)
     assert s == [sum(subs[r][i][j] for i in who) for j in range(n)], "round %d: sum" % r

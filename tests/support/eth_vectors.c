@@ -1,4 +1,5 @@
 #include "eth_vectors.h"
+#include "test_skip.h"
 
 #include <fcntl.h>
 #include <setjmp.h>
@@ -59,8 +60,7 @@ json_t *bbvfl_test_vectors_or_skip(const char *file) {
   const char *why;
   int rc = bbvfl_test_vectors(file, &root, &why);
   if (rc == 0) {
-    print_message("SKIP: %s\n", why);
-    skip();
+    bbvfl_test_skip(BBVFL_SKIP_SETUP, why);
   }
   if (rc < 0) fail_msg("%s", why);
   return root;

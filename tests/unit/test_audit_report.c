@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +189,7 @@ static void test_round_buckets_stay_bounded(void **st) {
 static void test_check_names(void **st) {
   (void)st;
   const char *want[] = {"params", "registration", "election", "submissions", "sums",
-                        "schedule", "gradients", "metrics", "rewards", "privacy"};
+                        "contributors", "schedule", "gradients", "metrics", "rewards", "privacy"};
   for (int i = 0; i < BBVFL_AC_COUNT; i++) assert_string_equal(bbvfl_audit_check_name(i), want[i]);
   assert_string_equal(bbvfl_audit_status_name(BBVFL_AS_FAIL), "FAIL");
 }
@@ -200,5 +202,5 @@ int main(void) {
       cmocka_unit_test(test_round_buckets_stay_bounded),
       cmocka_unit_test(test_check_names),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

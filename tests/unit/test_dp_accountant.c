@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "dp/accountant.h"
 
 /* ---- independent reference: direct summation ---- */
@@ -391,5 +393,5 @@ int main(void) {
       cmocka_unit_test(test_masked_worst_case_search),
       cmocka_unit_test(test_masked_pinned),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -254,5 +256,5 @@ int main(void) {
       cmocka_unit_test(test_fresh_and_uniform), cmocka_unit_test(test_fixed_vector),
       cmocka_unit_test(test_bad_inputs),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

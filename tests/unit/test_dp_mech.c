@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,5 +136,5 @@ static void test_gaussian(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_pbm_unbiased_variance), cmocka_unit_test(test_pbm_clamp),
                                      cmocka_unit_test(test_sum_exact), cmocka_unit_test(test_gaussian)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,5 +93,5 @@ static void test_binomial_moments(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_rfc8439_block), cmocka_unit_test(test_streams),
                                      cmocka_unit_test(test_binomial_moments)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/abi.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
@@ -405,5 +407,5 @@ int main(void) {
       cmocka_unit_test(test_decode_hostile),
       cmocka_unit_test(test_decode_log),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/abi.h"
 #include "eth/buf.h"
 #include "eth/hex.h"
@@ -57,14 +59,11 @@ static uint64_t rnd_u64_mag(void) {
   return r;
 }
 
-static int have_cast(void) {
+/* Skips (or, under BBVFL_REQUIRE_SETUP=1, fails) the test when ctest did not name the cast binary. */
+static void need_cast(void) {
   const char *c = getenv("BBVFL_CAST");
-  if (!c || !*c) {
-    print_message("SKIP: BBVFL_CAST is not set (run through ctest)\n");
-    return 0;
-  }
+  if (!c || !*c) bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_CAST is not set (run through ctest)");
   if (access(c, X_OK) != 0) fail_msg("BBVFL_CAST=%s is not executable: run ./run.sh setup", c);
-  return 1;
 }
 
 static char *cast_or_fail(const char *const *args) {
@@ -81,7 +80,7 @@ static void hex_of(const uint8_t *p, size_t n, char **out) {
 
 static void test_transactions(void **state) {
   (void)state;
-  if (!have_cast()) skip();
+  need_cast();
   int ncases = 200;
   for (int c = 0; c < ncases; c++) {
     bbvfl_key k;
@@ -357,7 +356,7 @@ static void abi_case(int c, int calldata) {
 
 static void test_abi(void **state) {
   (void)state;
-  if (!have_cast()) skip();
+  need_cast();
   for (int c = 0; c < 150; c++) abi_case(c, 0);
   for (int c = 0; c < 100; c++) abi_case(c, 1);
   print_message("150 random argument sets match cast abi-encode, 100 match cast calldata\n");
@@ -365,7 +364,7 @@ static void test_abi(void **state) {
 
 static void test_keccak(void **state) {
   (void)state;
-  if (!have_cast()) skip();
+  need_cast();
   for (int c = 0; c < 100; c++) {
     size_t n = rnd_below(4) ? rnd_below(300) : rnd_below(5000);
     uint8_t *m = malloc(n ? n : 1);
@@ -388,7 +387,7 @@ static void test_keccak(void **state) {
 
 static void test_addresses(void **state) {
   (void)state;
-  if (!have_cast()) skip();
+  need_cast();
   for (int c = 0; c < 50; c++) {
     uint8_t priv[32];
     bbvfl_key k;
@@ -417,5 +416,5 @@ int main(void) {
       cmocka_unit_test(test_keccak),
       cmocka_unit_test(test_addresses),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth_vectors.h"
@@ -89,5 +91,5 @@ int main(void) {
       cmocka_unit_test(test_streaming),
       cmocka_unit_test(test_ethers_hashes),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

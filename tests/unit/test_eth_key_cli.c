@@ -14,6 +14,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/hex.h"
 #include "eth/wallet.h"
 
@@ -33,8 +35,7 @@ static void test_key_cli(void **state) {
   (void)state;
   const char *bin = getenv("BBVFL_BIN");
   if (!bin || !*bin) {
-    print_message("SKIP: BBVFL_BIN is not set (run through ctest)\n");
-    skip();
+    bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_BIN is not set (run through ctest)");
   }
   char dir[] = "/tmp/bbvfl-test-keycli-XXXXXX";
   assert_non_null(mkdtemp(dir));
@@ -80,5 +81,5 @@ static void test_key_cli(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_key_cli)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/hex.h"
 #include "eth/rlp.h"
 #include "eth/u256.h"
@@ -208,5 +210,5 @@ int main(void) {
       cmocka_unit_test(test_hostile),
       cmocka_unit_test(test_u256),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth/rpc.h"
@@ -561,5 +563,5 @@ int main(void) {
       cmocka_unit_test(test_batch_matching),
       cmocka_unit_test(test_sync_fallback),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth/tx.h"
@@ -283,5 +285,5 @@ int main(void) {
       cmocka_unit_test(test_ethers_transactions),
       cmocka_unit_test(test_decode_hostile),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

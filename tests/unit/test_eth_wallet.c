@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth/wallet.h"
@@ -174,5 +176,5 @@ int main(void) {
       cmocka_unit_test(test_bad_keys),       cmocka_unit_test(test_key_files),
       cmocka_unit_test(test_env),            cmocka_unit_test(test_sign_recover),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,7 +82,7 @@ static void test_errors(void **st) {
 static void test_bundled(void **st) {
   (void)st;
   const char *src = getenv("BBVFL_SOURCE_DIR");
-  if (!src) skip();
+  if (!src) bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_SOURCE_DIR is not set (run through ctest)");
   char path[4096];
   snprintf(path, sizeof path, "%s/data/breast_cancer.csv", src);
   bbvfl_dataset ds;
@@ -164,5 +166,5 @@ int main(void) {
       cmocka_unit_test(test_bundled),
       cmocka_unit_test(test_partition),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,5 +161,5 @@ static void test_optim(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_mlp_fd), cmocka_unit_test(test_head_fd_binary),
                                      cmocka_unit_test(test_head_fd_multi), cmocka_unit_test(test_optim)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <jansson.h>
 
 #include "eth/abi.h"
@@ -62,8 +64,7 @@ static void test_encoders_vs_cast(void **state) {
   (void)state;
   const char *cast = cast_bin();
   if (!cast) {
-    fprintf(stderr, "skipped: BBVFL_CAST not set or not executable\n");
-    skip();
+    bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_CAST is not set or not executable (cast: ./run.sh setup)");
   }
   bbvfl_err err = {0};
   uint8_t *cd;
@@ -239,21 +240,23 @@ static void test_event_decoders(void **state) {
   uint8_t who[20];
   for (int i = 0; i < 20; i++) who[i] = (uint8_t)(i + 1);
 
-  /* RoundCompleted(uint64 indexed round, bytes sum) */
+  /* RoundCompleted(uint64 indexed round, uint8 contributors, bytes sum) */
   bbvfl_topic_u64(41, topics[0]);
   bbvfl_abi_builder b;
   bbvfl_abi_builder_init(&b, NULL);
+  bbvfl_abi_put_u64(&b, 4);
   uint8_t sum[3] = {9, 8, 7};
   bbvfl_abi_put_bytes(&b, sum, 3);
   uint8_t *data;
   size_t dlen;
   assert_int_equal(bbvfl_abi_builder_finish(&b, &data, &dlen, &err), 0);
-  json_t *log = mk_log("RoundCompleted(uint64,bytes)", (const uint8_t(*)[32])topics, 1, data, dlen);
+  json_t *log = mk_log("RoundCompleted(uint64,uint8,bytes)", (const uint8_t(*)[32])topics, 1, data, dlen);
   free(data);
   bbvfl_cev ev;
   assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
   assert_int_equal(ev.kind, BBVFL_EV_ROUND_COMPLETED);
   assert_int_equal(ev.round, 41);
+  assert_int_equal(ev.participants, 4);
   assert_int_equal(ev.block_number, 31);
   assert_int_equal(ev.log_index, 2);
   assert_int_equal(ev.data_len, 3);
@@ -393,5 +396,5 @@ int main(void) {
       cmocka_unit_test(test_view_decoders),
       cmocka_unit_test(test_event_decoders),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "vfl/head.h"
 
 enum { NB = 8, P = 4, M = 3 };
@@ -117,5 +119,5 @@ int main(void) {
       cmocka_unit_test(test_split_multiclass),
       cmocka_unit_test(test_unlabelled_and_bad),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

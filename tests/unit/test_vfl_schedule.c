@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <stdlib.h>
 
 #include "vfl/schedule.h"
@@ -66,5 +68,5 @@ static void test_batches(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_vectors), cmocka_unit_test(test_batches)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

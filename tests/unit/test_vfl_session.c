@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "test_skip.h"
+
 #include "vfl/session.h"
 
 static char g_dir[] = "/tmp/bbvfl-session-test.XXXXXX";
@@ -113,5 +115,5 @@ int main(void) {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_bad_fields_are_named),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

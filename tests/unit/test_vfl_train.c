@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "test_skip.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,7 +242,7 @@ static void test_multiclass(void **st) {
 static void test_cli_json(void **st) {
   (void)st;
   const char *bin = getenv("BBVFL_BIN");
-  if (!bin) skip();
+  if (!bin) bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_BIN is not set (run through ctest)");
   char dir[] = "/tmp/bbvfl-test-train-XXXXXX";
   assert_non_null(mkdtemp(dir));
   char cmd[8192];
@@ -321,5 +323,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_short_training), cmocka_unit_test(test_deterministic),
                                      cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_multiclass),
                                      cmocka_unit_test(test_cli_json), cmocka_unit_test(test_setup)};
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
