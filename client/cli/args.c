@@ -1,6 +1,9 @@
 #include "cli/args.h"
 
+#include "common/fsutil.h"
+
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,3 +123,36 @@ int cli_report(const bbvfl_err *err) {
 }
 
 int cli_isatty_err(void) { return isatty(STDERR_FILENO); }
+
+int cli_mkdirs_tracked(const char *path, cli_made_dirs *m, bbvfl_err *err) {
+  memset(m, 0, sizeof *m);
+  if (snprintf(m->path, sizeof m->path, "%s", path) >= (int)sizeof m->path)
+    return bbvfl_fail(err, BBVFL_E_ARG, "path too long: %.80s...", path);
+  /* the outermost missing folder: walk up from path while the parent does not exist */
+  char cur[sizeof m->path];
+  snprintf(cur, sizeof cur, "%s", path);
+  struct stat st;
+  while (cur[0] && stat(cur, &st) != 0 && errno == ENOENT) {
+    snprintf(m->top, sizeof m->top, "%s", cur);
+    char *slash = strrchr(cur, '/');
+    if (!slash) break;
+    while (slash > cur && slash[-1] == '/') slash--;
+    if (slash == cur) break;
+    *slash = 0;
+  }
+  return bbvfl_mkdirs(path, 0700, err);
+}
+
+void cli_undo_dirs(const cli_made_dirs *m) {
+  if (!m->top[0]) return;
+  char cur[sizeof m->path];
+  snprintf(cur, sizeof cur, "%s", m->path);
+  size_t top_len = strlen(m->top);
+  while (strlen(cur) >= top_len) {
+    if (rmdir(cur) != 0) return;
+    if (strlen(cur) == top_len) return;
+    char *slash = strrchr(cur, '/');
+    if (!slash) return;
+    *slash = 0;
+  }
+}

@@ -40,4 +40,19 @@ int cli_report(const bbvfl_err *err);
 /* 1 when stdout/stderr is a terminal (progress bars only then). */
 int cli_isatty_err(void);
 
+/* The folders a command creates for its output, so that a command that fails before writing
+ * anything can remove exactly what it created (and nothing that was there before). */
+typedef struct {
+  char path[1300];  /* the folder asked for */
+  char top[1300];   /* the outermost folder of path that did not exist; empty: none created */
+} cli_made_dirs;
+
+/* mkdir -p path (mode 0700 for new folders), remembering in *m the outermost folder it created.
+ * Returns 0, or -1 with err filled. */
+int cli_mkdirs_tracked(const char *path, cli_made_dirs *m, bbvfl_err *err);
+
+/* Removes the folders cli_mkdirs_tracked created, innermost first, each only if it is still
+ * empty (rmdir); whatever a later step wrote into them stays. */
+void cli_undo_dirs(const cli_made_dirs *m);
+
 #endif

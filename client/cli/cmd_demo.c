@@ -253,7 +253,10 @@ int cmd_demo(int argc, char **argv) {
   }
   char path[1300];
   snprintf(path, sizeof path, "%s/keys", run);
-  if (bbvfl_mkdirs(path, 0700, &err) < 0) {
+  /* created before anything touches the chain (an unwritable run folder must not cost a deploy),
+     removed again when the demo fails before it deployed anything */
+  cli_made_dirs made;
+  if (cli_mkdirs_tracked(path, &made, &err) < 0) {
     bbvfl_partition_free(&part);
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
@@ -271,7 +274,7 @@ int cmd_demo(int argc, char **argv) {
   snprintf(devdir, sizeof devdir, "%s/devnet", run);
   child ch[MAX_CLIENTS];
   memset(ch, 0, sizeof ch);
-  int nch = 0, failed = 0;
+  int nch = 0, failed = 0, deployed = 0;
   bbvfl_rpc *rpc = NULL;
   bbvfl_sender *snd = NULL;
   bbvfl_key fk;
@@ -301,6 +304,7 @@ int cmd_demo(int argc, char **argv) {
   if (!snd) goto fail;
   bbvfl_sender_set_sync(snd, 1);
   if (bbvfl_session_deploy(rpc, snd, &ds, &s, &err) < 0) goto fail;
+  deployed = 1;
   char session_path[1300];
   snprintf(session_path, sizeof session_path, "%s/session.json", run);
   if (bbvfl_session_save(&s, session_path, &err) < 0) goto fail;
@@ -642,6 +646,7 @@ release:
   bbvfl_key_wipe(&fk);
   bbvfl_rpc_free(rpc);
   if (devnet_started) bbvfl_devnet_down(devdir, 10, NULL);
+  if (!succeeded && !deployed && !devnet_started) cli_undo_dirs(&made);
   bbvfl_partition_free(&part);
   bbvfl_dataset_free(&ds);
   if (succeeded) return 0;

@@ -189,6 +189,40 @@ static int transient_curl(CURLcode c) {
   }
 }
 
+/* One line about an answer that is not JSON-RPC: its size, content type and the first characters
+   (white space folded, anything unprintable as '?'), so an HTML page or a binary blob never reaches
+   the user whole. */
+static void body_summary(bbvfl_rpc *r, char *out, size_t n) {
+  const char *ct = NULL;
+  if (curl_easy_getinfo(r->curl, CURLINFO_CONTENT_TYPE, &ct) != CURLE_OK) ct = NULL;
+  char pre[64];
+  size_t k = 0;
+  int space = 0;
+  for (size_t i = 0; i < r->len && k + 1 < sizeof pre; i++) {
+    unsigned char ch = (unsigned char)r->buf[i];
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') {
+      if (k > 0) space = 1;
+      continue;
+    }
+    if (space && k + 2 < sizeof pre) pre[k++] = ' ';
+    space = 0;
+    pre[k++] = (ch >= 0x20 && ch < 0x7f && ch != '"') ? (char)ch : '?';
+  }
+  pre[k] = 0;
+  snprintf(out, n, "%zu bytes%s%.60s, starting \"%s%s\"", r->len, ct ? " of " : "", ct ? ct : "", pre,
+           r->len > k ? "..." : "");
+}
+
+/* Whether the answer body starts (after white space) like JSON. */
+static int looks_like_json(const bbvfl_rpc *r) {
+  for (size_t i = 0; i < r->len; i++) {
+    char ch = r->buf[i];
+    if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r') continue;
+    return ch == '{' || ch == '[';
+  }
+  return 0;
+}
+
 /* POSTs body; on success r->buf/r->len hold the answer (HTTP 200..299 or a JSON body). */
 static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *what,
                 bbvfl_err *err) {
@@ -200,6 +234,7 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
     if (r->buf) r->buf[0] = 0;
     curl_easy_setopt(r->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(r->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    double t_attempt = bbvfl_now();
     CURLcode cr = curl_easy_perform(r->curl);
     long status = 0;
     if (cr == CURLE_OK) curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
@@ -233,11 +268,14 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
     } else {
       transient = transient_curl(cr);
     }
-    if (transient && attempt >= r->retries && r->ever_ok && r->down_timeout_s > 0) {
-      /* the node was there before: wait for it (restart, outage) up to down_timeout_s */
+    if (transient && r->ever_ok && r->down_timeout_s > 0) {
+      /* the node was there before: wait for it (restart, outage) up to down_timeout_s, counted
+         from the start of the first failed attempt whatever the failure (a refused connection
+         fails at once, a hung node only after the whole HTTP timeout): the last attempt starts
+         before the deadline, so the call gives up within down_timeout_s plus one timeout_s */
       double now = bbvfl_now();
       if (down_since == 0) {
-        down_since = now;
+        down_since = t_attempt;
         if (r->on_wait) {
           char m[600];
           snprintf(m, sizeof m, "the node at %.200s is unreachable (%.200s); waiting up to %.0f s for it", r->url,
@@ -248,15 +286,25 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
       }
       if (now - down_since < r->down_timeout_s) {
         if (delay > 1.0) delay = 1.0;
+        if (delay > r->down_timeout_s - (now - down_since)) delay = r->down_timeout_s - (now - down_since);
         bbvfl_sleep(delay);
         delay *= 2;
         continue;
       }
+      attempt = attempt > r->retries ? attempt : r->retries; /* waited long enough: give up now */
     }
     if (!transient || attempt >= r->retries) {
-      if (cr == CURLE_OK)
-        return bbvfl_fail(err, BBVFL_E_RPC, "%s: the node at %s answered HTTP %ld%s%.200s", what,
-                          r->url, status, r->len ? ": " : "", r->len ? r->buf : "");
+      if (down_since > 0)
+        return bbvfl_fail(err, BBVFL_E_RPC,
+                          "%s: the node at %s has not answered for %.0f s (node-down timeout %.0f s): %s", what,
+                          r->url, bbvfl_now() - down_since, r->down_timeout_s,
+                          cr == CURLE_OK ? "HTTP error" : (r->curl_err[0] ? r->curl_err : curl_easy_strerror(cr)));
+      if (cr == CURLE_OK) {
+        char sum[200];
+        body_summary(r, sum, sizeof sum);
+        return bbvfl_fail(err, BBVFL_E_RPC, "%s: the server at %s answered HTTP %ld, not JSON-RPC (%s)", what,
+                          r->url, status, sum);
+      }
       return bbvfl_fail(err, BBVFL_E_RPC,
                         "%s: cannot reach the node at %s: %s (after %d attempt%s; is the node "
                         "running?)",
@@ -297,6 +345,11 @@ int bbvfl_rpc_call(bbvfl_rpc *r, const char *method, json_t *params, json_t **re
   int rc = post(r, body, strlen(body), method, err);
   free(body);
   if (rc != 0) return -1;
+  if (r->len > 0 && !looks_like_json(r)) {
+    char sum[200];
+    body_summary(r, sum, sizeof sum);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: the server at %s did not answer JSON-RPC (%s)", method, r->url, sum);
+  }
   if (bbvfl_rpc_parse_response(r->buf, r->len, result, err) != 0)
     return bbvfl_wrap(err, "%s", method);
   return 0;

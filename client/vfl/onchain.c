@@ -1293,13 +1293,28 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   const bbvfl_session *s = c.sess;
   if (snprintf(c.dir, sizeof c.dir, "%s", cfg->state_dir) >= (int)sizeof c.dir)
     return bbvfl_fail(err, BBVFL_E_ARG, "--state-dir is too long");
-  if (bbvfl_mkdirs(c.dir, 0700, err) < 0) return bbvfl_wrap(err, "--state-dir");
   memcpy(c.me, cfg->key->addr, 20);
 
-  /* the data first: a bad file or column list is reported before anything touches the chain */
+  /* the data first: a bad file, column list or label column is reported before anything touches
+     the chain (and before --state-dir is created: a refused start leaves nothing behind) */
   if (cfg->ds->n != s->n_rows) {
     return bbvfl_fail(err, BBVFL_E_ARG, "the data file has %zu rows but the session was set up for %llu", cfg->ds->n,
                       (unsigned long long)s->n_rows);
+  }
+  if (s->n_classes > 0) {
+    int same = cfg->ds->nclasses == s->n_classes;
+    for (int k = 0; same && k < s->n_classes; k++) same = strcmp(cfg->ds->class_names[k], s->classes[k]) == 0;
+    if (!same) {
+      char have[256] = "", want[256] = "";
+      for (int k = 0; k < cfg->ds->nclasses; k++)
+        snprintf(have + strlen(have), sizeof have - strlen(have), "%s'%.20s'", k ? ", " : "", cfg->ds->class_names[k]);
+      for (int k = 0; k < s->n_classes; k++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s'%.20s'", k ? ", " : "", s->classes[k]);
+      return bbvfl_fail(err, BBVFL_E_ARG,
+                        "the data file's label column holds the classes %s, but the session's table has %s: "
+                        "nothing was sent",
+                        have, want);
+    }
   }
   if (bbvfl_vfl_data_prepare(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &c.data, err) < 0)
     return bbvfl_wrap(err, "--columns");
@@ -1374,6 +1389,10 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     goto out;
   }
 
+  if (bbvfl_mkdirs(c.dir, 0700, err) < 0) {
+    bbvfl_wrap(err, "--state-dir");
+    goto out;
+  }
   if (election(&c, err) < 0) goto out;
   res->participants = c.cp.cfg.clients;
   if (c.cp.cfg.masked) {

@@ -40,6 +40,10 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                          t->opt.kind == BBVFL_OPT_ADAM ? "adam" : "sgd", "lr", t->opt.lr, "lr_decay", t->opt.decay,
                          "momentum", t->opt.momentum, "mechanism", bbvfl_mech_name(t->mech.kind), "b", t->mech.b,
                          "beta", t->mech.beta, "C", t->mech.C, "batch", (json_int_t)t->B);
+  json_t *classes = json_array();
+  for (int i = 0; classes && i < s->n_classes; i++) json_array_append_new(classes, json_string(s->classes[i]));
+  if (tr && classes && s->n_classes > 0) json_object_set(tr, "classes", classes);
+  json_decref(classes);
   json_t *o = json_pack("{s:i, s:s, s:I, s:s, s:s, s:I, s:o, s:o}", "version", 1, "rpc_url", s->rpc_url, "chain_id",
                         (json_int_t)s->chain_id, "contract", contract, "token", token, "deploy_block",
                         (json_int_t)s->deploy_block, "contract_params", cp, "training", tr);
@@ -168,6 +172,25 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   if (get_str(tr, "data", s->data, sizeof s->data, path, err) < 0) goto out;
   if (get_int(tr, "n_rows", 1, INT64_MAX, &v, path, err) < 0) goto out;
   s->n_rows = (uint64_t)v;
+  s->n_classes = 0;
+  json_t *cls = json_object_get(tr, "classes");
+  if (cls) {
+    if (!json_is_array(cls) || json_array_size(cls) < 2 || json_array_size(cls) > BBVFL_SESSION_MAX_CLASSES) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"classes\" must be a list of 2 to %d label values", path,
+                 BBVFL_SESSION_MAX_CLASSES);
+      goto out;
+    }
+    for (size_t i = 0; i < json_array_size(cls); i++) {
+      const char *nm = json_string_value(json_array_get(cls, i));
+      if (!nm || strlen(nm) >= sizeof s->classes[0]) {
+        bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"classes\"[%zu] must be a string of under %zu characters",
+                   path, i, sizeof s->classes[0]);
+        goto out;
+      }
+      snprintf(s->classes[i], sizeof s->classes[i], "%s", nm);
+    }
+    s->n_classes = (int)json_array_size(cls);
+  }
   json_t *hid = json_object_get(tr, "hidden");
   if (!json_is_array(hid) || json_array_size(hid) > BBVFL_MAX_HIDDEN) {
     bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"hidden\" must be a list of at most %d widths", path,
@@ -254,6 +277,15 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   c->active_blocks = active_blocks ? active_blocks : 100000;
   c->round_timeout_blocks = timeout_blocks ? timeout_blocks : 100000;
   s->n_rows = ds->n;
+  if (ds->nclasses > BBVFL_SESSION_MAX_CLASSES)
+    return bbvfl_fail(err, BBVFL_E_ARG, "the label column has %d classes; a session takes at most %d", ds->nclasses,
+                      BBVFL_SESSION_MAX_CLASSES);
+  for (int i = 0; i < ds->nclasses; i++)
+    if (strlen(ds->class_names[i]) >= sizeof s->classes[i])
+      return bbvfl_fail(err, BBVFL_E_ARG, "label value '%.40s...' is too long for a session (at most %zu characters)",
+                        ds->class_names[i], sizeof s->classes[i] - 1);
+  s->n_classes = ds->nclasses;
+  for (int i = 0; i < ds->nclasses; i++) snprintf(s->classes[i], sizeof s->classes[i], "%s", ds->class_names[i]);
   s->chain_id = bbvfl_sender_chain_id(snd);
   uint8_t *args = NULL;
   size_t alen = 0;

@@ -18,6 +18,8 @@
 #include "ml/data.h"
 #include "vfl/offchain.h"
 
+#define BBVFL_SESSION_MAX_CLASSES 64
+
 typedef struct {
   char rpc_url[512];
   uint64_t chain_id;
@@ -32,6 +34,10 @@ typedef struct {
   char label[256];   /* label column name; empty: the last column */
   char data[1024];   /* the table the session was set up with (a hint; each client names its own) */
   uint64_t n_rows;   /* rows of that table (a client checks its file has as many) */
+  /* the label classes of that table, in the trainer's order (a client checks its labels against
+     them before any transaction); n_classes 0: a session file written before they were recorded */
+  int n_classes;
+  char classes[BBVFL_SESSION_MAX_CLASSES][64];
 } bbvfl_session;
 
 /* Deploys the aggregator (which deploys its reward token) for the training setup in s->train and

@@ -48,7 +48,7 @@ bad() { # regex, max seconds, faultproxy args...
   [ $((t1 - t0)) -le "$max" ] || fail "$*: took $((t1 - t0)) s"
   echo "ok: $* -> $(head -c 160 "$tmp/err")"
 }
-bad "malformed JSON-RPC response" 20 --mode garbage
+bad "did not answer JSON-RPC" 20 --mode garbage
 bad "malformed JSON-RPC response" 20 --mode truncate --skip 2
 bad "larger than the .*-byte limit" 30 --mode huge
 bad "HTTP 500" 30 --mode status

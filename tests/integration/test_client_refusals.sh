@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Refusals that must cost nothing: every check of local input runs before the first transaction,
+# a refused command leaves no folder behind, and a server that is not a JSON-RPC node gets a
+# one-line error naming the URL and what came back.
+#  - a data file whose label column holds a class the session does not have (a `2` in the binary
+#    Breast Cancer table): refused before any transaction (the key's nonce stays 0, no Registered
+#    event), --state-dir not created;
+#  - a row-count error and a --columns error: refused, --state-dir not created;
+#  - an HTTP server answering HTML (python3 -m http.server: HTTP 501 pages) behind deploy, client,
+#    audit and demo: exit non-zero with one line naming the URL and the content type; the demo
+#    leaves no run folder behind;
+#  - a demo pointed at a port nothing listens on: no run folder (no empty keys/) left behind.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-refusals.XXXXXX")
+srv=
+cleanup() {
+  [ -n "$srv" ] && kill "$srv" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+data="$BBVFL_SOURCE_DIR/data/breast_cancer.csv"
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 1 --seed 1 --out "$work/session.json" --json \
+  >"$work/deploy.json" || fail deploy
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+"$BBVFL_BIN" key new --out "$work/k.key" >/dev/null
+addr=$("$BBVFL_BIN" key address --key-file "$work/k.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+  -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+  || fail "funding $addr"
+rpc() { # method params-json -> result
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["result"])'
+}
+nothing_sent() { # what
+  local nonce
+  nonce=$(rpc eth_getTransactionCount "[\"$addr\",\"latest\"]")
+  [ "$((nonce))" = 0 ] || fail "$1: the client sent $((nonce)) transaction(s)"
+}
+refused() { # want-regex state-dir what, then client args
+  local want=$1 st=$2 what=$3; shift 3
+  set +e
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --labels --state-dir "$st" \
+    --round-timeout 5 "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  set -e
+  [ $rc -ne 0 ] || fail "$what: accepted"
+  grep -qE -- "$want" "$work/err" || fail "$what: expected /$want/, got: $(cat "$work/err")"
+  [ "$(wc -l <"$work/err")" -le 1 ] || fail "$what: more than one line: $(cat "$work/err")"
+  [ ! -e "$st" ] || fail "$what: left $st behind"
+  nothing_sent "$what"
+  echo "ok: $what -> $(cat "$work/err")"
+}
+
+# a label the session does not have
+python3 - "$data" "$work/bad-label.csv" <<'PY'
+import sys
+rows = open(sys.argv[1]).read().splitlines()
+cells = rows[5].split(","); cells[-1] = "2"; rows[5] = ",".join(cells)
+open(sys.argv[2], "w").write("\n".join(rows) + "\n")
+PY
+refused "label column holds the classes '0', '1', '2', but the session's table has '0', '1'" "$work/st1" \
+  "a class the session does not have" --columns 0-14 --data "$work/bad-label.csv"
+# a row fewer
+head -n -1 "$data" >"$work/short.csv"
+refused "has 568 rows but the session was set up for 569" "$work/st2" "a missing row" --columns 0-14 --data "$work/short.csv"
+# a column that does not exist
+refused "does not exist" "$work/st3" "a column that does not exist" --columns 0-99
+# the same key and session still work afterwards: nothing about the refusals stuck
+[ -z "$(rpc eth_getLogs "[{\"address\":\"$contract\",\"fromBlock\":\"0x0\",\"toBlock\":\"latest\"}]" | tr -d '[]')" ] ||
+  fail "the refused clients left events on chain"
+
+# an HTTP server that is not a JSON-RPC node
+mkdir -p "$work/www"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+(cd "$work/www" && exec python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1) &
+srv=$!
+for _ in $(seq 1 600); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.05; done
+html="http://127.0.0.1:$port"
+one_line() { # what, then a command that must fail with one line naming the URL and the content type
+  local what=$1; shift
+  set +e
+  "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  set -e
+  [ $rc -ne 0 ] || fail "$what: accepted an HTML server"
+  # one error line (the demo may say which node and run folder it uses first), no page in it
+  [ "$(grep -c "^bbvfl: error: " "$work/err")" = 1 ] || fail "$what: not one error line: $(head -c 400 "$work/err")"
+  [ "$(wc -l <"$work/err")" -le 2 ] || fail "$what: $(wc -l <"$work/err") lines: $(head -c 400 "$work/err")"
+  ! grep -qE "Error code|</html>|</body>" "$work/err" || fail "$what: the page was printed: $(head -c 400 "$work/err")"
+  [ "$(grep "^bbvfl: error: " "$work/err" | wc -c)" -le 400 ] || fail "$what: an error line of over 400 characters"
+  grep "^bbvfl: error: " "$work/err" | grep "$html" | grep "text/html" | grep -q "not JSON-RPC" ||
+    fail "$what: unclear: $(cat "$work/err")"
+  echo "ok: $what -> $(grep "^bbvfl: error: " "$work/err")"
+}
+one_line "deploy" "$BBVFL_BIN" deploy --rpc "$html" --clients 2 --out "$work/s2.json"
+[ ! -e "$work/s2.json" ] || fail "deploy against an HTML server wrote a session file"
+one_line "client" "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --columns 0-14 \
+  --state-dir "$work/st4" --rpc "$html" --round-timeout 5
+[ ! -e "$work/st4" ] || fail "client against an HTML server left its state folder"
+one_line "audit" "$BBVFL_BIN" audit --rpc "$html" --contract "$contract"
+one_line "demo" "$BBVFL_BIN" demo --rpc "$html" --clients 2 --epochs 1 --out "$work/demo-html"
+[ ! -e "$work/demo-html" ] || fail "demo against an HTML server left $(find "$work/demo-html")"
+
+# a port nothing listens on
+dead=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
+if "$BBVFL_BIN" demo --rpc "http://127.0.0.1:$dead" --clients 2 --epochs 1 --out "$work/demo-dead" 2>"$work/err"; then
+  fail "demo against a dead port succeeded"
+fi
+[ ! -e "$work/demo-dead" ] || fail "demo against a dead port left $(find "$work/demo-dead")"
+echo "ok: demo against a dead port -> $(cat "$work/err")"
+echo ok

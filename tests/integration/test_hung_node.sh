@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# A node that keeps the connection open and never answers (here: the test's anvil frozen with
+# SIGSTOP mid-session) is a node that is down: the clients give up within --node-down-timeout plus
+# one RPC timeout (the client's HTTP timeout is --round-timeout + 5 s), with a message that says
+# the node has not answered, instead of first spending `retries` whole HTTP timeouts.
+# Checked: both clients exit non-zero within that bound (plus a margin for a loaded machine, far
+# below the 51 s the clients took before the node-down clock started at the first failure) and
+# say the node did not answer.
+set -euo pipefail
+fail() { echo "FAIL: $*" >&2; exit 1; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-hung-node.XXXXXX")
+pids=()
+anvil_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$BBVFL_DEVNET_DIR/devnet.json")
+cleanup() {
+  kill -CONT "$anvil_pid" 2>/dev/null || true
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+export OPENBLAS_NUM_THREADS=1
+ROUND_TIMEOUT=5 DOWN=5
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 3 --seed 2 --out "$work/session.json" --json \
+  >"$work/deploy.json" || fail deploy
+contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
+for m in 0 1; do
+  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
+  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
+    || fail "funding $addr"
+done
+cols=("0-14" "15-29")
+for m in 0 1; do
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
+    --state-dir "$work/c$m" --round-timeout $ROUND_TIMEOUT --node-down-timeout $DOWN --pause-after-submit 4 \
+    >"$work/c$m.out" 2>&1 &
+  pids[$m]=$!
+done
+# both clients freeze themselves after submitting round 3: the session is under way
+stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
+for _ in $(seq 1 6000); do
+  n=0
+  for m in 0 1; do stopped "${pids[$m]}" && n=$((n + 1)); done
+  [ $n -eq 2 ] && break
+  for m in 0 1; do kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; fail "client $m exited early"; }; done
+  sleep 0.05
+done
+[ $n -eq 2 ] || fail "the clients did not reach round 3 within 5 minutes"
+kill -STOP "$anvil_pid"
+t0=$(date +%s.%N)
+for m in 0 1; do kill -CONT "${pids[$m]}"; done
+codes=()
+for m in 0 1; do
+  set +e
+  wait "${pids[$m]}"
+  codes[$m]=$?
+  set -e
+done
+t1=$(date +%s.%N)
+pids=()
+kill -CONT "$anvil_pid"
+elapsed=$(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$t0" "$t1")
+# bound: node-down timeout + one HTTP timeout (round timeout + 5) + a margin for a loaded machine
+bound=$((DOWN + ROUND_TIMEOUT + 5 + 10))
+for m in 0 1; do
+  [ "${codes[$m]}" != 0 ] || { cat "$work/c$m.out" >&2; fail "client $m exited 0 with the node frozen"; }
+  grep -q "has not answered for" "$work/c$m.out" || { cat "$work/c$m.out" >&2; fail "client $m: no clear node-down message"; }
+done
+python3 -c "import sys; sys.exit(0 if float(sys.argv[1]) <= float(sys.argv[2]) else 1)" "$elapsed" "$bound" ||
+  { cat "$work/c0.out" "$work/c1.out" >&2; fail "the clients took $elapsed s to give up on a hung node (bound $bound s)"; }
+echo "both clients gave up on the hung node after $elapsed s (bound $bound s): $(grep -h "has not answered" "$work/c0.out" | tail -1)"
+echo ok
