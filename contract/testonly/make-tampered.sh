@@ -8,6 +8,10 @@
 #   pay       payRewards pays the client with index 1 one token unit less
 #   stranger  submit() does not check that the sender registered
 #   count     RoundCompleted of round 2 states one submission fewer than the sum covers
+#   elect     the initial election makes participants[(S + 1) mod n] active, not participants[S mod n]
+#   register  Registered of the client with index 1 carries only half its public key
+#   metrics   MetricsPosted of epoch 1 carries an AUROC above 1
+#   params    params() reports one more commit block than the deployment asked for
 # Usage: contract/testonly/make-tampered.sh OUTDIR
 # Each substitution must match exactly once; when the product source changes shape the script
 # fails and says which one no longer applies.
@@ -35,11 +39,20 @@ variant pay \
 variant stranger \
   's/require\(w & F_REG != 0, "not registered"\);\n(\s*)require\(w & F_EXCL == 0, "excluded"\);/require(w & F_EXCL == 0, "excluded");/g'
 
+variant elect \
+  's/address act = _participants\[uint256\(s\) % np\];/address act = _participants[(uint256(s) + 1) % np];/g'
+variant register \
+  's/emit Registered\(msg\.sender, uint8\(index\), pubkey\);/emit Registered(msg.sender, uint8(index), index == 1 ? pubkey[:32] : pubkey);/g'
+variant metrics \
+  's/emit MetricsPosted\(epoch, msg\.sender, aurocMicro,/emit MetricsPosted(epoch, msg.sender, epoch == 1 ? aurocMicro + 1000001 : aurocMicro,/g'
+variant params \
+  's/commitBlocks: COMMIT_BLOCKS,/commitBlocks: COMMIT_BLOCKS + 1,/g'
+
 node - "$root" "$src" "$out" <<'JS'
 const [root, src, out] = process.argv.slice(2);
 const fs = require('fs'), path = require('path');
 const solc = require(path.join(root, 'devnet/node_modules/solc'));
-for (const v of ['sum', 'pay', 'stranger', 'count']) {
+for (const v of ['sum', 'pay', 'stranger', 'count', 'elect', 'register', 'metrics', 'params']) {
 const dir = path.join(src, v);
 const sources = {};
 for (const n of ['BbvflAggregator.sol', 'BbvflRewardToken.sol'])

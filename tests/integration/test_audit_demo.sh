@@ -176,6 +176,38 @@ assert ff["round"] == 2 and ff["tx"], ff
 assert "covers 2 submissions" in ff["detail"] and "3 Submitted" in ff["detail"], ff
 PY
 
+# one tampered contract per remaining check: exactly that check fails, where it should
+tampered() { # variant check round-or-"-" epoch-or-"-" client-index-or-"-" detail-substring
+  local v=$1
+  demo_may_fail "$v" BBVFL_ABI_DIR="$work/tamper/$v"
+  local rc
+  rc=$(audit "$v")
+  check "$v: exit 3 (got $rc)" test "$rc" = 3
+  check "$v: only $2 fails, round $3, epoch $4, client index $5" python3 - "$work/$v.audit.json" \
+    "$2" "$3" "$4" "$5" "$6" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+check, rnd, epoch, idx, detail = sys.argv[2:7]
+st = {c["name"]: c for c in a["checks"]}
+failed = [n for n, c in st.items() if c["status"] == "FAIL"]
+assert failed == [check], failed
+ff = st[check]["first_failure"]
+assert detail in ff["detail"], ff
+if rnd != "-": assert ff.get("round") == int(rnd), ff
+if epoch != "-": assert ff.get("epoch") == int(epoch), ff
+if idx != "-":
+    # the client with that registration index (the audit's per-client figures name the index)
+    who = ff.get("client")
+    assert who, ff
+    idx_of = {c["client"].lower(): c["index"] for c in a["figures"]["rewards_per_client"]}
+    assert idx_of.get(who.lower()) == int(idx), (who, idx_of, ff)
+PY
+}
+tampered elect election - - - "participants[S mod n]"
+tampered register registration - - 1 "public key is 32 bytes"
+tampered metrics metrics - 1 - "metric above 1"
+tampered params params - - - "does not match the constructor arguments"
+
 if [ "$fails" -ne 0 ]; then echo "$fails check(s) failed" >&2; exit 1; fi
 echo "all audit demo checks passed"
 bbvfl_skip_exit

@@ -20,7 +20,10 @@ assert rep == last, "the last stdout line differs from report.json"
 for k in ("auroc", "auroc_offchain_same_seed", "epsilon_feature", "onchain_agg_s_per_epoch", "offchain_agg_s_per_epoch",
           "gas_per_round", "gas_per_coordinate", "wall_s", "rpc_url", "contract", "token", "rewards"):
     assert k in rep, k
-assert 0.5 < rep["auroc"] <= 1 and abs(rep["auroc"] - rep["auroc_offchain_same_seed"]) <= 0.01, rep["auroc"]
+# the on-chain run and its off-chain replay with the same seed compute the same numbers: the
+# contract's integer sum is the in-process sum, so the AUROC is equal (not merely close)
+assert 0.5 < rep["auroc"] <= 1, rep["auroc"]
+assert rep["auroc"] == rep["auroc_offchain_same_seed"], (rep["auroc"], rep["auroc_offchain_same_seed"])
 assert rep["onchain_agg_s_per_epoch"] > 0 and rep["offchain_agg_s_per_epoch"] > 0
 assert 0 < rep["gas_per_coordinate"] < 1000 and rep["gas_per_round"] > 0
 assert rep["epsilon_feature"] > 0

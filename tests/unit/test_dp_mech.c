@@ -109,6 +109,31 @@ static void test_sum_exact(void **st) {
   free(q);
 }
 
+/* Every value at its maximum 255 for M = 1000 clients (the most off-chain training accepts): each
+ * 16-bit accumulator lane fills to 257 * 255 = 65,535 inside one chunk, the largest value that
+ * does not wrap; a chunk any longer, or a carry lost between chunks, gives a wrong sum. Lengths
+ * cover the vector part (multiples of 16 and 8) and the scalar tail. */
+static void test_sum_full_lanes(void **st) {
+  (void)st;
+  const size_t M = 1000, lens[] = {1, 7, 8, 16, 33, 160};
+  uint8_t **q = malloc(M * sizeof *q);
+  assert_non_null(q);
+  for (size_t m = 0; m < M; m++) {
+    q[m] = malloc(160);
+    assert_non_null(q[m]);
+    memset(q[m], 255, 160);
+  }
+  uint32_t s[160];
+  for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+    for (size_t Mk = 257; Mk <= M; Mk += 743) { /* exactly one full chunk, then 1000 */
+      bbvfl_sum_u8((const uint8_t *const *)q, Mk, lens[k], s);
+      for (size_t i = 0; i < lens[k]; i++) assert_int_equal(s[i], 255u * Mk);
+    }
+  }
+  for (size_t m = 0; m < M; m++) free(q[m]);
+  free(q);
+}
+
 static void test_gaussian(void **st) {
   (void)st;
   bbvfl_mech mech = {.kind = BBVFL_MECH_GAUSSIAN, .clip = 1.0, .sigma = 1e-9};
@@ -135,6 +160,7 @@ static void test_gaussian(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_pbm_unbiased_variance), cmocka_unit_test(test_pbm_clamp),
-                                     cmocka_unit_test(test_sum_exact), cmocka_unit_test(test_gaussian)};
+                                     cmocka_unit_test(test_sum_exact), cmocka_unit_test(test_sum_full_lanes),
+                                     cmocka_unit_test(test_gaussian)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

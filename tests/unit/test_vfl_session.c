@@ -28,8 +28,8 @@ static void make_session(bbvfl_session *s) {
   c->clients = 4;
   c->batch = 10;
   c->dim = 16;
-  c->levels = 16;
-  c->beta_micro = 200000;
+  c->levels = 32;
+  c->beta_micro = 250000;
   c->masked = 1;
   c->train_rounds = 45;
   c->eval_rounds = 11;
@@ -45,8 +45,26 @@ static void make_session(bbvfl_session *s) {
   s->train.B = 10;
   s->train.P = 16;
   s->train.epochs = 2;
+  /* training fields away from their defaults, so a field the round trip drops shows */
+  s->train.seed = 99;
+  s->train.test_frac = 0.25;
+  s->train.nhidden = 2;
+  s->train.hidden[0] = 24;
+  s->train.hidden[1] = 12;
+  s->train.opt.kind = BBVFL_OPT_SGD;
+  s->train.opt.lr = 0.05;
+  s->train.opt.decay = 0.9;
+  s->train.opt.momentum = 0.5;
+  s->train.mech.kind = BBVFL_MECH_PBM;
+  s->train.mech.b = 32;
+  s->train.mech.beta = 0.25;
+  s->train.mech.C = 2.0;
+  snprintf(s->label, sizeof s->label, "diagnosis");
   snprintf(s->data, sizeof s->data, "data.csv");
   s->n_rows = 569;
+  s->n_classes = 2;
+  snprintf(s->classes[0], sizeof s->classes[0], "B");
+  snprintf(s->classes[1], sizeof s->classes[1], "M");
 }
 
 static void test_round_trip(void **st) {
@@ -54,13 +72,55 @@ static void test_round_trip(void **st) {
   bbvfl_session s, t;
   make_session(&s);
   bbvfl_err err = {0};
-  assert_int_equal(bbvfl_session_save(&s, g_path, &err), 0);
-  assert_int_equal(bbvfl_session_load(g_path, &t, &err), 0);
-  assert_true(t.cparams.masked);
-  assert_int_equal(t.cparams.round_timeout_blocks, 12);
+  if (bbvfl_session_save(&s, g_path, &err) != 0) fail_msg("save: %s", err.msg);
+  if (bbvfl_session_load(g_path, &t, &err) != 0) fail_msg("load: %s", err.msg);
+  /* every field the file carries */
+  assert_string_equal(t.rpc_url, s.rpc_url);
+  assert_int_equal(t.chain_id, s.chain_id);
   assert_memory_equal(t.contract, s.contract, 20);
   assert_memory_equal(t.token, s.token, 20);
+  assert_int_equal(t.deploy_block, s.deploy_block);
+  const bbvfl_cconfig *a = &t.cparams, *b = &s.cparams;
+  assert_int_equal(a->clients, b->clients);
+  assert_int_equal(a->batch, b->batch);
+  assert_int_equal(a->dim, b->dim);
+  assert_int_equal(a->levels, b->levels);
+  assert_int_equal(a->beta_micro, b->beta_micro);
+  assert_true(a->masked);
+  assert_int_equal(a->train_rounds, b->train_rounds);
+  assert_int_equal(a->eval_rounds, b->eval_rounds);
+  assert_int_equal(a->epochs, b->epochs);
+  assert_memory_equal(&a->reward_per_submission, &b->reward_per_submission, sizeof a->reward_per_submission);
+  assert_memory_equal(&a->reward_pool, &b->reward_pool, sizeof a->reward_pool);
+  assert_int_equal(a->commit_blocks, b->commit_blocks);
+  assert_int_equal(a->reveal_blocks, b->reveal_blocks);
+  assert_int_equal(a->active_blocks, b->active_blocks);
+  assert_int_equal(a->round_timeout_blocks, 12);
   assert_int_equal(t.lane_bits, 16);
+  const bbvfl_offchain_cfg *x = &t.train, *y = &s.train;
+  assert_int_equal(x->M, y->M);
+  assert_int_equal(x->B, y->B);
+  assert_int_equal(x->P, y->P);
+  assert_int_equal(x->epochs, y->epochs);
+  assert_int_equal(x->seed, 99);
+  assert_true(x->test_frac == 0.25);
+  assert_int_equal(x->nhidden, 2);
+  assert_int_equal(x->hidden[0], 24);
+  assert_int_equal(x->hidden[1], 12);
+  assert_int_equal(x->opt.kind, BBVFL_OPT_SGD);
+  assert_true(x->opt.lr == 0.05);
+  assert_true(x->opt.decay == 0.9);
+  assert_true(x->opt.momentum == 0.5);
+  assert_int_equal(x->mech.kind, BBVFL_MECH_PBM);
+  assert_int_equal(x->mech.b, 32);
+  assert_true(x->mech.beta == 0.25);
+  assert_true(x->mech.C == 2.0);
+  assert_string_equal(t.label, "diagnosis");
+  assert_string_equal(t.data, "data.csv");
+  assert_int_equal(t.n_rows, 569);
+  assert_int_equal(t.n_classes, 2);
+  assert_string_equal(t.classes[0], "B");
+  assert_string_equal(t.classes[1], "M");
 }
 
 /* Writes the saved session with one string field replaced, loads it, returns the error text. */

@@ -63,10 +63,13 @@ static void test_short_training(void **st) {
     assert_int_equal(r.R, 45);
     assert_int_equal(r.R_test, 11);
     assert_int_equal(r.n_train, 455);
-    /* the loss goes down, and the model ranks far better than chance */
+    /* the loss goes down, and the model is far better than chance and than always answering the
+       majority class (accuracy 0.627 on this test split). After 3 epochs, seeds 1..8 reach test
+       accuracy 0.91-0.98 (PBM), 0.94-0.99 (NPQ), 0.83-0.89 (Gaussian, the noisiest), AUROC >= 0.906:
+       `bbvfl train --offchain --epochs 3 --seed S --mechanism M --json` */
     assert_true(r.per_epoch[2].train_loss < r.per_epoch[0].train_loss);
-    assert_true(r.per_epoch[2].auroc > 0.8);
-    assert_true(r.per_epoch[2].accuracy > 0.6);
+    assert_true(r.per_epoch[2].auroc > 0.9);
+    assert_true(r.per_epoch[2].accuracy > 0.8);
     assert_true(r.agg_train_s_per_epoch > 0);
     bbvfl_offchain_result_free(&r);
   }
