@@ -12,6 +12,7 @@
 #   register  Registered of the client with index 1 carries only half its public key
 #   metrics   MetricsPosted of epoch 1 carries an AUROC above 1
 #   params    params() reports one more commit block than the deployment asked for
+#   gradient  postGradient() does not check that the sender is the active client
 # Usage: contract/testonly/make-tampered.sh OUTDIR
 # Each substitution must match exactly once; when the product source changes shape the script
 # fails and says which one no longer applies.
@@ -47,12 +48,14 @@ variant metrics \
   's/emit MetricsPosted\(epoch, msg\.sender, aurocMicro,/emit MetricsPosted(epoch, msg.sender, epoch == 1 ? aurocMicro + 1000001 : aurocMicro,/g'
 variant params \
   's/commitBlocks: COMMIT_BLOCKS,/commitBlocks: COMMIT_BLOCKS + 1,/g'
+variant gradient \
+  's/function postGradient\(uint64 round, bytes calldata gradient, bytes calldata fusionParams\) external \{\n\s*require\(msg\.sender == _active, "not active"\);/function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {/g'
 
 node - "$root" "$src" "$out" <<'JS'
 const [root, src, out] = process.argv.slice(2);
 const fs = require('fs'), path = require('path');
 const solc = require(path.join(root, 'devnet/node_modules/solc'));
-for (const v of ['sum', 'pay', 'stranger', 'count', 'elect', 'register', 'metrics', 'params']) {
+for (const v of ['sum', 'pay', 'stranger', 'count', 'elect', 'register', 'metrics', 'params', 'gradient']) {
 const dir = path.join(src, v);
 const sources = {};
 for (const n of ['BbvflAggregator.sol', 'BbvflRewardToken.sol'])
