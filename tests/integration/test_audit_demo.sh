@@ -57,6 +57,7 @@ a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
 rows = list(csv.DictReader(open(sys.argv[3])))
 bad = [c["name"] for c in a["checks"] if c["status"] != "PASS"]
 assert a["ok"] is True and not bad, f"not all PASS: {bad}"
+assert 1000 < a["peak_rss_kb"] < 1000000, a.get("peak_rss_kb")  # the auditor measures its own peak
 assert a["code_matches_artifact"] is True, a["code_matches_artifact"]
 f = a["figures"]
 assert f["rounds"] == r["rounds"], (f["rounds"], r["rounds"])
