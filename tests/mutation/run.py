@@ -23,6 +23,19 @@ def sh(cmd, cwd, log, env=None):
     with open(log, "a") as out:
         return subprocess.run(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env).returncode
 
+def try_one(name, tests, build, src, log, scratch, env, t0):
+    """Builds the mutated copy and runs the named tests: (name, verdict, detail, seconds)."""
+    if sh(["cmake", "--build", build, "-j2"], src, log):
+        return (name, "invalid", "does not build", time.time() - t0)
+    listed = subprocess.run(["ctest", "--test-dir", build, "-N", "-R", tests], capture_output=True, text=True).stdout
+    if "Total Tests: 0" in listed:
+        return (name, "invalid", "no test matches %s" % tests, time.time() - t0)
+    tmp = tempfile.mkdtemp(prefix="t.", dir=scratch)
+    rc = sh(["ctest", "--test-dir", build, "-R", tests, "--output-on-failure", "--timeout", "900"], src, log,
+            dict(env, TMPDIR=tmp))
+    subprocess.run(["rm", "-rf", tmp])
+    return (name, "caught" if rc else "MISSED", tests, time.time() - t0)
+
 def main():
     root = sys.argv[1]
     pick = re.compile(sys.argv[2]) if len(sys.argv) > 2 else None
@@ -50,22 +63,13 @@ def main():
         orig = open(path).read()
         t0 = time.time()
         if orig.count(find) != 1:
-            results.append((name, "invalid", "the text occurs %d times in %s" % (orig.count(find), rel), 0)); continue
-        open(path, "w").write(orig.replace(find, repl, 1))
-        try:
-            if sh(["cmake", "--build", build, "-j2"], src, log):
-                results.append((name, "invalid", "does not build", time.time() - t0)); continue
-            tmp = tempfile.mkdtemp(prefix="t.", dir=scratch)
-            rc = sh(["ctest", "--test-dir", build, "-R", tests, "--output-on-failure", "--timeout", "900"], src, log,
-                    dict(env, TMPDIR=tmp))
-            subprocess.run(["rm", "-rf", tmp])
-            listed = subprocess.run(["ctest", "--test-dir", build, "-N", "-R", tests], capture_output=True, text=True).stdout
-            if "Total Tests: 0" in listed:
-                results.append((name, "invalid", "no test matches %s" % tests, time.time() - t0))
-            else:
-                results.append((name, "caught" if rc else "MISSED", tests, time.time() - t0))
-        finally:
-            open(path, "w").write(orig)
+            results.append((name, "invalid", "the text occurs %d times in %s" % (orig.count(find), rel), 0))
+        else:
+            open(path, "w").write(orig.replace(find, repl, 1))
+            try:
+                results.append(try_one(name, tests, build, src, log, scratch, env, t0))
+            finally:
+                open(path, "w").write(orig)
         print("mutation %-26s %-8s (%s, %.0f s)" % results[-1], flush=True)
     # leave the scratch build as it was (unmutated), then report
     sh(["cmake", "--build", build, "-j2"], src, log)
