@@ -7,6 +7,7 @@
 # finds the whole history complete and correct (every round's sum, gradients, metrics, rewards).
 # The devnet is stopped by its recorded pid on every exit path.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-devnet-restart.XXXXXX")
 dn="$work/devnet"
@@ -41,7 +42,7 @@ for m in 0 1 2; do
 done
 r=0
 for _ in $(seq 1 600); do
-  r=$("$BBVFL_CAST" call --rpc-url "$url" "$contract" 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  r=$(chain_call "$url" "$contract" 'currentRound()(uint64)' 2>/dev/null || echo 0)
   [ "${r%% *}" -ge 20 ] && break
   sleep 0.05
 done
@@ -57,7 +58,7 @@ sleep 0.3
 echo "devnet stopped at round ${r%% *}"
 sleep 3
 "$BBVFL_BIN" devnet up --dir "$dn" --port "$port" --persist --json >/dev/null || fail "devnet up again on port $port"
-r2=$("$BBVFL_CAST" call --rpc-url "$url" "$contract" 'currentRound()(uint64)')
+r2=$(chain_call "$url" "$contract" 'currentRound()(uint64)')
 echo "devnet restarted from its state at round ${r2%% *}"
 
 for m in 0 1 2; do

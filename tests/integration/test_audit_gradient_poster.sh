@@ -5,6 +5,7 @@
 # round 2's gradient (which the product contract refuses: "not active"), the clients are stopped,
 # and `bbvfl audit` must fail exactly the gradients check, at round 2, naming that client.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-audit-grad.XXXXXX")
 pids=()
@@ -40,7 +41,7 @@ for _ in $(seq 1 6000); do
   sleep 0.05
 done
 [ $n -eq 3 ] || fail "the clients did not all reach round 2 within 5 minutes"
-call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
 active=$(call 'active()(address)')
 poser=-1
 for m in 0 1 2; do

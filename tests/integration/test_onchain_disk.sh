@@ -9,6 +9,7 @@
 #    once space is freed the same command resumes from the last checkpoint and finishes the
 #    session, and bbvfl audit passes.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-disk.XXXXXX")
@@ -89,7 +90,7 @@ client "$state" >"$work/c1.out" 2>&1 &
 cpid=$!
 contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
 for _ in $(seq 1 400); do
-  r=$("$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" 'currentRound()(uint64)' 2>/dev/null || echo 0)
+  r=$(chain_call "$BBVFL_RPC_URL" "$contract" 'currentRound()(uint64)' 2>/dev/null || echo 0)
   [ "${r%% *}" -ge 20 ] && break
   sleep 0.05
 done

@@ -12,6 +12,7 @@
 #    new active client; metrics and rewards for every epoch; the session ended;
 #  - bbvfl audit --session: exit 0 (re-election justified, sums, rewards).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-reelect.XXXXXX")
 pids=()
@@ -42,7 +43,7 @@ for m in 0 1 2; do
   pids[$m]=$!
 done
 
-call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
 r=0
 for _ in $(seq 1 600); do
   r=$(call 'currentRound()(uint64)' 2>/dev/null || echo 0)

@@ -9,6 +9,7 @@
 #  - the killed-and-restarted client (the active one; BBVFL_TEST_KILL_PASSIVE=1: another one)
 #    finished the session (exit 0, summary, "resuming" in its log).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-onchain.XXXXXX")
 pids=()
@@ -54,7 +55,7 @@ done
 [ $n -eq 3 ] || fail "the clients did not all reach round 8"
 
 # the victim: the active client (the harder case: it holds the head) unless BBVFL_TEST_KILL_PASSIVE
-call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
 active=$(call 'active()(address)')
 victim=-1
 for m in 0 1 2; do

@@ -18,6 +18,7 @@
 #    new active client; metrics and rewards for every epoch; the session ended;
 #  - bbvfl audit --session: exit 0 (re-election justified, sums, rewards).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-slow-active.XXXXXX")
 pids=()
@@ -61,7 +62,7 @@ for _ in $(seq 1 6000); do
 done
 [ $n -eq 3 ] || fail "the clients did not all reach round 8 within 5 minutes"
 
-call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
 active=$(call 'active()(address)')
 victim=-1
 for m in 0 1 2; do

@@ -10,6 +10,7 @@
 #  - participants() has three; the active client's summary says 3 participants;
 #  - `bbvfl audit --session` passes (exit 0).
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-plaindrop.XXXXXX")
 pids=()
@@ -43,7 +44,7 @@ for m in $(seq 0 $((M - 1))); do
   pids[$m]=$!
 done
 
-call() { "$BBVFL_CAST" call --rpc-url "$BBVFL_RPC_URL" "$contract" "$@"; }
+call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
 # Every client freezes itself right after submitting round 6 (--pause-after-submit 7): the victim
 # is then killed at a known point however fast or slow the session runs.
 stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }

@@ -1,0 +1,34 @@
+# Sourced by shell tests: read-only contract calls over plain JSON-RPC (eth_call through python).
+# Not `cast call`: cast also sends anvil_nodeInfo, and anvil 1.7.1 was seen to stop answering for
+# good when that request arrived while a client's eth_sendRawTransactionSync was being mined (a CI
+# run under load: every client then timed out on a node that never came back). `cast sig` only
+# hashes the signature offline. Needs BBVFL_CAST.
+#   chain_call URL CONTRACT 'name()(uint64)'   -> the value in decimal
+#   chain_call URL CONTRACT 'name()(address)'  -> 0x + 40 hex digits (lower case)
+#   chain_call URL CONTRACT 'name()'           -> the raw return data (0x...)
+# Functions without arguments only (no test needs more). Non-zero exit status when the node does
+# not answer within 30 s or the call reverts.
+chain_call() {
+  local url=$1 contract=$2 sig=$3
+  local fn="${sig%%)*})"
+  local sel
+  sel=$("$BBVFL_CAST" sig "$fn") || return 1
+  python3 - "$url" "$contract" "$sel" "${sig#"$fn"}" <<'PY'
+import json, sys, urllib.request
+url, contract, sel, ret = sys.argv[1:5]
+req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_call",
+                             "params": [{"to": contract, "data": sel}, "latest"]}).encode(),
+                             {"content-type": "application/json"})
+o = json.load(urllib.request.urlopen(req, timeout=30))
+if "error" in o:
+    print("eth_call %s: %s" % (sel, o["error"]), file=sys.stderr)
+    sys.exit(1)
+data = o["result"]
+if ret == "(address)":
+    print("0x" + data[-40:])
+elif ret.startswith("(uint"):
+    print(int(data, 16))
+else:
+    print(data)
+PY
+}
