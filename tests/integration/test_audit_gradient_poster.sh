@@ -32,15 +32,7 @@ for m in 0 1 2; do
     --state-dir "$work/c$m" --seed 5 --party "$m" --round-timeout 60 --pause-after-submit 3 >"$work/c$m.out" 2>&1 &
   pids[$m]=$!
 done
-stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
-for _ in $(seq 1 6000); do
-  n=0
-  for m in 0 1 2; do stopped "${pids[$m]}" && n=$((n + 1)); done
-  [ $n -eq 3 ] && break
-  for m in 0 1 2; do kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; fail "client $m exited early"; }; done
-  sleep 0.05
-done
-[ $n -eq 3 ] || fail "the clients did not all reach round 2 within 5 minutes"
+wait_paused "$work" "${pids[@]}" || fail "the clients did not all reach round 2"
 call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
 active=$(call 'active()(address)')
 poser=-1

@@ -7,6 +7,7 @@
 # below the 51 s the clients took before the node-down clock started at the first failure) and
 # say the node did not answer.
 set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-hung-node.XXXXXX")
 pids=()
@@ -36,15 +37,7 @@ for m in 0 1; do
   pids[$m]=$!
 done
 # both clients freeze themselves after submitting round 3: the session is under way
-stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
-for _ in $(seq 1 6000); do
-  n=0
-  for m in 0 1; do stopped "${pids[$m]}" && n=$((n + 1)); done
-  [ $n -eq 2 ] && break
-  for m in 0 1; do kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; fail "client $m exited early"; }; done
-  sleep 0.05
-done
-[ $n -eq 2 ] || fail "the clients did not reach round 3 within 5 minutes"
+wait_paused "$work" "${pids[@]}" || fail "the clients did not reach round 3"
 kill -STOP "$anvil_pid"
 t0=$(date +%s.%N)
 for m in 0 1; do kill -CONT "${pids[$m]}"; done

@@ -51,17 +51,7 @@ done
 call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
 # Every client freezes itself right after submitting round 6 (--pause-after-submit 7): the victim
 # is then killed at a known point however fast or slow the session runs.
-stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
-for _ in $(seq 1 6000); do
-  n=0
-  for m in $(seq 0 $((M - 1))); do stopped "${pids[$m]}" && n=$((n + 1)); done
-  [ $n -eq $M ] && break
-  for m in $(seq 0 $((M - 1))); do
-    kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; fail "client $m exited before round 6"; }
-  done
-  sleep 0.05
-done
-[ $n -eq $M ] || fail "the clients did not all reach round 6 within 5 minutes"
+wait_paused "$work" "${pids[@]}" || fail "the clients did not all reach round 6"
 # the victim: a passive client (BBVFL_TEST_KILL_ACTIVE=1: the active one)
 active=$(call 'active()(address)')
 victim=-1

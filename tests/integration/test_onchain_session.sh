@@ -44,15 +44,7 @@ start_client() { # m [extra flags]
 # Every client freezes itself (SIGSTOP) right after submitting round 8: a 2-epoch session takes a
 # second or two, too fast to catch by polling, so the test stops them at a known point instead.
 for m in 0 1 2; do start_client "$m" --pause-after-submit 9; done
-stopped() { [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = T ]; }
-for _ in $(seq 1 1200); do
-  n=0
-  for m in 0 1 2; do stopped "${pids[$m]}" && n=$((n + 1)); done
-  [ $n -eq 3 ] && break
-  for m in 0 1 2; do kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; fail "client $m exited before round 8"; }; done
-  sleep 0.05
-done
-[ $n -eq 3 ] || fail "the clients did not all reach round 8"
+wait_paused "$work" "${pids[@]}" || fail "the clients did not all reach round 8"
 
 # the victim: the active client (the harder case: it holds the head) unless BBVFL_TEST_KILL_PASSIVE
 call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }

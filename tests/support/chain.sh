@@ -32,3 +32,25 @@ else:
     print(data)
 PY
 }
+
+# wait_paused WORK PID...: waits (up to 5 minutes) until every client process PID has frozen
+# itself (`bbvfl client --pause-after-submit N` stops with SIGSTOP right after submitting its N-th
+# round), so a test acts at a known point of the session however fast or slow the machine is.
+# The i-th PID logs to WORK/c<i>.out. Returns 0 when all are stopped; 1 (after printing the log)
+# when one exited first; 2 at the deadline.
+wait_paused() {
+  local work=$1; shift
+  local pids=("$@") n m _
+  for _ in $(seq 1 6000); do
+    n=0
+    for m in "${!pids[@]}"; do
+      [ "$(awk '{print $3}' "/proc/${pids[$m]}/stat" 2>/dev/null)" = T ] && n=$((n + 1))
+    done
+    [ "$n" -eq ${#pids[@]} ] && return 0
+    for m in "${!pids[@]}"; do
+      kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/c$m.out" >&2; echo "client $m exited before pausing" >&2; return 1; }
+    done
+    sleep 0.05
+  done
+  return 2
+}
