@@ -48,6 +48,8 @@ def burner():
     n = os.cpu_count() or 2
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True) for _ in range(n)]
 
+RUNNING = []  # process groups of the tests running now (stopped with the runner)
+
 def run_pair(test, r, keep):
     name, cmd, cwd, env, timeout, skip_code = test
     procs = []
@@ -56,6 +58,7 @@ def run_pair(test, r, keep):
         e = dict(env, TMPDIR=tmp)
         log = open(os.path.join(tmp, "output.log"), "w")
         p = subprocess.Popen(cmd, cwd=cwd, env=e, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        RUNNING.append(p)
         procs.append((p, tmp, log, time.time()))
     results = []
     for p, tmp, log, t0 in procs:
@@ -66,6 +69,7 @@ def run_pair(test, r, keep):
             rc = p.wait()
             log.write("\n[stress] killed after the test's timeout of %.0f s\n" % timeout)
         log.close()
+        RUNNING.remove(p)
         dt = time.time() - t0
         # a devnet the test could not stop (killed by the timeout): stop it by its recorded pid
         for dirpath, _, files in os.walk(tmp):
@@ -92,6 +96,9 @@ def main():
     os.makedirs(keep, exist_ok=True)
     burners = burner()
     def stop(*_):
+        for p in RUNNING:
+            try: os.killpg(p.pid, signal.SIGTERM)
+            except OSError: pass
         for b in burners:
             try: os.killpg(b.pid, signal.SIGKILL)
             except OSError: pass
