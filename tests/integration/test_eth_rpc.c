@@ -511,16 +511,32 @@ static void test_sync_send(void **state) {
   bbvfl_receipt_clear(&rc);
 }
 
-/* Drops every pending transaction from anvil's pool while automine is off, then mines again. */
+/* Waits until the transaction under test is in anvil's pool (txpool_status: pending >= 1; automine
+ * is off), drops every pending transaction, then mines again. Sets *arg to 1 when it saw the
+ * transaction and dropped it: the test then knows the transaction was really gone. */
 static void *dropper(void *arg) {
-  (void)arg;
+  int *dropped = arg;
   bbvfl_err err = {0};
   bbvfl_rpc *r = bbvfl_rpc_new(getenv("BBVFL_RPC_URL"), NULL, &err);
   json_t *res = NULL;
   if (!r) return NULL;
-  bbvfl_sleep(0.15);
-  if (bbvfl_rpc_call(r, "anvil_dropAllTransactions", NULL, &res, &err) == 0) json_decref(res);
-  bbvfl_sleep(0.05);
+  double t0 = bbvfl_now();
+  while (bbvfl_now() - t0 < 20) {
+    uint64_t pending = 0;
+    int got = 0;
+    if (bbvfl_rpc_call(r, "txpool_status", NULL, &res, &err) == 0) {
+      got = bbvfl_rpc_parse_u64(json_object_get(res, "pending"), &pending, &err) == 0;
+      json_decref(res);
+    }
+    if (got && pending >= 1) {
+      if (bbvfl_rpc_call(r, "anvil_dropAllTransactions", NULL, &res, &err) == 0) {
+        json_decref(res);
+        *dropped = 1;
+      }
+      break;
+    }
+    bbvfl_sleep(0.01);
+  }
   if (bbvfl_rpc_call(r, "evm_setAutomine", json_pack("[b]", 1), &res, &err) == 0) json_decref(res);
   if (bbvfl_rpc_call(r, "evm_mine", NULL, &res, &err) == 0) json_decref(res);
   bbvfl_rpc_free(r);
@@ -534,7 +550,8 @@ static void test_dropped_tx_is_resent(void **state) {
   check(bbvfl_rpc_call(F.rpc, "evm_setAutomine", json_pack("[b]", 0), &res, &err), &err);
   json_decref(res);
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, dropper, NULL), 0);
+  int dropped = 0;
+  assert_int_equal(pthread_create(&th, NULL, dropper, &dropped), 0);
   bbvfl_sender_set_drop_check(F.me_s, 0.05);
   bbvfl_u256 one = bbvfl_u256_from_u64(1);
   bbvfl_receipt rc;
@@ -544,6 +561,7 @@ static void test_dropped_tx_is_resent(void **state) {
   pthread_join(th, NULL);
   bbvfl_sender_set_drop_check(F.me_s, 5);
   check(st, &err);
+  assert_int_equal(dropped, 1); /* the node really lost the transaction once */
   assert_int_equal(rc.status, 1);
   json_t *tx;
   assert_int_equal(bbvfl_rpc_get_tx(F.rpc, rc.hash, &tx, &err), 1);
