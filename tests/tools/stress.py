@@ -33,7 +33,7 @@ def multi_process_tests(build, regex):
         props = {p["name"]: p["value"] for p in t.get("properties", [])}
         labels = props.get("LABELS", [])
         name = t["name"]
-        multi = ("integration" in labels and name.endswith("_sh")) or name == "cli_test_onchain_devnet_restart"
+        multi = "multiprocess" in labels
         if not multi or (regex and not regex.search(name)): continue
         env = dict(os.environ)
         for kv in props.get("ENVIRONMENT", []):
@@ -50,10 +50,10 @@ def burner():
 
 RUNNING = []  # process groups of the tests running now (stopped with the runner)
 
-def run_pair(test, r, keep):
+def run_pair(test, r, keep, copies=2):
     name, cmd, cwd, env, timeout, skip_code = test
     procs = []
-    for copy in (1, 2):
+    for copy in range(1, copies + 1):
         tmp = tempfile.mkdtemp(prefix="bbvfl-stress-%s-%d-%d." % (name, r, copy))
         e = dict(env, TMPDIR=tmp)
         log = open(os.path.join(tmp, "output.log"), "w")
@@ -110,9 +110,12 @@ def main():
     try:
         for test in tests:
             res = []
-            for r in range(1, n + 1):
-                res += run_pair(test, r, keep)
-                print("[stress] %s round %d/%d: %s" % (test[0], r, n, " ".join(s for s, _ in res[-2:])), flush=True)
+            rounds = (n + 1) // 2
+            for r in range(1, rounds + 1):
+                copies = min(2, n - len(res))
+                res += run_pair(test, r, keep, copies)
+                print("[stress] %s round %d/%d: %s" % (test[0], r, rounds, " ".join(s for s, _ in res[-copies:])),
+                      flush=True)
             times = sorted(dt for _, dt in res)
             table.append((test[0], sum(s == "pass" for s, _ in res), sum(s == "skip" for s, _ in res), len(res),
                           times[len(times) // 2]))
@@ -120,7 +123,7 @@ def main():
         for b in burners:
             try: os.killpg(b.pid, signal.SIGKILL)
             except OSError: pass
-    print("\nstress: %d round(s) of two side-by-side copies per test, %d CPU burner(s), build %s, %.0f s"
+    print("\nstress: %d run(s) per test, two copies side by side, %d CPU burner(s), build %s, %.0f s"
           % (n, len(burners), build, time.time() - t_all))
     print("%-44s %7s %7s %9s" % ("test", "passed", "skipped", "median s"))
     for name, ok, sk, tot, med in table:
