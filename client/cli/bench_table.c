@@ -600,7 +600,7 @@ int bench_table1(int argc, char **argv) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--masked-epochs must be in 0..1000 (got %d)", o.masked_epochs);
   else if (o.naive_rounds < 0 || o.naive_rounds > 1000)
     bbvfl_fail(&err, BBVFL_E_ARG, "--naive-rounds must be in 0..1000 (got %d)", o.naive_rounds);
-  else if (!(o.beta > 0 && o.beta <= 0.5)) bbvfl_fail(&err, BBVFL_E_ARG, "--beta must be in (0, 0.5] (got %g)", o.beta);
+  else if (!(o.beta > 0 && o.beta < 0.5)) bbvfl_fail(&err, BBVFL_E_ARG, "--beta must be in (0, 0.5) (got %g)", o.beta);
   else if (o.batch < 1 || o.P < 1 || (long)o.batch * o.P > 1 << 20)
     bbvfl_fail(&err, BBVFL_E_ARG, "--batch and --P must be >= 1 with B*P <= 1048576");
   else if (o.floor_n < 1 || o.floor_n > 100000) bbvfl_fail(&err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o.floor_n);

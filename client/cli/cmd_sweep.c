@@ -107,8 +107,8 @@ int cmd_sweep(int argc, char **argv) {
       return cli_report(&err);
     }
   for (int i = 0; i < nbeta; i++)
-    if (!(betas[i] > 0 && betas[i] <= 0.5)) {
-      bbvfl_fail(&err, BBVFL_E_ARG, "--beta: %g is not in (0, 0.5]", betas[i]);
+    if (!(betas[i] > 0 && betas[i] < 0.5)) {
+      bbvfl_fail(&err, BBVFL_E_ARG, "--beta: %g is not in (0, 0.5): at 0.5 there is no privacy", betas[i]);
       return cli_report(&err);
     }
   bbvfl_offchain_cfg base;

@@ -83,7 +83,7 @@ int cmd_train(int argc, char **argv) {
   opts[no++] = (cli_opt){"mechanism", OPT_STR, &mechanism, "NAME", "pbm (default), npq (no noise, no quantization) or gaussian"};
   opts[no++] = (cli_opt){"clients", OPT_INT, &clients, "M", "number of clients (default 5)"};
   opts[no++] = (cli_opt){"b", OPT_INT, &b, "N", "PBM trials per coordinate, 1..255 (default 16)"};
-  opts[no++] = (cli_opt){"beta", OPT_DBL, &beta, "X", "PBM bias in (0, 0.5] (default 0.2)"};
+  opts[no++] = (cli_opt){"beta", OPT_DBL, &beta, "X", "PBM bias in (0, 0.5) (default 0.2)"};
   opts[no++] = (cli_opt){"clip", OPT_DBL, &clip, "C", "gaussian: L2 clip norm per embedding row (default 1)"};
   opts[no++] = (cli_opt){"sigma", OPT_DBL, &sigma, "S", "gaussian: noise standard deviation (default 1)"};
   opts[no++] = (cli_opt){"partition", OPT_STR, &partition, "SPEC", "columns per client, e.g. 0-5/6-11/... (default: even split)"};

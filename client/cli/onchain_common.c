@@ -21,7 +21,7 @@ size_t session_flags_opts(session_flags *f, cli_opt *o) {
   size_t n = train_common_opts(&f->tc, o);
   o[n++] = (cli_opt){"clients", OPT_INT, &f->clients, "M", "number of clients (default 5)"};
   o[n++] = (cli_opt){"b", OPT_INT, &f->b, "N", "PBM trials per coordinate, 1..255 (default 16)"};
-  o[n++] = (cli_opt){"beta", OPT_DBL, &f->beta, "X", "PBM bias in (0, 0.5] (default 0.2)"};
+  o[n++] = (cli_opt){"beta", OPT_DBL, &f->beta, "X", "PBM bias in (0, 0.5) (default 0.2)"};
   o[n++] = (cli_opt){"mechanism", OPT_STR, &f->mechanism, "NAME", "pbm (the only one the contract sums)"};
   o[n++] = (cli_opt){"seed", OPT_STR, &f->seed, "N", "session seed: split, model init (default: random)"};
   return n;

@@ -26,8 +26,11 @@ int bbvfl_mech_check(const bbvfl_mech *m, bbvfl_err *err) {
   case BBVFL_MECH_PBM:
     if (m->b < 1 || m->b > 255)
       return bbvfl_fail(err, BBVFL_E_ARG, "PBM b must be in 1..255 (one byte per coordinate), got %d", m->b);
-    if (!(m->beta > 0 && m->beta <= 0.5))
-      return bbvfl_fail(err, BBVFL_E_ARG, "PBM beta must be in (0, 0.5], got %g", m->beta);
+    if (!(m->beta > 0 && m->beta < 0.5))
+      return bbvfl_fail(err, BBVFL_E_ARG,
+                        "PBM beta must be in (0, 0.5), got %g (at 0.5 an input at +-C is released exactly: "
+                        "no privacy, infinite epsilon)",
+                        m->beta);
     if (!(m->C > 0 && isfinite(m->C)))
       return bbvfl_fail(err, BBVFL_E_ARG, "PBM bound C must be positive, got %g", m->C);
     return 0;

@@ -443,7 +443,7 @@ static int check_cfg(const bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *c, bbvf
   if (c->b < 1 || c->b > 255) return bbvfl_fail(err, BBVFL_E_ARG, "b must be 1..255 (got %d)", c->b);
   if (c->kind == BBVFL_CBENCH_PLAIN && (uint64_t)c->M * (uint64_t)c->b >= 65536)
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b must be below 65536 (got %d)", c->M * c->b);
-  if (!(c->beta > 0 && c->beta <= 0.5)) return bbvfl_fail(err, BBVFL_E_ARG, "beta must be in (0, 0.5]");
+  if (!(c->beta > 0 && c->beta < 0.5)) return bbvfl_fail(err, BBVFL_E_ARG, "beta must be in (0, 0.5)");
   if (c->T < 1 || c->epochs < 1) return bbvfl_fail(err, BBVFL_E_ARG, "need at least one round and one epoch");
   return 0;
 }

@@ -71,8 +71,9 @@ bad "--clients must be in 1..1000" "${T[@]}" --clients 0
 bad "b must be in 1..255" "${T[@]}" --b 0
 bad "b must be in 1..255" "${T[@]}" --b 300
 bad "--b needs a whole number" "${T[@]}" --b 1.5
-bad "beta must be in \(0, 0.5\]" "${T[@]}" --beta 0.6
-bad "beta must be in \(0, 0.5\]" "${T[@]}" --beta 0
+bad "beta must be in \(0, 0.5\)" "${T[@]}" --beta 0.6
+bad "beta must be in \(0, 0.5\)" "${T[@]}" --beta 0
+bad "beta must be in \(0, 0.5\), got 0.5 .*no privacy" "${T[@]}" --beta 0.5
 bad "--beta needs a number" "${T[@]}" --beta 0.1x
 bad "--epochs must be in 1..100000" "${T[@]}" --epochs -1
 bad "--batch must be >= 1" "${T[@]}" --batch 0
@@ -96,7 +97,8 @@ bad "pass --offchain" train --epochs 1
 S=(sweep --epochs 1 --seeds 1 --out "$tmp/sweep")
 bad "--clients: 0 is not a positive integer" "${S[@]}" --clients 0
 bad "--b: 300 is not an integer in 1..255" "${S[@]}" --b 300
-bad "--beta: 0.6 is not in \(0, 0.5\]" "${S[@]}" --beta 0.6
+bad "--beta: 0.6 is not in \(0, 0.5\)" "${S[@]}" --beta 0.6
+bad "--beta: 0.5 is not in \(0, 0.5\): at 0.5 there is no privacy" "${S[@]}" --beta 0.2,0.5
 bad "expected a comma-separated list" "${S[@]}" --clients 1,abc
 bad "expected a comma-separated list" "${S[@]}" --b ""
 bad "--seeds must be in 1..64" "${S[@]}" --seeds 0

@@ -5,18 +5,8 @@
 # its postGradient reverts "not active", it logs "carrying on as a passive client", takes the new
 # active client's gradients and exits 0) or, when it had not submitted the open round,
 # expireRound() excluded it and it stops with a clear error; either way the audit passes.
-# (Template: the active client killed with SIGKILL and never restarted: the other `bbvfl client` processes
-# notice the missed deadline themselves (--takeover-after: after that long waiting they call
-# reelect() when the round is complete without a gradient, expireRound() when the active client
-# has not submitted; on this automining devnet each attempt is itself a transaction, so the
-# attempts move the block deadline closer), one of them is elected, takes the fusion head over from
-# the last GradientPosted and finishes the session. Checked:
-#  - both survivors exit 0; the new active client's log says it was elected and took the head over
-#    from GradientPosted;
-#  - the chain: an Elected event with reason 1 (reelect) or 2 (active client excluded by
-#    expireRound) naming a survivor; GradientPosted for every later training round, posted by the
-#    new active client; metrics and rewards for every epoch; the session ended;
-#  - bbvfl audit --session: exit 0 (re-election justified, sums, rewards).
+# Every client freezes itself right after submitting round 8 (--pause-after-submit); the others are
+# resumed at once, the active client only once the chain names another one.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }

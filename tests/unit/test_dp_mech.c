@@ -81,6 +81,11 @@ static void test_pbm_clamp(void **st) {
   bad.b = 16;
   bad.beta = 0.6;
   assert_int_equal(bbvfl_mech_check(&bad, &err), -1);
+  bad.beta = 0.5; /* deterministic at +-C: the accountant has no finite epsilon for it */
+  assert_int_equal(bbvfl_mech_check(&bad, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  bad.beta = 0.4999;
+  assert_int_equal(bbvfl_mech_check(&bad, &err), 0);
   bbvfl_mech_kind k;
   assert_int_equal(bbvfl_mech_parse("gaussian", &k), 0);
   assert_int_equal(k, BBVFL_MECH_GAUSSIAN);
