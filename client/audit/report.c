@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/fsutil.h"
+#include "dp/accountant.h"
 #include "eth/hex.h"
 #include "eth/wallet.h"
 
@@ -109,6 +110,7 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
     if (r->has_masked_eps)
       fprintf(f, ", masked feature-level %.4g (%u participants)", r->eps_masked_feature, r->masked_participants);
     fprintf(f, "%s\n", r->eps_at_edge ? " (optimum at the edge of the alpha grid)" : "");
+    fprintf(f, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);
   }
 }
 

@@ -49,6 +49,7 @@ static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, 
     fprintf(stderr, "; masked feature bound %.4g for %u participants", msk.epsilon_feature, res->participants);
   }
   fputc('\n', stderr);
+  fprintf(stderr, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);
   char *text = NULL;
   size_t len = 0;
   if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) {

@@ -613,6 +613,7 @@ int cmd_demo(int argc, char **argv) {
       if (masked)
         printf("  epsilon (feature)     %.2f masked mode, %d participants (only the sums public)\n",
                mfinite ? macct.epsilon_feature : NAN, participants);
+      if (finite) printf("  privacy scope         %s\n", BBVFL_ACCT_SCOPE);
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,
              offchain_agg);
       printf("  gas per round         %.0f (%.1f per coordinate)\n", gas_per_round, coords > 0 ? gas_per_round / coords : 0);

@@ -135,6 +135,7 @@ int cmd_privacy(int argc, char **argv) {
     json_object_set_new(o, "M", json_integer(M));
     json_object_set_new(o, "epochs", json_integer(epochs));
     json_object_set_new(o, "delta", json_real(delta));
+    json_object_set_new(o, "scope", json_string(BBVFL_ACCT_SCOPE));
     json_object_set_new(o, "epsilon_feature", json_real(out.epsilon_feature));
     json_object_set_new(o, "alpha_feature", json_real(out.alpha_feature));
     json_object_set_new(o, "epsilon_sample", json_real(out.epsilon_sample));
@@ -213,6 +214,7 @@ int cmd_privacy(int argc, char **argv) {
     printf("Masked mode: only the sum of the M outputs is public; that helps the feature level, not the\n"
            "sample level (a changed row moves every client's output).\n");
   printf("Larger epsilon is weaker protection; values far above ~10 give little formal protection.\n");
+  printf("Scope: %s.\n", BBVFL_ACCT_SCOPE);
   if (gaussian)
     printf("Accuracy: the sum of the M embeddings has noise std %.4g per coordinate.\n", sum_std);
   else

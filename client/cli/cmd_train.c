@@ -243,6 +243,7 @@ int cmd_train(int argc, char **argv) {
     if (finite)
       printf("privacy: epsilon %.4g (feature level), %.4g (sample level), delta %g%s\n", acct.epsilon_feature,
              acct.epsilon_sample, tc.delta, acct.at_grid_edge ? " (optimum at the edge of the alpha grid)" : "");
+    if (finite) printf("privacy scope: %s\n", BBVFL_ACCT_SCOPE);
     else
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");
     printf("off-chain aggregation: %.3g s per epoch (%zu rounds of M=%d vectors of %zu values); run %.2f s\n",

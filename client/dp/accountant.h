@@ -18,6 +18,16 @@
 
 #include "common/err.h"
 
+/* What every epsilon of this accountant is, in words, for each command that prints one: the
+ * accounting of one row's releases (E x P coordinates per client), as the papers compose them.
+ * It is not an end-to-end guarantee for the pipeline as built (docs/PRIVACY.md, "What these
+ * numbers do not guarantee"). A static string, not owned by the caller. */
+#define BBVFL_ACCT_SCOPE                                                                         \
+  "these epsilons account one row's PBM releases (epochs x P per client) as the papers do; they " \
+  "are not an end-to-end guarantee: each client's network and feature scaling are fitted on its " \
+  "rows, a whole column set changes every row's releases, and the labels are not protected "     \
+  "(docs/PRIVACY.md)"
+
 typedef struct { int b; double beta; int P; int M; int epochs; double delta; } bbvfl_pbm_acct_in;
 typedef struct {
   double epsilon_feature, alpha_feature;   /* tighter (Canonne-Kamath-Steinke / Balle) conversion */

@@ -15,8 +15,11 @@ grep -q "RDP curve" <<<"$human" || fail "no RDP curve in the human output"
 grep -q "feature level   epsilon = 2941" <<<"$human" || fail "feature epsilon missing: $human"
 grep -q "sample level    epsilon = 1.426e+04" <<<"$human" || fail "sample epsilon missing"
 grep -q "alpha grid" <<<"$human" || fail "no grid-edge warning (optimum is alpha 1.1)"
+# the numbers come with what they do not guarantee (docs/PRIVACY.md)
+grep -q "^Scope: .*not an end-to-end guarantee.*labels are not protected" <<<"$human" || fail "no scope line"
 
 j=$("$BBVFL_BIN" privacy --b 16 --beta 0.2 --P 16 --M 5 --epochs 30 --delta 1e-5 --json)
+grep -q "not an end-to-end guarantee" <<<"$(num scope <<<"$j")" || fail "JSON scope missing"
 for f in epsilon_feature epsilon_sample alpha_feature alpha_sample delta epsilon_feature_std \
          epsilon_sample_std alpha rdp_feature rdp_sample at_grid_edge; do
   num "$f" <<<"$j" >/dev/null || fail "JSON field $f missing"
