@@ -1443,6 +1443,7 @@ static void finish(st_t *S) {
       bbvfl_acct_out mo;
       bbvfl_pbm_acct_in min = in;
       if (S->min_reopen && S->min_reopen < (size_t)in.M) min.M = (int)S->min_reopen;
+      min.colluding = min.M > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0; /* against one participant */
       r->masked_participants = (unsigned)min.M;
       if (bbvfl_acct_pbm_masked_feature(&min, &mo, NULL, &e) == 0) {
         r->has_masked_eps = 1;

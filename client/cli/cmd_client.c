@@ -46,7 +46,8 @@ static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, 
       return -1;
     }
     json_object_set_new(pr, "epsilon_feature_masked", train_json_num(msk.epsilon_feature));
-    fprintf(stderr, "; masked feature bound %.4g for %u participants", msk.epsilon_feature, res->participants);
+    fprintf(stderr, "; masked feature bound %.4g for %u participants (against one of them)", msk.epsilon_feature,
+            res->participants);
   }
   fputc('\n', stderr);
   fprintf(stderr, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);

@@ -611,7 +611,8 @@ int cmd_demo(int argc, char **argv) {
       printf("\n  epsilon (feature)     %.1f at delta %g (local DP: every submission public)\n",
              finite ? acct.epsilon_feature : NAN, f.tc.delta);
       if (masked)
-        printf("  epsilon (feature)     %.2f masked mode, %d participants (only the sums public)\n",
+        printf("  epsilon (feature)     %.2f masked mode, %d participants (only the sums public; against one "
+               "of them)\n",
                mfinite ? macct.epsilon_feature : NAN, participants);
       if (finite) printf("  privacy scope         %s\n", BBVFL_ACCT_SCOPE);
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,

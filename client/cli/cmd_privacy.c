@@ -24,7 +24,7 @@ static void print_row(const bbvfl_acct_curve *c, size_t i, const double *masked)
 }
 
 int cmd_privacy(int argc, char **argv) {
-  int b = INT_MIN, P = 16, M = 5, epochs = 30, as_json = 0, masked = 0;
+  int b = INT_MIN, P = 16, M = 5, epochs = 30, as_json = 0, masked = 0, colluding = INT_MIN;
   double beta = NAN, delta = 1e-5, target = NAN, clip = NAN, sigma = NAN;
   const char *mechanism = "pbm", *level_s = "feature";
   const cli_opt opts[] = {
@@ -38,15 +38,18 @@ int cmd_privacy(int argc, char **argv) {
       {"clip", OPT_DBL, &clip, "C", "gaussian: L2 clipping norm of one embedding"},
       {"sigma", OPT_DBL, &sigma, "S", "gaussian: noise standard deviation per coordinate"},
       {"masked", OPT_FLAG, &masked, NULL, "pbm: also the masked-mode feature bound (only the sum is public)"},
+      {"colluding", OPT_INT, &colluding, "T",
+       "masked: participants pooling what they know, the observer included (0: a chain reader; default 1)"},
       {"target", OPT_DBL, &target, "EPS", "calibrate: with --b solve beta, with --beta solve b"},
       {"level", OPT_STR, &level_s, "L", "level the --target applies to: feature (default) or sample"},
       {"json", OPT_FLAG, &as_json, NULL, "print a JSON object"},
   };
   cli_spec spec = {
       "bbvfl privacy", "exact Renyi-DP accounting for PBM (and the Gaussian baseline)", "[OPTIONS]",
-      "Feature level protects one client's whole column set; sample level protects one row\n"
-      "across all clients. In local mode every client's PBM output is public on chain, so the\n"
-      "sample level composes over the M clients. RDP is exact (no constants), composed over the\n"
+      "Feature level accounts one client's releases of one row; sample level one row across all\n"
+      "clients. In local mode every client's PBM output is public on chain, so the sample level\n"
+      "composes over the M clients. These count one row's releases as the papers do: not an\n"
+      "end-to-end guarantee (docs/PRIVACY.md, \"What these numbers do not guarantee\"). RDP is exact (no constants), composed over the\n"
       "P coordinates and the epochs, converted to (epsilon, delta) over the alpha grid 1.1..1024.\n"
       "Defaults are the paper's setup: b=16, beta=0.2, P=16, M=5, epochs=30, delta=1e-5.",
       opts, sizeof opts / sizeof opts[0]};
@@ -69,6 +72,18 @@ int cmd_privacy(int argc, char **argv) {
   else if (strcmp(mechanism, "gaussian") == 0) gaussian = 1;
   else {
     bbvfl_fail(&err, BBVFL_E_ARG, "bbvfl privacy: --mechanism must be pbm or gaussian, got '%s'", mechanism);
+    return cli_report(&err);
+  }
+
+  if (colluding != INT_MIN && !masked) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "bbvfl privacy: --colluding applies to --masked only");
+    return cli_report(&err);
+  }
+  if (colluding == INT_MIN) colluding = M > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0;
+  if (masked && (colluding < 0 || colluding > M - 1)) {
+    bbvfl_fail(&err, BBVFL_E_ARG,
+               "bbvfl privacy: --colluding must be in 0..M-1 = %d (the changed client is not one of them), got %d",
+               M - 1, colluding);
     return cli_report(&err);
   }
 
@@ -96,7 +111,7 @@ int cmd_privacy(int argc, char **argv) {
       bbvfl_fail(&err, BBVFL_E_ARG, "bbvfl privacy: --clip and --sigma apply to --mechanism gaussian only");
       return cli_report(&err);
     }
-    bbvfl_pbm_acct_in in = {b == INT_MIN ? 16 : b, isnan(beta) ? 0.2 : beta, P, M, epochs, delta};
+    bbvfl_pbm_acct_in in = {b == INT_MIN ? 16 : b, isnan(beta) ? 0.2 : beta, P, M, epochs, delta, masked ? colluding : 0};
     if (!isnan(target)) {
       int have_b = b != INT_MIN, have_beta = !isnan(beta);
       if (have_b == have_beta) {
@@ -149,6 +164,7 @@ int cmd_privacy(int argc, char **argv) {
     json_object_set_new(o, gaussian ? "sum_noise_std" : "sum_noise_std_over_C", json_real(sum_std));
     if (masked && !gaussian) {
       json_t *m = json_object();
+      json_object_set_new(m, "colluding", json_integer(colluding));
       json_object_set_new(m, "epsilon_feature", json_real(mout.epsilon_feature));
       json_object_set_new(m, "alpha_feature", json_real(mout.alpha_feature));
       json_object_set_new(m, "epsilon_feature_std", json_real(mout.epsilon_feature_std));
@@ -212,7 +228,10 @@ int cmd_privacy(int argc, char **argv) {
          gaussian ? "noisy" : "PBM");
   if (masked)
     printf("Masked mode: only the sum of the M outputs is public; that helps the feature level, not the\n"
-           "sample level (a changed row moves every client's output).\n");
+           "sample level (a changed row moves every client's output).\n"
+           "The masked bound is against %d colluding participant(s), the observer included\n"
+           "(--colluding; 0: a chain reader): %d other client(s)' noise hides the changed one.\n",
+           colluding, M - 1 - colluding);
   printf("Larger epsilon is weaker protection; values far above ~10 give little formal protection.\n");
   printf("Scope: %s.\n", BBVFL_ACCT_SCOPE);
   if (gaussian)

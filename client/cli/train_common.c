@@ -93,7 +93,7 @@ int train_common_epsilon(const bbvfl_offchain_cfg *c, double delta, bbvfl_acct_o
   }
   int rc;
   if (c->mech.kind == BBVFL_MECH_PBM) {
-    bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, c->M, c->epochs, delta};
+    bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, c->M, c->epochs, delta, 0};
     rc = bbvfl_acct_pbm(&in, out, err);
   } else {
     rc = bbvfl_acct_gaussian(c->mech.clip, c->mech.sigma, c->M, c->epochs, delta, out, err);
@@ -106,7 +106,8 @@ int train_common_epsilon_masked(const bbvfl_offchain_cfg *c, int participants, d
                                 bbvfl_err *err) {
   memset(out, 0, sizeof *out);
   if (c->mech.kind != BBVFL_MECH_PBM) return bbvfl_fail(err, BBVFL_E_ARG, "masked mode needs the PBM mechanism");
-  bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, participants, c->epochs, delta};
+  bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, participants, c->epochs, delta,
+                          participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
   return bbvfl_acct_pbm_masked_feature(&in, out, NULL, err);
 }
 

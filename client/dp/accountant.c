@@ -290,6 +290,11 @@ int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *o
   if (check_in(in, err)) return -1;
   if (!out) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
   int M = in->M, b = in->b;
+  if (in->colluding < 0 || in->colluding > M - 1)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "masked accounting: the colluding participants must number 0..M-1 = %d (the changed "
+                      "client is not one of them), got %d",
+                      M - 1, in->colluding);
   if (M > MASK_MAX_M || M * b > MASK_MAX_TOTAL)
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "masked accounting is exact by convolution and limited to M <= %d and M*b <= %d "
@@ -327,9 +332,11 @@ int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *o
   log_binom(b, 0.5 + in->beta, x_hi); /* the changed client at +C */
   log_binom(b, 0.5 - in->beta, x_lo); /* ... and at -C */
 
-  /* Every multiset of M-1 levels, as counts d[0..nlev-2] (the last level takes the rest),
-   * enumerated by an odometer that carries whenever the counts exceed M-1. */
-  int others = M - 1, d[5] = {0, 0, 0, 0, 0};
+  /* Every multiset of `others` levels (the clients the observer does not know: M-1 minus the
+   * colluding participants, who subtract their own outputs from the sum), as counts d[0..nlev-2]
+   * (the last level takes the rest), enumerated by an odometer that carries whenever the counts
+   * exceed `others`. others = 0 leaves the changed client alone: the local bound. */
+  int others = M - 1 - in->colluding, d[5] = {0, 0, 0, 0, 0};
   for (;;) {
     int used = 0;
     for (int l = 0; l < nlev - 1; l++) used += d[l];

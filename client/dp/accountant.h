@@ -28,7 +28,13 @@
   "rows, a whole column set changes every row's releases, and the labels are not protected "     \
   "(docs/PRIVACY.md)"
 
-typedef struct { int b; double beta; int P; int M; int epochs; double delta; } bbvfl_pbm_acct_in;
+/* colluding (masked mode only): how many participants pool what they know against the changed
+ * client, the observer included; each knows its own output and subtracts it from the public sum,
+ * so only M - 1 - colluding others' noise hides the changed client. 0: an observer outside the
+ * session (any chain reader); 1: one participant, e.g. the active client (what the commands
+ * report by default, BBVFL_ACCT_COLLUDING_DEFAULT). Ignored outside masked mode. */
+typedef struct { int b; double beta; int P; int M; int epochs; double delta; int colluding; } bbvfl_pbm_acct_in;
+#define BBVFL_ACCT_COLLUDING_DEFAULT 1
 typedef struct {
   double epsilon_feature, alpha_feature;   /* tighter (Canonne-Kamath-Steinke / Balle) conversion */
   double epsilon_sample, alpha_sample;
@@ -82,12 +88,14 @@ int bbvfl_acct_solve_b(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level, doub
 /* Masked mode, feature level: only the sum of the M clients' PBM outputs is public. Per
  * coordinate, the exact Renyi divergence between the Poisson-binomial sum distributions (M*b+1
  * outcomes, by direct convolution) when one client's input moves from C to -C (and back), worst
- * case over the other M-1 clients' inputs (searched over every multiset of the levels
+ * case over the inputs of the M-1-colluding clients that the observer does not know (searched
+ * over every multiset of the levels
  * {-C, -C/2, 0, C/2, C}, or of {-C, 0, C} when that search would be too long; the worst case
  * found numerically is all others at one corner), composed over P and epochs. Fills out->epsilon_feature,
  * alpha_feature, epsilon_feature_std and at_grid_edge (for the feature level); the sample-level
  * fields are those of local mode (masking does not help: a changed row moves every client).
  * rdp_feature (nullable) receives the BBVFL_ACCT_NGRID composed feature-level orders.
+ * in->colluding must be in 0..M-1 (M-1: nobody hides the changed client; the local bound).
  * Cost: O(multisets * (M*b)^2); M <= 64, M*b <= 4096, and an error when the search is too long. */
 int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, double *rdp_feature,
                                   bbvfl_err *err);

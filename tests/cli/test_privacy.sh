@@ -36,8 +36,17 @@ near "$(num delta <<<"$j")" 1e-5 1e-12 || fail "delta"
 near "$("$BBVFL_BIN" privacy --json | num epsilon_feature)" 2940.8825896248274 1e-9 || fail "defaults"
 
 # masked mode: pinned against the reference too
-m=$("$BBVFL_BIN" privacy --masked --json)
+# (against a chain reader: --colluding 0)
+m=$("$BBVFL_BIN" privacy --masked --colluding 0 --json)
 near "$(num masked.epsilon_feature <<<"$m")" 786.10451950973253 1e-8 || fail "masked epsilon"
+# by default against one participant (it knows its own output): the sum of the 4 others
+m1=$("$BBVFL_BIN" privacy --masked --json)
+m4=$("$BBVFL_BIN" privacy --masked --M 4 --colluding 0 --json)
+[ "$(num masked.colluding <<<"$m1")" = 1 ] || fail "default --colluding is not 1"
+near "$(num masked.epsilon_feature <<<"$m1")" "$(num masked.epsilon_feature <<<"$m4")" 1e-12 ||
+  fail "masked against one participant differs from 4 clients against a chain reader"
+near "$(num masked.epsilon_feature <<<"$m1")" 958 0.002 || fail "masked epsilon against a participant"
+grep -q "against 1.*colluding participant" <<<"$("$BBVFL_BIN" privacy --masked)" || fail "masked text does not name the observer"
 
 # calibration: solve beta for a target, then the target is met with that beta
 jb=$("$BBVFL_BIN" privacy --b 16 --target 50 --json)
@@ -66,4 +75,6 @@ expect_err "exactly one of" --target 8
 expect_err "mechanism must be" --mechanism laplace
 expect_err "needs --clip" --mechanism gaussian
 expect_err "needs a number" --beta abc
+expect_err "colluding must be in 0..M-1 = 4" --masked --colluding 5
+expect_err "colluding applies to --masked only" --colluding 1
 echo "ok"

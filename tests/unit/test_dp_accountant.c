@@ -98,7 +98,7 @@ static void test_monotone(void **state) {
  *   coord rdp alpha=1024: 13.551187272448415 */
 static void test_pinned_paper_default(void **state) {
   (void)state;
-  bbvfl_pbm_acct_in in = {16, 0.2, 16, 5, 30, 1e-5};
+  bbvfl_pbm_acct_in in = {16, 0.2, 16, 5, 30, 1e-5, 0};
   bbvfl_acct_out out;
   bbvfl_err err = {0};
   assert_int_equal(bbvfl_acct_pbm(&in, &out, &err), 0);
@@ -181,7 +181,7 @@ static void test_calibration(void **state) {
   static const double TARGET[] = {1, 8, 50, 300, 3000};
   for (int lv = 0; lv < 2; lv++)
     for (size_t i = 0; i < sizeof TARGET / sizeof TARGET[0]; i++) {
-      bbvfl_pbm_acct_in in = {16, 0, 16, 5, 30, 1e-5};
+      bbvfl_pbm_acct_in in = {16, 0, 16, 5, 30, 1e-5, 0};
       double beta = -1;
       assert_int_equal(bbvfl_acct_solve_beta(&in, (bbvfl_acct_level)lv, TARGET[i], &beta, &err), 0);
       assert_true(beta > 0 && beta < 0.5);
@@ -193,7 +193,7 @@ static void test_calibration(void **state) {
       close_rel(e, TARGET[i], 1e-6, 0);
     }
   /* the paper's beta = 0.2, b = 16 gives ~2941: asking for exactly that returns b = 16 */
-  bbvfl_pbm_acct_in in = {0, 0.2, 16, 5, 30, 1e-5};
+  bbvfl_pbm_acct_in in = {0, 0.2, 16, 5, 30, 1e-5, 0};
   int b = 0;
   assert_int_equal(bbvfl_acct_solve_b(&in, BBVFL_ACCT_FEATURE, 2940.8825896248274 * (1 + 1e-9), &b, &err), 0);
   assert_int_equal(b, 16);
@@ -216,7 +216,7 @@ static void test_calibration(void **state) {
   assert_int_equal(bbvfl_acct_solve_b(&in, BBVFL_ACCT_FEATURE, 10, &b, &err), -1);
   assert_int_equal(err.code, BBVFL_E_ARG);
   assert_non_null(strstr(err.msg, "b = 1"));
-  bbvfl_pbm_acct_in in2 = {16, 0, 16, 5, 30, 1e-5};
+  bbvfl_pbm_acct_in in2 = {16, 0, 16, 5, 30, 1e-5, 0};
   double beta;
   err = (bbvfl_err){0};
   assert_int_equal(bbvfl_acct_solve_beta(&in2, BBVFL_ACCT_FEATURE, 1e-3, &beta, &err), -1);
@@ -228,10 +228,10 @@ static void test_calibration(void **state) {
 static void test_bad_input(void **state) {
   (void)state;
   const bbvfl_pbm_acct_in bad[] = {
-      {0, 0.2, 16, 5, 30, 1e-5},   {256, 0.2, 16, 5, 30, 1e-5}, {16, 0, 16, 5, 30, 1e-5},
-      {16, 0.5, 16, 5, 30, 1e-5},  {16, -0.1, 16, 5, 30, 1e-5}, {16, NAN, 16, 5, 30, 1e-5},
-      {16, 0.2, 0, 5, 30, 1e-5},   {16, 0.2, 16, 0, 30, 1e-5},  {16, 0.2, 16, 5, 0, 1e-5},
-      {16, 0.2, 16, 5, 30, 0},     {16, 0.2, 16, 5, 30, 1},     {16, 0.2, 16, 5, 30, NAN},
+      {0, 0.2, 16, 5, 30, 1e-5, 0},   {256, 0.2, 16, 5, 30, 1e-5, 0}, {16, 0, 16, 5, 30, 1e-5, 0},
+      {16, 0.5, 16, 5, 30, 1e-5, 0},  {16, -0.1, 16, 5, 30, 1e-5, 0}, {16, NAN, 16, 5, 30, 1e-5, 0},
+      {16, 0.2, 0, 5, 30, 1e-5, 0},   {16, 0.2, 16, 0, 30, 1e-5, 0},  {16, 0.2, 16, 5, 0, 1e-5, 0},
+      {16, 0.2, 16, 5, 30, 0, 0},     {16, 0.2, 16, 5, 30, 1, 0},     {16, 0.2, 16, 5, 30, NAN, 0},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     bbvfl_acct_out o;
@@ -243,7 +243,7 @@ static void test_bad_input(void **state) {
     assert_int_equal(bbvfl_acct_pbm_masked_feature(&bad[i], &o, NULL, &err), -1);
     assert_int_equal(err.code, BBVFL_E_ARG);
   }
-  bbvfl_pbm_acct_in big = {255, 0.2, 16, 64, 30, 1e-5};
+  bbvfl_pbm_acct_in big = {255, 0.2, 16, 64, 30, 1e-5, 0};
   bbvfl_acct_out o;
   bbvfl_err err = {0};
   assert_int_equal(bbvfl_acct_pbm_masked_feature(&big, &o, NULL, &err), -1);
@@ -275,7 +275,7 @@ static double ref_renyi_lin(const double *P, const double *Q, int len, double a)
 
 static void test_masked_m1_equals_local(void **state) {
   (void)state;
-  bbvfl_pbm_acct_in in = {16, 0.2, 16, 1, 30, 1e-5};
+  bbvfl_pbm_acct_in in = {16, 0.2, 16, 1, 30, 1e-5, 0};
   bbvfl_acct_out lo, mo;
   double r[BBVFL_ACCT_NGRID];
   bbvfl_acct_curve c;
@@ -288,6 +288,37 @@ static void test_masked_m1_equals_local(void **state) {
   close_rel(mo.epsilon_sample, lo.epsilon_sample, 1e-12, 0);
 }
 
+/* Colluding participants subtract their own outputs: against t of them, an M-client sum hides the
+ * changed client exactly as an (M-t)-client sum does against a chain reader; t = M-1 leaves it
+ * alone (the local bound); t = M is refused (the changed client does not collude against itself). */
+static void test_masked_colluding(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  double r1[BBVFL_ACCT_NGRID], r0[BBVFL_ACCT_NGRID];
+  bbvfl_acct_out m1, m0, lo;
+  bbvfl_pbm_acct_in in = {16, 0.2, 16, 5, 30, 1e-5, 1};
+  bbvfl_pbm_acct_in four = {16, 0.2, 16, 4, 30, 1e-5, 0};
+  assert_int_equal(bbvfl_acct_pbm_masked_feature(&in, &m1, r1, &err), 0);
+  assert_int_equal(bbvfl_acct_pbm_masked_feature(&four, &m0, r0, &err), 0);
+  for (int i = 0; i < BBVFL_ACCT_NGRID; i++) close_rel(r1[i], r0[i], 1e-12, 0);
+  close_rel(m1.epsilon_feature, m0.epsilon_feature, 1e-12, 0);
+  /* a participant sees more than a chain reader: 958 against 786 for the paper's setting */
+  bbvfl_pbm_acct_in reader = in;
+  reader.colluding = 0;
+  assert_int_equal(bbvfl_acct_pbm_masked_feature(&reader, &m0, NULL, &err), 0);
+  assert_true(m1.epsilon_feature > m0.epsilon_feature * 1.15);
+  assert_true(fabs(m1.epsilon_feature - 958) < 1 && fabs(m0.epsilon_feature - 786.1) < 0.1);
+  in.colluding = 4;
+  assert_int_equal(bbvfl_acct_pbm_masked_feature(&in, &m1, NULL, &err), 0);
+  assert_int_equal(bbvfl_acct_pbm(&in, &lo, &err), 0);
+  close_rel(m1.epsilon_feature, lo.epsilon_feature, 1e-11, 0);
+  in.colluding = 5;
+  assert_int_equal(bbvfl_acct_pbm_masked_feature(&in, &m1, NULL, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  in.colluding = -1;
+  assert_int_equal(bbvfl_acct_pbm_masked_feature(&in, &m1, NULL, &err), -1);
+}
+
 /* Masked <= local, and the bound falls as M grows. PBM-VFL's Theorem 6.1 states feature RDP of
  * order P b beta^2 alpha / M (up to a constant). The exact computation shows that 1/M holds only
  * at small alpha: at alpha = 1.1 the M=5 masked curve is about 1/4.2 of the local one, at
@@ -297,7 +328,7 @@ static void test_masked_bound_and_scaling(void **state) {
   (void)state;
   bbvfl_err err = {0};
   double prev_eps = INFINITY, prev_r2 = INFINITY;
-  bbvfl_pbm_acct_in in = {8, 0.2, 16, 1, 30, 1e-5};
+  bbvfl_pbm_acct_in in = {8, 0.2, 16, 1, 30, 1e-5, 0};
   bbvfl_acct_curve c;
   assert_int_equal(bbvfl_acct_pbm_curve(&in, &c, &err), 0);
   int i2 = 9; /* alpha = 2 */
@@ -329,7 +360,7 @@ static void test_masked_worst_case_search(void **state) {
   (void)state;
   const int b = 4, M = 3;
   const double beta = 0.2;
-  bbvfl_pbm_acct_in in = {b, beta, 1, M, 1, 1e-5};
+  bbvfl_pbm_acct_in in = {b, beta, 1, M, 1, 1e-5, 0};
   bbvfl_acct_out mo;
   bbvfl_err err = {0};
   double r[BBVFL_ACCT_NGRID];
@@ -363,7 +394,7 @@ static void test_masked_worst_case_search(void **state) {
  * (against the local per-coordinate 9.062, 13.176, 13.551 at the same orders) */
 static void test_masked_pinned(void **state) {
   (void)state;
-  bbvfl_pbm_acct_in in = {16, 0.2, 16, 5, 30, 1e-5};
+  bbvfl_pbm_acct_in in = {16, 0.2, 16, 5, 30, 1e-5, 0};
   bbvfl_acct_out mo;
   bbvfl_err err = {0};
   double r[BBVFL_ACCT_NGRID];
@@ -390,6 +421,7 @@ int main(void) {
       cmocka_unit_test(test_bad_input),
       cmocka_unit_test(test_masked_m1_equals_local),
       cmocka_unit_test(test_masked_bound_and_scaling),
+      cmocka_unit_test(test_masked_colluding),
       cmocka_unit_test(test_masked_worst_case_search),
       cmocka_unit_test(test_masked_pinned),
   };
