@@ -121,8 +121,11 @@ int bbvfl_acct_pbm_curve(const bbvfl_pbm_acct_in *in, bbvfl_acct_curve *curve, b
   for (size_t i = 0; i < BBVFL_ACCT_NGRID; i++) {
     double c = bbvfl_acct_pbm_coord_rdp(in->b, in->beta, g[i]);
     curve->alpha[i] = g[i];
-    /* one release = P coordinates; each row released once per epoch (parallel composition
-     * across rows, sequential across epochs) */
+    /* one release = P coordinates; each row released once per epoch, sequential across epochs.
+     * ASSUMPTION (the papers', not this pipeline's): rows compose in parallel, i.e. one row's
+     * releases depend on that row only. Here each client's network and feature scaling are
+     * fitted on all its rows, so this is the accounting of one row's releases, not an end-to-end
+     * bound (BBVFL_ACCT_SCOPE, docs/PRIVACY.md). */
     curve->feature[i] = (double)in->epochs * in->P * c;
     curve->sample[i] = (double)in->epochs * in->M * in->P * c;
   }
