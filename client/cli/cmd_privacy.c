@@ -92,6 +92,7 @@ int cmd_privacy(int argc, char **argv) {
   const char *solved = NULL;
   double masked_rdp[BBVFL_ACCT_NGRID];
   bbvfl_acct_out mout;
+  double pld_feature = NAN, pld_sample = NAN;
 
   if (gaussian) {
     if (b != INT_MIN || !isnan(beta) || masked || !isnan(target)) {
@@ -131,6 +132,10 @@ int cmd_privacy(int argc, char **argv) {
     if (masked && bbvfl_acct_pbm_masked_feature(&in, &mout, masked_rdp, &err)) return cli_report(&err);
     b = in.b;
     beta = in.beta;
+    /* the exact epsilon of the same releases (privacy loss distribution), local mode */
+    if (bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)epochs * P, delta, &pld_feature, &err) ||
+        bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)epochs * M * P, delta, &pld_sample, &err))
+      return cli_report(&err);
   }
   /* PBM-VFL Theorem 2.3: the unbiased sum estimate has variance C^2 M / (4 beta^2 b) (worst
    * case, inputs at 0); its standard deviation per coordinate in units of C. */
@@ -158,6 +163,16 @@ int cmd_privacy(int argc, char **argv) {
     json_object_set_new(o, "epsilon_feature_std", json_real(out.epsilon_feature_std));
     json_object_set_new(o, "epsilon_sample_std", json_real(out.epsilon_sample_std));
     json_object_set_new(o, "at_grid_edge", json_boolean(out.at_grid_edge));
+    if (!gaussian) {
+      /* the exact PLD epsilons, and the smaller of the two methods per level */
+      json_object_set_new(o, "pld", json_pack("{s:f, s:f}", "epsilon_feature", pld_feature, "epsilon_sample",
+                                              pld_sample));
+      int pf = pld_feature <= out.epsilon_feature, ps = pld_sample <= out.epsilon_sample;
+      json_object_set_new(o, "best",
+                          json_pack("{s:f, s:s, s:f, s:s}", "epsilon_feature", pf ? pld_feature : out.epsilon_feature,
+                                    "method_feature", pf ? "pld" : "rdp", "epsilon_sample",
+                                    ps ? pld_sample : out.epsilon_sample, "method_sample", ps ? "pld" : "rdp"));
+    }
     json_object_set_new(o, "alpha", jarr(curve.alpha, BBVFL_ACCT_NGRID));
     json_object_set_new(o, "rdp_feature", jarr(curve.feature, BBVFL_ACCT_NGRID));
     json_object_set_new(o, "rdp_sample", jarr(curve.sample, BBVFL_ACCT_NGRID));
@@ -219,12 +234,19 @@ int cmd_privacy(int argc, char **argv) {
   if (masked)
     printf("  masked feature  epsilon = %-10.4g (alpha %-6g)   epsilon = %.4g\n", mout.epsilon_feature,
            mout.alpha_feature, mout.epsilon_feature_std);
+  if (!gaussian) {
+    printf("\nexact (privacy loss distribution of the same releases; local mode, no alpha grid)\n");
+    printf("  feature level   epsilon = %-10.4g   sample level   epsilon = %.4g\n", pld_feature, pld_sample);
+    printf("reported (the smaller of the two methods): feature %.4g (%s), sample %.4g (%s)\n",
+           fmin(pld_feature, out.epsilon_feature), pld_feature <= out.epsilon_feature ? "PLD" : "RDP",
+           fmin(pld_sample, out.epsilon_sample), pld_sample <= out.epsilon_sample ? "PLD" : "RDP");
+  }
   if (out.at_grid_edge || (masked && mout.at_grid_edge))
-    printf("warning: an optimum sits at an end of the alpha grid (1.1 or 1024): the true epsilon may be "
-           "somewhat lower than shown.\n");
-  printf("\nFeature level: how much the released values can reveal about one client's whole column\n"
-         "set. Sample level: about one row, whose embeddings every client releases. This is local DP:\n"
-         "each client's %s output is public on chain, so no trusted aggregator is assumed.\n",
+    printf("warning: an RDP optimum sits at an end of the alpha grid (1.1 or 1024): the RDP epsilon may be "
+           "somewhat lower than shown%s.\n", gaussian ? "" : " (the PLD epsilon is exact)");
+  printf("\nFeature level: how much one client's releases of one row can reveal about its features of\n"
+         "that row. Sample level: about one row, whose embeddings every client releases. This is local\n"
+         "DP: each client's %s output is public on chain, so no trusted aggregator is assumed.\n",
          gaussian ? "noisy" : "PBM");
   if (masked)
     printf("Masked mode: only the sum of the M outputs is public; that helps the feature level, not the\n"

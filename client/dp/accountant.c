@@ -384,3 +384,97 @@ int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *o
   fill_out(&c, in->delta, out);
   return 0;
 }
+
+/* ---- exact privacy loss distribution (see accountant.h) ---- */
+
+#define PLD_MAX_TRIALS 1e11
+#define PLD_TAIL 800.0 /* log-probability below the mode's that is dropped */
+
+static double log_binom_pmf(double N, double K, double lp, double lq, double lgn) {
+  return lgn - lgamma(K + 1) - lgamma(N - K + 1) + K * lp + (N - K) * lq;
+}
+
+/* The window [*lo, *hi] of K whose log-probability is within PLD_TAIL of the mode's. */
+static void pld_window(double N, double p, double lp, double lq, double lgn, double *lo, double *hi) {
+  double mode = floor((N + 1) * p);
+  if (mode > N) mode = N;
+  double top = log_binom_pmf(N, mode, lp, lq, lgn);
+  /* the pmf falls monotonically away from the mode: step out in growing strides, then bisect */
+  for (int side = 0; side < 2; side++) {
+    double in = mode, step = 1;
+    for (;;) {
+      double k = side ? in + step : in - step;
+      if (k < 0 || k > N) {
+        k = side ? N : 0;
+        if (log_binom_pmf(N, k, lp, lq, lgn) >= top - PLD_TAIL) {
+          in = k;
+          break;
+        }
+      }
+      if (log_binom_pmf(N, k, lp, lq, lgn) < top - PLD_TAIL) {
+        double out = k;
+        while (fabs(out - in) > 1) {
+          double mid = floor((in + out) / 2);
+          if (log_binom_pmf(N, mid, lp, lq, lgn) >= top - PLD_TAIL) in = mid;
+          else out = mid;
+        }
+        break;
+      }
+      in = k;
+      step *= 2;
+    }
+    if (side) *hi = in;
+    else *lo = in;
+  }
+}
+
+static int pld_check(int b, double beta, uint64_t n_coords, bbvfl_err *err) {
+  if (check_b(b, err) || check_beta(beta, err)) return -1;
+  if (n_coords < 1 || (double)n_coords * b > PLD_MAX_TRIALS)
+    return bbvfl_fail(err, BBVFL_E_ARG, "PLD accounting needs 1 <= coordinates x b <= %.0e, got %.0f x %d",
+                      PLD_MAX_TRIALS, (double)n_coords, b);
+  return 0;
+}
+
+/* delta(eps) over the window: sum over K with loss (2K - N) lambda > eps of P(K) (1 - e^(eps - loss)). */
+static double pld_delta_window(double N, double lo, double hi, double lp, double lq, double lgn, double lambda,
+                               double eps) {
+  double kstar = floor((eps / lambda + N) / 2) + 1; /* the smallest K with loss > eps */
+  if (kstar < lo) kstar = lo;
+  double d = 0;
+  for (double k = hi; k >= kstar; k--) {
+    double loss = (2 * k - N) * lambda;
+    if (loss <= eps) continue;
+    d += exp(log_binom_pmf(N, k, lp, lq, lgn)) * -expm1(eps - loss);
+  }
+  return d;
+}
+
+double bbvfl_acct_pbm_pld_delta(int b, double beta, uint64_t n_coords, double eps) {
+  if (pld_check(b, beta, n_coords, NULL) || !(eps >= 0)) return NAN;
+  double N = (double)n_coords * b, p = 0.5 + beta, lp = log(p), lq = log(0.5 - beta), lgn = lgamma(N + 1);
+  double lo, hi;
+  pld_window(N, p, lp, lq, lgn, &lo, &hi);
+  return pld_delta_window(N, lo, hi, lp, lq, lgn, lp - lq, eps);
+}
+
+int bbvfl_acct_pbm_pld_eps(int b, double beta, uint64_t n_coords, double delta, double *eps, bbvfl_err *err) {
+  if (pld_check(b, beta, n_coords, err)) return -1;
+  if (!(delta > 0 && delta < 1)) return bbvfl_fail(err, BBVFL_E_ARG, "delta must be in (0, 1), got %g", delta);
+  if (!eps) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
+  double N = (double)n_coords * b, p = 0.5 + beta, lp = log(p), lq = log(0.5 - beta), lgn = lgamma(N + 1);
+  double lambda = lp - lq, lo, hi;
+  pld_window(N, p, lp, lq, lgn, &lo, &hi);
+  double a = 0, z = N * lambda; /* delta(N lambda) = 0: no outcome has a larger loss */
+  if (pld_delta_window(N, lo, hi, lp, lq, lgn, lambda, 0) <= delta) {
+    *eps = 0;
+    return 0;
+  }
+  for (int i = 0; i < 200 && z - a > 1e-12 * z; i++) {
+    double m = (a + z) / 2;
+    if (pld_delta_window(N, lo, hi, lp, lq, lgn, lambda, m) <= delta) z = m;
+    else a = m;
+  }
+  *eps = z;
+  return 0;
+}

@@ -15,6 +15,7 @@
 #define BBVFL_DP_ACCOUNTANT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 
@@ -99,5 +100,23 @@ int bbvfl_acct_solve_b(const bbvfl_pbm_acct_in *in, bbvfl_acct_level level, doub
  * Cost: O(multisets * (M*b)^2); M <= 64, M*b <= 4096, and an error when the search is too long. */
 int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, double *rdp_feature,
                                   bbvfl_err *err);
+
+/* ---- exact privacy loss distribution (PLD) of PBM, local mode ----
+ * n_coords coordinates, each released as Binomial(b, 1/2 + beta x/C), the worst pair x = C
+ * against x' = -C (it dominates every other pair: Bernoulli(p') against Bernoulli(q') for
+ * q <= q' <= p' <= p is a garbling of Bernoulli(p) against Bernoulli(q)). The privacy loss of an
+ * outcome with K successes out of N = n_coords * b trials is (2K - N) ln(p/q), an affine function
+ * of K ~ Binomial(N, p): the composed loss distribution is exact, with no discretisation. delta
+ * at a given epsilon is the hockey-stick divergence sum_K max(0, P(K) - e^eps Q(K)), summed over
+ * every K whose probability is within e^-800 of the mode's (the rest cannot matter in double
+ * precision). The same pair reversed gives the same curve (K -> N-K), so this is the epsilon of
+ * the (epsilon, delta) guarantee itself: any RDP conversion is an upper bound on it.
+ * Feature level: n_coords = epochs * P; sample level: epochs * M * P (the row-release accounting
+ * of BBVFL_ACCT_SCOPE). Limits: 1 <= N <= 1e11. */
+
+/* delta(eps) for eps >= 0; NAN for bad parameters. */
+double bbvfl_acct_pbm_pld_delta(int b, double beta, uint64_t n_coords, double eps);
+/* The smallest eps >= 0 with delta(eps) <= delta (bisection to a relative 1e-12). */
+int bbvfl_acct_pbm_pld_eps(int b, double beta, uint64_t n_coords, double delta, double *eps, bbvfl_err *err);
 
 #endif

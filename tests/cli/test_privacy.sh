@@ -29,6 +29,17 @@ near "$(num epsilon_sample <<<"$j")" 14257.299917808694 1e-9 || fail "epsilon_sa
 near "$(num epsilon_feature_std <<<"$j")" 2944.233586695669 1e-9 || fail "epsilon_feature_std"
 near "$(num alpha_feature <<<"$j")" 1.1 1e-12 || fail "alpha_feature"
 near "$(num delta <<<"$j")" 1e-5 1e-12 || fail "delta"
+# the exact PLD epsilons (pinned against the 60-digit reference in tests/unit/test_dp_accountant.c)
+# lie between the composed KL divergence and the RDP conversion; the reported one is the smaller
+python3 - "$j" <<'PY' || fail "PLD fields"
+import json, sys
+o = json.loads(sys.argv[1])
+assert 2602.9 < o["pld"]["epsilon_feature"] < o["epsilon_feature"], o["pld"]
+assert 5 * 2602.9 < o["pld"]["epsilon_sample"] < o["epsilon_sample"], o["pld"]
+assert o["best"] == {"epsilon_feature": o["pld"]["epsilon_feature"], "method_feature": "pld",
+                     "epsilon_sample": o["pld"]["epsilon_sample"], "method_sample": "pld"}, o["best"]
+PY
+grep -q "^reported (the smaller of the two methods): feature 2890 (PLD)" <<<"$human" || fail "no reported PLD line"
 [ "$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["rdp_feature"]))' <<<"$j")" = 156 ] ||
   fail "curve should have 156 orders"
 

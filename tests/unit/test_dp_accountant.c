@@ -319,6 +319,73 @@ static void test_masked_colluding(void **state) {
   assert_int_equal(bbvfl_acct_pbm_masked_feature(&in, &m1, NULL, &err), -1);
 }
 
+/* Printed by: python3 tests/reference/pbm_rdp.py --pld (defaults: b=16, beta=0.2, P=16, M=5,
+ * 30 epochs, delta=1e-5): 60-digit hockey-stick sums, independent of the C code's log-domain
+ * window. */
+#define PLD_FEATURE_REF 2890.3001667874222
+#define PLD_SAMPLE_REF 13660.526665310852
+
+/* PLD, one Bernoulli trial (b = 1, one coordinate): delta(eps) = p - e^eps q for eps below
+ * ln(p/q), 0 above. */
+static void test_pld_bernoulli(void **state) {
+  (void)state;
+  double p = 0.7, q = 0.3, lam = log(p / q);
+  for (double e = 0; e < 1.2; e += 0.1) {
+    double want = e < lam ? p - exp(e) * q : 0;
+    double got = bbvfl_acct_pbm_pld_delta(1, 0.2, 1, e);
+    assert_true(fabs(got - want) <= 1e-15);
+  }
+}
+
+/* PLD of a product: b = 2, three coordinates, every one of the 27 joint outcomes enumerated
+ * with its two probabilities; the hockey-stick divergence must equal the binomial shortcut. */
+static void test_pld_product_enumeration(void **state) {
+  (void)state;
+  const double beta = 0.15, p = 0.5 + beta, q = 0.5 - beta;
+  double P1[3] = {q * q, 2 * p * q, p * p}, Q1[3] = {p * p, 2 * p * q, q * q};
+  const double eps[] = {0, 0.3, 1.0, 2.0, 3.5};
+  for (size_t i = 0; i < sizeof eps / sizeof eps[0]; i++) {
+    double d = 0;
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 3; b++)
+        for (int c = 0; c < 3; c++) {
+          double pp = P1[a] * P1[b] * P1[c], qq = Q1[a] * Q1[b] * Q1[c];
+          if (pp > exp(eps[i]) * qq) d += pp - exp(eps[i]) * qq;
+        }
+    double got = bbvfl_acct_pbm_pld_delta(2, beta, 3, eps[i]);
+    assert_true(fabs(got - d) <= 1e-14 * (d > 1e-3 ? d : 1e-3));
+  }
+}
+
+/* The paper's default: the exact epsilon lies between the composed KL divergence (2602.9, the
+ * mean privacy loss) and the RDP conversion (2940.88), meets delta, and equals the independent
+ * 60-digit reference (tests/reference/pbm_rdp.py --pld). */
+static void test_pld_default(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  double ef, es, ef6;
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(16, 0.2, 30 * 16, 1e-5, &ef, &err), 0);
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(16, 0.2, 30 * 5 * 16, 1e-5, &es, &err), 0);
+  assert_true(ef > 2602.9 && ef < 2940.88);
+  assert_true(es > 5 * 2602.9 && es < 14257.3);
+  close_rel(bbvfl_acct_pbm_pld_delta(16, 0.2, 30 * 16, ef), 1e-5, 1e-6, 0);
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(16, 0.2, 30 * 16, 1e-6, &ef6, &err), 0);
+  assert_true(ef6 > ef);
+  close_rel(ef, PLD_FEATURE_REF, 1e-9, 0);
+  close_rel(es, PLD_SAMPLE_REF, 1e-9, 0);
+  /* a whole column set (Breast Cancer's 455 training rows): one million times more trials */
+  double big;
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(16, 0.2, (uint64_t)455 * 30 * 16, 1e-5, &big, &err), 0);
+  assert_true(big > 455 * 2602.9 && big < 455 * 2940.88);
+  /* bad input */
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(0, 0.2, 10, 1e-5, &ef, &err), -1);
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(16, 0.5, 10, 1e-5, &ef, &err), -1);
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(16, 0.2, 0, 1e-5, &ef, &err), -1);
+  assert_int_equal(bbvfl_acct_pbm_pld_eps(16, 0.2, 10, 0, &ef, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  assert_true(isnan(bbvfl_acct_pbm_pld_delta(16, 0.2, 10, -1)));
+}
+
 /* Masked <= local, and the bound falls as M grows. PBM-VFL's Theorem 6.1 states feature RDP of
  * order P b beta^2 alpha / M (up to a constant). The exact computation shows that 1/M holds only
  * at small alpha: at alpha = 1.1 the M=5 masked curve is about 1/4.2 of the local one, at
@@ -422,6 +489,9 @@ int main(void) {
       cmocka_unit_test(test_masked_m1_equals_local),
       cmocka_unit_test(test_masked_bound_and_scaling),
       cmocka_unit_test(test_masked_colluding),
+      cmocka_unit_test(test_pld_bernoulli),
+      cmocka_unit_test(test_pld_product_enumeration),
+      cmocka_unit_test(test_pld_default),
       cmocka_unit_test(test_masked_worst_case_search),
       cmocka_unit_test(test_masked_pinned),
   };
