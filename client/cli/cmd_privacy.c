@@ -24,7 +24,7 @@ static void print_row(const bbvfl_acct_curve *c, size_t i, const double *masked)
 }
 
 int cmd_privacy(int argc, char **argv) {
-  int b = INT_MIN, P = 16, M = 5, epochs = 30, as_json = 0, masked = 0, colluding = INT_MIN;
+  int b = INT_MIN, P = 16, M = 5, epochs = 30, as_json = 0, masked = 0, colluding = INT_MIN, rows = 455;
   double beta = NAN, delta = 1e-5, target = NAN, clip = NAN, sigma = NAN;
   const char *mechanism = "pbm", *level_s = "feature";
   const cli_opt opts[] = {
@@ -37,6 +37,8 @@ int cmd_privacy(int argc, char **argv) {
       {"mechanism", OPT_STR, &mechanism, "NAME", "pbm (default) or gaussian"},
       {"clip", OPT_DBL, &clip, "C", "gaussian: L2 clipping norm of one embedding"},
       {"sigma", OPT_DBL, &sigma, "S", "gaussian: noise standard deviation per coordinate"},
+      {"rows", OPT_INT, &rows, "N",
+       "pbm: training rows, for the feature-set level (every row's releases; default 455, Breast Cancer)"},
       {"masked", OPT_FLAG, &masked, NULL, "pbm: also the masked-mode feature bound (only the sum is public)"},
       {"colluding", OPT_INT, &colluding, "T",
        "masked: participants pooling what they know, the observer included (0: a chain reader; default 1)"},
@@ -87,12 +89,17 @@ int cmd_privacy(int argc, char **argv) {
     return cli_report(&err);
   }
 
+  if (rows < 1) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "bbvfl privacy: --rows must be >= 1, got %d", rows);
+    return cli_report(&err);
+  }
+
   bbvfl_acct_curve curve;
   bbvfl_acct_out out;
   const char *solved = NULL;
   double masked_rdp[BBVFL_ACCT_NGRID];
   bbvfl_acct_out mout;
-  double pld_feature = NAN, pld_sample = NAN;
+  double pld_feature = NAN, pld_sample = NAN, set_rdp = NAN, set_pld = NAN;
 
   if (gaussian) {
     if (b != INT_MIN || !isnan(beta) || masked || !isnan(target)) {
@@ -136,6 +143,19 @@ int cmd_privacy(int argc, char **argv) {
     if (bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)epochs * P, delta, &pld_feature, &err) ||
         bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)epochs * M * P, delta, &pld_sample, &err))
       return cli_report(&err);
+    /* feature-set level: one client's whole column set changes every row's release, so all
+       rows x epochs x P coordinates of that client compose (no parallel composition) */
+    bbvfl_pbm_acct_in set = in;
+    bbvfl_acct_out set_out;
+    if ((double)rows * P > INT_MAX) {
+      bbvfl_fail(&err, BBVFL_E_ARG, "bbvfl privacy: --rows x --P must stay below %d", INT_MAX);
+      return cli_report(&err);
+    }
+    set.P = rows * P;
+    if (bbvfl_acct_pbm(&set, &set_out, &err) ||
+        bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)rows * epochs * P, delta, &set_pld, &err))
+      return cli_report(&err);
+    set_rdp = set_out.epsilon_feature;
   }
   /* PBM-VFL Theorem 2.3: the unbiased sum estimate has variance C^2 M / (4 beta^2 b) (worst
    * case, inputs at 0); its standard deviation per coordinate in units of C. */
@@ -165,8 +185,10 @@ int cmd_privacy(int argc, char **argv) {
     json_object_set_new(o, "at_grid_edge", json_boolean(out.at_grid_edge));
     if (!gaussian) {
       /* the exact PLD epsilons, and the smaller of the two methods per level */
-      json_object_set_new(o, "pld", json_pack("{s:f, s:f}", "epsilon_feature", pld_feature, "epsilon_sample",
-                                              pld_sample));
+      json_object_set_new(o, "pld", json_pack("{s:f, s:f, s:f}", "epsilon_feature", pld_feature, "epsilon_sample",
+                                              pld_sample, "epsilon_feature_set", set_pld));
+      json_object_set_new(o, "rows", json_integer(rows));
+      json_object_set_new(o, "epsilon_feature_set", json_real(set_rdp));
       int pf = pld_feature <= out.epsilon_feature, ps = pld_sample <= out.epsilon_sample;
       json_object_set_new(o, "best",
                           json_pack("{s:f, s:s, s:f, s:s}", "epsilon_feature", pf ? pld_feature : out.epsilon_feature,
@@ -237,6 +259,9 @@ int cmd_privacy(int argc, char **argv) {
   if (!gaussian) {
     printf("\nexact (privacy loss distribution of the same releases; local mode, no alpha grid)\n");
     printf("  feature level   epsilon = %-10.4g   sample level   epsilon = %.4g\n", pld_feature, pld_sample);
+    printf("feature-set level (one client's whole column set: all %d rows' releases compose)\n"
+           "  epsilon = %.4g (PLD; RDP %.4g)\n",
+           rows, set_pld, set_rdp);
     printf("reported (the smaller of the two methods): feature %.4g (%s), sample %.4g (%s)\n",
            fmin(pld_feature, out.epsilon_feature), pld_feature <= out.epsilon_feature ? "PLD" : "RDP",
            fmin(pld_sample, out.epsilon_sample), pld_sample <= out.epsilon_sample ? "PLD" : "RDP");

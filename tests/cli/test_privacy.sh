@@ -40,6 +40,14 @@ assert o["best"] == {"epsilon_feature": o["pld"]["epsilon_feature"], "method_fea
                      "epsilon_sample": o["pld"]["epsilon_sample"], "method_sample": "pld"}, o["best"]
 PY
 grep -q "^reported (the smaller of the two methods): feature 2890 (PLD)" <<<"$human" || fail "no reported PLD line"
+# feature-set level: every one of the 455 rows' releases composes (the RDP number is the feature
+# level with P = 455 x 16; the PLD one sits between 455 x KL and it)
+big=$("$BBVFL_BIN" privacy --b 16 --beta 0.2 --P 7280 --epochs 30 --json)
+near "$(num epsilon_feature_set <<<"$j")" "$(num epsilon_feature <<<"$big")" 1e-12 || fail "feature-set RDP"
+python3 -c 'import json,sys; o=json.loads(sys.argv[1]); assert o["rows"] == 455 and 455 * 2602.9 < o["pld"]["epsilon_feature_set"] < o["epsilon_feature_set"], o["pld"]' "$j" ||
+  fail "feature-set PLD"
+grep -q "feature-set level (one client's whole column set: all 455 rows' releases compose)" <<<"$human" ||
+  fail "no feature-set line"
 [ "$(python3 -c 'import json,sys; print(len(json.load(sys.stdin)["rdp_feature"]))' <<<"$j")" = 156 ] ||
   fail "curve should have 156 orders"
 
@@ -88,4 +96,5 @@ expect_err "needs --clip" --mechanism gaussian
 expect_err "needs a number" --beta abc
 expect_err "colluding must be in 0..M-1 = 4" --masked --colluding 5
 expect_err "colluding applies to --masked only" --colluding 1
+expect_err "rows must be >= 1" --rows 0
 echo "ok"
