@@ -6,15 +6,8 @@
 # and `bbvfl audit` must fail exactly the gradients check, at round 2, naming that client.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-audit-grad.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test audit-grad
 "$BBVFL_SOURCE_DIR/contract/testonly/make-tampered.sh" "$work/tamper"
 BBVFL_ABI_DIR="$work/tamper/gradient" "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 1 --seed 5 \
   --out "$work/session.json" --json >"$work/deploy.json" || fail deploy

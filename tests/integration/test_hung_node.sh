@@ -8,17 +8,10 @@
 # say the node did not answer.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-hung-node.XXXXXX")
-pids=()
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 anvil_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$BBVFL_DEVNET_DIR/devnet.json")
-cleanup() {
-  kill -CONT "$anvil_pid" 2>/dev/null || true
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
+extra_cleanup() { kill -CONT "$anvil_pid" 2>/dev/null || true; }
+session_test hung-node
 ROUND_TIMEOUT=5 DOWN=5
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 3 --seed 2 --out "$work/session.json" --json \
   >"$work/deploy.json" || fail deploy

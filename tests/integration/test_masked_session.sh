@@ -15,15 +15,8 @@
 #  - `bbvfl audit --session` passes (exit 0) and reports the masked bound for 3 participants.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-masked.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test masked
 M=4
 
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients $M --epochs 3 --seed 5 --masked --round-timeout-blocks 12 ${BBVFL_TEST_KILL_ACTIVE:+--active-blocks 12} \

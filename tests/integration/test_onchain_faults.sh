@@ -8,17 +8,10 @@
 # one per round (no double submission: the contract would revert a second one), and bbvfl audit
 # passes.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-faults.XXXXXX")
-pids=()
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 proxy=""
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  [ -n "$proxy" ] && kill "$proxy" 2>/dev/null && wait "$proxy" 2>/dev/null || true
-  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
+extra_cleanup() { [ -n "$proxy" ] && kill "$proxy" 2>/dev/null && wait "$proxy" 2>/dev/null || true; }
+session_test faults
 
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 6 --out "$work/session.json" --json \
   >"$work/deploy.json" || fail "deploy"

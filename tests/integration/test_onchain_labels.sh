@@ -11,15 +11,8 @@
 #  - `bbvfl audit` passes (it checks the posts too);
 #  - bad --label-rows gets a clear error before anything touches the chain.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-labels.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test labels
 
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 7 --out "$work/session.json" --json \
   >"$work/deploy.json" || fail "deploy"

@@ -10,15 +10,8 @@
 #    finished the session (exit 0, summary, "resuming" in its log).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-onchain.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test onchain
 
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 3 --out "$work/session.json" --json \
   >"$work/deploy.json" || fail "deploy"

@@ -9,15 +9,8 @@
 # resumed at once, the active client only once the chain names another one.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-slow-active.XXXXXX")
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test slow-active
 EPOCHS=4
 
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs $EPOCHS --seed 5 --active-blocks 4 \
