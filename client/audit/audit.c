@@ -1,5 +1,6 @@
 #include "audit/audit.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1424,36 +1425,39 @@ static void finish(st_t *S) {
   /* privacy */
   bbvfl_pbm_acct_in in = {.b = S->p.cfg.levels, .beta = S->p.cfg.beta_micro / 1e6, .P = (int)S->p.cfg.dim,
                           .M = (int)S->p.cfg.clients, .epochs = (int)S->p.cfg.epochs, .delta = r->delta};
-  bbvfl_acct_out out;
   bbvfl_err e = {0};
+  /* after dropouts the masked sums cover fewer clients: the masked bound for the smallest set,
+     against one of its participants; the feature-set level needs the training row count */
+  unsigned parts = S->p.cfg.masked && S->min_reopen && S->min_reopen < (size_t)in.M ? (unsigned)S->min_reopen
+                                                                                       : (unsigned)in.M;
+  bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = in.b, .beta = in.beta, .P = in.P, .M = in.M,
+                          .epochs = in.epochs, .delta = in.delta,
+                          .rows = S->o->train_rows <= INT_MAX ? (int)S->o->train_rows : 0,
+                          .masked = S->p.cfg.masked, .participants = (int)parts,
+                          .colluding = parts > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
   if (in.beta <= 0) {
     r->checks[BBVFL_AC_PRIVACY].status = BBVFL_AS_SKIP;
     snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
              "beta = 0: the outputs carry no information about the inputs");
-  } else if (bbvfl_acct_pbm(&in, &out, &e) < 0) {
+  } else if (bbvfl_privacy_compute(&pin, &r->priv, NULL, &e) < 0) {
     fail(S, BBVFL_AC_PRIVACY, NULL, 0, 0, -1, NULL, "accountant: %s", e.msg);
   } else {
     r->has_eps = 1;
-    r->eps_feature = out.epsilon_feature;
-    r->eps_sample = out.epsilon_sample;
-    r->eps_at_edge = out.at_grid_edge;
+    r->eps_feature = r->priv.rdp.epsilon_feature;
+    r->eps_sample = r->priv.rdp.epsilon_sample;
+    r->eps_at_edge = r->priv.rdp.at_grid_edge;
     ok(S, BBVFL_AC_PRIVACY);
     if (S->p.cfg.masked) {
-      /* after dropouts the sums cover fewer clients: the bound for the smallest set */
-      bbvfl_acct_out mo;
-      bbvfl_pbm_acct_in min = in;
-      if (S->min_reopen && S->min_reopen < (size_t)in.M) min.M = (int)S->min_reopen;
-      min.colluding = min.M > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0; /* against one participant */
-      r->masked_participants = (unsigned)min.M;
-      if (bbvfl_acct_pbm_masked_feature(&min, &mo, NULL, &e) == 0) {
-        r->has_masked_eps = 1;
-        r->eps_masked_feature = mo.epsilon_feature;
-      }
+      r->masked_participants = parts;
+      r->has_masked_eps = 1;
+      r->eps_masked_feature = r->priv.masked_row_feature.epsilon;
     }
     snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
-             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u: feature-level epsilon %.4g, sample-level %.4g at delta %g%s",
-             S->p.cfg.levels, in.beta, S->p.cfg.dim, S->p.cfg.clients, S->p.cfg.epochs, out.epsilon_feature,
-             out.epsilon_sample, r->delta, S->p.cfg.masked ? " (local mode; masked bound in figures)" : "");
+             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u, not end-to-end: row level, one party %.4g (%s), one row, all "
+             "parties %.4g (%s) at delta %g%s",
+             S->p.cfg.levels, in.beta, S->p.cfg.dim, S->p.cfg.clients, S->p.cfg.epochs, r->priv.row_feature.epsilon,
+             r->priv.row_feature.method, r->priv.row_sample.epsilon, r->priv.row_sample.method, r->delta,
+             S->p.cfg.masked ? " (local mode; masked bound in figures)" : "");
   }
   if (!S->p.cfg.masked && !r->checks[BBVFL_AC_SUBMISSIONS].note[0])
     snprintf(r->checks[BBVFL_AC_SUBMISSIONS].note, sizeof r->checks[BBVFL_AC_SUBMISSIONS].note,

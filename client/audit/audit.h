@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "dp/privacy.h"
 #include "eth/u256.h"
 #include "vfl/contract.h"
 
@@ -118,6 +119,8 @@ typedef struct {
   /* privacy */
   double delta, eps_feature, eps_sample, eps_masked_feature;
   int has_eps, has_masked_eps, eps_at_edge;
+  bbvfl_privacy priv;           /* has_eps: every level and method (dp/privacy.h); eps_* above are its
+                                   RDP figures, kept for scripts */
   unsigned masked_participants; /* masked: the smallest participant set of the session (M minus the
                                    clients dropped by re-opened rounds); the masked bound is for it */
   uint64_t train_rows;

@@ -1,5 +1,6 @@
 /* bbvfl client: one organisation's process in an on-chain session. */
 #include <errno.h>
+#include <math.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,25 +32,20 @@ static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, 
   const double delta = 1e-5;
   bbvfl_offchain_cfg tc = s->train;
   tc.M = (int)s->cparams.clients;
-  bbvfl_acct_out loc, msk;
-  int finite = 0;
-  if (train_common_epsilon(&tc, delta, &loc, &finite, err) < 0) return -1;
-  json_t *pr = json_pack("{s:f, s:o, s:o, s:b, s:i}", "delta", delta, "epsilon_feature", train_json_num(loc.epsilon_feature),
-                         "epsilon_sample", train_json_num(loc.epsilon_sample), "masked", res->masked, "participants",
-                         (int)res->participants);
+  bbvfl_privacy pv;
+  if (train_common_privacy(&tc, res->n_train, res->masked, (int)res->participants, delta, &pv, err) < 0) return -1;
+  /* epsilon_feature/_sample/_feature_masked: the RDP figures (kept for scripts); "levels": every
+     level with its method, from the one accountant */
+  json_t *pr = json_pack("{s:f, s:o, s:o, s:b, s:i, s:o}", "delta", delta, "epsilon_feature",
+                         train_json_num(pv.finite ? pv.rdp.epsilon_feature : INFINITY), "epsilon_sample",
+                         train_json_num(pv.finite ? pv.rdp.epsilon_sample : INFINITY), "masked", res->masked,
+                         "participants", (int)res->participants, "levels", bbvfl_privacy_json(&pv));
   if (!pr) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  fprintf(stderr, "privacy at delta %g: epsilon feature %.4g (local DP), sample %.4g", delta, loc.epsilon_feature,
-          loc.epsilon_sample);
-  if (res->masked) {
-    if (train_common_epsilon_masked(&tc, (int)res->participants, delta, &msk, err) < 0) {
-      json_decref(pr);
-      return -1;
-    }
-    json_object_set_new(pr, "epsilon_feature_masked", train_json_num(msk.epsilon_feature));
-    fprintf(stderr, "; masked feature bound %.4g for %u participants (against one of them)", msk.epsilon_feature,
-            res->participants);
-  }
-  fputc('\n', stderr);
+  if (res->masked)
+    json_object_set_new(pr, "epsilon_feature_masked", train_json_num(pv.masked_row_feature.epsilon));
+  char line[512];
+  bbvfl_privacy_line(&pv, line, sizeof line);
+  fprintf(stderr, "privacy: %s\n", line);
   fprintf(stderr, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);
   char *text = NULL;
   size_t len = 0;

@@ -545,10 +545,13 @@ int cmd_demo(int argc, char **argv) {
       bbvfl_wrap(&err, "off-chain comparison run");
       goto fail;
     }
-    bbvfl_acct_out acct;
-    int finite = 0;
+    /* the privacy of the session, from the one accountant: the masked bound for the clients actually
+       present at the end (against one of them) */
+    bbvfl_privacy pv;
     bbvfl_err aerr = {0};
-    train_common_epsilon(&s.train, f.tc.delta, &acct, &finite, &aerr);
+    const int have_priv = train_common_privacy(&s.train, ores.n_train, masked, participants, f.tc.delta, &pv, &aerr) == 0;
+    if (!have_priv) pv.finite = 0;
+    const int finite = pv.finite, mfinite = masked && pv.finite;
 
     report = json_object();
     json_object_set_new(report, "auroc", json_real(auroc));
@@ -558,14 +561,14 @@ int cmd_demo(int argc, char **argv) {
       json_object_set_new(report, "auroc_offchain_same_seed", json_real(ores.per_epoch[ores.epochs - 1].auroc));
       json_object_set_new(report, "auroc_gap", json_real(fabs(auroc - ores.per_epoch[ores.epochs - 1].auroc)));
     }
-    json_object_set_new(report, "epsilon_feature", finite ? train_json_num(acct.epsilon_feature) : json_null());
-    json_object_set_new(report, "epsilon_sample", finite ? train_json_num(acct.epsilon_sample) : json_null());
-    /* masked mode: only the sums are public; the bound for the clients actually present at the end */
-    bbvfl_acct_out macct;
-    int mfinite = masked && train_common_epsilon_masked(&s.train, participants, f.tc.delta, &macct, &aerr) == 0;
+    /* RDP figures of the row level (kept for scripts); "privacy": every level with its method */
+    json_object_set_new(report, "epsilon_feature", finite ? train_json_num(pv.rdp.epsilon_feature) : json_null());
+    json_object_set_new(report, "epsilon_sample", finite ? train_json_num(pv.rdp.epsilon_sample) : json_null());
     json_object_set_new(report, "masked", json_boolean(masked));
     json_object_set_new(report, "participants", json_integer(participants));
-    json_object_set_new(report, "epsilon_feature_masked", mfinite ? train_json_num(macct.epsilon_feature) : json_null());
+    json_object_set_new(report, "epsilon_feature_masked",
+                        mfinite ? train_json_num(pv.masked_row_feature.epsilon) : json_null());
+    json_object_set_new(report, "privacy", bbvfl_privacy_json(&pv));
     json_object_set_new(report, "delta", json_real(f.tc.delta));
     json_object_set_new(report, "onchain_agg_s_per_epoch", json_real(onchain_agg));
     json_object_set_new(report, "offchain_agg_s_per_epoch", json_real(ores.agg_train_s_per_epoch));
@@ -608,12 +611,9 @@ int cmd_demo(int argc, char **argv) {
       printf("\nsummary (%s)\n", run);
       printf("  test AUROC            %.4f", auroc);
       if (compare) printf("   (off-chain, same seed: %.4f)", jnum(report, "auroc_offchain_same_seed"));
-      printf("\n  epsilon (feature)     %.1f at delta %g (local DP: every submission public)\n",
-             finite ? acct.epsilon_feature : NAN, f.tc.delta);
-      if (masked)
-        printf("  epsilon (feature)     %.2f masked mode, %d participants (only the sums public; against one "
-               "of them)\n",
-               mfinite ? macct.epsilon_feature : NAN, participants);
+      char pline[512];
+      bbvfl_privacy_line(&pv, pline, sizeof pline);
+      printf("\n  privacy               %s%s\n", have_priv ? pline : "not computed: ", have_priv ? "" : aerr.msg);
       if (finite) printf("  privacy scope         %s\n", BBVFL_ACCT_SCOPE);
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,
              offchain_agg);

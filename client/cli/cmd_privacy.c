@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "dp/accountant.h"
+#include "dp/privacy.h"
 
 static json_t *jarr(const double *v, size_t n) {
   json_t *a = json_array();
@@ -100,6 +101,8 @@ int cmd_privacy(int argc, char **argv) {
   double masked_rdp[BBVFL_ACCT_NGRID];
   bbvfl_acct_out mout;
   double pld_feature = NAN, pld_sample = NAN, set_rdp = NAN, set_pld = NAN;
+  bbvfl_privacy pv;
+  memset(&pv, 0, sizeof pv);
 
   if (gaussian) {
     if (b != INT_MIN || !isnan(beta) || masked || !isnan(target)) {
@@ -135,27 +138,20 @@ int cmd_privacy(int argc, char **argv) {
         solved = "b";
       }
     }
-    if (bbvfl_acct_pbm(&in, &out, &err) || bbvfl_acct_pbm_curve(&in, &curve, &err)) return cli_report(&err);
-    if (masked && bbvfl_acct_pbm_masked_feature(&in, &mout, masked_rdp, &err)) return cli_report(&err);
+    if (bbvfl_acct_pbm_curve(&in, &curve, &err)) return cli_report(&err);
     b = in.b;
     beta = in.beta;
-    /* the exact epsilon of the same releases (privacy loss distribution), local mode */
-    if (bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)epochs * P, delta, &pld_feature, &err) ||
-        bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)epochs * M * P, delta, &pld_sample, &err))
-      return cli_report(&err);
-    /* feature-set level: one client's whole column set changes every row's release, so all
-       rows x epochs x P coordinates of that client compose (no parallel composition) */
-    bbvfl_pbm_acct_in set = in;
-    bbvfl_acct_out set_out;
-    if ((double)rows * P > INT_MAX) {
-      bbvfl_fail(&err, BBVFL_E_ARG, "bbvfl privacy: --rows x --P must stay below %d", INT_MAX);
-      return cli_report(&err);
-    }
-    set.P = rows * P;
-    if (bbvfl_acct_pbm(&set, &set_out, &err) ||
-        bbvfl_acct_pbm_pld_eps(b, beta, (uint64_t)rows * epochs * P, delta, &set_pld, &err))
-      return cli_report(&err);
-    set_rdp = set_out.epsilon_feature;
+    /* every level and method from the one accountant (dp/privacy.h): RDP and the exact PLD of the
+       same releases; the feature-set level composes all rows x epochs x P coordinates of a client */
+    bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = b, .beta = beta, .P = P, .M = M, .epochs = epochs,
+                            .rows = rows, .delta = delta, .masked = masked, .colluding = colluding};
+    if (bbvfl_privacy_compute(&pin, &pv, masked ? masked_rdp : NULL, &err)) return cli_report(&err);
+    out = pv.rdp;
+    mout = pv.masked_rdp;
+    pld_feature = pv.row_feature.pld;
+    pld_sample = pv.row_sample.pld;
+    set_pld = pv.feature_set.pld;
+    set_rdp = pv.feature_set.rdp;
   }
   /* PBM-VFL Theorem 2.3: the unbiased sum estimate has variance C^2 M / (4 beta^2 b) (worst
    * case, inputs at 0); its standard deviation per coordinate in units of C. */
@@ -195,6 +191,7 @@ int cmd_privacy(int argc, char **argv) {
                                     "method_feature", pf ? "pld" : "rdp", "epsilon_sample",
                                     ps ? pld_sample : out.epsilon_sample, "method_sample", ps ? "pld" : "rdp"));
     }
+    if (!gaussian) json_object_set_new(o, "privacy", bbvfl_privacy_json(&pv));
     json_object_set_new(o, "alpha", jarr(curve.alpha, BBVFL_ACCT_NGRID));
     json_object_set_new(o, "rdp_feature", jarr(curve.feature, BBVFL_ACCT_NGRID));
     json_object_set_new(o, "rdp_sample", jarr(curve.sample, BBVFL_ACCT_NGRID));

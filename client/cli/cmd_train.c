@@ -138,9 +138,8 @@ int cmd_train(int argc, char **argv) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--clients must be in 1..1000, got %d", clients);
     return cli_report(&err);
   }
-  bbvfl_acct_out acct;
-  int finite;
-  if (bbvfl_mech_check(&cfg.mech, &err) != 0 || train_common_epsilon(&cfg, tc.delta, &acct, &finite, &err) != 0)
+  bbvfl_privacy priv; /* checked here, before training; recomputed with the training row count below */
+  if (bbvfl_mech_check(&cfg.mech, &err) != 0 || train_common_privacy(&cfg, 0, 0, 0, tc.delta, &priv, &err) != 0)
     return cli_report(&err);
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
@@ -182,6 +181,12 @@ int cmd_train(int argc, char **argv) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
   }
+  if (train_common_privacy(&cfg, res.n_train, 0, 0, tc.delta, &priv, &err) != 0) {
+    bbvfl_offchain_result_free(&res);
+    bbvfl_dataset_free(&ds);
+    return cli_report(&err);
+  }
+  const int finite = priv.finite;
   const bbvfl_epoch_metrics *last = &res.per_epoch[res.epochs - 1];
   json_t *o = json_object();
   json_object_set_new(o, "auroc", json_real(last->auroc));
@@ -189,8 +194,10 @@ int cmd_train(int argc, char **argv) {
   json_object_set_new(o, "f1", json_real(last->f1));
   json_object_set_new(o, "loss", json_real(last->test_loss));
   json_object_set_new(o, "train_loss", json_real(last->train_loss));
-  json_object_set_new(o, "epsilon_feature", train_json_num(acct.epsilon_feature));
-  json_object_set_new(o, "epsilon_sample", train_json_num(acct.epsilon_sample));
+  /* the RDP epsilons of the row level (kept for scripts); "privacy" has every level and method */
+  json_object_set_new(o, "epsilon_feature", train_json_num(finite ? priv.rdp.epsilon_feature : INFINITY));
+  json_object_set_new(o, "epsilon_sample", train_json_num(finite ? priv.rdp.epsilon_sample : INFINITY));
+  json_object_set_new(o, "privacy", bbvfl_privacy_json(&priv));
   json_object_set_new(o, "delta", json_real(tc.delta));
   json_object_set_new(o, "offchain_agg_s_per_epoch", json_real(res.agg_train_s_per_epoch));
   json_object_set_new(o, "epochs", json_integer(res.epochs));
@@ -240,9 +247,9 @@ int cmd_train(int argc, char **argv) {
   } else {
     printf("final: test AUROC %.4f  accuracy %.4f  F1 %.4f  loss %.4f\n", last->auroc, last->accuracy, last->f1,
            last->test_loss);
-    if (finite)
-      printf("privacy: epsilon %.4g (feature level), %.4g (sample level), delta %g%s\n", acct.epsilon_feature,
-             acct.epsilon_sample, tc.delta, acct.at_grid_edge ? " (optimum at the edge of the alpha grid)" : "");
+    char line[512];
+    bbvfl_privacy_line(&priv, line, sizeof line);
+    if (finite) printf("privacy: %s\n", line);
     if (finite) printf("privacy scope: %s\n", BBVFL_ACCT_SCOPE);
     else
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");

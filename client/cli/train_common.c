@@ -1,6 +1,7 @@
 #include "cli/train_common.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,31 +85,14 @@ int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err) 
   return bbvfl_csv_load(t->data ? t->data : train_default_data(), &o, ds, err);
 }
 
-int train_common_epsilon(const bbvfl_offchain_cfg *c, double delta, bbvfl_acct_out *out, int *finite, bbvfl_err *err) {
-  memset(out, 0, sizeof *out);
-  *finite = 0;
-  if (c->mech.kind == BBVFL_MECH_NPQ) {
-    out->epsilon_feature = out->epsilon_sample = out->epsilon_feature_std = out->epsilon_sample_std = INFINITY;
-    return 0;
-  }
-  int rc;
-  if (c->mech.kind == BBVFL_MECH_PBM) {
-    bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, c->M, c->epochs, delta, 0};
-    rc = bbvfl_acct_pbm(&in, out, err);
-  } else {
-    rc = bbvfl_acct_gaussian(c->mech.clip, c->mech.sigma, c->M, c->epochs, delta, out, err);
-  }
-  if (rc == 0) *finite = 1;
-  return rc;
-}
-
-int train_common_epsilon_masked(const bbvfl_offchain_cfg *c, int participants, double delta, bbvfl_acct_out *out,
-                                bbvfl_err *err) {
-  memset(out, 0, sizeof *out);
-  if (c->mech.kind != BBVFL_MECH_PBM) return bbvfl_fail(err, BBVFL_E_ARG, "masked mode needs the PBM mechanism");
-  bbvfl_pbm_acct_in in = {c->mech.b, c->mech.beta, c->P, participants, c->epochs, delta,
-                          participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
-  return bbvfl_acct_pbm_masked_feature(&in, out, NULL, err);
+int train_common_privacy(const bbvfl_offchain_cfg *c, size_t rows, int masked, int participants, double delta,
+                         bbvfl_privacy *out, bbvfl_err *err) {
+  if (rows > INT_MAX) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: %zu training rows is too many", rows);
+  bbvfl_privacy_in in = {.kind = c->mech.kind, .b = c->mech.b, .beta = c->mech.beta, .clip = c->mech.clip,
+                         .sigma = c->mech.sigma, .P = c->P, .M = c->M, .epochs = c->epochs, .rows = (int)rows,
+                         .delta = delta, .masked = masked, .participants = participants,
+                         .colluding = participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
+  return bbvfl_privacy_compute(&in, out, NULL, err);
 }
 
 json_t *train_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "dp/accountant.h"
+#include "dp/privacy.h"
 #include "ml/data.h"
 #include "vfl/offchain.h"
 
@@ -23,12 +24,11 @@ size_t train_common_opts(train_common *t, cli_opt *opts);
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err *err);
 /* Loads --data (default: the bundled Breast Cancer table). */
 int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
-/* Epsilon of the configuration: *finite = 0 for NPQ (no privacy). */
-int train_common_epsilon(const bbvfl_offchain_cfg *cfg, double delta, bbvfl_acct_out *out, int *finite, bbvfl_err *err);
-/* Masked mode's feature-level bound (bbvfl_acct_pbm_masked_feature, PBM only) for a session whose
- * sums cover `participants` clients; out's sample-level fields are the local ones. */
-int train_common_epsilon_masked(const bbvfl_offchain_cfg *c, int participants, double delta, bbvfl_acct_out *out,
-                                bbvfl_err *err);
+/* The privacy of a training configuration (dp/privacy.h, the one place epsilons come from): rows is
+ * the training row count (the feature-set level; 0: not computed); masked with the participants
+ * the sums covered (against one of them). out->finite = 0 for NPQ (no privacy). */
+int train_common_privacy(const bbvfl_offchain_cfg *cfg, size_t rows, int masked, int participants, double delta,
+                         bbvfl_privacy *out, bbvfl_err *err);
 /* JSON number, or null when not finite. */
 json_t *train_json_num(double v);
 /* Default path of the bundled table. */

@@ -1395,6 +1395,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   }
   if (election(&c, err) < 0) goto out;
   res->participants = c.cp.cfg.clients;
+  res->n_train = c.data.n_train;
   if (c.cp.cfg.masked) {
     if (bbvfl_mclient_init(&c.mc, &c.agg, cfg->key, chain_id, s->deploy_block, (unsigned)res->index, c.n,
                            c.cp.cfg.levels, err) < 0)

@@ -97,6 +97,7 @@ typedef struct {
   unsigned participants;      /* masked: the smallest participant set this client saw (M - dropouts);
                                  plain: M */
   int was_active;             /* active client at the end of the session */
+  size_t n_train;             /* training rows of the session (the feature-set privacy level) */
   uint8_t S[32];
   uint64_t rounds;            /* rounds this process went through */
   uint64_t submissions;       /* submissions this process sent */

@@ -1,0 +1,144 @@
+/* The privacy of one configuration (dp/privacy.h). */
+#include "dp/privacy.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void set_eps(bbvfl_privacy_eps *e, double rdp, double pld) {
+  e->rdp = rdp;
+  e->pld = pld;
+  if (!isnan(pld) && (isnan(rdp) || pld <= rdp)) {
+    e->epsilon = pld;
+    e->method = "pld";
+  } else {
+    e->epsilon = rdp;
+    e->method = "rdp";
+  }
+}
+
+static void set_none(bbvfl_privacy_eps *e, double v) {
+  e->epsilon = e->rdp = e->pld = v;
+  e->method = "none";
+}
+
+int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double *masked_curve, bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  out->delta = in->delta;
+  out->rows = in->rows;
+  out->masked = in->masked;
+  out->colluding = in->masked ? in->colluding : 0;
+  out->participants = in->masked && in->participants ? in->participants : in->M;
+  set_none(&out->feature_set, NAN);
+  set_none(&out->masked_row_feature, NAN);
+  if (in->rows < 0) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows must be >= 0, got %d", in->rows);
+  if (in->kind == BBVFL_MECH_NPQ) {
+    set_none(&out->row_feature, INFINITY);
+    set_none(&out->row_sample, INFINITY);
+    if (in->rows) set_none(&out->feature_set, INFINITY);
+    if (in->masked) set_none(&out->masked_row_feature, INFINITY);
+    return 0;
+  }
+  if (in->kind == BBVFL_MECH_GAUSSIAN) {
+    if (in->masked) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: masked mode needs the PBM mechanism");
+    if (bbvfl_acct_gaussian(in->clip, in->sigma, in->M, in->epochs, in->delta, &out->rdp, err) < 0) return -1;
+    set_eps(&out->row_feature, out->rdp.epsilon_feature, NAN);
+    set_eps(&out->row_sample, out->rdp.epsilon_sample, NAN);
+    if (in->rows) {
+      /* every row's release of the party composes: rows x epochs releases of one P-vector */
+      if ((double)in->rows * in->epochs > INT_MAX)
+        return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows x epochs must stay below %d", INT_MAX);
+      bbvfl_acct_out set;
+      if (bbvfl_acct_gaussian(in->clip, in->sigma, in->M, in->rows * in->epochs, in->delta, &set, err) < 0)
+        return -1;
+      set_eps(&out->feature_set, set.epsilon_feature, NAN);
+    }
+    out->finite = 1;
+    return 0;
+  }
+  bbvfl_pbm_acct_in a = {in->b, in->beta, in->P, in->M, in->epochs, in->delta, 0};
+  if (bbvfl_acct_pbm(&a, &out->rdp, err) < 0) return -1;
+  double pf, ps;
+  if (bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->P, in->delta, &pf, err) < 0 ||
+      bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->M * in->P, in->delta, &ps, err) < 0)
+    return -1;
+  set_eps(&out->row_feature, out->rdp.epsilon_feature, pf);
+  set_eps(&out->row_sample, out->rdp.epsilon_sample, ps);
+  if (in->rows) {
+    if ((double)in->rows * in->P > INT_MAX)
+      return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows x P must stay below %d", INT_MAX);
+    bbvfl_pbm_acct_in set = a;
+    set.P = in->rows * in->P; /* each row's P coordinates, every row: one long release per epoch */
+    bbvfl_acct_out so;
+    double sp;
+    if (bbvfl_acct_pbm(&set, &so, err) < 0 ||
+        bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->rows * in->epochs * in->P, in->delta, &sp, err) < 0)
+      return -1;
+    set_eps(&out->feature_set, so.epsilon_feature, sp);
+  }
+  if (in->masked) {
+    bbvfl_pbm_acct_in m = a;
+    m.M = out->participants;
+    m.colluding = in->colluding;
+    if (bbvfl_acct_pbm_masked_feature(&m, &out->masked_rdp, masked_curve, err) < 0) return -1;
+    set_eps(&out->masked_row_feature, out->masked_rdp.epsilon_feature, NAN);
+  }
+  out->finite = 1;
+  return 0;
+}
+
+static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+
+static json_t *eps_json(const bbvfl_privacy_eps *e, const char *relation) {
+  if (isnan(e->epsilon)) return json_null();
+  return json_pack("{s:o, s:s, s:o, s:o, s:s}", "epsilon", num(e->epsilon), "method", e->method, "rdp", num(e->rdp),
+                   "pld", num(e->pld), "relation", relation);
+}
+
+json_t *bbvfl_privacy_json(const bbvfl_privacy *p) {
+  json_t *o = json_pack("{s:f, s:b, s:b, s:s, s:o, s:o}", "delta", p->delta, "finite", p->finite, "end_to_end",
+                        p->end_to_end, "scope", BBVFL_ACCT_SCOPE, "row_feature",
+                        eps_json(&p->row_feature, "row level: one party's features of one row"), "row_sample",
+                        eps_json(&p->row_sample, "sample level: one row, every party's features"));
+  if (!o) return NULL;
+  json_t *fs = eps_json(&p->feature_set, "feature-set level: one party's whole column set, every row");
+  if (json_is_object(fs)) json_object_set_new(fs, "rows", json_integer(p->rows));
+  json_t *mk = eps_json(&p->masked_row_feature, "masked, row level: one party's features of one row, "
+                                                "against colluding participants");
+  if (json_is_object(mk)) {
+    json_object_set_new(mk, "colluding", json_integer(p->colluding));
+    json_object_set_new(mk, "participants", json_integer(p->participants));
+  }
+  if (json_object_set_new(o, "feature_set", fs) || json_object_set_new(o, "masked_row_feature", mk)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* Appends to buf like snprintf; returns the length the whole line needs. */
+static size_t add(char *buf, size_t n, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static size_t add(char *buf, size_t n, size_t at, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int k = at < n ? vsnprintf(buf + at, n - at, fmt, ap) : vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  return k > 0 ? at + (size_t)k : at;
+}
+
+size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n) {
+  if (n) buf[0] = 0;
+  if (!p->finite) return add(buf, n, 0, "no privacy guarantee (no noise: every epsilon is infinite)");
+  size_t at = add(buf, n, 0, "epsilon at delta %g, not end-to-end: row level, one party %.4g (%s); one row, all "
+                  "parties %.4g (%s)", p->delta, p->row_feature.epsilon, p->row_feature.method,
+                  p->row_sample.epsilon, p->row_sample.method);
+  if (!isnan(p->feature_set.epsilon))
+    at = add(buf, n, at, "; whole column set of %d rows %.4g (%s)", p->rows, p->feature_set.epsilon,
+             p->feature_set.method);
+  if (!isnan(p->masked_row_feature.epsilon))
+    at = add(buf, n, at, "; masked, row level, one party, against %d colluding of %d participants %.4g (%s)",
+             p->colluding, p->participants, p->masked_row_feature.epsilon, p->masked_row_feature.method);
+  return at;
+}

@@ -1,0 +1,76 @@
+/* The privacy of one configuration: every neighbouring relation, every accounting method, in one
+ * library function. Every command that prints an epsilon (train, demo, client, sweep, privacy,
+ * audit) takes it from here, so they cannot disagree, and each prints the relation it is for and
+ * whether it is end-to-end (docs/PRIVACY.md).
+ *
+ * Relations (one party = one client's columns):
+ *   row_feature  row level, one party's features of one row change: that client's epochs x P
+ *                releases of the row compose;
+ *   row_sample   sample level, one row changes for every party: epochs x M x P releases compose
+ *                (local mode: every client's output is public);
+ *   feature_set  one party's whole column set changes: every release of that client composes,
+ *                rows x epochs x P (no parallel composition across rows);
+ *   masked_row_feature  masked mode, row level, one party: only the sum is public, against
+ *                `colluding` participants who subtract their own outputs.
+ * None of them is end-to-end for the pipeline as built (BBVFL_ACCT_SCOPE): each client's network
+ * and feature scaling are fitted on its rows, so one row also moves the other rows' releases.
+ *
+ * Methods: "rdp" (Renyi DP, tighter conversion, dp/accountant.h) and "pld" (the exact privacy loss
+ * distribution of PBM in local mode); `epsilon` is the smaller, `method` names it. Gaussian and
+ * masked bounds are RDP only. NPQ: no guarantee, every epsilon infinite, method "none".
+ *
+ * Pure computation; no printing. Output structs are caller-owned; strings in them are static. */
+#ifndef BBVFL_DP_PRIVACY_H
+#define BBVFL_DP_PRIVACY_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "common/err.h"
+#include "dp/accountant.h"
+#include "dp/mech.h"
+
+typedef struct {
+  bbvfl_mech_kind kind; /* NPQ: no guarantee */
+  int b;                /* PBM: trials per coordinate */
+  double beta;          /* PBM: in (0, 1/2) */
+  double clip, sigma;   /* Gaussian */
+  int P, M, epochs;     /* embedding width, clients, epochs */
+  int rows;             /* training rows of one party, for feature_set; 0: not computed (NAN) */
+  double delta;         /* of the (epsilon, delta) guarantee, in (0, 1) */
+  int masked;           /* masked mode (PBM only): compute masked_row_feature */
+  int colluding;        /* masked: participants pooling their knowledge, 0..participants-1 */
+  int participants;     /* masked: clients whose outputs the sums cover (after dropouts; 0: M) */
+} bbvfl_privacy_in;
+
+typedef struct {
+  double epsilon;     /* the smaller of rdp and pld (INFINITY for NPQ, NAN when not computed) */
+  const char *method; /* "pld", "rdp" or "none" */
+  double rdp, pld;    /* each method's epsilon; NAN where a method does not apply */
+} bbvfl_privacy_eps;
+
+typedef struct {
+  int finite;   /* 0: NPQ, no guarantee */
+  int end_to_end; /* 0 for every mode today (BBVFL_ACCT_SCOPE) */
+  double delta;
+  int rows, masked, colluding, participants;
+  bbvfl_privacy_eps row_feature, row_sample, feature_set, masked_row_feature;
+  bbvfl_acct_out rdp; /* local-mode RDP details (alphas, standard conversion, grid edge) */
+  bbvfl_acct_out masked_rdp; /* masked mode RDP details (zeroed otherwise) */
+} bbvfl_privacy;
+
+/* Fills *out for *in. masked_curve (nullable, BBVFL_ACCT_NGRID doubles, masked mode only)
+ * receives the composed masked RDP orders. Errors: bad parameters (named), an unreachable
+ * accounting. Cost: the masked worst-case search dominates (dp/accountant.h); the rest is
+ * milliseconds. */
+int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double *masked_curve, bbvfl_err *err);
+
+/* The privacy as a JSON object (new reference, NULL when out of memory): delta, end_to_end,
+ * scope, and per relation {epsilon, method, rdp, pld, relation}; null for what does not apply. */
+json_t *bbvfl_privacy_json(const bbvfl_privacy *p);
+
+/* One line for people, into buf (always NUL-terminated when n > 0): every relation that was
+ * computed with its epsilon and method, and "not end-to-end". Returns the length it needed. */
+size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n);
+
+#endif
