@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/fsutil.h"
+#include "audit/leak.h"
 #include "dp/accountant.h"
 #include "eth/abi.h"
 #include "eth/deploy.h"
@@ -98,6 +99,8 @@ typedef struct {
 
   int first_log_seen;
   size_t *perm;            /* schedule scratch (train_rows) */
+  int64_t perm_epoch;      /* the epoch perm holds (-1: none) */
+  int *leak;               /* on_labels scratch (batch) */
   /* the recomputed sums of the last RING complete rounds: the contract still stores those, and
      roundSum() must return them */
   uint32_t *ring[RING];
@@ -378,6 +381,7 @@ static void schedule_digest(st_t *S, uint32_t e) {
   bbvfl_audit_epoch_fig *f = epoch_fig(S, e, 1);
   if (!f || !S->perm || !S->elected) return;
   bbvfl_schedule_perm(S->seed, e, (size_t)S->o->train_rows, S->perm);
+  S->perm_epoch = e;
   bbvfl_keccak_ctx k;
   bbvfl_keccak_init(&k);
   for (size_t i = 0; i < S->o->train_rows; i++) {
@@ -714,6 +718,29 @@ static void on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) 
   if (!is_train(S, ev->round)) open_next(S, ev, fx);
 }
 
+/* What the gradient gives away: the batch's labels (audit/leak.h), handed to opts->on_labels with
+   the batch's training-row positions when the schedule is known. */
+static void read_labels(st_t *S, const bbvfl_cev *ev) {
+  size_t B = S->p.cfg.batch, P = S->p.cfg.dim;
+  if (!S->leak) S->leak = malloc(B * sizeof *S->leak);
+  bbvfl_err e = {0};
+  if (!S->leak || bbvfl_leak_labels(ev->data, ev->data_len, B, P, ev->data2, ev->data2_len, S->leak, &e) < 0) {
+    S->r->labels_unread += B;
+    return;
+  }
+  uint64_t epoch = ev->round / S->per, batch = ev->round % S->per;
+  const size_t *rows = NULL;
+  if (S->perm && (batch + 1) * B <= S->o->train_rows) {
+    if (S->perm_epoch != (int64_t)epoch) {
+      bbvfl_schedule_perm(S->seed, epoch, (size_t)S->o->train_rows, S->perm);
+      S->perm_epoch = (int64_t)epoch;
+    }
+    rows = S->perm + batch * B;
+  }
+  S->r->labels_read += B;
+  S->o->on_labels(S->o->labels_ctx, ev->round, epoch, batch, S->leak, rows, B);
+}
+
 static void on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (fx->have_gas) S->round_gas += fx->gas;
   int ai = find_client(S, ev->client);
@@ -745,6 +772,7 @@ static void on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     bad = 1;
   }
   if (!bad) ok(S, BBVFL_AC_GRADIENTS);
+  if (!bad && S->o->on_labels) read_labels(S, ev);
   S->r->gradients++;
   if (S->complete) open_next(S, ev, fx);
 }
@@ -1537,6 +1565,7 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
       goto out;
     }
     S->perm = malloc((size_t)o->train_rows * sizeof *S->perm);
+    S->perm_epoch = -1;
     if (!S->perm) {
       bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
       goto out;
@@ -1579,6 +1608,7 @@ out:
   free(S->sum);
   for (size_t k = 0; k < RING; k++) free(S->ring[k]);
   free(S->perm);
+  free(S->leak);
   free(S);
   return rc;
 }

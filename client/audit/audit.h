@@ -110,6 +110,8 @@ typedef struct {
   uint64_t reelections;
   /* figures */
   uint64_t logs, rounds_completed, submissions, gradients, epochs_completed;
+  uint64_t labels_read;     /* on_labels: rows whose label was read back from a gradient */
+  uint64_t labels_unread;   /* on_labels: gradients it could not be read from (rows) */
   int session_ended;
   uint64_t gas_total;
   double seconds_total;
@@ -139,6 +141,12 @@ typedef struct {
   uint64_t window;            /* initial eth_getLogs window in blocks (0: 500; adapts to the answers) */
   uint64_t train_rows;        /* N_train for the schedule check (0: skipped) */
   double delta;               /* for the epsilon (0: 1e-5) */
+  /* Nullable: called for every training round's valid GradientPosted with the batch's labels as
+   * read back from the chain (audit/leak.h): labels[B], and rows[B] the batch's training-row
+   * positions from the schedule (NULL without train_rows). Borrowed for the call only. */
+  void (*on_labels)(void *ctx, uint64_t round, uint64_t epoch, uint64_t batch, const int *labels,
+                    const size_t *rows, size_t B);
+  void *labels_ctx;
   bbvfl_audit_progress_fn progress; void *progress_ctx;
 } bbvfl_audit_opts;
 

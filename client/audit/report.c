@@ -105,7 +105,7 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
             last->epoch, last->auroc_micro / 1e6, last->accuracy_micro / 1e6, last->loss_micro / 1e6);
   }
   if (r->has_eps) {
-    char line[512];
+    char line[1024];
     bbvfl_privacy_line(&r->priv, line, sizeof line);
     fprintf(f, "privacy: %s\n", line);
     fprintf(f, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);

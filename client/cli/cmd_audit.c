@@ -67,9 +67,38 @@ static int load_session(const char *path, char *url, size_t urln, char *contract
   return 0;
 }
 
+/* --recover-labels: the CSV, collected in memory and written once at the end */
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  int nomem;
+} label_sink;
+
+static void on_labels(void *ctx, uint64_t round, uint64_t epoch, uint64_t batch, const int *labels,
+                      const size_t *rows, size_t B) {
+  label_sink *s = ctx;
+  for (size_t i = 0; i < B && !s->nomem; i++) {
+    if (s->cap - s->len < 128) {
+      char *nb = realloc(s->buf, s->cap * 2);
+      if (!nb) {
+        s->nomem = 1;
+        return;
+      }
+      s->buf = nb;
+      s->cap *= 2;
+    }
+    char row[32] = "";
+    if (rows) snprintf(row, sizeof row, "%zu", rows[i]);
+    s->len += (size_t)snprintf(s->buf + s->len, s->cap - s->len, "%llu,%llu,%llu,%zu,%s,%d\n",
+                               (unsigned long long)round, (unsigned long long)epoch, (unsigned long long)batch, i,
+                               row, labels[i]);
+  }
+}
+
 int cmd_audit(int argc, char **argv) {
   const char *rpc = NULL, *contract = NULL, *html = NULL, *session = NULL;
   unsigned long long from_block = 0, to_block = 0, train_rows = 0, window = 0;
+  const char *labels_path = NULL;
   int as_json = 0, quiet = 0;
   double delta = 1e-5;
   const cli_opt opts[] = {
@@ -84,6 +113,9 @@ int cmd_audit(int argc, char **argv) {
       {"json", OPT_FLAG, &as_json, NULL, "print the report as one JSON object"},
       {"html", OPT_STR, &html, "FILE", "also write a self-contained HTML report with charts"},
       {"quiet", OPT_FLAG, &quiet, NULL, "no progress on stderr"},
+      {"recover-labels", OPT_STR, &labels_path, "FILE",
+       "write the training labels read back from the posted gradients (CSV: round, epoch, batch,\n"
+       "position, train_row, label): what any chain reader learns about the labels"},
   };
   cli_spec spec = {"bbvfl audit", "verify a session's whole on-chain history from the chain alone", "[OPTIONS]",
                    "Reads every event of the aggregator and its token, the signed transactions of the\n"
@@ -133,6 +165,18 @@ int cmd_audit(int argc, char **argv) {
   o.window = window;
   o.train_rows = train_rows;
   o.delta = delta;
+  label_sink ls = {0};
+  if (labels_path) {
+    ls.cap = 1 << 16;
+    ls.buf = malloc(ls.cap);
+    if (!ls.buf) {
+      bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+      return cli_report(&err);
+    }
+    ls.len = (size_t)snprintf(ls.buf, ls.cap, "round,epoch,batch,position,train_row,label\n");
+    o.on_labels = on_labels;
+    o.labels_ctx = &ls;
+  }
   progress_ctx pc = {cli_isatty_err(), 0};
   if (!quiet) {
     o.progress = progress;
@@ -162,8 +206,25 @@ int cmd_audit(int argc, char **argv) {
   bbvfl_audit_result res;
   int ran = bbvfl_audit_run(&o, &res, &err);
   if (devdir[0]) bbvfl_devnet_down(devdir, 10, NULL);
-  if (ran < 0) return cli_report(&err);
+  if (ran < 0) {
+    free(ls.buf);
+    return cli_report(&err);
+  }
   int code = res.ok ? 0 : 3;
+  if (labels_path) {
+    /* written whole (atomically) once the audit ran: never a half-written file */
+    int wr = ls.nomem ? bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory while collecting the labels")
+                      : bbvfl_write_file_atomic(labels_path, ls.buf, ls.len, 0644, &err);
+    free(ls.buf);
+    if (wr < 0) {
+      bbvfl_audit_result_free(&res);
+      bbvfl_wrap(&err, "--recover-labels %s", labels_path);
+      return cli_report(&err);
+    }
+    if (!as_json)
+      printf("labels read back from the posted gradients: %llu rows (%llu unreadable) -> %s\n",
+             (unsigned long long)res.labels_read, (unsigned long long)res.labels_unread, labels_path);
+  }
   if (html && bbvfl_audit_write_html(&res, html, &err) < 0) {
     bbvfl_audit_result_free(&res);
     bbvfl_wrap(&err, "--html %s", html);

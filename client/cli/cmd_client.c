@@ -43,7 +43,7 @@ static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, 
   if (!pr) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   if (res->masked)
     json_object_set_new(pr, "epsilon_feature_masked", train_json_num(pv.masked_row_feature.epsilon));
-  char line[512];
+  char line[1024];
   bbvfl_privacy_line(&pv, line, sizeof line);
   fprintf(stderr, "privacy: %s\n", line);
   fprintf(stderr, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);

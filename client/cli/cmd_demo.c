@@ -611,7 +611,7 @@ int cmd_demo(int argc, char **argv) {
       printf("\nsummary (%s)\n", run);
       printf("  test AUROC            %.4f", auroc);
       if (compare) printf("   (off-chain, same seed: %.4f)", jnum(report, "auroc_offchain_same_seed"));
-      char pline[512];
+      char pline[1024];
       bbvfl_privacy_line(&pv, pline, sizeof pline);
       printf("\n  privacy               %s%s\n", have_priv ? pline : "not computed: ", have_priv ? "" : aerr.msg);
       if (finite) printf("  privacy scope         %s\n", BBVFL_ACCT_SCOPE);

@@ -247,7 +247,7 @@ int cmd_train(int argc, char **argv) {
   } else {
     printf("final: test AUROC %.4f  accuracy %.4f  F1 %.4f  loss %.4f\n", last->auroc, last->accuracy, last->f1,
            last->test_loss);
-    char line[512];
+    char line[1024];
     bbvfl_privacy_line(&priv, line, sizeof line);
     if (finite) printf("privacy: %s\n", line);
     if (finite) printf("privacy scope: %s\n", BBVFL_ACCT_SCOPE);

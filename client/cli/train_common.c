@@ -34,6 +34,9 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   o[n++] = (cli_opt){"lr-decay", OPT_DBL, &t->lr_decay, "X", "per-epoch learning-rate multiplier (default 1)"};
   o[n++] = (cli_opt){"momentum", OPT_DBL, &t->momentum, "X", "sgd momentum (default 0)"};
   o[n++] = (cli_opt){"delta", OPT_DBL, &t->delta, "X", "delta for the reported epsilon (default 1e-5)"};
+  o[n++] = (cli_opt){"label-epsilon", OPT_DBL, &t->label_eps, "E",
+                     "label DP: train on randomized-response labels, E-label-DP (default 0: true labels,\n"
+                     "which any chain reader can read back from the posted gradients)"};
   return n;
 }
 
@@ -58,6 +61,9 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   c->opt.decay = t->lr_decay;
   c->opt.momentum = t->momentum;
   c->test_frac = t->test_frac;
+  if (!(t->label_eps >= 0) || !isfinite(t->label_eps) || (t->label_eps > 0 && t->label_eps < 1e-6))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--label-epsilon must be 0 (off) or in [1e-6, inf), got %g", t->label_eps);
+  c->label_eps = t->label_eps;
   /* hidden widths */
   c->nhidden = 0;
   const char *s = t->hidden;
@@ -91,7 +97,8 @@ int train_common_privacy(const bbvfl_offchain_cfg *c, size_t rows, int masked, i
   bbvfl_privacy_in in = {.kind = c->mech.kind, .b = c->mech.b, .beta = c->mech.beta, .clip = c->mech.clip,
                          .sigma = c->mech.sigma, .P = c->P, .M = c->M, .epochs = c->epochs, .rows = (int)rows,
                          .delta = delta, .masked = masked, .participants = participants,
-                         .colluding = participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
+                         .colluding = participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0,
+                         .label_eps = c->label_eps};
   return bbvfl_privacy_compute(&in, out, NULL, err);
 }
 

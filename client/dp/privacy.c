@@ -33,6 +33,13 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
   out->participants = in->masked && in->participants ? in->participants : in->M;
   set_none(&out->feature_set, NAN);
   set_none(&out->masked_row_feature, NAN);
+  if (in->label_eps > 0 && isfinite(in->label_eps)) {
+    out->labels.epsilon = in->label_eps;
+    out->labels.method = "rr";
+    out->labels.rdp = out->labels.pld = NAN;
+  } else {
+    set_none(&out->labels, INFINITY);
+  }
   if (in->rows < 0) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows must be >= 0, got %d", in->rows);
   if (in->kind == BBVFL_MECH_NPQ) {
     set_none(&out->row_feature, INFINITY);
@@ -111,7 +118,12 @@ json_t *bbvfl_privacy_json(const bbvfl_privacy *p) {
     json_object_set_new(mk, "colluding", json_integer(p->colluding));
     json_object_set_new(mk, "participants", json_integer(p->participants));
   }
-  if (json_object_set_new(o, "feature_set", fs) || json_object_set_new(o, "masked_row_feature", mk)) {
+  json_t *lb = json_pack("{s:o, s:s, s:s}", "epsilon", num(p->labels.epsilon), "method", p->labels.method, "relation",
+                         isfinite(p->labels.epsilon)
+                             ? "label level: one row's label; randomized response once per training row (pure, delta 0)"
+                             : "label level: unprotected; the posted gradients give the training labels back");
+  if (json_object_set_new(o, "feature_set", fs) || json_object_set_new(o, "masked_row_feature", mk) ||
+      json_object_set_new(o, "labels", lb)) {
     json_decref(o);
     return NULL;
   }
@@ -130,7 +142,9 @@ static size_t add(char *buf, size_t n, size_t at, const char *fmt, ...) {
 
 size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n) {
   if (n) buf[0] = 0;
-  if (!p->finite) return add(buf, n, 0, "no privacy guarantee (no noise: every epsilon is infinite)");
+  if (!p->finite)
+    return add(buf, n, 0, "no privacy guarantee for the features (no noise: every epsilon is infinite); labels %s",
+               isfinite(p->labels.epsilon) ? "protected by randomized response (see JSON)" : "unprotected");
   size_t at = add(buf, n, 0, "epsilon at delta %g, not end-to-end: row level, one party %.4g (%s); one row, all "
                   "parties %.4g (%s)", p->delta, p->row_feature.epsilon, p->row_feature.method,
                   p->row_sample.epsilon, p->row_sample.method);
@@ -140,5 +154,9 @@ size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n) {
   if (!isnan(p->masked_row_feature.epsilon))
     at = add(buf, n, at, "; masked, row level, one party, against %d colluding of %d participants %.4g (%s)",
              p->colluding, p->participants, p->masked_row_feature.epsilon, p->masked_row_feature.method);
+  if (isfinite(p->labels.epsilon))
+    at = add(buf, n, at, "; labels %.4g (randomized response, pure)", p->labels.epsilon);
+  else
+    at = add(buf, n, at, "; labels unprotected (read back from the posted gradients)");
   return at;
 }

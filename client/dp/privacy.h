@@ -11,7 +11,10 @@
  *   feature_set  one party's whole column set changes: every release of that client composes,
  *                rows x epochs x P (no parallel composition across rows);
  *   masked_row_feature  masked mode, row level, one party: only the sum is public, against
- *                `colluding` participants who subtract their own outputs.
+ *                `colluding` participants who subtract their own outputs;
+ *   labels       one row's label: with label DP (randomized response, dp/labeldp.h) pure
+ *                label_eps; without it the labels are unprotected (infinite; the posted
+ *                gradients give them back, audit/leak.h).
  * None of them is end-to-end for the pipeline as built (BBVFL_ACCT_SCOPE): each client's network
  * and feature scaling are fitted on its rows, so one row also moves the other rows' releases.
  *
@@ -41,6 +44,7 @@ typedef struct {
   int masked;           /* masked mode (PBM only): compute masked_row_feature */
   int colluding;        /* masked: participants pooling their knowledge, 0..participants-1 */
   int participants;     /* masked: clients whose outputs the sums cover (after dropouts; 0: M) */
+  double label_eps;     /* > 0: randomized response on the training labels; 0: labels unprotected */
 } bbvfl_privacy_in;
 
 typedef struct {
@@ -55,6 +59,7 @@ typedef struct {
   double delta;
   int rows, masked, colluding, participants;
   bbvfl_privacy_eps row_feature, row_sample, feature_set, masked_row_feature;
+  bbvfl_privacy_eps labels; /* method "rr" (pure, delta 0) or "none" (infinite: unprotected) */
   bbvfl_acct_out rdp; /* local-mode RDP details (alphas, standard conversion, grid edge) */
   bbvfl_acct_out masked_rdp; /* masked mode RDP details (zeroed otherwise) */
 } bbvfl_privacy;

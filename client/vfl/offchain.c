@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "common/fsutil.h"
+#include "dp/labeldp.h"
 #include "ml/metrics.h"
 #include "vfl/aggregator.h"
 #include "vfl/head.h"
@@ -53,6 +54,7 @@ typedef struct {
   uint32_t *sum_q;
   float *sum_f;
   int *yb, *yeval;
+  int *ytrain; /* per table row: the label trained on (randomized response with label_eps) */
   size_t *rows;
 } trainer;
 
@@ -71,6 +73,7 @@ static void trainer_free(trainer *t) {
   free(t->sum_q);
   free(t->sum_f);
   free(t->yb);
+  free(t->ytrain);
   free(t->yeval);
   free(t->rows);
 }
@@ -152,11 +155,12 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   t.sum_q = malloc(n * sizeof(uint32_t));
   t.sum_f = malloc(n * sizeof(float));
   t.yb = malloc(c->B * sizeof(int));
+  t.ytrain = malloc(ds->n * sizeof(int));
   t.yeval = malloc(neval * sizeof(int));
   t.rows = malloc(c->B * sizeof(size_t));
   res->per_epoch = calloc((size_t)c->epochs, sizeof *res->per_epoch);
   if (!t.q || !t.hf || !t.grad || !t.probs || !t.all_probs || !t.sum_q || !t.sum_f || !t.yb || !t.yeval || !t.rows ||
-      !res->per_epoch) {
+      !t.ytrain || !res->per_epoch) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
@@ -168,6 +172,19 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   res->n_eval_rows = neval;
   res->nclasses = ds->nclasses;
   for (size_t i = 0; i < neval; i++) t.yeval[i] = ds->y[t.data.test[i]];
+  memcpy(t.ytrain, ds->y, ds->n * sizeof(int));
+  if (c->label_eps > 0) {
+    /* label DP: one randomized response per training row, before training; the test labels stay
+       true (they only score the model) */
+    bbvfl_rng rr;
+    if (c->seeded_noise)
+      bbvfl_rng_init_seeded(&rr, c->seed, bbvfl_rng_stream(BBVFL_STREAM_LABELS, 0));
+    else if (bbvfl_rng_init_os(&rr, err) != 0)
+      goto out;
+    int rrc = bbvfl_rr_labels(t.ytrain, t.data.train, ntr, ds->nclasses, c->label_eps, &rr, err);
+    bbvfl_rng_wipe(&rr);
+    if (rrc != 0) goto out;
+  }
 
   double agg_total = 0;
   for (int e = 0; e < c->epochs; e++) {
@@ -180,7 +197,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
       const size_t *pos = bbvfl_schedule_batch(&t.sched, (uint64_t)e, k);
       for (size_t i = 0; i < c->B; i++) {
         t.rows[i] = t.data.train[pos[i]];
-        t.yb[i] = ds->y[t.rows[i]];
+        t.yb[i] = t.ytrain[t.rows[i]];
       }
       if (round_forward(&t, c, round, t.rows, err) != 0) goto fail_round;
       int pbm = c->mech.kind == BBVFL_MECH_PBM;

@@ -38,6 +38,8 @@ typedef struct {
   uint64_t seed;
   int seeded_noise;
   double test_frac;          /* 0.2 */
+  double label_eps;          /* > 0: train on randomized-response labels, eps-label-DP (dp/labeldp.h),
+                                drawn once per training row; 0: the true labels */
   const char *partition;     /* NULL: even split */
   const uint8_t *session_seed; /* 32 bytes, nullable: the minibatch seed S (e.g. an on-chain
                                   session's, to replay it off-chain); NULL: derived from seed */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "dp/labeldp.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth/rpc.h"
@@ -837,6 +838,24 @@ static int init_label_rows(cl *c, bbvfl_err *err) {
   return 0;
 }
 
+/* Label DP (session label_epsilon > 0): the labels this client holds for training rows are replaced
+   once, before any transaction, by their randomized response (dp/labeldp.h); the evaluation rows
+   keep their true labels (they only score the model). With seeded noise every label holder draws
+   the same responses (seed, LABELS), so a restart or a re-elected active client trains on the very
+   same labels; with getrandom each process draws afresh (docs/PRIVACY.md: each draw counts). */
+static int label_dp(cl *c, bbvfl_err *err) {
+  double eps = c->sess->train.label_eps;
+  if (!(eps > 0)) return 0;
+  bbvfl_rng rr;
+  if (c->cfg->seeded_noise)
+    bbvfl_rng_init_seeded(&rr, c->cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_LABELS, 0));
+  else if (bbvfl_rng_init_os(&rr, err) < 0)
+    return -1;
+  int rc = bbvfl_rr_labels(c->ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, &rr, err);
+  bbvfl_rng_wipe(&rr);
+  return rc < 0 ? bbvfl_wrap(err, "label randomized response") : 0;
+}
+
 /* dLoss/dlogits of this client's labelled rows of the batch (zeros elsewhere, the mean over the
    whole batch) into c->dlog, with the head's current parameters; their loss goes to the epoch's
    tally. */
@@ -998,6 +1017,23 @@ static int dump_q(cl *c, uint64_t r, bbvfl_err *err) {
   return 0;
 }
 
+/* Test hook (cfg->dump_q_dir): the active client's labels of training round r as y-<round>.bin,
+   B true labels then the B labels trained on (they differ under label DP), int32 little-endian.
+   Plaintext labels: never in production. */
+static int dump_y(cl *c, uint64_t r, const size_t *rows, bbvfl_err *err) {
+  char p[1300];
+  snprintf(p, sizeof p, "%s/y-%llu.bin", c->cfg->dump_q_dir, (unsigned long long)r);
+  uint8_t *b = malloc(8 * c->B);
+  if (!b) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < 2 * c->B; i++) {
+    uint32_t v = (uint32_t)(i < c->B ? c->cfg->ds->y[rows[i]] : c->yb[i - c->B]);
+    for (int k = 0; k < 4; k++) b[4 * i + (size_t)k] = (uint8_t)(v >> (8 * k));
+  }
+  int rc = bbvfl_write_file_atomic(p, b, 8 * c->B, 0600, err);
+  free(b);
+  return rc < 0 ? bbvfl_wrap(err, "test hook: writing y") : 0;
+}
+
 /* submit(r, ...) calldata: q itself in plain mode, q masked for the current set in masked mode. */
 static int encode_submission(cl *c, uint64_t r, uint8_t **cd, size_t *len, bbvfl_err *err) {
   if (c->cfg->dump_q_dir && dump_q(c, r, err) < 0) return -1;
@@ -1143,10 +1179,11 @@ static int run_rounds(cl *c, uint64_t start, int resumed, bbvfl_err *err) {
       double agg = bbvfl_now() - t_agg0;
       if (!fail && train) {
         c->agg_sum += agg;
-        for (size_t i = 0; i < c->B; i++) c->yb[i] = c->cfg->ds->y[rows[i]];
+        for (size_t i = 0; i < c->B; i++) c->yb[i] = c->ylab[rows[i]]; /* the labels trained on */
+        if (c->cfg->dump_q_dir && !c->split && dump_y(c, r, rows, err) < 0) fail = 1;
         /* already posted before a restart? then take the gradient and head from the chain */
         bbvfl_cev gp;
-        int f = resumed ? query_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err) : 0;
+        int f = fail ? -1 : resumed ? query_event(c, BBVFL_EV_GRADIENT_POSTED, r, &gp, err) : 0;
         if (f < 0) {
           fail = 1;
         } else if (f == 1) {
@@ -1379,7 +1416,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
-  if (init_label_rows(&c, err) < 0) goto out;
+  if (init_label_rows(&c, err) < 0 || label_dp(&c, err) < 0) goto out;
   for (size_t i = 0; i < c.neval; i++) c.yeval[i] = c.ylab[c.data.test[i]]; /* -1: not labelled here */
   c.dlog = calloc(c.B * (size_t)c.K, sizeof *c.dlog);
   c.dlog_in = calloc(c.B * (size_t)c.K, sizeof *c.dlog_in);

@@ -2,6 +2,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +41,7 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                          t->opt.kind == BBVFL_OPT_ADAM ? "adam" : "sgd", "lr", t->opt.lr, "lr_decay", t->opt.decay,
                          "momentum", t->opt.momentum, "mechanism", bbvfl_mech_name(t->mech.kind), "b", t->mech.b,
                          "beta", t->mech.beta, "C", t->mech.C, "batch", (json_int_t)t->B);
+  if (tr && t->label_eps > 0) json_object_set_new(tr, "label_epsilon", json_real(t->label_eps));
   json_t *classes = json_array();
   for (int i = 0; classes && i < s->n_classes; i++) json_array_append_new(classes, json_string(s->classes[i]));
   if (tr && classes && s->n_classes > 0) json_object_set(tr, "classes", classes);
@@ -168,6 +170,14 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   t->seed = (uint64_t)v;
   t->seeded_noise = 0;
   if (get_num(tr, "test_frac", &t->test_frac, path, err) < 0) goto out;
+  t->label_eps = 0; /* absent: true labels (and every session file written before label DP) */
+  if (json_object_get(tr, "label_epsilon")) {
+    if (get_num(tr, "label_epsilon", &t->label_eps, path, err) < 0) goto out;
+    if (!(t->label_eps > 0) || !isfinite(t->label_eps)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"label_epsilon\" must be > 0 and finite", path);
+      goto out;
+    }
+  }
   if (get_str(tr, "label", s->label, sizeof s->label, path, err) < 0) goto out;
   if (get_str(tr, "data", s->data, sizeof s->data, path, err) < 0) goto out;
   if (get_int(tr, "n_rows", 1, INT64_MAX, &v, path, err) < 0) goto out;

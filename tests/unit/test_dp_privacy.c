@@ -174,15 +174,27 @@ static void test_json_and_line(void **st) {
   near(json_real_value(json_object_get(json_object_get(o, "row_feature"), "epsilon")), p.row_feature.epsilon);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "feature_set"), "rows")), 40);
   assert_int_equal(json_integer_value(json_object_get(json_object_get(o, "masked_row_feature"), "colluding")), 1);
+  json_t *lb = json_object_get(o, "labels");
+  assert_true(json_is_null(json_object_get(lb, "epsilon"))); /* unprotected: infinite */
+  assert_string_equal(json_string_value(json_object_get(lb, "method")), "none");
   json_decref(o);
+  in.label_eps = 2;
+  bbvfl_privacy q;
+  assert_int_equal(bbvfl_privacy_compute(&in, &q, NULL, &err), 0);
+  assert_true(q.labels.epsilon == 2);
+  assert_string_equal(q.labels.method, "rr");
+  char ql[1024];
+  bbvfl_privacy_line(&q, ql, sizeof ql);
+  assert_non_null(strstr(ql, "labels 2 (randomized response, pure)"));
 
-  char line[512];
+  char line[1024];
   size_t need = bbvfl_privacy_line(&p, line, sizeof line);
   assert_int_equal(need, strlen(line));
   assert_non_null(strstr(line, "not end-to-end"));
   assert_non_null(strstr(line, "row level, one party 2890 (pld)"));
   assert_non_null(strstr(line, "whole column set of 40 rows"));
   assert_non_null(strstr(line, "against 1 colluding of 3"));
+  assert_non_null(strstr(line, "labels unprotected"));
   /* a short buffer: truncated, terminated, the full length returned */
   char small[20];
   assert_int_equal(bbvfl_privacy_line(&p, small, sizeof small), need);

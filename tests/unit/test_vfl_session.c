@@ -48,6 +48,7 @@ static void make_session(bbvfl_session *s) {
   /* training fields away from their defaults, so a field the round trip drops shows */
   s->train.seed = 99;
   s->train.test_frac = 0.25;
+  s->train.label_eps = 1.5;
   s->train.nhidden = 2;
   s->train.hidden[0] = 24;
   s->train.hidden[1] = 12;
@@ -104,6 +105,7 @@ static void test_round_trip(void **st) {
   assert_int_equal(x->epochs, y->epochs);
   assert_int_equal(x->seed, 99);
   assert_true(x->test_frac == 0.25);
+  assert_true(x->label_eps == 1.5);
   assert_int_equal(x->nhidden, 2);
   assert_int_equal(x->hidden[0], 24);
   assert_int_equal(x->hidden[1], 12);
