@@ -96,10 +96,10 @@ int cmd_privacy(int argc, char **argv) {
   }
 
   bbvfl_acct_curve curve;
-  bbvfl_acct_out out;
+  bbvfl_acct_out out = {0};
   const char *solved = NULL;
   double masked_rdp[BBVFL_ACCT_NGRID];
-  bbvfl_acct_out mout;
+  bbvfl_acct_out mout = {0};
   double pld_feature = NAN, pld_sample = NAN, set_rdp = NAN, set_pld = NAN;
   bbvfl_privacy pv;
   memset(&pv, 0, sizeof pv);
