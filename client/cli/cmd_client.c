@@ -46,7 +46,7 @@ static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, 
   char line[1024];
   bbvfl_privacy_line(&pv, line, sizeof line);
   fprintf(stderr, "privacy: %s\n", line);
-  fprintf(stderr, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);
+  fprintf(stderr, "privacy scope: %s\n", bbvfl_privacy_scope(&pv));
   char *text = NULL;
   size_t len = 0;
   if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) {

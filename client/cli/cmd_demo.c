@@ -614,7 +614,7 @@ int cmd_demo(int argc, char **argv) {
       char pline[1024];
       bbvfl_privacy_line(&pv, pline, sizeof pline);
       printf("\n  privacy               %s%s\n", have_priv ? pline : "not computed: ", have_priv ? "" : aerr.msg);
-      if (finite) printf("  privacy scope         %s\n", BBVFL_ACCT_SCOPE);
+      if (finite) printf("  privacy scope         %s\n", bbvfl_privacy_scope(&pv));
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,
              offchain_agg);
       printf("  gas per round         %.0f (%.1f per coordinate)\n", gas_per_round, coords > 0 ? gas_per_round / coords : 0);

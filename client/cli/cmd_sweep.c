@@ -293,7 +293,8 @@ int cmd_sweep(int argc, char **argv) {
       }
     }
     printf("\neps: row level, one party's features of one row, RDP at delta %g (every level and method: "
-           "\"privacy\" in the JSON); not end-to-end: %s.\n", tc.delta, BBVFL_ACCT_SCOPE);
+           "\"privacy\" in the JSON); %s.\n", tc.delta,
+           strcmp(tc.privacy, "row") == 0 ? BBVFL_ACCT_SCOPE_ROW : "not end-to-end: " BBVFL_ACCT_SCOPE);
     /* the acceptance check of the paper's setting, when the grid holds b = 16, beta = 0.2 */
     ci = 0;
     for (int im = 0; im < nM; im++) {

@@ -250,7 +250,7 @@ int cmd_train(int argc, char **argv) {
     char line[1024];
     bbvfl_privacy_line(&priv, line, sizeof line);
     if (finite) printf("privacy: %s\n", line);
-    if (finite) printf("privacy scope: %s\n", BBVFL_ACCT_SCOPE);
+    if (finite) printf("privacy scope: %s\n", bbvfl_privacy_scope(&priv));
     else
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");
     printf("off-chain aggregation: %.3g s per epoch (%zu rounds of M=%d vectors of %zu values); run %.2f s\n",

@@ -15,6 +15,10 @@ void train_common_defaults(train_common *t) {
   t->momentum = 0.0;
   t->delta = 1e-5;
   t->test_frac = 0.2;
+  t->privacy = "paper";
+  t->dpsgd_clip = BBVFL_ROWDP_CLIP;
+  t->dpsgd_noise = BBVFL_ROWDP_NOISE;
+  t->scale_eps = BBVFL_ROWDP_SCALE_EPS;
   t->batch = 10;
   t->P = 16;
   t->epochs = 30;
@@ -37,6 +41,13 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   o[n++] = (cli_opt){"label-epsilon", OPT_DBL, &t->label_eps, "E",
                      "label DP: train on randomized-response labels, E-label-DP (default 0: true labels,\n"
                      "which any chain reader can read back from the posted gradients)"};
+  o[n++] = (cli_opt){"privacy", OPT_STR, &t->privacy, "MODE",
+                     "paper (default: PBM releases accounted per row as the papers do, not end-to-end) or row\n"
+                     "(end-to-end at row level: DP feature scaling, DP-SGD on each client's network, PBM)"};
+  o[n++] = (cli_opt){"dpsgd-clip", OPT_DBL, &t->dpsgd_clip, "C", "row mode: per-row gradient clip norm (default 1)"};
+  o[n++] = (cli_opt){"dpsgd-noise", OPT_DBL, &t->dpsgd_noise, "Z", "row mode: DP-SGD noise multiplier (default 2)"};
+  o[n++] = (cli_opt){"scale-epsilon", OPT_DBL, &t->scale_eps, "E",
+                     "row mode: pure epsilon of each client's DP feature scaling (default 0.25)"};
   return n;
 }
 
@@ -64,6 +75,18 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   if (!(t->label_eps >= 0) || !isfinite(t->label_eps) || (t->label_eps > 0 && t->label_eps < 1e-6))
     return bbvfl_fail(err, BBVFL_E_ARG, "--label-epsilon must be 0 (off) or in [1e-6, inf), got %g", t->label_eps);
   c->label_eps = t->label_eps;
+  memset(&c->rowdp, 0, sizeof c->rowdp);
+  if (strcmp(t->privacy, "row") == 0) {
+    if (!(t->dpsgd_clip > 0) || !isfinite(t->dpsgd_clip))
+      return bbvfl_fail(err, BBVFL_E_ARG, "--dpsgd-clip must be > 0, got %g", t->dpsgd_clip);
+    if (!(t->dpsgd_noise >= 0.1) || !(t->dpsgd_noise <= 1000))
+      return bbvfl_fail(err, BBVFL_E_ARG, "--dpsgd-noise must be in [0.1, 1000], got %g", t->dpsgd_noise);
+    if (!(t->scale_eps > 0) || !isfinite(t->scale_eps))
+      return bbvfl_fail(err, BBVFL_E_ARG, "--scale-epsilon must be > 0, got %g", t->scale_eps);
+    c->rowdp = (bbvfl_rowdp){1, t->dpsgd_clip, t->dpsgd_noise, t->scale_eps};
+  } else if (strcmp(t->privacy, "paper") != 0) {
+    return bbvfl_fail(err, BBVFL_E_ARG, "--privacy must be paper or row, got '%s'", t->privacy);
+  }
   /* hidden widths */
   c->nhidden = 0;
   const char *s = t->hidden;
@@ -98,7 +121,8 @@ int train_common_privacy(const bbvfl_offchain_cfg *c, size_t rows, int masked, i
                          .sigma = c->mech.sigma, .P = c->P, .M = c->M, .epochs = c->epochs, .rows = (int)rows,
                          .delta = delta, .masked = masked, .participants = participants,
                          .colluding = participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0,
-                         .label_eps = c->label_eps};
+                         .label_eps = c->label_eps,
+                         .rowdp = c->rowdp};
   return bbvfl_privacy_compute(&in, out, NULL, err);
 }
 

@@ -11,14 +11,14 @@
 #include "vfl/offchain.h"
 
 typedef struct {
-  const char *data, *label, *id_column, *optimizer, *hidden;
-  double lr, lr_decay, momentum, delta, test_frac, label_eps;
+  const char *data, *label, *id_column, *optimizer, *hidden, *privacy;
+  double lr, lr_decay, momentum, delta, test_frac, label_eps, dpsgd_clip, dpsgd_noise, scale_eps;
   int batch, P, epochs;
 } train_common;
 
 void train_common_defaults(train_common *t);
 /* Appends the shared options to opts (room for TRAIN_COMMON_NOPTS), returns how many. */
-#define TRAIN_COMMON_NOPTS 13
+#define TRAIN_COMMON_NOPTS 17
 size_t train_common_opts(train_common *t, cli_opt *opts);
 /* Applies the shared flags to cfg (model, optimizer, batch, P, epochs, split). */
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err *err);

@@ -24,6 +24,52 @@ static void set_none(bbvfl_privacy_eps *e, double v) {
   e->method = "none";
 }
 
+/* Row mode: what DP-SGD and the DP scaling add to one party's RDP of one row at order alpha. */
+static double row_extra(const bbvfl_privacy_in *in, double alpha) {
+  double z = in->rowdp.noise, s = in->rowdp.scale_eps;
+  return in->epochs * 2.0 * alpha / (z * z) + fmin(s, alpha * s * s / 2);
+}
+
+static int row_mode(const bbvfl_privacy_in *in, bbvfl_privacy *out, double *masked_curve, bbvfl_err *err) {
+  if (!(in->rowdp.noise > 0) || !(in->rowdp.scale_eps > 0) || !(in->rowdp.clip > 0))
+    return bbvfl_fail(err, BBVFL_E_ARG, "privacy: row mode needs clip, noise and scale_epsilon > 0");
+  bbvfl_acct_curve c;
+  bbvfl_pbm_acct_in a = {in->b, in->beta, in->P, in->M, in->epochs, in->delta, 0};
+  if (in->kind == BBVFL_MECH_PBM ? bbvfl_acct_pbm_curve(&a, &c, err)
+                                 : bbvfl_acct_gaussian_curve(in->clip, in->sigma, in->M, in->epochs, &c, err))
+    return -1;
+  for (size_t k = 0; k < BBVFL_ACCT_NGRID; k++) {
+    double x = row_extra(in, c.alpha[k]);
+    c.feature[k] += x;
+    c.sample[k] += in->M * x;
+  }
+  out->rdp.epsilon_feature =
+      bbvfl_acct_rdp_to_eps(c.alpha, c.feature, BBVFL_ACCT_NGRID, in->delta, 1, &out->rdp.alpha_feature, NULL);
+  out->rdp.epsilon_sample =
+      bbvfl_acct_rdp_to_eps(c.alpha, c.sample, BBVFL_ACCT_NGRID, in->delta, 1, &out->rdp.alpha_sample, NULL);
+  out->rdp.epsilon_feature_std = bbvfl_acct_rdp_to_eps(c.alpha, c.feature, BBVFL_ACCT_NGRID, in->delta, 0, NULL, NULL);
+  out->rdp.epsilon_sample_std = bbvfl_acct_rdp_to_eps(c.alpha, c.sample, BBVFL_ACCT_NGRID, in->delta, 0, NULL, NULL);
+  set_eps(&out->row_feature, out->rdp.epsilon_feature, NAN);
+  set_eps(&out->row_sample, out->rdp.epsilon_sample, NAN);
+  if (in->masked) {
+    if (in->kind != BBVFL_MECH_PBM) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: masked mode needs the PBM mechanism");
+    bbvfl_pbm_acct_in m = a;
+    m.M = out->participants;
+    m.colluding = in->colluding;
+    double mc[BBVFL_ACCT_NGRID];
+    if (bbvfl_acct_pbm_masked_feature(&m, &out->masked_rdp, mc, err) < 0) return -1;
+    for (size_t k = 0; k < BBVFL_ACCT_NGRID; k++) mc[k] += row_extra(in, c.alpha[k]);
+    out->masked_rdp.epsilon_feature =
+        bbvfl_acct_rdp_to_eps(c.alpha, mc, BBVFL_ACCT_NGRID, in->delta, 1, &out->masked_rdp.alpha_feature, NULL);
+    out->masked_rdp.epsilon_feature_std = bbvfl_acct_rdp_to_eps(c.alpha, mc, BBVFL_ACCT_NGRID, in->delta, 0, NULL, NULL);
+    set_eps(&out->masked_row_feature, out->masked_rdp.epsilon_feature, NAN);
+    if (masked_curve) memcpy(masked_curve, mc, sizeof mc);
+  }
+  out->finite = 1;
+  out->end_to_end = 1;
+  return 0;
+}
+
 int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double *masked_curve, bbvfl_err *err) {
   memset(out, 0, sizeof *out);
   out->delta = in->delta;
@@ -48,6 +94,7 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
     if (in->masked) set_none(&out->masked_row_feature, INFINITY);
     return 0;
   }
+  if (in->rowdp.on) return row_mode(in, out, masked_curve, err);
   if (in->kind == BBVFL_MECH_GAUSSIAN) {
     if (in->masked) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: masked mode needs the PBM mechanism");
     if (bbvfl_acct_gaussian(in->clip, in->sigma, in->M, in->epochs, in->delta, &out->rdp, err) < 0) return -1;
@@ -104,9 +151,13 @@ static json_t *eps_json(const bbvfl_privacy_eps *e, const char *relation) {
                    "pld", num(e->pld), "relation", relation);
 }
 
+const char *bbvfl_privacy_scope(const bbvfl_privacy *p) {
+  return p->end_to_end ? BBVFL_ACCT_SCOPE_ROW : BBVFL_ACCT_SCOPE;
+}
+
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p) {
   json_t *o = json_pack("{s:f, s:b, s:b, s:s, s:o, s:o}", "delta", p->delta, "finite", p->finite, "end_to_end",
-                        p->end_to_end, "scope", BBVFL_ACCT_SCOPE, "row_feature",
+                        p->end_to_end, "scope", bbvfl_privacy_scope(p), "row_feature",
                         eps_json(&p->row_feature, "row level: one party's features of one row"), "row_sample",
                         eps_json(&p->row_sample, "sample level: one row, every party's features"));
   if (!o) return NULL;
@@ -145,8 +196,9 @@ size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n) {
   if (!p->finite)
     return add(buf, n, 0, "no privacy guarantee for the features (no noise: every epsilon is infinite); labels %s",
                isfinite(p->labels.epsilon) ? "protected by randomized response (see JSON)" : "unprotected");
-  size_t at = add(buf, n, 0, "epsilon at delta %g, not end-to-end: row level, one party %.4g (%s); one row, all "
-                  "parties %.4g (%s)", p->delta, p->row_feature.epsilon, p->row_feature.method,
+  size_t at = add(buf, n, 0, "epsilon at delta %g, %s: row level, one party %.4g (%s); one row, all "
+                  "parties %.4g (%s)", p->delta, p->end_to_end ? "end-to-end (row mode)" : "not end-to-end",
+                  p->row_feature.epsilon, p->row_feature.method,
                   p->row_sample.epsilon, p->row_sample.method);
   if (!isnan(p->feature_set.epsilon))
     at = add(buf, n, at, "; whole column set of %d rows %.4g (%s)", p->rows, p->feature_set.epsilon,

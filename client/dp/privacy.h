@@ -15,12 +15,24 @@
  *   labels       one row's label: with label DP (randomized response, dp/labeldp.h) pure
  *                label_eps; without it the labels are unprotected (infinite; the posted
  *                gradients give them back, audit/leak.h).
- * None of them is end-to-end for the pipeline as built (BBVFL_ACCT_SCOPE): each client's network
- * and feature scaling are fitted on its rows, so one row also moves the other rows' releases.
+ * In the paper's mode none of them is end-to-end (BBVFL_ACCT_SCOPE): each client's network and
+ * feature scaling are fitted on its rows, so one row also moves the other rows' releases.
  *
  * Methods: "rdp" (Renyi DP, tighter conversion, dp/accountant.h) and "pld" (the exact privacy loss
  * distribution of PBM in local mode); `epsilon` is the smaller, `method` names it. Gaussian and
  * masked bounds are RDP only. NPQ: no guarantee, every epsilon infinite, method "none".
+ *
+ * Row mode (rowdp.on; end_to_end = 1): every use of a training row by its party composes, by RDP
+ * at each order alpha of the grid:
+ *   releases   the PBM (or Gaussian) curve of epochs x P coordinates (masked: the masked curve);
+ *   DP-SGD     epochs steps (a row is in one batch per epoch; the schedule is public, so no
+ *              amplification by sampling), each a Gaussian mechanism on the sum of clipped
+ *              gradients whose sensitivity is 2 clip when the row's features change (replace
+ *              one): 2 alpha / noise^2 per step;
+ *   scaling    pure scale_eps, which is (scale_eps^2 / 2)-zCDP: min(scale_eps, alpha scale_eps^2 / 2).
+ * A test row is used only by its releases (fewer), so a training row is the worst case. Sample
+ * level: M times the party's curve (every party's uses of the row). feature_set is not computed
+ * in row mode (group privacy over every row gives no useful bound).
  *
  * Pure computation; no printing. Output structs are caller-owned; strings in them are static. */
 #ifndef BBVFL_DP_PRIVACY_H
@@ -32,6 +44,7 @@
 #include "common/err.h"
 #include "dp/accountant.h"
 #include "dp/mech.h"
+#include "dp/rowdp.h"
 
 typedef struct {
   bbvfl_mech_kind kind; /* NPQ: no guarantee */
@@ -45,6 +58,7 @@ typedef struct {
   int colluding;        /* masked: participants pooling their knowledge, 0..participants-1 */
   int participants;     /* masked: clients whose outputs the sums cover (after dropouts; 0: M) */
   double label_eps;     /* > 0: randomized response on the training labels; 0: labels unprotected */
+  bbvfl_rowdp rowdp;    /* on: row mode (dp/rowdp.h): the row levels are end-to-end */
 } bbvfl_privacy_in;
 
 typedef struct {
@@ -73,6 +87,15 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
 /* The privacy as a JSON object (new reference, NULL when out of memory): delta, end_to_end,
  * scope, and per relation {epsilon, method, rdp, pld, relation}; null for what does not apply. */
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p);
+
+/* What the epsilons of p are, in words (a static string): BBVFL_ACCT_SCOPE in the paper's mode,
+ * BBVFL_ACCT_SCOPE_ROW in row mode. */
+const char *bbvfl_privacy_scope(const bbvfl_privacy *p);
+#define BBVFL_ACCT_SCOPE_ROW                                                                          \
+  "row mode: the row-level epsilons are end-to-end for the features: they compose every use of a " \
+  "row by its party (DP feature scaling, one DP-SGD step per epoch, every PBM release), under the " \
+  "assumptions in docs/PRIVACY.md (a public batch schedule, private noise, rows in the table once); " \
+  "the labels are covered only by --label-epsilon"
 
 /* One line for people, into buf (always NUL-terminated when n > 0): every relation that was
  * computed with its epsilon and method, and "not end-to-end". Returns the length it needed. */

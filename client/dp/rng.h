@@ -34,7 +34,8 @@ void bbvfl_rng_init_seeded(bbvfl_rng *r, uint64_t seed, uint64_t stream);
 /* Stream ids: purpose in the high 32 bits, client index (or 0) in the low 32. */
 uint64_t bbvfl_rng_stream(uint32_t purpose, uint32_t index);
 enum { BBVFL_STREAM_SPLIT = 1, BBVFL_STREAM_INIT = 2, BBVFL_STREAM_NOISE = 3, BBVFL_STREAM_SCHEDULE = 4,
-       BBVFL_STREAM_HEAD = 5, BBVFL_STREAM_TEST = 6, BBVFL_STREAM_LABELS = 7 };
+       BBVFL_STREAM_HEAD = 5, BBVFL_STREAM_TEST = 6, BBVFL_STREAM_LABELS = 7,
+       BBVFL_STREAM_SCALE = 8, BBVFL_STREAM_DPSGD = 9 };
 
 uint32_t bbvfl_rng_u32(bbvfl_rng *r);
 uint64_t bbvfl_rng_u64(bbvfl_rng *r);

@@ -96,20 +96,22 @@ int bbvfl_mlp_forward(bbvfl_mlp *m, const float *x, size_t rows, float *out, bbv
   return 0;
 }
 
-void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout) {
-  size_t rows = m->rows;
+/* Backward for cached rows first .. first+rows-1 (dout: rows x out). */
+static void backward_range(bbvfl_mlp *m, size_t first, size_t rows, const float *dout) {
   int L = m->nlayers;
   float *delta = m->scratch_a, *next = m->scratch_b;
+  const float *act[BBVFL_MLP_MAX_LAYERS + 1];
+  for (int l = 0; l <= L; l++) act[l] = m->act[l] + first * (size_t)m->dims[l];
   /* through tanh: d/dz tanh = 1 - y^2 */
   {
     size_t k = rows * (size_t)m->dims[L];
-    const float *y = m->act[L];
+    const float *y = act[L];
     for (size_t i = 0; i < k; i++) delta[i] = dout[i] * (1 - y[i] * y[i]);
   }
   for (int l = L - 1; l >= 0; l--) {
     int in = m->dims[l], o = m->dims[l + 1];
     /* dW = act[l]^T delta (in x o), db = column sums of delta */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, o, (int)rows, 1.0f, m->act[l], in, delta, o, 0.0f,
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, in, o, (int)rows, 1.0f, act[l], in, delta, o, 0.0f,
                 m->grads + m->woff[l], o);
     float *db = m->grads + m->boff[l];
     memset(db, 0, (size_t)o * sizeof(float));
@@ -119,7 +121,7 @@ void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout) {
     /* d act[l] = delta W^T (rows x in), then through ReLU of layer l-1 */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, in, o, 1.0f, delta, o, m->params + m->woff[l], o,
                 0.0f, next, in);
-    const float *a = m->act[l];
+    const float *a = act[l];
     size_t k = rows * (size_t)in;
     for (size_t i = 0; i < k; i++)
       if (a[i] <= 0) next[i] = 0;
@@ -127,4 +129,10 @@ void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout) {
     delta = next;
     next = t;
   }
+}
+
+void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout) { backward_range(m, 0, m->rows, dout); }
+
+void bbvfl_mlp_backward_row(bbvfl_mlp *m, size_t i, const float *dout_row) {
+  if (i < m->rows) backward_range(m, i, 1, dout_row);
 }

@@ -39,5 +39,9 @@ void bbvfl_mlp_free(bbvfl_mlp *m);
 int bbvfl_mlp_forward(bbvfl_mlp *m, const float *x, size_t rows, float *out, bbvfl_err *err);
 /* Backward for the cached batch: dout = dLoss/d(output), rows x out. Sets m->grads (overwrites). */
 void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout);
+/* The same for row i of the cached batch alone (dout_row: dLoss/d(output) of that row, out
+ * values): m->grads becomes that row's own gradient (per-example gradients for DP-SGD). No-op
+ * when i is not a cached row. */
+void bbvfl_mlp_backward_row(bbvfl_mlp *m, size_t i, const float *dout_row);
 
 #endif

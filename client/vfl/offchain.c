@@ -107,7 +107,9 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * c->mech.b);
 
   /* split, standardisation, partition: identical in every client (vfl/setup.h) */
-  if (bbvfl_vfl_data_prepare(ds, c->seed, c->test_frac, c->M, c->partition, &t.data, err) != 0) goto out;
+  if (bbvfl_vfl_data_prepare_dp(ds, c->seed, c->test_frac, c->M, c->partition, &c->rowdp, c->seeded_noise, &t.data,
+                                err) != 0)
+    goto out;
   size_t ntr = t.data.n_train, nte = t.data.n_test;
   if (ntr < c->B || nte < c->B) {
     bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: each needs at least one batch of %zu", ntr, nte, c->B);
@@ -125,7 +127,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
     if (bbvfl_vfl_data_client_cols(&t.data, m, &cols, &nc, err) != 0) goto out;
     res->cols_per_client[m] = nc;
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
-                          .seed = c->seed, .seeded_noise = c->seeded_noise};
+                          .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp};
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
     int prc = bbvfl_party_init(&t.parties[m], &pc, cols, ds->n, nc, err);
     free(cols);

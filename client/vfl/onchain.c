@@ -1353,7 +1353,8 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         have, want);
     }
   }
-  if (bbvfl_vfl_data_prepare(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &c.data, err) < 0)
+  if (bbvfl_vfl_data_prepare_dp(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &s->train.rowdp,
+                                cfg->seeded_noise, &c.data, err) < 0)
     return bbvfl_wrap(err, "--columns");
   c.have_data = 1;
   c.B = s->cparams.batch;
@@ -1488,7 +1489,8 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         .mech = s->train.mech,
                         .opt = s->train.opt,
                         .seed = cfg->seed,
-                        .seeded_noise = cfg->seeded_noise};
+                        .seeded_noise = cfg->seeded_noise,
+                        .rowdp = s->train.rowdp};
   memcpy(pc.hidden, s->train.hidden, sizeof pc.hidden);
   int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
   free(cols);

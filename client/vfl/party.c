@@ -1,5 +1,6 @@
 #include "vfl/party.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,9 +12,12 @@ void bbvfl_party_free(bbvfl_party *p) {
   free(p->xb);
   free(p->h);
   free(p->scale);
+  free(p->dpacc);
+  free(p->dprow);
   bbvfl_mlp_free(&p->mlp);
   bbvfl_optim_free(&p->opt);
   bbvfl_rng_wipe(&p->noise);
+  bbvfl_rng_wipe(&p->dpnoise);
   memset(p, 0, sizeof *p);
 }
 
@@ -38,6 +42,23 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
   bbvfl_rng_init_seeded(&init, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_INIT, (uint32_t)cfg->index));
   if (bbvfl_mlp_init(&p->mlp, cfg->nhidden + 1, dims, &init, err) != 0) goto fail;
   if (bbvfl_optim_init(&p->opt, &cfg->opt, p->mlp.nparams, err) != 0) goto fail;
+  if (cfg->rowdp.on) {
+    if (!(cfg->rowdp.clip > 0) || !(cfg->rowdp.noise > 0) || !isfinite(cfg->rowdp.clip) || !isfinite(cfg->rowdp.noise)) {
+      bbvfl_fail(err, BBVFL_E_ARG, "DP-SGD: clip and noise multiplier must be > 0, got %g and %g", cfg->rowdp.clip,
+                 cfg->rowdp.noise);
+      goto fail;
+    }
+    if (cfg->seeded_noise)
+      bbvfl_rng_init_seeded(&p->dpnoise, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_DPSGD, (uint32_t)cfg->index));
+    else if (bbvfl_rng_init_os(&p->dpnoise, err) != 0)
+      goto fail;
+    p->dpacc = malloc(p->mlp.nparams * sizeof *p->dpacc);
+    p->dprow = malloc((size_t)cfg->P * sizeof *p->dprow);
+    if (!p->dpacc || !p->dprow) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto fail;
+    }
+  }
   if (cfg->seeded_noise)
     bbvfl_rng_init_seeded(&p->noise, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)cfg->index));
   else if (bbvfl_rng_init_os(&p->noise, err) != 0)
@@ -94,6 +115,23 @@ int bbvfl_party_forward(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *
   return 0;
 }
 
+/* DP-SGD (row mode): the noisy mean of the clipped per-row gradients into p->dpacc. g is the
+   mean-loss gradient dLoss/dh (rows x P): row i's own loss has gradient rows * g_i. */
+static void dpsgd_grad(bbvfl_party *p, const float *g) {
+  size_t nb = p->last_rows, P = (size_t)p->cfg.P, np = p->mlp.nparams;
+  const double clip = p->cfg.rowdp.clip, sd = p->cfg.rowdp.noise * p->cfg.rowdp.clip;
+  memset(p->dpacc, 0, np * sizeof *p->dpacc);
+  for (size_t i = 0; i < nb; i++) {
+    for (size_t k = 0; k < P; k++) p->dprow[k] = g[i * P + k] * (float)nb;
+    bbvfl_mlp_backward_row(&p->mlp, i, p->dprow);
+    double n2 = 0;
+    for (size_t k = 0; k < np; k++) n2 += (double)p->mlp.grads[k] * p->mlp.grads[k];
+    float f = n2 > clip * clip ? (float)(clip / sqrt(n2)) : 1.0f;
+    for (size_t k = 0; k < np; k++) p->dpacc[k] += f * p->mlp.grads[k];
+  }
+  for (size_t k = 0; k < np; k++) p->dpacc[k] = (p->dpacc[k] + (float)(sd * bbvfl_rng_normal(&p->dpnoise))) / (float)nb;
+}
+
 int bbvfl_party_backward(bbvfl_party *p, const float *grad, bbvfl_err *err) {
   if (p->last_rows == 0) return bbvfl_fail(err, BBVFL_E_STATE, "client %d: backward without a forward", p->cfg.index);
   const float *g = grad;
@@ -105,6 +143,13 @@ int bbvfl_party_backward(bbvfl_party *p, const float *grad, bbvfl_err *err) {
     if (!tmp) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) tmp[i] = grad[i] * p->scale[i / P];
     g = tmp;
+  }
+  if (p->cfg.rowdp.on) {
+    dpsgd_grad(p, g);
+    free(tmp);
+    bbvfl_optim_step(&p->opt, p->mlp.params, p->dpacc);
+    p->steps++;
+    return 0;
   }
   bbvfl_mlp_backward(&p->mlp, g);
   free(tmp);
@@ -128,6 +173,7 @@ int bbvfl_party_save(const bbvfl_party *p, const char *path, bbvfl_err *err) {
   memset(&none, 0, sizeof none);
   /* a getrandom-keyed generator is never written to disk (its key would let anyone strip the noise) */
   bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->noise : &none, sizeof none);
+  if (p->cfg.rowdp.on) bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->dpnoise : &none, sizeof none);
   int rc = bbvfl_ckpt_save(&c, path, "party", err);
   bbvfl_ckpt_free(&c);
   return rc;
@@ -140,7 +186,8 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
   double lr;
   float *params = malloc(p->mlp.nparams * sizeof(float)), *m = malloc(p->opt.n * sizeof(float)),
         *v = malloc(p->opt.n * sizeof(float));
-  bbvfl_rng noise;
+  bbvfl_rng noise, dpn;
+  memset(&dpn, 0, sizeof dpn);
   int rc = -1;
   if (!params || !m || !v) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -149,7 +196,8 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
   if (bbvfl_ckpt_get_u64(&c, &idx, err) || bbvfl_ckpt_get_u64(&c, &steps, err) || bbvfl_ckpt_get_u64(&c, &t, err) ||
       bbvfl_ckpt_get_f64(&c, &lr, err) || bbvfl_ckpt_get_floats(&c, params, p->mlp.nparams, err) ||
       bbvfl_ckpt_get_floats(&c, m, p->opt.n, err) || bbvfl_ckpt_get_floats(&c, v, p->opt.n, err) ||
-      bbvfl_ckpt_get_bytes(&c, &noise, sizeof noise, err)) {
+      bbvfl_ckpt_get_bytes(&c, &noise, sizeof noise, err) ||
+      (p->cfg.rowdp.on && bbvfl_ckpt_get_bytes(&c, &dpn, sizeof dpn, err))) {
     bbvfl_wrap(err, "%s", path);
     goto out;
   }
@@ -165,9 +213,11 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
   p->opt.lr_now = lr;
   p->steps = steps;
   if (p->cfg.seeded_noise) p->noise = noise; /* an OS-keyed generator is never restored from disk */
+  if (p->cfg.seeded_noise && p->cfg.rowdp.on) p->dpnoise = dpn;
   rc = 0;
 out:
   bbvfl_rng_wipe(&noise);
+  bbvfl_rng_wipe(&dpn);
   free(params);
   free(m);
   free(v);

@@ -7,7 +7,8 @@
  * Jacobian of the sum is the identity) -> its MLP update.
  *
  * Determinism: the model initialisation comes from ChaCha20 stream (seed, INIT, index) and the
- * noise from (seed, NOISE, index) in seeded mode (or getrandom otherwise), so the same seed gives
+ * noise from (seed, NOISE, index) in seeded mode (or getrandom otherwise; row mode's DP-SGD noise
+ * from (seed, DPSGD, index)), so the same seed gives
  * the same party whether it runs alone in a process or next to the others.
  * Ownership: the party copies its columns and owns everything (bbvfl_party_free). */
 #ifndef BBVFL_VFL_PARTY_H
@@ -19,6 +20,7 @@
 #include "common/err.h"
 #include "dp/mech.h"
 #include "dp/rng.h"
+#include "dp/rowdp.h"
 #include "ml/mlp.h"
 #include "ml/optim.h"
 
@@ -33,6 +35,7 @@ typedef struct {
   bbvfl_optim_cfg opt;
   uint64_t seed;
   int seeded_noise;               /* 1: noise from (seed, NOISE, index); 0: getrandom */
+  bbvfl_rowdp rowdp;              /* on: backward is DP-SGD (dp/rowdp.h), noise from the same generator */
 } bbvfl_party_cfg;
 
 typedef struct {
@@ -42,8 +45,11 @@ typedef struct {
   bbvfl_mlp mlp;
   bbvfl_optim opt;
   bbvfl_rng noise;
+  bbvfl_rng dpnoise;  /* row mode: DP-SGD noise, its own stream (seed, DPSGD, index) or getrandom, so the
+                         order of forwards and backwards (which may vary on chain) never shifts it */
   size_t cap, last_rows;
   float *xb, *h, *scale;
+  float *dpacc, *dprow;           /* row mode: the clipped-gradient sum (nparams), one row's dLoss/dh */
   uint64_t steps;
 } bbvfl_party;
 
@@ -56,7 +62,10 @@ void bbvfl_party_free(bbvfl_party *p);
  * NULL; NPQ/Gaussian: hf (rows*P floats) is filled and q may be NULL. The embedding before the
  * mechanism is kept for backward. */
 int bbvfl_party_forward(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *q, float *hf, bbvfl_err *err);
-/* Back-propagates grad (dLoss/dh_hat, nb*P of the last forward) and steps the optimizer. */
+/* Back-propagates grad (dLoss/dh_hat, nb*P of the last forward) and steps the optimizer. Row
+ * mode (cfg.rowdp.on): DP-SGD: each row's own gradient (its row of grad times nb, i.e. of its own
+ * loss, through the network) clipped to L2 norm clip, the nb clipped gradients summed, Gaussian
+ * noise of std noise*clip added per parameter, divided by nb, then the optimizer step. */
 int bbvfl_party_backward(bbvfl_party *p, const float *grad, bbvfl_err *err);
 /* Sets the learning rate for epoch e. */
 void bbvfl_party_epoch(bbvfl_party *p, int e);

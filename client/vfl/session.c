@@ -42,6 +42,9 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                          "momentum", t->opt.momentum, "mechanism", bbvfl_mech_name(t->mech.kind), "b", t->mech.b,
                          "beta", t->mech.beta, "C", t->mech.C, "batch", (json_int_t)t->B);
   if (tr && t->label_eps > 0) json_object_set_new(tr, "label_epsilon", json_real(t->label_eps));
+  if (tr && t->rowdp.on)
+    json_object_set_new(tr, "row_privacy", json_pack("{s:f, s:f, s:f}", "dpsgd_clip", t->rowdp.clip, "dpsgd_noise",
+                                                     t->rowdp.noise, "scale_epsilon", t->rowdp.scale_eps));
   json_t *classes = json_array();
   for (int i = 0; classes && i < s->n_classes; i++) json_array_append_new(classes, json_string(s->classes[i]));
   if (tr && classes && s->n_classes > 0) json_object_set(tr, "classes", classes);
@@ -170,6 +173,24 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   t->seed = (uint64_t)v;
   t->seeded_noise = 0;
   if (get_num(tr, "test_frac", &t->test_frac, path, err) < 0) goto out;
+  json_t *rp = json_object_get(tr, "row_privacy"); /* absent: the paper's mode */
+  memset(&t->rowdp, 0, sizeof t->rowdp);
+  if (rp) {
+    if (!json_is_object(rp)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\" must be an object", path);
+      goto out;
+    }
+    if (get_num(rp, "dpsgd_clip", &t->rowdp.clip, path, err) < 0 ||
+        get_num(rp, "dpsgd_noise", &t->rowdp.noise, path, err) < 0 ||
+        get_num(rp, "scale_epsilon", &t->rowdp.scale_eps, path, err) < 0)
+      goto out;
+    if (!(t->rowdp.clip > 0) || !(t->rowdp.noise > 0) || !(t->rowdp.scale_eps > 0) || !isfinite(t->rowdp.clip) ||
+        !isfinite(t->rowdp.noise) || !isfinite(t->rowdp.scale_eps)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\" values must be > 0 and finite", path);
+      goto out;
+    }
+    t->rowdp.on = 1;
+  }
   t->label_eps = 0; /* absent: true labels (and every session file written before label DP) */
   if (json_object_get(tr, "label_epsilon")) {
     if (get_num(tr, "label_epsilon", &t->label_eps, path, err) < 0) goto out;

@@ -1,8 +1,10 @@
 #include "vfl/setup.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/dpscale.h"
 #include "dp/rng.h"
 
 void bbvfl_vfl_data_free(bbvfl_vfl_data *v) {
@@ -14,8 +16,53 @@ void bbvfl_vfl_data_free(bbvfl_vfl_data *v) {
   memset(v, 0, sizeof *v);
 }
 
+/* Row mode: each column scaled by a DP centre and scale (dp/dpscale.h) from the training rows,
+   clipped to +-BBVFL_DPSCALE_CLIP; a party's scale_eps split evenly over its columns. The
+   randomness of column j is the stream (seed, SCALE, j) in seeded mode, so every process that
+   holds the column draws the same, else getrandom. Columns outside the partition stay 0. */
+static int dp_scale(const bbvfl_dataset *ds, bbvfl_vfl_data *v, const bbvfl_rowdp *rd, uint64_t seed, int seeded,
+                    bbvfl_err *err) {
+  double *col = malloc(v->n_train * sizeof *col);
+  if (!col) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  memset(v->xstd, 0, ds->n * ds->d * sizeof *v->xstd);
+  int rc = 0;
+  for (int m = 0; m < v->part.M && rc == 0; m++) {
+    size_t nc = v->part.off[m + 1] - v->part.off[m];
+    double eps = rd->scale_eps / (double)nc;
+    for (size_t k = 0; k < nc && rc == 0; k++) {
+      size_t j = v->part.cols[v->part.off[m] + k];
+      for (size_t i = 0; i < v->n_train; i++) col[i] = ds->x[v->train[i] * ds->d + j];
+      bbvfl_rng r;
+      if (seeded)
+        bbvfl_rng_init_seeded(&r, seed, bbvfl_rng_stream(BBVFL_STREAM_SCALE, (uint32_t)j));
+      else if (bbvfl_rng_init_os(&r, err) != 0) {
+        rc = -1;
+        break;
+      }
+      double c, sc;
+      rc = bbvfl_dp_robust_scale(col, v->n_train, eps, &r, &c, &sc, err);
+      bbvfl_rng_wipe(&r);
+      if (rc != 0) {
+        bbvfl_wrap(err, "column %zu", j);
+        break;
+      }
+      for (size_t i = 0; i < ds->n; i++) {
+        double z = (ds->x[i * ds->d + j] - c) / sc;
+        v->xstd[i * ds->d + j] = (float)fmax(-BBVFL_DPSCALE_CLIP, fmin(BBVFL_DPSCALE_CLIP, z));
+      }
+    }
+  }
+  free(col);
+  return rc;
+}
+
 int bbvfl_vfl_data_prepare(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
                            bbvfl_vfl_data *v, bbvfl_err *err) {
+  return bbvfl_vfl_data_prepare_dp(ds, seed, test_frac, M, partition, NULL, 1, v, err);
+}
+
+int bbvfl_vfl_data_prepare_dp(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
+                              const bbvfl_rowdp *rd, int seeded_noise, bbvfl_vfl_data *v, bbvfl_err *err) {
   memset(v, 0, sizeof *v);
   if (M < 1) return bbvfl_fail(err, BBVFL_E_ARG, "need at least one client, got %d", M);
   v->n = ds->n;
@@ -29,9 +76,6 @@ int bbvfl_vfl_data_prepare(const bbvfl_dataset *ds, uint64_t seed, double test_f
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto fail;
   }
-  if (bbvfl_standardize_fit(ds, v->train, v->n_train, mean, sd, err) != 0) goto fail;
-  for (size_t i = 0; i < ds->n; i++)
-    for (size_t j = 0; j < ds->d; j++) v->xstd[i * ds->d + j] = (float)((ds->x[i * ds->d + j] - mean[j]) / sd[j]);
   if (partition ? bbvfl_partition_parse(partition, ds->d, &v->part, err) : bbvfl_partition_even(ds->d, M, &v->part, err))
     goto fail;
   if (v->part.M != M) {
@@ -43,6 +87,13 @@ int bbvfl_vfl_data_prepare(const bbvfl_dataset *ds, uint64_t seed, double test_f
       bbvfl_fail(err, BBVFL_E_ARG, "client %d holds no columns in the partition", m);
       goto fail;
     }
+  if (rd && rd->on) {
+    if (dp_scale(ds, v, rd, seed, seeded_noise, err) != 0) goto fail;
+  } else {
+    if (bbvfl_standardize_fit(ds, v->train, v->n_train, mean, sd, err) != 0) goto fail;
+    for (size_t i = 0; i < ds->n; i++)
+      for (size_t j = 0; j < ds->d; j++) v->xstd[i * ds->d + j] = (float)((ds->x[i * ds->d + j] - mean[j]) / sd[j]);
+  }
   free(mean);
   free(sd);
   return 0;

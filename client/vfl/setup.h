@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "dp/rowdp.h"
 #include "ml/data.h"
 
 typedef struct {
@@ -26,6 +27,12 @@ typedef struct {
  * must name exactly M clients, each holding at least one column. */
 int bbvfl_vfl_data_prepare(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
                            bbvfl_vfl_data *out, bbvfl_err *err);
+/* The same with the row mode's scaling (rd non-NULL and on): each column's centre and scale are
+ * DP estimates from the training rows (dp/dpscale.h, rd->scale_eps per party, split over its
+ * columns), the scaled values clipped to +-BBVFL_DPSCALE_CLIP; randomness from the seed's SCALE
+ * streams when seeded_noise, else getrandom. rd NULL or off: as bbvfl_vfl_data_prepare. */
+int bbvfl_vfl_data_prepare_dp(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
+                              const bbvfl_rowdp *rd, int seeded_noise, bbvfl_vfl_data *out, bbvfl_err *err);
 /* Client m's columns of every row: *cols (n x *ncols, row-major) is malloc'd, caller frees. */
 int bbvfl_vfl_data_client_cols(const bbvfl_vfl_data *v, int m, float **cols, size_t *ncols, bbvfl_err *err);
 void bbvfl_vfl_data_free(bbvfl_vfl_data *v);

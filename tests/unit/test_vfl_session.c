@@ -49,6 +49,7 @@ static void make_session(bbvfl_session *s) {
   s->train.seed = 99;
   s->train.test_frac = 0.25;
   s->train.label_eps = 1.5;
+  s->train.rowdp = (bbvfl_rowdp){1, 0.75, 3.5, 0.125};
   s->train.nhidden = 2;
   s->train.hidden[0] = 24;
   s->train.hidden[1] = 12;
@@ -106,6 +107,7 @@ static void test_round_trip(void **st) {
   assert_int_equal(x->seed, 99);
   assert_true(x->test_frac == 0.25);
   assert_true(x->label_eps == 1.5);
+  assert_true(x->rowdp.on == 1 && x->rowdp.clip == 0.75 && x->rowdp.noise == 3.5 && x->rowdp.scale_eps == 0.125);
   assert_int_equal(x->nhidden, 2);
   assert_int_equal(x->hidden[0], 24);
   assert_int_equal(x->hidden[1], 12);

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Row mode on chain (`--privacy row`: DP feature scaling, DP-SGD in every client, PBM releases):
+# `bbvfl demo` with real client processes, 3 clients, 2 epochs, --compare. The session file carries
+# the row-mode parameters to every client, so the on-chain run trains bit-identically to the
+# off-chain trainer replaying the session (same seed, same session seed S): equal AUROC, whatever
+# order the client processes happen to run their forwards and DP-SGD steps in (the DP-SGD noise has
+# its own stream). The report says end-to-end and gives the same epsilons as
+# `bbvfl train --offchain` with the same flags, and they compose more than the releases alone (the
+# paper's mode, same PBM parameters).
+# Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+: "${BBVFL_RPC_URL:?run under tests/with-devnet.sh}" "${BBVFL_BIN:?}"
+session_test row-privacy
+
+flags=(--clients 3 --epochs 2 --seed 5 --privacy row --dpsgd-noise 2 --dpsgd-clip 1 --scale-epsilon 0.25)
+"$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --out "$work/run" --compare "${flags[@]}" >"$work/demo.log" 2>&1 ||
+  { cat "$work/demo.log" >&2; fail "row-mode demo failed"; }
+grep -q "end-to-end (row mode)" "$work/demo.log" || fail "demo summary does not say end-to-end"
+python3 - "$work/run/session.json" <<'PY' || fail "session.json: row_privacy"
+import json, sys
+rp = json.load(open(sys.argv[1]))["training"]["row_privacy"]
+assert rp == {"dpsgd_clip": 1, "dpsgd_noise": 2, "scale_epsilon": 0.25}, rp
+PY
+"$BBVFL_BIN" train --offchain --quiet --json "${flags[@]}" --out "$work/off" >"$work/off.json" ||
+  fail "off-chain row-mode run failed"
+"$BBVFL_BIN" train --offchain --quiet --json --clients 3 --epochs 2 --seed 5 --out "$work/paper" >"$work/paper.json" ||
+  fail "off-chain paper-mode run failed"
+python3 - "$work/run/report.json" "$work/off.json" "$work/paper.json" <<'PY' || fail "report.json against the off-chain runs"
+import json, sys
+r, o, p = (json.load(open(f)) for f in sys.argv[1:4])
+assert r["auroc"] == r["auroc_offchain_same_seed"], (r["auroc"], r["auroc_offchain_same_seed"])
+rp, op, pp = r["privacy"], o["privacy"], p["privacy"]
+assert rp["end_to_end"] is True and op["end_to_end"] is True and pp["end_to_end"] is False
+for lvl in ("row_feature", "row_sample"):
+    assert abs(rp[lvl]["epsilon"] - op[lvl]["epsilon"]) <= 1e-9 * op[lvl]["epsilon"], lvl
+    assert rp[lvl]["epsilon"] > pp[lvl]["rdp"], (lvl, rp[lvl], pp[lvl])
+assert rp["feature_set"] is None
+print("row mode on chain: AUROC %.4f (= off chain), row level %.1f, sample level %.1f (releases alone %.1f)"
+      % (r["auroc"], rp["row_feature"]["epsilon"], rp["row_sample"]["epsilon"], pp["row_feature"]["rdp"]))
+PY
+echo "row privacy: ok"
