@@ -120,7 +120,11 @@ static void test_dpsgd_clips(void **st) {
   const double z = 3;
   make_party(&p, clip, z, cols, N, 1);
   assert_int_equal(bbvfl_party_forward(&p, rows, N, NULL, h, &err), 0);
+  bbvfl_rng release_noise = p.noise;
   assert_int_equal(bbvfl_party_backward(&p, g, &err), 0);
+  /* DP-SGD draws from its own stream: the release noise is untouched, so the order of forwards
+     and backwards (which varies between client processes on chain) cannot shift either */
+  assert_memory_equal(&release_noise, &p.noise, sizeof release_noise);
   double s2 = 0;
   for (size_t k = 0; k < p.mlp.nparams; k++) {
     double e = (before[k] - p.mlp.params[k]) - want[k];
