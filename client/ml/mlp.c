@@ -100,7 +100,7 @@ int bbvfl_mlp_forward(bbvfl_mlp *m, const float *x, size_t rows, float *out, bbv
 static void backward_range(bbvfl_mlp *m, size_t first, size_t rows, const float *dout) {
   int L = m->nlayers;
   float *delta = m->scratch_a, *next = m->scratch_b;
-  const float *act[BBVFL_MLP_MAX_LAYERS + 1];
+  const float *act[BBVFL_MLP_MAX_LAYERS + 1] = {0};
   for (int l = 0; l <= L; l++) act[l] = m->act[l] + first * (size_t)m->dims[l];
   /* through tanh: d/dz tanh = 1 - y^2 */
   {
