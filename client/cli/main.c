@@ -16,6 +16,7 @@ static const command COMMANDS[] = {
     {"client", cmd_client, "one organisation's client process in an on-chain session"},
     {"train", cmd_train, "off-chain training with the in-process aggregator (--offchain)"},
     {"sweep", cmd_sweep, "AUROC and epsilon over the paper's b x beta grid (off-chain)"},
+    {"tune", cmd_tune, "the best row-mode (end-to-end) setting at a target epsilon (off-chain)"},
     {"devnet", cmd_devnet, "a local anvil on loopback: up, down, status"},
     {"bench", cmd_bench, "benchmarks: floor (a bare transaction's round trip), ..."},
     {"privacy", cmd_privacy, "exact privacy accounting: epsilon for b, beta, P, epochs, delta"},

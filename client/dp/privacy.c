@@ -151,6 +151,38 @@ static json_t *eps_json(const bbvfl_privacy_eps *e, const char *relation) {
                    "pld", num(e->pld), "relation", relation);
 }
 
+static int eps_at(const bbvfl_privacy_in *in, double beta, double *eps, bbvfl_err *err) {
+  bbvfl_privacy_in t = *in;
+  t.beta = beta;
+  t.rows = 0; /* the feature-set level is not what is calibrated */
+  bbvfl_privacy p;
+  if (bbvfl_privacy_compute(&t, &p, NULL, err) < 0) return -1;
+  *eps = in->masked ? p.masked_row_feature.epsilon : p.row_feature.epsilon;
+  return 0;
+}
+
+int bbvfl_privacy_solve_beta(const bbvfl_privacy_in *in, double target, double *beta, bbvfl_err *err) {
+  if (in->kind != BBVFL_MECH_PBM) return bbvfl_fail(err, BBVFL_E_ARG, "calibration: beta is a PBM parameter");
+  if (!(target > 0)) return bbvfl_fail(err, BBVFL_E_ARG, "calibration: the target epsilon must be > 0, got %g", target);
+  double lo = 1e-6, hi = 0.499, e;
+  if (eps_at(in, lo, &e, err) < 0) return -1;
+  if (e > target)
+    return bbvfl_fail(err, BBVFL_E_ARG, "calibration: even beta = %g gives epsilon %.4g > %g", lo, e, target);
+  if (eps_at(in, hi, &e, err) < 0) return -1;
+  if (e <= target) {
+    *beta = hi;
+    return 0;
+  }
+  while (hi - lo > 1e-6 * hi) {
+    double mid = 0.5 * (lo + hi);
+    if (eps_at(in, mid, &e, err) < 0) return -1;
+    if (e <= target) lo = mid;
+    else hi = mid;
+  }
+  *beta = lo;
+  return 0;
+}
+
 const char *bbvfl_privacy_scope(const bbvfl_privacy *p) {
   return p->end_to_end ? BBVFL_ACCT_SCOPE_ROW : BBVFL_ACCT_SCOPE;
 }

@@ -84,6 +84,12 @@ typedef struct {
  * milliseconds. */
 int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double *masked_curve, bbvfl_err *err);
 
+/* Calibration: the largest PBM beta in [1e-6, 0.499] whose reported epsilon at the row level of
+ * one party (masked_row_feature when in->masked, else row_feature) is at most target; in->beta is
+ * ignored. Bisection to a relative 1e-6. Error when even beta = 1e-6 exceeds the target (in row
+ * mode the DP-SGD and scaling terms alone may). */
+int bbvfl_privacy_solve_beta(const bbvfl_privacy_in *in, double target, double *beta, bbvfl_err *err);
+
 /* The privacy as a JSON object (new reference, NULL when out of memory): delta, end_to_end,
  * scope, and per relation {epsilon, method, rdp, pld, relation}; null for what does not apply. */
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p);

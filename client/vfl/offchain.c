@@ -107,7 +107,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * c->mech.b);
 
   /* split, standardisation, partition: identical in every client (vfl/setup.h) */
-  if (bbvfl_vfl_data_prepare_dp(ds, c->seed, c->test_frac, c->M, c->partition, &c->rowdp, c->seeded_noise, &t.data,
+  if (bbvfl_vfl_data_prepare_dp(ds, c->split_seed ? c->split_seed : c->seed, c->test_frac, c->M, c->partition, &c->rowdp, c->seeded_noise, &t.data,
                                 err) != 0)
     goto out;
   size_t ntr = t.data.n_train, nte = t.data.n_test;

@@ -38,6 +38,8 @@ typedef struct {
   uint64_t seed;
   int seeded_noise;
   double test_frac;          /* 0.2 */
+  uint64_t split_seed;       /* the train/test split (and row mode's scaling draws) from this seed;
+                                0: from seed (the default) */
   bbvfl_rowdp rowdp;         /* on: row mode (DP scaling + DP-SGD, dp/rowdp.h); off: the paper's */
   double label_eps;          /* > 0: train on randomized-response labels, eps-label-DP (dp/labeldp.h),
                                 drawn once per training row; 0: the true labels */
