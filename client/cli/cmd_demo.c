@@ -21,6 +21,7 @@
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
+#include "ml/metrics.h"
 #include "vfl/contract.h"
 #include "vfl/offchain.h"
 #include "vfl/session.h"
@@ -42,16 +43,6 @@ typedef struct {
   uint8_t addr[20];
 } child;
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, size_t n) {
-  if (!n) return 0;
-  qsort(v, n, sizeof *v, cmp_dbl);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Spawns `bbvfl client ...` with stdout/stderr into dir/client.log. Only paths are on argv. */
 static pid_t spawn_client(char *const args[], const char *log_path) {
@@ -509,7 +500,7 @@ int cmd_demo(int argc, char **argv) {
     }
     const json_t *last = json_array_get(eps, ne - 1);
     double auroc = jnum(last, "auroc"), accuracy = jnum(last, "accuracy"), test_loss = jnum(last, "test_loss");
-    double onchain_agg = agg ? median(agg, ne) : 0;
+    double onchain_agg = agg ? bbvfl_median(agg, ne) : 0;
     free(agg);
     uint64_t total_rounds = per * s.cparams.epochs;
     double gas_per_round = total_rounds ? (double)gas_submit / (double)total_rounds : 0;

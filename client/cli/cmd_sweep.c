@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/train_common.h"
 #include "common/fsutil.h"
+#include "ml/metrics.h"
 
 #define MAX_LIST 16
 
@@ -34,17 +35,6 @@ static int parse_list(const char *flag, const char *s, double *v, int *n, bbvfl_
   }
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n) {
-  double t[64];
-  memcpy(t, v, (size_t)n * sizeof *t);
-  qsort(t, (size_t)n, sizeof *t, cmp_dbl);
-  return n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-}
 
 typedef struct {
   int tty, done, total;
@@ -217,9 +207,9 @@ int cmd_sweep(int argc, char **argv) {
         json_object_set_new(cell, "b", json_integer(cfg.mech.b));
         json_object_set_new(cell, "beta", json_real(cfg.mech.beta));
       }
-      json_object_set_new(cell, "auroc_median", json_real(median(aucs, seeds)));
-      json_object_set_new(cell, "accuracy_median", json_real(median(accs, seeds)));
-      json_object_set_new(cell, "loss_median", json_real(median(losses, seeds)));
+      json_object_set_new(cell, "auroc_median", json_real(bbvfl_median(aucs, (size_t)seeds)));
+      json_object_set_new(cell, "accuracy_median", json_real(bbvfl_median(accs, (size_t)seeds)));
+      json_object_set_new(cell, "loss_median", json_real(bbvfl_median(losses, (size_t)seeds)));
       json_object_set_new(cell, "epsilon_feature", train_json_num(eps_f)); /* RDP, row level */
       json_object_set_new(cell, "epsilon_sample", train_json_num(eps_s));
       json_object_set_new(cell, "privacy", bbvfl_privacy_json(&pv));

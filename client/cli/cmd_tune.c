@@ -19,17 +19,9 @@
 #include "cli/commands.h"
 #include "cli/train_common.h"
 #include "common/fsutil.h"
+#include "ml/metrics.h"
 #include "vfl/offchain.h"
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 typedef struct {
   int epochs, P, masked;
@@ -63,6 +55,17 @@ static int train_rows_only(const bbvfl_dataset *ds, double test_frac, uint64_t s
   free(tr);
   free(te);
   return 0;
+}
+
+/* The training configuration of candidate c with the given seed. */
+static bbvfl_offchain_cfg cand_cfg(const bbvfl_offchain_cfg *base, const cand *c, uint64_t seed) {
+  bbvfl_offchain_cfg cfg = *base;
+  cfg.epochs = c->epochs;
+  cfg.P = c->P;
+  cfg.mech.beta = c->beta;
+  cfg.rowdp.noise = c->noise;
+  cfg.seed = seed;
+  return cfg;
 }
 
 static int run_auroc(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, double *auroc, bbvfl_err *err) {
@@ -157,17 +160,12 @@ int cmd_tune(int argc, char **argv) {
     if (bbvfl_privacy_solve_beta(&in, target, &c->beta, &e) < 0) continue; /* the target is out of reach */
     double v[64];
     for (int s = 0; s < tune_seeds && rc == 0; s++) {
-      bbvfl_offchain_cfg cfg = base;
-      cfg.epochs = c->epochs;
-      cfg.P = c->P;
-      cfg.mech.beta = c->beta;
-      cfg.rowdp.noise = c->noise;
-      cfg.seed = 1000 + (uint64_t)s;
+      bbvfl_offchain_cfg cfg = cand_cfg(&base, c, 1000 + (uint64_t)s);
       cfg.split_seed = 0; /* the inner split of the training rows: validation rows */
       if (run_auroc(&dtr, &cfg, &v[s], &err) != 0) rc = -1;
     }
     if (rc != 0) break;
-    c->val_auroc = median(v, tune_seeds);
+    c->val_auroc = bbvfl_median(v, (size_t)tune_seeds);
     c->ok = 1;
     if (!as_json)
       fprintf(stderr, "tune: epochs %2d P %d noise %g %-6s beta %.5f: validation AUROC %.4f\n", c->epochs, c->P,
@@ -190,18 +188,13 @@ int cmd_tune(int argc, char **argv) {
   double t[64];
   bbvfl_privacy pv;
   for (int s = 0; s < seeds && rc == 0; s++) {
-    bbvfl_offchain_cfg cfg = base;
-    cfg.epochs = w->epochs;
-    cfg.P = w->P;
-    cfg.mech.beta = w->beta;
-    cfg.rowdp.noise = w->noise;
-    cfg.seed = (uint64_t)s + 1;
+    bbvfl_offchain_cfg cfg = cand_cfg(&base, w, (uint64_t)s + 1);
     if (run_auroc(&ds, &cfg, &t[s], &err) != 0) rc = -1;
     if (rc == 0 && s == 0 && train_common_privacy(&cfg, 0, w->masked, clients, tc.delta, &pv, &err) != 0) rc = -1;
   }
   bbvfl_dataset_free(&ds);
   if (rc != 0) return cli_report(&err);
-  double test_auroc = median(t, seeds);
+  double test_auroc = bbvfl_median(t, (size_t)seeds);
   char cmd[512];
   snprintf(cmd, sizeof cmd,
            "bbvfl demo --privacy row --clients %d --epochs %d --P %d --b %d --beta %.6g --dpsgd-noise %g "

@@ -112,3 +112,14 @@ double bbvfl_f1_macro(const float *probs, const int *labels, size_t n, int K) {
   }
   return K ? s / K : 0;
 }
+
+static int cmp_median(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bbvfl_median(double *v, size_t n) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, cmp_median);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -20,5 +20,8 @@ double bbvfl_f1_bin(const float *scores, const int *labels, size_t n, double thr
 /* Multiclass: predicted class = argmax (first on ties). Macro F1 over the K classes. */
 double bbvfl_accuracy_multi(const float *probs, const int *labels, size_t n, int K);
 double bbvfl_f1_macro(const float *probs, const int *labels, size_t n, int K);
+/* The median of v[n] (sorts v in place; the mean of the two middle values when n is even; 0 when
+ * n is 0). */
+double bbvfl_median(double *v, size_t n);
 
 #endif

@@ -42,6 +42,16 @@ static void test_auroc(void **st) {
   assert_int_equal(bbvfl_auroc(s4, y5, 4, &a, &err), -1);
 }
 
+static void test_median(void **st) {
+  (void)st;
+  double odd[] = {5, -1, 3, 9, 2}, even[] = {4, 1, 3, 2}, one[] = {7};
+  assert_true(bbvfl_median(odd, 5) == 3);
+  assert_true(odd[0] == -1 && odd[4] == 9); /* sorted in place */
+  assert_true(bbvfl_median(even, 4) == 2.5);
+  assert_true(bbvfl_median(one, 1) == 7);
+  assert_true(bbvfl_median(one, 0) == 0);
+}
+
 static void test_acc_f1(void **st) {
   (void)st;
   /* preds at 0.5: 1 1 0 0 1 ; labels 1 0 0 1 1 -> tp 2, fp 1, fn 1, tn 1 */
@@ -66,6 +76,7 @@ static void test_acc_f1(void **st) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_auroc), cmocka_unit_test(test_acc_f1)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_auroc), cmocka_unit_test(test_acc_f1),
+                                     cmocka_unit_test(test_median)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
