@@ -75,6 +75,10 @@ bad "beta must be in \(0, 0.5\)" "${T[@]}" --beta 0.6
 bad "beta must be in \(0, 0.5\)" "${T[@]}" --beta 0
 bad "beta must be in \(0, 0.5\), got 0.5 .*no privacy" "${T[@]}" --beta 0.5
 bad "--beta needs a number" "${T[@]}" --beta 0.1x
+bad "--privacy must be paper or row, got 'bogus'" "${T[@]}" --privacy bogus
+bad "--label-epsilon must be 0 \(off\) or in" "${T[@]}" --label-epsilon -1
+bad "--dpsgd-noise must be in \[0.1, 1000\], got 0" "${T[@]}" --privacy row --dpsgd-noise 0
+bad "--scale-epsilon must be > 0" "${T[@]}" --privacy row --scale-epsilon 0
 bad "--epochs must be in 1..100000" "${T[@]}" --epochs -1
 bad "--batch must be >= 1" "${T[@]}" --batch 0
 bad "at least one batch of 100000" "${T[@]}" --batch 100000
