@@ -3,7 +3,7 @@
 # CPU-burning process in the background (a loaded machine), and prints the pass count per test.
 #   tests/stress.sh N [REGEX] [--build DIR] [--keep DIR]
 #     N        runs per test, two at a time (an odd N runs its last one alone)
-#     REGEX    only the tests whose ctest name matches (default: every multi-process test)
+#     REGEX    the tests whose ctest name matches, multi-process or not (default: every multi-process test)
 #     --build  the build folder whose tests run (default: build; build-asan for the sanitizer build)
 #     --keep   where the logs of failed runs are kept (default: a new folder under /tmp)
 # The multi-process tests are those labelled multiprocess in tests/CMakeLists.txt (several bbvfl

@@ -1451,19 +1451,17 @@ static void finish(st_t *S) {
              "pass --train-rows N (the session's training row count) to re-derive the minibatches");
   }
   /* privacy */
-  bbvfl_pbm_acct_in in = {.b = S->p.cfg.levels, .beta = S->p.cfg.beta_micro / 1e6, .P = (int)S->p.cfg.dim,
-                          .M = (int)S->p.cfg.clients, .epochs = (int)S->p.cfg.epochs, .delta = r->delta};
   bbvfl_err e = {0};
   /* after dropouts the masked sums cover fewer clients: the masked bound for the smallest set,
      against one of its participants; the feature-set level needs the training row count */
-  unsigned parts = S->p.cfg.masked && S->min_reopen && S->min_reopen < (size_t)in.M ? (unsigned)S->min_reopen
-                                                                                       : (unsigned)in.M;
-  bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = in.b, .beta = in.beta, .P = in.P, .M = in.M,
-                          .epochs = in.epochs, .delta = in.delta,
+  unsigned M = S->p.cfg.clients;
+  unsigned parts = S->p.cfg.masked && S->min_reopen && S->min_reopen < M ? (unsigned)S->min_reopen : M;
+  bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = S->p.cfg.levels, .beta = S->p.cfg.beta_micro / 1e6,
+                          .P = (int)S->p.cfg.dim, .M = (int)M, .epochs = (int)S->p.cfg.epochs, .delta = r->delta,
                           .rows = S->o->train_rows <= INT_MAX ? (int)S->o->train_rows : 0,
                           .masked = S->p.cfg.masked, .participants = (int)parts,
                           .colluding = parts > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
-  if (in.beta <= 0) {
+  if (pin.beta <= 0) {
     r->checks[BBVFL_AC_PRIVACY].status = BBVFL_AS_SKIP;
     snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
              "beta = 0: the outputs carry no information about the inputs");
@@ -1483,7 +1481,7 @@ static void finish(st_t *S) {
     snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
              "PBM b=%u beta=%.6g P=%u M=%u epochs=%u, not end-to-end: row level, one party %.4g (%s), one row, all "
              "parties %.4g (%s) at delta %g%s",
-             S->p.cfg.levels, in.beta, S->p.cfg.dim, S->p.cfg.clients, S->p.cfg.epochs, r->priv.row_feature.epsilon,
+             S->p.cfg.levels, pin.beta, S->p.cfg.dim, S->p.cfg.clients, S->p.cfg.epochs, r->priv.row_feature.epsilon,
              r->priv.row_feature.method, r->priv.row_sample.epsilon, r->priv.row_sample.method, r->delta,
              S->p.cfg.masked ? " (local mode; masked bound in figures)" : "");
   }

@@ -5,12 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double be_f32(const uint8_t *p) {
-  uint32_t u = (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-  float f;
-  memcpy(&f, &u, sizeof f);
-  return f;
-}
+#include "vfl/head.h"
 
 /* Solves the K x K system A x = b in place (Gaussian elimination, partial pivoting). */
 static int solve(double *A, double *b, size_t K) {
@@ -52,45 +47,47 @@ int bbvfl_leak_labels(const uint8_t *grad_be, size_t grad_len, size_t B, size_t 
                       params_len, P);
   size_t K = params_len / 4 / (P + 1);
   if (K > P) return bbvfl_fail(err, BBVFL_E_ARG, "K = %zu head outputs exceed P = %zu: labels not identifiable", K, P);
-  double *W = malloc(P * K * sizeof *W), *A = malloc(K * K * sizeof *A), *b = malloc(K * sizeof *b),
-         *g = malloc(P * sizeof *g);
+  float *W = malloc(P * K * sizeof *W), *G = malloc(B * P * sizeof *G);
+  double *WtW = malloc(K * K * sizeof *WtW), *A = malloc(K * K * sizeof *A), *b = malloc(K * sizeof *b);
   int rc = 0;
-  if (!W || !A || !b || !g) {
+  if (!W || !G || !WtW || !A || !b) {
     rc = bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
-  for (size_t i = 0; i < P * K; i++) {
-    W[i] = be_f32(params_be + 4 * i);
+  bbvfl_f32_from_be(params_be, P * K, W); /* W (P x K row-major); the bias is not needed */
+  bbvfl_f32_from_be(grad_be, B * P, G);
+  for (size_t i = 0; i < P * K; i++)
     if (!isfinite(W[i])) {
       rc = bbvfl_fail(err, BBVFL_E_PARSE, "fusion parameter %zu is not finite", i);
       goto out;
     }
-  }
-  for (size_t i = 0; i < B; i++) {
-    for (size_t p = 0; p < P; p++) {
-      g[p] = be_f32(grad_be + 4 * (i * P + p));
-      if (!isfinite(g[p])) {
-        rc = bbvfl_fail(err, BBVFL_E_PARSE, "gradient row %zu, coordinate %zu is not finite", i, p);
-        goto out;
-      }
+  for (size_t i = 0; i < B * P; i++)
+    if (!isfinite(G[i])) {
+      rc = bbvfl_fail(err, BBVFL_E_PARSE, "gradient row %zu, coordinate %zu is not finite", i / P, i % P);
+      goto out;
     }
+  /* the normal matrix W^T W, the same for every row */
+  for (size_t r = 0; r < K; r++)
+    for (size_t c = 0; c < K; c++) {
+      double a = 0;
+      for (size_t p = 0; p < P; p++) a += (double)W[p * K + r] * W[p * K + c];
+      WtW[r * K + c] = a;
+    }
+  for (size_t i = 0; i < B; i++) {
+    const float *g = G + i * P;
     if (K == 1) {
       double dot = 0;
-      for (size_t p = 0; p < P; p++) dot += g[p] * W[p];
+      for (size_t p = 0; p < P; p++) dot += (double)g[p] * W[p];
       labels[i] = dot < 0; /* p - y < 0: y = 1 */
       continue;
     }
     /* normal equations (W^T W) d = W^T g */
     for (size_t r = 0; r < K; r++) {
       double s = 0;
-      for (size_t p = 0; p < P; p++) s += W[p * K + r] * g[p];
+      for (size_t p = 0; p < P; p++) s += (double)W[p * K + r] * g[p];
       b[r] = s;
-      for (size_t c = 0; c < K; c++) {
-        double a = 0;
-        for (size_t p = 0; p < P; p++) a += W[p * K + r] * W[p * K + c];
-        A[r * K + c] = a;
-      }
     }
+    memcpy(A, WtW, K * K * sizeof *A);
     if (solve(A, b, K) < 0) {
       rc = bbvfl_fail(err, BBVFL_E_ARG, "the head's weight columns are linearly dependent: labels not identifiable");
       goto out;
@@ -102,8 +99,9 @@ int bbvfl_leak_labels(const uint8_t *grad_be, size_t grad_len, size_t B, size_t 
   }
 out:
   free(W);
+  free(G);
+  free(WtW);
   free(A);
   free(b);
-  free(g);
   return rc;
 }

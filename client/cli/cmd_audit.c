@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "common/fsutil.h"
 #include "devnet/devnet.h"
+#include "eth/buf.h"
 #include "eth/wallet.h"
 
 typedef struct {
@@ -67,31 +68,17 @@ static int load_session(const char *path, char *url, size_t urln, char *contract
   return 0;
 }
 
-/* --recover-labels: the CSV, collected in memory and written once at the end */
-typedef struct {
-  char *buf;
-  size_t len, cap;
-  int nomem;
-} label_sink;
-
+/* --recover-labels: the CSV, collected in memory (a bbvfl_buf: allocation failure is sticky and
+   checked once at the end) and written once when the audit ran */
 static void on_labels(void *ctx, uint64_t round, uint64_t epoch, uint64_t batch, const int *labels,
                       const size_t *rows, size_t B) {
-  label_sink *s = ctx;
-  for (size_t i = 0; i < B && !s->nomem; i++) {
-    if (s->cap - s->len < 128) {
-      char *nb = realloc(s->buf, s->cap * 2);
-      if (!nb) {
-        s->nomem = 1;
-        return;
-      }
-      s->buf = nb;
-      s->cap *= 2;
-    }
-    char row[32] = "";
+  bbvfl_buf *csv = ctx;
+  for (size_t i = 0; i < B; i++) {
+    char row[32] = "", line[160];
     if (rows) snprintf(row, sizeof row, "%zu", rows[i]);
-    s->len += (size_t)snprintf(s->buf + s->len, s->cap - s->len, "%llu,%llu,%llu,%zu,%s,%d\n",
-                               (unsigned long long)round, (unsigned long long)epoch, (unsigned long long)batch, i,
-                               row, labels[i]);
+    int n = snprintf(line, sizeof line, "%llu,%llu,%llu,%zu,%s,%d\n", (unsigned long long)round,
+                     (unsigned long long)epoch, (unsigned long long)batch, i, row, labels[i]);
+    bbvfl_buf_append(csv, line, (size_t)n);
   }
 }
 
@@ -165,17 +152,11 @@ int cmd_audit(int argc, char **argv) {
   o.window = window;
   o.train_rows = train_rows;
   o.delta = delta;
-  label_sink ls = {0};
+  bbvfl_buf csv;
+  bbvfl_buf_init(&csv);
   if (labels_path) {
-    ls.cap = 1 << 16;
-    ls.buf = malloc(ls.cap);
-    if (!ls.buf) {
-      bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-      return cli_report(&err);
-    }
-    ls.len = (size_t)snprintf(ls.buf, ls.cap, "round,epoch,batch,position,train_row,label\n");
     o.on_labels = on_labels;
-    o.labels_ctx = &ls;
+    o.labels_ctx = &csv;
   }
   progress_ctx pc = {cli_isatty_err(), 0};
   if (!quiet) {
@@ -204,18 +185,19 @@ int cmd_audit(int argc, char **argv) {
     }
   }
   bbvfl_audit_result res;
+  static const char csv_head[] = "round,epoch,batch,position,train_row,label\n";
+  if (labels_path) bbvfl_buf_append(&csv, csv_head, sizeof csv_head - 1); /* allocates: nothing returns before the run */
   int ran = bbvfl_audit_run(&o, &res, &err);
   if (devdir[0]) bbvfl_devnet_down(devdir, 10, NULL);
   if (ran < 0) {
-    free(ls.buf);
+    bbvfl_buf_free(&csv);
     return cli_report(&err);
   }
   int code = res.ok ? 0 : 3;
   if (labels_path) {
     /* written whole (atomically) once the audit ran: never a half-written file */
-    int wr = ls.nomem ? bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory while collecting the labels")
-                      : bbvfl_write_file_atomic(labels_path, ls.buf, ls.len, 0644, &err);
-    free(ls.buf);
+    int wr = bbvfl_buf_check(&csv, &err) < 0 ? -1 : bbvfl_write_file_atomic(labels_path, csv.p, csv.len, 0644, &err);
+    bbvfl_buf_free(&csv);
     if (wr < 0) {
       bbvfl_audit_result_free(&res);
       bbvfl_wrap(&err, "--recover-labels %s", labels_path);

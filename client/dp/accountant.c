@@ -101,7 +101,7 @@ double bbvfl_acct_rdp_to_eps(const double *alpha, const double *rdp, size_t n, d
   return best;
 }
 
-static void fill_out(const bbvfl_acct_curve *c, double delta, bbvfl_acct_out *out) {
+void bbvfl_acct_curve_to_out(const bbvfl_acct_curve *c, double delta, bbvfl_acct_out *out) {
   int e1 = 0, e2 = 0;
   out->epsilon_feature = bbvfl_acct_rdp_to_eps(c->alpha, c->feature, BBVFL_ACCT_NGRID, delta, 1,
                                                &out->alpha_feature, &e1);
@@ -136,7 +136,7 @@ int bbvfl_acct_pbm(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *out, bbvfl_err *
   bbvfl_acct_curve c;
   if (bbvfl_acct_pbm_curve(in, &c, err)) return -1;
   if (!out) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
-  fill_out(&c, in->delta, out);
+  bbvfl_acct_curve_to_out(&c, in->delta, out);
   return 0;
 }
 
@@ -168,7 +168,7 @@ int bbvfl_acct_gaussian(double clip, double sigma, int M, int epochs, double del
   if (check_common(1, M, epochs, delta, err)) return -1;
   if (bbvfl_acct_gaussian_curve(clip, sigma, M, epochs, &c, err)) return -1;
   if (!out) return bbvfl_fail(err, BBVFL_E_ARG, "accountant: no output");
-  fill_out(&c, delta, out);
+  bbvfl_acct_curve_to_out(&c, delta, out);
   return 0;
 }
 
@@ -381,7 +381,7 @@ int bbvfl_acct_pbm_masked_feature(const bbvfl_pbm_acct_in *in, bbvfl_acct_out *o
     c.feature[i] = (double)in->epochs * in->P * worst[i];
     if (rdp_feature) rdp_feature[i] = c.feature[i];
   }
-  fill_out(&c, in->delta, out);
+  bbvfl_acct_curve_to_out(&c, in->delta, out);
   return 0;
 }
 

@@ -64,6 +64,10 @@ typedef struct {
   double sample[BBVFL_ACCT_NGRID];  /* epochs * M * P * coord (local mode) */
 } bbvfl_acct_curve;
 int bbvfl_acct_pbm_curve(const bbvfl_pbm_acct_in *in, bbvfl_acct_curve *curve, bbvfl_err *err);
+/* A composed curve converted to *out (both conversions, the optimal orders, grid-edge flag): what
+ * bbvfl_acct_pbm and bbvfl_acct_gaussian do after building their curve; for curves composed
+ * further by the caller (dp/privacy.h, row mode). */
+void bbvfl_acct_curve_to_out(const bbvfl_acct_curve *curve, double delta, bbvfl_acct_out *out);
 int bbvfl_acct_gaussian_curve(double clip, double sigma, int M, int epochs, bbvfl_acct_curve *curve,
                               bbvfl_err *err);
 

@@ -25,5 +25,9 @@ double bbvfl_rr_keep(double eps, int K);
 /* Replaces y[rows[i]] (i < n; each in 0..K-1; negative entries, rows without a label here, are
  * left alone) by its randomized response. Errors: K < 2, eps not > 0 and finite, a label >= K. */
 int bbvfl_rr_labels(int *y, const size_t *rows, size_t n, int K, double eps, bbvfl_rng *r, bbvfl_err *err);
+/* The same with the session's label noise: the stream (seed, LABELS, 0) when seeded (every label
+ * holder draws the same responses), else getrandom; the generator is wiped afterwards. */
+int bbvfl_rr_labels_keyed(int *y, const size_t *rows, size_t n, int K, double eps, int seeded, uint64_t seed,
+                          bbvfl_err *err);
 
 #endif

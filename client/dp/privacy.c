@@ -30,43 +30,25 @@ static double row_extra(const bbvfl_privacy_in *in, double alpha) {
   return in->epochs * 2.0 * alpha / (z * z) + fmin(s, alpha * s * s / 2);
 }
 
-static int row_mode(const bbvfl_privacy_in *in, bbvfl_privacy *out, double *masked_curve, bbvfl_err *err) {
-  if (!(in->rowdp.noise > 0) || !(in->rowdp.scale_eps > 0) || !(in->rowdp.clip > 0))
-    return bbvfl_fail(err, BBVFL_E_ARG, "privacy: row mode needs clip, noise and scale_epsilon > 0");
-  bbvfl_acct_curve c;
-  bbvfl_pbm_acct_in a = {in->b, in->beta, in->P, in->M, in->epochs, in->delta, 0};
-  if (in->kind == BBVFL_MECH_PBM ? bbvfl_acct_pbm_curve(&a, &c, err)
-                                 : bbvfl_acct_gaussian_curve(in->clip, in->sigma, in->M, in->epochs, &c, err))
-    return -1;
-  for (size_t k = 0; k < BBVFL_ACCT_NGRID; k++) {
-    double x = row_extra(in, c.alpha[k]);
-    c.feature[k] += x;
-    c.sample[k] += in->M * x;
+/* The feature-set level, paper's mode: every row's releases of the party compose. */
+static int feature_set(const bbvfl_privacy_in *in, bbvfl_privacy *out, bbvfl_err *err) {
+  bbvfl_acct_out so;
+  double sp = NAN;
+  if (in->kind == BBVFL_MECH_GAUSSIAN) {
+    /* rows x epochs releases of one P-vector */
+    if ((double)in->rows * in->epochs > INT_MAX)
+      return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows x epochs must stay below %d", INT_MAX);
+    if (bbvfl_acct_gaussian(in->clip, in->sigma, in->M, in->rows * in->epochs, in->delta, &so, err) < 0) return -1;
+  } else {
+    if ((double)in->rows * in->P > INT_MAX)
+      return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows x P must stay below %d", INT_MAX);
+    /* each row's P coordinates, every row: one long release per epoch */
+    bbvfl_pbm_acct_in set = {in->b, in->beta, in->rows * in->P, in->M, in->epochs, in->delta, 0};
+    if (bbvfl_acct_pbm(&set, &so, err) < 0 ||
+        bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->rows * in->epochs * in->P, in->delta, &sp, err) < 0)
+      return -1;
   }
-  out->rdp.epsilon_feature =
-      bbvfl_acct_rdp_to_eps(c.alpha, c.feature, BBVFL_ACCT_NGRID, in->delta, 1, &out->rdp.alpha_feature, NULL);
-  out->rdp.epsilon_sample =
-      bbvfl_acct_rdp_to_eps(c.alpha, c.sample, BBVFL_ACCT_NGRID, in->delta, 1, &out->rdp.alpha_sample, NULL);
-  out->rdp.epsilon_feature_std = bbvfl_acct_rdp_to_eps(c.alpha, c.feature, BBVFL_ACCT_NGRID, in->delta, 0, NULL, NULL);
-  out->rdp.epsilon_sample_std = bbvfl_acct_rdp_to_eps(c.alpha, c.sample, BBVFL_ACCT_NGRID, in->delta, 0, NULL, NULL);
-  set_eps(&out->row_feature, out->rdp.epsilon_feature, NAN);
-  set_eps(&out->row_sample, out->rdp.epsilon_sample, NAN);
-  if (in->masked) {
-    if (in->kind != BBVFL_MECH_PBM) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: masked mode needs the PBM mechanism");
-    bbvfl_pbm_acct_in m = a;
-    m.M = out->participants;
-    m.colluding = in->colluding;
-    double mc[BBVFL_ACCT_NGRID];
-    if (bbvfl_acct_pbm_masked_feature(&m, &out->masked_rdp, mc, err) < 0) return -1;
-    for (size_t k = 0; k < BBVFL_ACCT_NGRID; k++) mc[k] += row_extra(in, c.alpha[k]);
-    out->masked_rdp.epsilon_feature =
-        bbvfl_acct_rdp_to_eps(c.alpha, mc, BBVFL_ACCT_NGRID, in->delta, 1, &out->masked_rdp.alpha_feature, NULL);
-    out->masked_rdp.epsilon_feature_std = bbvfl_acct_rdp_to_eps(c.alpha, mc, BBVFL_ACCT_NGRID, in->delta, 0, NULL, NULL);
-    set_eps(&out->masked_row_feature, out->masked_rdp.epsilon_feature, NAN);
-    if (masked_curve) memcpy(masked_curve, mc, sizeof mc);
-  }
-  out->finite = 1;
-  out->end_to_end = 1;
+  set_eps(&out->feature_set, so.epsilon_feature, sp);
   return 0;
 }
 
@@ -94,52 +76,53 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
     if (in->masked) set_none(&out->masked_row_feature, INFINITY);
     return 0;
   }
-  if (in->rowdp.on) return row_mode(in, out, masked_curve, err);
-  if (in->kind == BBVFL_MECH_GAUSSIAN) {
-    if (in->masked) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: masked mode needs the PBM mechanism");
-    if (bbvfl_acct_gaussian(in->clip, in->sigma, in->M, in->epochs, in->delta, &out->rdp, err) < 0) return -1;
-    set_eps(&out->row_feature, out->rdp.epsilon_feature, NAN);
-    set_eps(&out->row_sample, out->rdp.epsilon_sample, NAN);
-    if (in->rows) {
-      /* every row's release of the party composes: rows x epochs releases of one P-vector */
-      if ((double)in->rows * in->epochs > INT_MAX)
-        return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows x epochs must stay below %d", INT_MAX);
-      bbvfl_acct_out set;
-      if (bbvfl_acct_gaussian(in->clip, in->sigma, in->M, in->rows * in->epochs, in->delta, &set, err) < 0)
-        return -1;
-      set_eps(&out->feature_set, set.epsilon_feature, NAN);
-    }
-    out->finite = 1;
-    return 0;
-  }
+  const int pbm = in->kind == BBVFL_MECH_PBM, row = in->rowdp.on;
+  if (in->masked && !pbm) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: masked mode needs the PBM mechanism");
+  if (row && (!(in->rowdp.noise > 0) || !(in->rowdp.scale_eps > 0) || !(in->rowdp.clip > 0)))
+    return bbvfl_fail(err, BBVFL_E_ARG, "privacy: row mode needs clip, noise and scale_epsilon > 0");
+
+  /* the releases of one row (row mode: plus its DP-SGD steps and the DP scaling), by RDP */
+  bbvfl_acct_curve c;
   bbvfl_pbm_acct_in a = {in->b, in->beta, in->P, in->M, in->epochs, in->delta, 0};
-  if (bbvfl_acct_pbm(&a, &out->rdp, err) < 0) return -1;
-  double pf, ps;
-  if (bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->P, in->delta, &pf, err) < 0 ||
-      bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->M * in->P, in->delta, &ps, err) < 0)
+  if (pbm ? bbvfl_acct_pbm_curve(&a, &c, err) : bbvfl_acct_gaussian_curve(in->clip, in->sigma, in->M, in->epochs, &c, err))
+    return -1;
+  if (row)
+    for (size_t k = 0; k < BBVFL_ACCT_NGRID; k++) {
+      double x = row_extra(in, c.alpha[k]);
+      c.feature[k] += x;
+      c.sample[k] += in->M * x;
+    }
+  bbvfl_acct_curve_to_out(&c, in->delta, &out->rdp);
+  /* the exact PLD of the releases alone: only for PBM in the paper's mode */
+  double pf = NAN, ps = NAN;
+  if (pbm && !row &&
+      (bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->P, in->delta, &pf, err) < 0 ||
+       bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->M * in->P, in->delta, &ps, err) < 0))
     return -1;
   set_eps(&out->row_feature, out->rdp.epsilon_feature, pf);
   set_eps(&out->row_sample, out->rdp.epsilon_sample, ps);
-  if (in->rows) {
-    if ((double)in->rows * in->P > INT_MAX)
-      return bbvfl_fail(err, BBVFL_E_ARG, "privacy: rows x P must stay below %d", INT_MAX);
-    bbvfl_pbm_acct_in set = a;
-    set.P = in->rows * in->P; /* each row's P coordinates, every row: one long release per epoch */
-    bbvfl_acct_out so;
-    double sp;
-    if (bbvfl_acct_pbm(&set, &so, err) < 0 ||
-        bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->rows * in->epochs * in->P, in->delta, &sp, err) < 0)
-      return -1;
-    set_eps(&out->feature_set, so.epsilon_feature, sp);
-  }
+  /* row mode: no feature-set level (group privacy over every row gives no useful bound) */
+  if (in->rows && !row && feature_set(in, out, err) < 0) return -1;
   if (in->masked) {
     bbvfl_pbm_acct_in m = a;
     m.M = out->participants;
     m.colluding = in->colluding;
-    if (bbvfl_acct_pbm_masked_feature(&m, &out->masked_rdp, masked_curve, err) < 0) return -1;
+    double mc[BBVFL_ACCT_NGRID];
+    if (bbvfl_acct_pbm_masked_feature(&m, &out->masked_rdp, mc, err) < 0) return -1;
+    if (row) {
+      bbvfl_acct_curve mcv = c; /* the masked releases plus the same DP-SGD and scaling terms */
+      for (size_t k = 0; k < BBVFL_ACCT_NGRID; k++) mcv.feature[k] = mc[k] += row_extra(in, c.alpha[k]);
+      bbvfl_acct_out mo;
+      bbvfl_acct_curve_to_out(&mcv, in->delta, &mo);
+      out->masked_rdp.epsilon_feature = mo.epsilon_feature;
+      out->masked_rdp.alpha_feature = mo.alpha_feature;
+      out->masked_rdp.epsilon_feature_std = mo.epsilon_feature_std;
+    }
     set_eps(&out->masked_row_feature, out->masked_rdp.epsilon_feature, NAN);
+    if (masked_curve) memcpy(masked_curve, mc, sizeof mc);
   }
   out->finite = 1;
+  out->end_to_end = row;
   return 0;
 }
 

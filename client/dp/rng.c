@@ -59,6 +59,12 @@ static void init_key(bbvfl_rng *r, const uint8_t key[32]) {
   r->pos = 16;
 }
 
+int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, uint64_t stream, bbvfl_err *err) {
+  if (!seeded) return bbvfl_rng_init_os(r, err);
+  bbvfl_rng_init_seeded(r, seed, stream);
+  return 0;
+}
+
 int bbvfl_rng_init_os(bbvfl_rng *r, bbvfl_err *err) {
   uint8_t key[32];
   size_t got = 0;

@@ -33,6 +33,9 @@ int bbvfl_rng_init_os(bbvfl_rng *r, bbvfl_err *err);
 void bbvfl_rng_init_seeded(bbvfl_rng *r, uint64_t seed, uint64_t stream);
 /* Stream ids: purpose in the high 32 bits, client index (or 0) in the low 32. */
 uint64_t bbvfl_rng_stream(uint32_t purpose, uint32_t index);
+/* The private noise of one purpose: bbvfl_rng_init_seeded(r, seed, stream) when seeded (repeatable
+ * runs and tests), else bbvfl_rng_init_os (seed and stream unused). 0, or -1 when getrandom fails. */
+int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, uint64_t stream, bbvfl_err *err);
 enum { BBVFL_STREAM_SPLIT = 1, BBVFL_STREAM_INIT = 2, BBVFL_STREAM_NOISE = 3, BBVFL_STREAM_SCHEDULE = 4,
        BBVFL_STREAM_HEAD = 5, BBVFL_STREAM_TEST = 6, BBVFL_STREAM_LABELS = 7,
        BBVFL_STREAM_SCALE = 8, BBVFL_STREAM_DPSGD = 9 };

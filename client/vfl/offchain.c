@@ -178,14 +178,9 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   if (c->label_eps > 0) {
     /* label DP: one randomized response per training row, before training; the test labels stay
        true (they only score the model) */
-    bbvfl_rng rr;
-    if (c->seeded_noise)
-      bbvfl_rng_init_seeded(&rr, c->seed, bbvfl_rng_stream(BBVFL_STREAM_LABELS, 0));
-    else if (bbvfl_rng_init_os(&rr, err) != 0)
+    if (bbvfl_rr_labels_keyed(t.ytrain, t.data.train, ntr, ds->nclasses, c->label_eps, c->seeded_noise, c->seed,
+                              err) != 0)
       goto out;
-    int rrc = bbvfl_rr_labels(t.ytrain, t.data.train, ntr, ds->nclasses, c->label_eps, &rr, err);
-    bbvfl_rng_wipe(&rr);
-    if (rrc != 0) goto out;
   }
 
   double agg_total = 0;

@@ -846,14 +846,10 @@ static int init_label_rows(cl *c, bbvfl_err *err) {
 static int label_dp(cl *c, bbvfl_err *err) {
   double eps = c->sess->train.label_eps;
   if (!(eps > 0)) return 0;
-  bbvfl_rng rr;
-  if (c->cfg->seeded_noise)
-    bbvfl_rng_init_seeded(&rr, c->cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_LABELS, 0));
-  else if (bbvfl_rng_init_os(&rr, err) < 0)
-    return -1;
-  int rc = bbvfl_rr_labels(c->ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, &rr, err);
-  bbvfl_rng_wipe(&rr);
-  return rc < 0 ? bbvfl_wrap(err, "label randomized response") : 0;
+  if (bbvfl_rr_labels_keyed(c->ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, c->cfg->seeded_noise,
+                            c->cfg->seed, err) < 0)
+    return bbvfl_wrap(err, "label randomized response");
+  return 0;
 }
 
 /* dLoss/dlogits of this client's labelled rows of the batch (zeros elsewhere, the mean over the

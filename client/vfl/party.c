@@ -48,9 +48,8 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
                  cfg->rowdp.noise);
       goto fail;
     }
-    if (cfg->seeded_noise)
-      bbvfl_rng_init_seeded(&p->dpnoise, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_DPSGD, (uint32_t)cfg->index));
-    else if (bbvfl_rng_init_os(&p->dpnoise, err) != 0)
+    if (bbvfl_rng_init_noise(&p->dpnoise, cfg->seeded_noise, cfg->seed,
+                             bbvfl_rng_stream(BBVFL_STREAM_DPSGD, (uint32_t)cfg->index), err) != 0)
       goto fail;
     p->dpacc = malloc(p->mlp.nparams * sizeof *p->dpacc);
     p->dprow = malloc((size_t)cfg->P * sizeof *p->dprow);
@@ -59,9 +58,8 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
       goto fail;
     }
   }
-  if (cfg->seeded_noise)
-    bbvfl_rng_init_seeded(&p->noise, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)cfg->index));
-  else if (bbvfl_rng_init_os(&p->noise, err) != 0)
+  if (bbvfl_rng_init_noise(&p->noise, cfg->seeded_noise, cfg->seed,
+                           bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)cfg->index), err) != 0)
     goto fail;
   return 0;
 fail:

@@ -33,9 +33,7 @@ static int dp_scale(const bbvfl_dataset *ds, bbvfl_vfl_data *v, const bbvfl_rowd
       size_t j = v->part.cols[v->part.off[m] + k];
       for (size_t i = 0; i < v->n_train; i++) col[i] = ds->x[v->train[i] * ds->d + j];
       bbvfl_rng r;
-      if (seeded)
-        bbvfl_rng_init_seeded(&r, seed, bbvfl_rng_stream(BBVFL_STREAM_SCALE, (uint32_t)j));
-      else if (bbvfl_rng_init_os(&r, err) != 0) {
+      if (bbvfl_rng_init_noise(&r, seeded, seed, bbvfl_rng_stream(BBVFL_STREAM_SCALE, (uint32_t)j), err) != 0) {
         rc = -1;
         break;
       }
