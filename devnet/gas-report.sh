@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Gas per coordinate of on-chain aggregation, measured from transaction receipts on a fresh anvil.
 #
-#   devnet/gas-report.sh [--rounds N] [--quick] [--rpc URL]   (prints a Markdown report)
+#   devnet/gas-report.sh [--rounds N] [--quick] [--rpc URL] [--hardfork NAME]   (Markdown report)
 #   --rounds N  rounds per session (default 7, >= 5); --quick  first table row only;
-#   --rpc URL   use a running loopback anvil instead of starting one.
+#   --rpc URL   use a running loopback anvil instead of starting one;
+#   --hardfork NAME  start anvil with --hardfork NAME (default: anvil's default, Prague/Osaka rules).
 #   GAS_REPORT_VERBOSE=1 prints every transaction hash and its gas on stderr.
 #
 # Starts the pinned anvil on a free 127.0.0.1 port, deploys BbvflAggregator from abi/ with
 # `cast send --create` from anvil's first (unlocked) dev account, and drives whole sessions with
-# cast: registration, commit-reveal election, N rounds of M submissions (plus the active client's
-# gradient post after each round). Clients are impersonated addresses (anvil_impersonateAccount)
+# cast: registration, commit-reveal election, N TRAIN rounds of M submissions (plus the active
+# client's gradient post after each round). A row with window K carries K minibatches of B rows per
+# round (the session has R = N*K batches per epoch, one epoch, no eval rounds), so a submission
+# holds K*B*P values. Clients are impersonated addresses (anvil_impersonateAccount)
 # derived from fixed 64-byte test public keys, so no private key exists anywhere. The figure is
-#   gas per coordinate = sum of gasUsed of a round's M submit transactions / (M * B * P)
+#   gas per coordinate = sum of gasUsed of a round's M submit transactions / (M * K * B * P)
 # (gasUsed is the whole transaction: 21000 base + calldata + execution), averaged over the
 # steady-state rounds (round >= RING, when every slot of the ring has been written once), and
 # round 0 (first use of storage) for comparison. The naive baseline (NaiveAggregator: one
@@ -23,11 +26,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=7
 quick=0
 rpc=
+hardfork=
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --rpc) rpc=$2; shift 2 ;;
+    --hardfork) hardfork=$2; shift 2 ;;
     -h|--help) sed -n 2,20p "$0"; exit 0 ;;
     *) echo "gas-report: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -52,7 +57,8 @@ if [ -n "$rpc" ]; then
   export ETH_RPC_URL=$rpc
 else
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-  "$tool" anvil --host 127.0.0.1 --port "$port" --accounts 2 --silent >"$tmp/anvil.log" 2>&1 &
+  "$tool" anvil --host 127.0.0.1 --port "$port" --accounts 2 --silent ${hardfork:+--hardfork "$hardfork"} \
+    --gas-limit 100000000 >"$tmp/anvil.log" 2>&1 &
   anvil_pid=$!
   export ETH_RPC_URL="http://127.0.0.1:$port"
 fi
@@ -91,13 +97,16 @@ EOF
 }
 
 # bbvfl: one session, prints "first steady" gas per coordinate
-run_bbvfl() { # m b p levels
-  local m=$1 b=$2 p=$3 lv=$4 n
-  n=$((b * p))
+run_bbvfl() { # m b p levels k
+  local m=$1 b=$2 p=$3 lv=$4 k=$5 n
+  n=$((k * b * p))
   local bytecode args out agg i r a active g total first=0 steady=0 steady_rounds=0
   bytecode=$(jq -r .bytecode "$root/abi/BbvflAggregator.json")
-  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint256,uint256,uint64,uint64,uint64,uint64))" \
-    "($m,$b,$p,$lv,200000,false,$((rounds + 1)),0,1,1,$((m * (rounds + 1))),50,50,50,50)")
+  # Config: M, B, P, b, betaMicro, masked, R, K, NE, ER, trainRows, testRows, staleness, hashed,
+  # epochs, rate, pool, commit/reveal/active/timeout blocks
+  local nb=$(((rounds + 1) * k))
+  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64))" \
+    "($m,$b,$p,$lv,200000,false,$nb,$k,0,0,$((nb * b)),0,0,false,1,1,$((m * (rounds + 1))),50,50,50,50)")
   out=$(cast send --unlocked --from "$deployer" --json --create "$bytecode${args#0x}")
   agg=$(jq -r .contractAddress <<<"$out")
   setup_clients "$m"
@@ -120,7 +129,7 @@ run_bbvfl() { # m b p levels
     if [ "$r" -ge 4 ]; then steady=$((steady + total)); steady_rounds=$((steady_rounds + 1)); fi
     send "$active" "$agg" "postGradient(uint64,bytes,bytes)" "$r" "$grad" 0x >/dev/null
   done
-  [ "$(cast call "$agg" "currentRound()(uint64)")" = "$rounds" ] || { echo "gas-report: session did not advance" >&2; exit 1; }
+  [ "$(cast call "$agg" "currentRound()(uint64)" | cut -d' ' -f1)" = "$rounds" ] || { echo "gas-report: session did not advance" >&2; exit 1; }
   python3 -c "import sys; m,n,f,s,k=map(int,sys.argv[1:]); print(f'{f/(m*n):.1f} {s/k/(m*n):.1f} {s//k//m}')" "$m" "$n" "$first" "$steady" "$steady_rounds"
 }
 
@@ -151,21 +160,21 @@ run_naive() { # m b p levels
 
 echo "# Aggregation gas per coordinate"
 echo
-echo "Measured $(date -u +%Y-%m-%d) by devnet/gas-report.sh on $anvil_version (default hardfork), $rounds rounds per session."
+echo "Measured $(date -u +%Y-%m-%d) by devnet/gas-report.sh on $anvil_version (hardfork: ${hardfork:-anvil default}), $rounds rounds per session."
 echo "Gas per coordinate = gasUsed of a round's M submit transactions (whole transaction: 21000 base +"
-echo "calldata + execution) / (M x B x P). Steady state = mean over rounds >= 4, when each of the 4 ring"
+echo "calldata + execution) / (M x K x B x P), K = minibatches per round (window). Steady state = mean over rounds >= 4, when each of the 4 ring"
 echo "slots has been written once; round 0 writes fresh storage. Budget (DESIGN.md): <= 400 steady for"
 echo "M=5, B=10, P=16, b=16. The naive baseline adds its aggregate() call to the round's total."
 echo
-echo "| contract | M | B | P | b | lane bits | gas/coordinate, round 0 | gas/coordinate, steady | gas per submit tx, steady |"
-echo "|---|---|---|---|---|---|---|---|---|"
-rows=("5 10 16 16" "10 10 16 16" "5 100 64 16" "5 10 16 64" "5 100 64 64")
-[ "$quick" -eq 1 ] && rows=("5 10 16 16")
+echo "| contract | M | B | P | b | K | lane bits | gas/coordinate, round 0 | gas/coordinate, steady | gas per submit tx, steady |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
+rows=("5 10 16 16 1" "5 10 16 16 5" "5 10 16 16 45" "10 10 16 16 1" "5 100 64 16 1" "5 10 16 64 1" "5 100 64 64 1")
+[ "$quick" -eq 1 ] && rows=("5 10 16 16 1")
 for row in "${rows[@]}"; do
-  read -r m b p lv <<<"$row"
+  read -r m b p lv k <<<"$row"
   bits=8; [ $((m * lv)) -ge 256 ] && bits=16
-  read -r f s per <<<"$(run_bbvfl "$m" "$b" "$p" "$lv")"
-  echo "| BbvflAggregator | $m | $b | $p | $lv | $bits | $f | **$s** | $per |"
+  read -r f s per <<<"$(run_bbvfl "$m" "$b" "$p" "$lv" "$k")"
+  echo "| BbvflAggregator | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per |"
 done
 read -r f s per <<<"$(run_naive 5 10 16 16)"
-echo "| NaiveAggregator (baseline, submits + aggregate) | 5 | 10 | 16 | 16 | 256 | $f | **$s** | $per |"
+echo "| NaiveAggregator (baseline, submits + aggregate) | 5 | 10 | 16 | 16 | 1 | 256 | $f | **$s** | $per |"

@@ -12,22 +12,36 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///
 /// Interface notes (what the clients and the auditor rely on):
 /// - Constructor takes one `Config` tuple. All of its fields are static, so its ABI encoding is the
-///   same as the flat argument list (M, B, P, b, betaMicro, masked, T, V, epochs,
-///   rewardPerSubmission, rewardPool, commitBlocks, revealBlocks, activeBlocks, roundTimeoutBlocks).
+///   same as the flat argument list (M, B, P, b, betaMicro, masked, R = batchesPerEpoch,
+///   K = window, NE = evalRows, ER = evalRowsPerRound, trainRows, testRows, staleness, hashed,
+///   epochs, rewardPerSubmission, rewardPool, commitBlocks, revealBlocks, activeBlocks,
+///   roundTimeoutBlocks). This contract is the lane-storage mode: hashed must be false and
+///   staleness 0 (BbvflHashAggregator takes the same tuple for the hashed mode). trainRows and
+///   testRows are only recorded (trainRows >= R*B, testRows >= NE): with the seed they let an
+///   auditor re-derive every minibatch from the chain alone. params() returns the Config fields
+///   in the same order, then T, V, laneBits, token, totalRounds, maxCoords.
 ///   It deploys its own BbvflRewardToken whose whole supply (rewardPool) is minted to this contract;
 ///   `token()` returns it. The pool must cover rewardPerSubmission * M * totalRounds.
 /// - Deadlines are block counts. Registration closes at block C when the M-th client registers;
 ///   commits are accepted up to block C + commitBlocks (inclusive), reveals up to
 ///   C + commitBlocks + revealBlocks (inclusive). Reveals open when every registered client has
 ///   committed or the commit deadline has passed (so nobody reveals before the last commit).
+/// - Windows: an epoch has R training minibatches of B rows, carried K at a time: T = ceil(R/K)
+///   TRAIN rounds, window w carrying nb = min(K, R - w*K) consecutive minibatches (batches w*K ..
+///   w*K+nb-1 of the epoch's schedule; the last window may be shorter, a window never crosses an
+///   epoch), so rows = nb*B. Then V = ceil(NE/ER) EVAL rounds (0 when NE = 0), eval round v
+///   carrying the test rows v*ER .. v*ER+rows-1 in test-set order, rows = min(ER, NE - v*ER).
+///   A round's coords = rows*P; roundLayout(r) returns all of it. K = 1, NE = V*B, ER = B is the
+///   protocol of one minibatch per round. Ring slots are sized for the largest round (maxCoords).
 /// - Rounds are numbered globally from 0: epoch = r / (T+V), pos = r % (T+V); pos < T is a TRAIN
-///   round (batch pos), otherwise an EVAL round (test batch pos - T). Only `currentRound()` is open.
+///   round (window pos), otherwise an EVAL round (eval round pos - T). Only `currentRound()` is open.
 ///   A complete TRAIN round opens the next one when the active client posts its gradient; a
 ///   complete EVAL round opens the next one at once. After the last round: SessionEnded.
-/// - submit(round, q): plain mode q is B*P bytes, one value per byte, each <= b; masked mode q is
-///   B*P 16-bit big-endian lanes (2*B*P bytes), no range check, sums wrap mod 2^16. The running
-///   sum lives in a ring of RING round slots of ceil(B*P*laneBytes/32) words each; the words of a
-///   slot, concatenated and cut to B*P*laneBytes, are the flat sum (coordinate j at byte offset
+/// - submit(round, q): plain mode q is coords bytes (the round's rows, row-major, P values per
+///   row), one value per byte, each <= b; masked mode q is coords 16-bit big-endian lanes
+///   (2*coords bytes), no range check, sums wrap mod 2^16. The running sum lives in a ring of RING
+///   round slots of ceil(maxCoords*laneBytes/32) words each; the first words of a slot,
+///   concatenated and cut to coords*laneBytes, are the flat sum (coordinate j at byte offset
 ///   j*laneBytes, big-endian). roundSum() and RoundCompleted carry exactly those bytes;
 ///   RoundCompleted also states how many submissions the sum covers. The first
 ///   submission of a round overwrites the slot, later ones add lane-wise (SWAR, no per-byte loops).
@@ -77,13 +91,16 @@ import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 ///   holder labels is the holders' business (the contract does not see rows). In a TRAIN round that
 ///   is complete and whose gradient is not posted yet, each label holder may post once
 ///   postLabelGradient(round, grad): dLoss/dlogits of the fusion head for its rows of the batch
-///   (B*K IEEE-754 binary32, big-endian, rows it does not hold are zero; the contract checks only
-///   that the length is a non-zero multiple of 4*B, at most 4*B*256). The active client sums the
-///   posts (and its own rows) before its backward. postGradient does not wait for them: the
-///   active client decides (a session in which the active client holds every label needs no
-///   post). The holders that posted for the latest round are one reused storage word
+///   (rows*C IEEE-754 binary32, big-endian, C logits per row, rows = the round's rows, zero on
+///   rows it does not hold; the contract checks only that the length is a non-zero multiple of
+///   4*rows, at most 4*rows*256). The active client sums the posts (and its own rows) before its
+///   backward. postGradient does not wait for them: the active client decides (a session in
+///   which the active client holds every label needs no post). The holders that posted for the
+///   latest round are one reused storage word
 ///   (labelPosts()); the submit path is untouched. Note: such a gradient reveals the labels of
 ///   its rows to anyone who can compute the logits (the sum and the head parameters are public).
+/// - postGradient(round, gradient, fusionParams): gradient is coords binary32 big-endian: the
+///   window's nb batches' dLoss/dh_hat concatenated in batch order, each B*P row-major.
 /// - Excluded reasons: 1 no commit by the commit deadline, 2 no reveal by the reveal deadline,
 ///   3 missed a round (expireRound). Elected reasons: 0 election, 1 re-election after a missed
 ///   active deadline, 2 active client excluded by expireRound.
@@ -96,8 +113,14 @@ contract BbvflAggregator {
         uint8 levels; // b, values 0..b
         uint32 betaMicro; // beta * 1e6
         bool masked;
-        uint32 trainRoundsPerEpoch; // T
-        uint32 evalRoundsPerEpoch; // V
+        uint32 batchesPerEpoch; // R, training minibatches per epoch
+        uint32 window; // K, minibatches per training round (1..R)
+        uint32 evalRows; // NE, test rows evaluated per epoch (0: no eval rounds)
+        uint32 evalRowsPerRound; // ER, test rows per eval round
+        uint32 trainRows; // N_train (>= R*B), size of the schedule's permutation
+        uint32 testRows; // N_test (>= NE)
+        uint8 staleness; // s (lane mode: 0)
+        bool hashed; // hashed aggregation (BbvflHashAggregator); lane mode: false
         uint32 epochs;
         uint256 rewardPerSubmission;
         uint256 rewardPool;
@@ -115,8 +138,14 @@ contract BbvflAggregator {
         uint8 levels;
         uint32 betaMicro;
         bool masked;
-        uint32 trainRoundsPerEpoch;
-        uint32 evalRoundsPerEpoch;
+        uint32 batchesPerEpoch;
+        uint32 window;
+        uint32 evalRows;
+        uint32 evalRowsPerRound;
+        uint32 trainRows;
+        uint32 testRows;
+        uint8 staleness;
+        bool hashed;
         uint32 epochs;
         uint256 rewardPerSubmission;
         uint256 rewardPool;
@@ -124,11 +153,12 @@ contract BbvflAggregator {
         uint64 revealBlocks;
         uint64 activeBlocks;
         uint64 roundTimeoutBlocks;
+        uint32 trainRoundsPerEpoch; // T = ceil(R/K)
+        uint32 evalRoundsPerEpoch; // V = ceil(NE/ER), 0 when NE = 0
         uint8 laneBits;
         address token;
         uint64 totalRounds;
-        uint32 dataLength; // bytes per submission
-        uint32 sumLength; // bytes of roundSum / RoundCompleted
+        uint32 maxCoords; // coordinates of the largest round
     }
 
     enum Phase {
@@ -187,6 +217,12 @@ contract BbvflAggregator {
     uint8 private immutable LEVELS;
     uint32 private immutable BETA_MICRO;
     bool private immutable MASKED;
+    uint32 private immutable R_BATCHES;
+    uint32 private immutable K_WINDOW;
+    uint32 private immutable NE;
+    uint32 private immutable ER;
+    uint32 private immutable TRAIN_ROWS;
+    uint32 private immutable TEST_ROWS;
     uint32 private immutable T;
     uint32 private immutable V;
     uint32 private immutable EPOCHS;
@@ -198,9 +234,8 @@ contract BbvflAggregator {
     uint64 private immutable TIMEOUT_BLOCKS;
     uint8 private immutable LANE_BITS;
     uint64 private immutable TOTAL_ROUNDS;
-    uint256 private immutable DATA_LEN;
-    uint256 private immutable SUM_LEN;
-    uint256 private immutable LANE_WORDS;
+    uint256 private immutable MAX_COORDS;
+    uint256 private immutable LANE_WORDS; // words of one ring slot (largest round)
     uint256 private immutable RANGE_K; // (255 - b) in every lane, for the SWAR range check
     BbvflRewardToken public immutable token;
 
@@ -260,7 +295,13 @@ contract BbvflAggregator {
         require(c.batch >= 1 && c.dim >= 1, "B and P must be >= 1");
         require(c.levels >= 1, "b must be >= 1");
         require(c.betaMicro <= 500000, "beta must be <= 0.5");
-        require(c.trainRoundsPerEpoch >= 1, "T must be >= 1");
+        require(c.batchesPerEpoch >= 1, "R must be >= 1");
+        require(c.window >= 1 && c.window <= c.batchesPerEpoch, "window must be 1..R");
+        require(c.evalRows == 0 || c.evalRowsPerRound >= 1, "evalRowsPerRound must be >= 1");
+        require(c.trainRows >= uint256(c.batchesPerEpoch) * c.batch, "trainRows below R*B");
+        require(c.testRows >= c.evalRows, "testRows below evalRows");
+        require(!c.hashed, "hashed: deploy BbvflHashAggregator");
+        require(c.staleness == 0, "staleness needs hashed mode");
         require(c.epochs >= 1, "epochs must be >= 1");
         require(c.commitBlocks >= 1 && c.revealBlocks >= 1, "commit/reveal deadlines must be >= 1");
         require(c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1, "active/round deadlines must be >= 1");
@@ -268,9 +309,14 @@ contract BbvflAggregator {
             (c.commitBlocks | c.revealBlocks | c.activeBlocks | c.roundTimeoutBlocks) < 1 << 32,
             "deadlines must be < 2^32 blocks"
         );
-        uint256 coords = uint256(c.batch) * c.dim;
-        require(coords <= 1 << 20, "B*P too large");
-        uint256 total = uint256(c.epochs) * (uint256(c.trainRoundsPerEpoch) + c.evalRoundsPerEpoch);
+        uint256 t = (uint256(c.batchesPerEpoch) + c.window - 1) / c.window;
+        uint256 v = c.evalRows == 0 ? 0 : (uint256(c.evalRows) + c.evalRowsPerRound - 1) / c.evalRowsPerRound;
+        uint256 er = c.evalRowsPerRound < c.evalRows ? c.evalRowsPerRound : c.evalRows;
+        uint256 rows = uint256(c.window) * c.batch;
+        if (er > rows) rows = er;
+        uint256 coords = rows * c.dim;
+        require(coords <= 1 << 20, "round above 2^20 coordinates");
+        uint256 total = uint256(c.epochs) * (t + v);
         require(total <= M32, "too many rounds");
         uint256 sumMax = uint256(c.clients) * c.levels;
         uint8 bits;
@@ -286,8 +332,14 @@ contract BbvflAggregator {
         LEVELS = c.levels;
         BETA_MICRO = c.betaMicro;
         MASKED = c.masked;
-        T = c.trainRoundsPerEpoch;
-        V = c.evalRoundsPerEpoch;
+        R_BATCHES = c.batchesPerEpoch;
+        K_WINDOW = c.window;
+        NE = c.evalRows;
+        ER = c.evalRowsPerRound;
+        TRAIN_ROWS = c.trainRows;
+        TEST_ROWS = c.testRows;
+        T = uint32(t);
+        V = uint32(v);
         EPOCHS = c.epochs;
         RATE = c.rewardPerSubmission;
         POOL = c.rewardPool;
@@ -297,8 +349,7 @@ contract BbvflAggregator {
         TIMEOUT_BLOCKS = c.roundTimeoutBlocks;
         LANE_BITS = bits;
         TOTAL_ROUNDS = uint64(total);
-        DATA_LEN = c.masked ? coords * 2 : coords;
-        SUM_LEN = coords * (bits / 8);
+        MAX_COORDS = coords;
         LANE_WORDS = (coords * (bits / 8) + 31) / 32;
         RANGE_K = (255 - uint256(c.levels)) * (bits == 8 ? L8 : L16);
         token = new BbvflRewardToken(c.rewardPool);
@@ -491,7 +542,7 @@ contract BbvflAggregator {
         require(w & F_EXCL == 0, "excluded");
         uint256 bit = 1 << (HOT_SH_SUBMITTED + ((w >> SH_INDEX) & 0xFF));
         require(hw & bit == 0, "already submitted");
-        require(q.length == DATA_LEN, "bad length");
+        require(q.length == _dataLen(cur), "bad length");
 
         bool bad = _accumulate(q, SUMS_BASE + (cur % RING) * LANE_WORDS, count == 0);
         require(!bad, "value above b");
@@ -516,7 +567,7 @@ contract BbvflAggregator {
             _accMasked16(q, base, first);
             return false;
         }
-        return _accPlain16(q, base, first, RANGE_K, LANE_WORDS);
+        return _accPlain16(q, base, first, RANGE_K, (q.length + 15) >> 4);
     }
 
     /// Calldata word i of q with the bytes past q's end cleared (ABI padding is not trusted).
@@ -626,9 +677,10 @@ contract BbvflAggregator {
     }
 
     function _readSum(uint64 r) private view returns (bytes memory out) {
-        uint256 words = LANE_WORDS;
-        uint256 len = SUM_LEN;
-        uint256 base = SUMS_BASE + (uint256(r) % RING) * words;
+        // sum bytes: the submission's bytes, doubled when plain values widen to 16-bit lanes
+        uint256 len = _dataLen(r) << (LANE_BITS == 16 && !MASKED ? 1 : 0);
+        uint256 words = (len + 31) >> 5;
+        uint256 base = SUMS_BASE + (uint256(r) % RING) * LANE_WORDS;
         out = new bytes(words * 32);
         assembly ("memory-safe") {
             for { let i := 0 } lt(i, words) { i := add(i, 1) } {
@@ -683,7 +735,8 @@ contract BbvflAggregator {
     // ------------------------------------------------------------------ active client
 
     /// The active client posts the gradient of the loss w.r.t. the aggregated embedding
-    /// (B*P IEEE-754 binary32, big-endian) and the fusion head's parameters (opaque bytes).
+    /// (coords IEEE-754 binary32, big-endian: the window's batches in order, each B*P row-major)
+    /// and the fusion head's parameters (opaque bytes).
     function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {
         require(msg.sender == _active, "not active");
         Hot memory h = _hot;
@@ -692,7 +745,7 @@ contract BbvflAggregator {
         require(round == h.round, "round closed");
         require(_isTrain(round), "eval round");
         require(h.count == h.n, "round not complete");
-        require(gradient.length == uint256(B) * P * 4, "bad gradient length");
+        require(gradient.length == _coords(round) * 4, "bad gradient length");
         require(fusionParams.length <= MAX_FUSION_PARAMS, "fusion params too long");
         _fusionHash = keccak256(fusionParams);
         _fusionRound = round;
@@ -713,7 +766,7 @@ contract BbvflAggregator {
         require(round == h.round, "round closed");
         require(_isTrain(round), "eval round");
         require(h.count == h.n, "round not complete");
-        uint256 unit = uint256(B) * 4;
+        uint256 unit = _rows(round) * 4;
         require(grad.length != 0 && grad.length % unit == 0 && grad.length <= unit * 256, "bad label gradient length");
         uint256 lp = _labelPosts;
         uint256 posted = lp >> 64 == round ? lp & 0xFFFFFFFFFFFFFFFF : 0;
@@ -782,6 +835,57 @@ contract BbvflAggregator {
         return uint256(h.round) + ((h.submitted >> uint8(w >> SH_INDEX)) & 1);
     }
 
+    /// Layout of round r (see the header): TRAIN window `index` or EVAL round `index`, its rows.
+    function _layout(uint64 r) private view returns (bool train, uint32 epoch, uint32 index, uint256 rows) {
+        uint64 per = uint64(T) + V;
+        uint64 pos = r % per;
+        epoch = uint32(r / per);
+        train = pos < T;
+        if (train) {
+            index = uint32(pos);
+            uint256 left = R_BATCHES - uint256(pos) * K_WINDOW;
+            rows = (left < K_WINDOW ? left : K_WINDOW) * B;
+        } else {
+            index = uint32(pos - T);
+            uint256 left = NE - uint256(index) * ER;
+            rows = left < ER ? left : ER;
+        }
+    }
+
+    /// Bytes of a submission to round r (the submit path's cheap form of _layout).
+    function _dataLen(uint256 r) private view returns (uint256 len) {
+        uint256 t = T;
+        uint256 per = t + V;
+        uint256 k = K_WINDOW;
+        uint256 rb = R_BATCHES;
+        uint256 ne = NE;
+        uint256 er = ER;
+        uint256 rowLen = uint256(P) << (MASKED ? 1 : 0);
+        uint256 b = B;
+        assembly ("memory-safe") {
+            let pos := mod(r, per)
+            switch lt(pos, t)
+            case 1 {
+                let left := sub(rb, mul(pos, k))
+                if gt(left, k) { left := k }
+                len := mul(mul(left, b), rowLen)
+            }
+            default {
+                let left := sub(ne, mul(sub(pos, t), er))
+                if gt(left, er) { left := er }
+                len := mul(left, rowLen)
+            }
+        }
+    }
+
+    function _rows(uint64 r) private view returns (uint256 rows) {
+        (,,, rows) = _layout(r);
+    }
+
+    function _coords(uint64 r) private view returns (uint256) {
+        return _rows(r) * P;
+    }
+
     function _isTrain(uint64 r) private view returns (bool) {
         return r % (uint64(T) + V) < T;
     }
@@ -800,28 +904,31 @@ contract BbvflAggregator {
     // ------------------------------------------------------------------ views
 
     function params() external view returns (Params memory p) {
-        p = Params({
-            clients: M,
-            batch: B,
-            dim: P,
-            levels: LEVELS,
-            betaMicro: BETA_MICRO,
-            masked: MASKED,
-            trainRoundsPerEpoch: T,
-            evalRoundsPerEpoch: V,
-            epochs: EPOCHS,
-            rewardPerSubmission: RATE,
-            rewardPool: POOL,
-            commitBlocks: COMMIT_BLOCKS,
-            revealBlocks: REVEAL_BLOCKS,
-            activeBlocks: ACTIVE_BLOCKS,
-            roundTimeoutBlocks: TIMEOUT_BLOCKS,
-            laneBits: LANE_BITS,
-            token: address(token),
-            totalRounds: TOTAL_ROUNDS,
-            dataLength: uint32(DATA_LEN),
-            sumLength: uint32(SUM_LEN)
-        });
+        p.clients = M;
+        p.batch = B;
+        p.dim = P;
+        p.levels = LEVELS;
+        p.betaMicro = BETA_MICRO;
+        p.masked = MASKED;
+        p.batchesPerEpoch = R_BATCHES;
+        p.window = K_WINDOW;
+        p.evalRows = NE;
+        p.evalRowsPerRound = ER;
+        p.trainRows = TRAIN_ROWS;
+        p.testRows = TEST_ROWS;
+        p.epochs = EPOCHS;
+        p.rewardPerSubmission = RATE;
+        p.rewardPool = POOL;
+        p.commitBlocks = COMMIT_BLOCKS;
+        p.revealBlocks = REVEAL_BLOCKS;
+        p.activeBlocks = ACTIVE_BLOCKS;
+        p.roundTimeoutBlocks = TIMEOUT_BLOCKS;
+        p.trainRoundsPerEpoch = T;
+        p.evalRoundsPerEpoch = V;
+        p.laneBits = LANE_BITS;
+        p.token = address(token);
+        p.totalRounds = TOTAL_ROUNDS;
+        p.maxCoords = uint32(MAX_COORDS);
     }
 
     function phase() public view returns (Phase) {
@@ -849,13 +956,23 @@ contract BbvflAggregator {
         return (h.round, h.count, h.n, h.started && h.count == h.n, h.openedAt, h.completedAt);
     }
 
-    /// Kind of round r: TRAIN (batch `index`) or EVAL (test batch `index`), and its epoch.
+    /// Kind of round r: TRAIN (window `index`) or EVAL (eval round `index`), and its epoch.
     function roundKind(uint64 r) external view returns (bool train, uint32 epoch, uint32 index) {
-        uint64 per = uint64(T) + V;
-        uint64 pos = r % per;
-        train = pos < T;
-        epoch = uint32(r / per);
-        index = uint32(train ? pos : pos - T);
+        (train, epoch, index,) = _layout(r);
+    }
+
+    /// Layout of round r < totalRounds: kind, epoch, index (window or eval round), rows and
+    /// coordinates (rows * P) it carries.
+    function roundLayout(uint64 r)
+        external
+        view
+        returns (bool train, uint32 epoch, uint32 index, uint32 rows, uint32 coords)
+    {
+        require(r < TOTAL_ROUNDS, "no such round");
+        uint256 n;
+        (train, epoch, index, n) = _layout(r);
+        rows = uint32(n);
+        coords = uint32(n * P);
     }
 
     /// The flat sum of a complete round still held by the ring (see header for the format).

@@ -58,8 +58,20 @@ contract AggregatorTest is Base {
         assertTrue(!p.masked, "masked");
         assertEq(p.laneBits, 8, "lane bits: 3*16 < 256");
         assertEq(p.totalRounds, 6, "total rounds");
-        assertEq(p.dataLength, 10, "data length");
-        assertEq(p.sumLength, 10, "sum length");
+        assertEq(p.maxCoords, 10, "max coords = B*P");
+        assertEq(p.batchesPerEpoch, 2, "R");
+        assertEq(p.window, 1, "K");
+        assertEq(p.evalRows, 2, "NE");
+        assertEq(p.evalRowsPerRound, 2, "ER");
+        assertEq(p.trainRows, 4, "N_train");
+        assertEq(p.testRows, 2, "N_test");
+        assertEq(p.staleness, 0, "s");
+        assertTrue(!p.hashed, "hashed");
+        assertEq(p.trainRoundsPerEpoch, 2, "T");
+        assertEq(p.evalRoundsPerEpoch, 1, "V");
+        assertEq(p.epochs, 2, "epochs");
+        assertEq(p.rewardPerSubmission, 1e18, "rate");
+        assertEq(p.roundTimeoutBlocks, 30, "timeout");
         assertEq(p.token, address(agg.token()), "token");
         BbvflRewardToken t = agg.token();
         assertEq(t.totalSupply(), c.rewardPool, "supply = pool");
@@ -77,8 +89,7 @@ contract AggregatorTest is Base {
         k = config(2, 3, 3, 4, true, 1, 0, 1);
         BbvflAggregator.Params memory p = new BbvflAggregator(k).params();
         assertEq(p.laneBits, 16, "masked -> 16");
-        assertEq(p.dataLength, 18, "masked data = 2*B*P");
-        assertEq(p.sumLength, 18, "masked sum = 2*B*P");
+        assertEq(p.maxCoords, 9, "max coords = B*P");
     }
 
     function test_constructor_reverts() public {
@@ -107,8 +118,8 @@ contract AggregatorTest is Base {
         expectRevertMsg("beta must be <= 0.5");
         new BbvflAggregator(k);
         k = c;
-        k.trainRoundsPerEpoch = 0;
-        expectRevertMsg("T must be >= 1");
+        k.batchesPerEpoch = 0;
+        expectRevertMsg("R must be >= 1");
         new BbvflAggregator(k);
         k = c;
         k.epochs = 0;
@@ -129,11 +140,11 @@ contract AggregatorTest is Base {
         k = c;
         k.batch = 1025;
         k.dim = 1024;
-        expectRevertMsg("B*P too large");
+        k.trainRows = 2 * 1025;
+        expectRevertMsg("round above 2^20 coordinates");
         new BbvflAggregator(k);
         k = c;
         k.epochs = type(uint32).max;
-        k.trainRoundsPerEpoch = 2;
         expectRevertMsg("too many rounds");
         new BbvflAggregator(k);
         k = c;

@@ -47,7 +47,7 @@ variant register \
 variant metrics \
   's/emit MetricsPosted\(epoch, msg\.sender, aurocMicro,/emit MetricsPosted(epoch, msg.sender, epoch == 1 ? aurocMicro + 1000001 : aurocMicro,/g'
 variant params \
-  's/commitBlocks: COMMIT_BLOCKS,/commitBlocks: COMMIT_BLOCKS + 1,/g'
+  's/p\.commitBlocks = COMMIT_BLOCKS;/p.commitBlocks = COMMIT_BLOCKS + 1;/g'
 variant gradient \
   's/function postGradient\(uint64 round, bytes calldata gradient, bytes calldata fusionParams\) external \{\n\s*require\(msg\.sender == _active, "not active"\);/function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {/g'
 

@@ -86,8 +86,13 @@ abstract contract Base {
         c.levels = levels;
         c.betaMicro = 200000;
         c.masked = masked;
-        c.trainRoundsPerEpoch = t;
-        c.evalRoundsPerEpoch = v;
+        // today's protocol: one minibatch per TRAIN round (K = 1), v EVAL rounds of B test rows
+        c.batchesPerEpoch = t;
+        c.window = 1;
+        c.evalRows = v * b_;
+        c.evalRowsPerRound = b_;
+        c.trainRows = t * b_;
+        c.testRows = v * b_;
         c.epochs = epochs;
         c.rewardPerSubmission = 1e18;
         c.rewardPool = 1e18 * uint256(m) * epochs * (uint256(t) + v);
@@ -95,6 +100,23 @@ abstract contract Base {
         c.revealBlocks = 10;
         c.activeBlocks = 20;
         c.roundTimeoutBlocks = 30;
+    }
+
+    /// Windowed config: R batches per epoch, K per TRAIN round, NE eval rows per epoch in rounds
+    /// of ER rows. The pool covers every round.
+    function configW(uint8 m, uint32 b_, uint32 p, uint8 levels, bool masked, uint32 r, uint32 k, uint32 ne, uint32 er, uint32 epochs)
+        internal
+        pure
+        returns (BbvflAggregator.Config memory c)
+    {
+        c = config(m, b_, p, levels, masked, r, 0, epochs);
+        c.window = k;
+        c.evalRows = ne;
+        c.evalRowsPerRound = er;
+        c.trainRows = r * b_ + 7;
+        c.testRows = ne + 3;
+        uint256 rounds = (uint256(r) + k - 1) / k + (ne == 0 ? 0 : (uint256(ne) + er - 1) / er);
+        c.rewardPool = 1e18 * uint256(m) * epochs * rounds;
     }
 
     function registerAll(BbvflAggregator agg, uint256 m) internal {
