@@ -172,7 +172,7 @@ int cmd_demo(int argc, char **argv) {
   int as_json = 0, compare = 0, full_history = 0, masked = 0;
   uint64_t timeout_blocks = 0;
   double round_timeout = 60;
-  cli_opt opts[TRAIN_COMMON_NOPTS + 16];
+  cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"partition", OPT_STR, &partition, "SPEC", "columns per client, e.g. 0-5/6-11/... (default: even split)"};
   opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "use this node instead of starting a devnet"};

@@ -18,7 +18,7 @@ int cmd_deploy(int argc, char **argv) {
   const char *rpc_url = NULL, *key_file = NULL, *deployer_key = NULL, *out = "session.json", *config = NULL;
   int as_json = 0, masked = 0;
   uint64_t timeout_blocks = 0, active_blocks = 0;
-  cli_opt opts[TRAIN_COMMON_NOPTS + 16];
+  cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "JSON-RPC endpoint (required)"};
   opts[no++] = (cli_opt){"deployer-key", OPT_STR, &deployer_key, "FILE", "key file of the deploying account"};

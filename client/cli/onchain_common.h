@@ -22,15 +22,20 @@ typedef struct {
   int clients, b;
   double beta;
   const char *mechanism, *seed;
+  /* the round structure (vfl/contract.h): windows, pipelining, aggregation mode */
+  int window, staleness, eval_rows_per_round;
+  const char *aggregation; /* "lane" or "hashed" */
 } session_flags;
 
 void session_flags_defaults(session_flags *f);
-/* Appends the options (room for TRAIN_COMMON_NOPTS + 5), returns how many. */
+/* Appends the options (room for TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS), returns how many. */
+#define SESSION_FLAGS_NOPTS 9
 size_t session_flags_opts(session_flags *f, cli_opt *o);
 /* Applies --config FILE.json (keys named like the flags: "clients", "b", "beta", "epochs", ...)
  * found in argv to f before the flags are parsed (flags given on the command line win). */
 int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err);
-/* Fills s->train (and label/data) from the flags; loads the table into ds (caller frees). */
+/* Fills s->train (and label/data, and the aggregation mode in s->cparams.hashed) from the flags;
+ * loads the table into ds (caller frees). */
 int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_err *err);
 
 /* The deployer/funder key: from key_file, else anvil's dev account 0 when the node is a devnet

@@ -337,6 +337,117 @@ static int explain_revert(bbvfl_sender *s, const bbvfl_receipt *rc, const uint8_
                     crc == 0 ? "did not revert" : "failed");
 }
 
+/* Waits for the receipt of a sent transaction (hash, its signed bytes raw): every drop_check
+   seconds asks whether the node still knows it and hands the same bytes in again if not. */
+static int wait_mined(bbvfl_sender *s, const uint8_t hash[32], const uint8_t *raw, size_t raw_len, double timeout_s,
+                      bbvfl_receipt *out, bbvfl_err *err) {
+  double t0 = bbvfl_now();
+  for (;;) {
+    double left = timeout_s - (bbvfl_now() - t0);
+    double slice = left < s->drop_check ? left : s->drop_check;
+    if (slice <= 0) slice = 0.001;
+    bbvfl_err e = {0};
+    if (bbvfl_rpc_wait_receipt(s->rpc, hash, slice, out, &e) == 0) return 0;
+    if (e.code != BBVFL_E_TIMEOUT) {
+      if (err) *err = e;
+      return bbvfl_wrap(err, "waiting for the receipt");
+    }
+    if (bbvfl_now() - t0 >= timeout_s) {
+      char h[67];
+      bbvfl_hex_encode(hash, 32, h);
+      return bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                        "no receipt for transaction %s after %.1f s (is the node mining? the transaction "
+                        "may still be mined later)",
+                        h, timeout_s);
+    }
+    /* Dropped from the pool? Then hand the same bytes in again (same hash, no double spend). */
+    int known = bbvfl_rpc_get_tx(s->rpc, hash, NULL, &e);
+    if (known < 0) {
+      if (err) *err = e;
+      return bbvfl_wrap(err, "checking whether the node still knows the transaction");
+    }
+    if (known == 0) {
+      uint8_t h2[32];
+      if (bbvfl_rpc_send_raw(s->rpc, raw, raw_len, h2, &e) != 0) {
+        if (err) *err = e;
+        return bbvfl_wrap(err, "re-sending a transaction the node had dropped");
+      }
+    }
+  }
+}
+
+void bbvfl_pending_clear(bbvfl_pending *p) {
+  if (!p) return;
+  free(p->raw);
+  free(p->data);
+  memset(p, 0, sizeof *p);
+}
+
+int bbvfl_sender_send_tracked(bbvfl_sender *s, const uint8_t *to, const uint8_t *data, size_t len, uint64_t gas,
+                              bbvfl_pending *p, bbvfl_err *err) {
+  memset(p, 0, sizeof *p);
+  if (!gas) return bbvfl_fail(err, BBVFL_E_ARG, "sender: a tracked transaction needs a gas limit");
+  if (bbvfl_sender_recover(s, NULL, err) != 0) return -1;
+  p->data = malloc(len ? len : 1);
+  if (!p->data) return bbvfl_fail(err, BBVFL_E_NOMEM, "sender: out of memory");
+  if (len) memcpy(p->data, data, len);
+  p->len = len;
+  p->gas = gas;
+  if (to) {
+    memcpy(p->to, to, 20);
+    p->has_to = 1;
+  }
+  if (send_keep(s, to, NULL, data, len, gas, p->hash, &p->raw, &p->raw_len, NULL, 0, err) != 0) {
+    bbvfl_pending_clear(p);
+    return -1;
+  }
+  return 0;
+}
+
+int bbvfl_sender_wait_tracked(bbvfl_sender *s, bbvfl_pending *p, double timeout_s, bbvfl_receipt *out,
+                              bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  if (!p->raw) return bbvfl_fail(err, BBVFL_E_ARG, "sender: no transaction to wait for");
+  if (timeout_s <= 0) timeout_s = 60;
+  if (wait_mined(s, p->hash, p->raw, p->raw_len, timeout_s, out, err) != 0) return -1;
+  if (out->status == 0) {
+    explain_revert(s, out, p->has_to ? p->to : NULL, NULL, p->data, p->len, p->gas, err);
+    return -1;
+  }
+  return 0;
+}
+
+int bbvfl_sender_transact_many(bbvfl_sender *s, const uint8_t *to, size_t n, const uint8_t *const *data,
+                               const size_t *len, const uint64_t *gas, double timeout_s, bbvfl_receipt *out,
+                               size_t *failed, bbvfl_err *err) {
+  for (size_t i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
+  if (failed) *failed = n;
+  if (n == 0) return 0;
+  bbvfl_pending *p = calloc(n, sizeof *p);
+  if (!p) return bbvfl_fail(err, BBVFL_E_NOMEM, "sender: out of memory");
+  int rc = -1;
+  size_t sent = 0;
+  for (; sent < n; sent++)
+    if (bbvfl_sender_send_tracked(s, to, data[sent], len[sent], gas[sent], &p[sent], err) != 0) {
+      if (failed) *failed = sent;
+      goto done;
+    }
+  rc = 0;
+  for (size_t i = 0; i < n; i++) {
+    bbvfl_err e = {0};
+    if (bbvfl_sender_wait_tracked(s, &p[i], timeout_s, &out[i], &e) != 0 && rc == 0) {
+      /* the first failure is the one reported; the later calls are still collected */
+      rc = -1;
+      if (err) *err = e;
+      if (failed) *failed = i;
+    }
+  }
+done:
+  for (size_t i = 0; i < n; i++) bbvfl_pending_clear(&p[i]);
+  free(p);
+  return rc;
+}
+
 int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
                           const uint8_t *data, size_t len, uint64_t gas_limit, double timeout_s,
                           bbvfl_receipt *out, bbvfl_err *err) {
@@ -378,51 +489,12 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
     if (err) memset(err, 0, sizeof *err);
     sync = 0;
   }
-  double t0 = bbvfl_now();
-  int rc = -1;
-  for (; !sync;) {
-    double left = timeout_s - (bbvfl_now() - t0);
-    double slice = left < s->drop_check ? left : s->drop_check;
-    if (slice <= 0) slice = 0.001;
-    bbvfl_err e = {0};
-    if (bbvfl_rpc_wait_receipt(s->rpc, hash, slice, out, &e) == 0) break;
-    if (e.code != BBVFL_E_TIMEOUT) {
-      if (err) *err = e;
-      bbvfl_wrap(err, "waiting for the receipt");
-      goto done;
-    }
-    if (bbvfl_now() - t0 >= timeout_s) {
-      char h[67];
-      bbvfl_hex_encode(hash, 32, h);
-      bbvfl_fail(err, BBVFL_E_TIMEOUT,
-                 "no receipt for transaction %s after %.1f s (is the node mining? the transaction "
-                 "may still be mined later)",
-                 h, timeout_s);
-      goto done;
-    }
-    /* Dropped from the pool? Then hand the same bytes in again (same hash, no double spend). */
-    int known = bbvfl_rpc_get_tx(s->rpc, hash, NULL, &e);
-    if (known < 0) {
-      if (err) *err = e;
-      bbvfl_wrap(err, "checking whether the node still knows the transaction");
-      goto done;
-    }
-    if (known == 0) {
-      uint8_t h2[32];
-      if (bbvfl_rpc_send_raw(s->rpc, raw, raw_len, h2, &e) != 0) {
-        if (err) *err = e;
-        bbvfl_wrap(err, "re-sending a transaction the node had dropped");
-        goto done;
-      }
-    }
-  }
-  if (out->status == 0) {
+  int rc = sync ? 0 : wait_mined(s, hash, raw, raw_len, timeout_s, out, err);
+  if (rc == 0 && out->status == 0) {
     explain_revert(s, out, to, value, data, len, gas, err);
     free(raw);
     return -1; /* out keeps the receipt */
   }
-  rc = 0;
-done:
   free(raw);
   if (rc != 0) bbvfl_receipt_clear(out);
   return rc;

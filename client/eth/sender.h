@@ -68,4 +68,30 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
                           const uint8_t *data, size_t len, uint64_t gas_limit, double timeout_s,
                           bbvfl_receipt *out, bbvfl_err *err);
 
+/* A transaction sent but not yet awaited: its hash and what the wait needs (the signed bytes for
+ * the drop check, the call for decoding a revert). Owned: bbvfl_pending_clear. */
+typedef struct {
+  uint8_t hash[32];
+  uint8_t *raw; size_t raw_len;
+  uint8_t to[20]; int has_to;
+  uint8_t *data; size_t len;
+  uint64_t gas;
+} bbvfl_pending;
+void bbvfl_pending_clear(bbvfl_pending *p);
+/* Signs and sends (gas must be non-zero) without waiting; *p is filled (cleared on failure). */
+int bbvfl_sender_send_tracked(bbvfl_sender *s, const uint8_t *to, const uint8_t *data, size_t len, uint64_t gas,
+                              bbvfl_pending *p, bbvfl_err *err);
+/* Waits for p's receipt as transact does (drop check; a revert is BBVFL_E_REVERT with its
+ * reason, *out keeping the receipt). p stays owned by the caller. */
+int bbvfl_sender_wait_tracked(bbvfl_sender *s, bbvfl_pending *p, double timeout_s, bbvfl_receipt *out,
+                              bbvfl_err *err);
+/* Several calls to `to` from this key sent back to back (consecutive nonces, no wait between
+ * them: on a chain with a block time they can land in one block), then each receipt awaited in
+ * order (with transact's drop check). gas[i] must be non-zero. out: n receipts, each zeroed
+ * first; the caller clears all n. On failure *failed (nullable) is the index of the first call
+ * that was not sent or reverted (its revert is decoded into err as transact does). */
+int bbvfl_sender_transact_many(bbvfl_sender *s, const uint8_t *to, size_t n, const uint8_t *const *data,
+                               const size_t *len, const uint64_t *gas, double timeout_s, bbvfl_receipt *out,
+                               size_t *failed, bbvfl_err *err);
+
 #endif

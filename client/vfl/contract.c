@@ -9,24 +9,91 @@
 
 /* ------------------------------------------------------------------ encoders */
 
+uint32_t bbvfl_windows_per_epoch(uint32_t R, uint32_t K) { return K ? (uint32_t)(((uint64_t)R + K - 1) / K) : 0; }
+
+int bbvfl_cconfig_derive(bbvfl_cconfig *c, bbvfl_err *err) {
+  if (c->batches_per_epoch == 0) {
+    /* the protocol before windows: T batches of B rows, V evaluation rounds of B rows */
+    c->batches_per_epoch = c->train_rounds;
+    c->window = 1;
+    c->eval_rows = c->eval_rounds * c->batch;
+    c->eval_rows_per_round = c->batch;
+    if (!c->train_rows) c->train_rows = c->batches_per_epoch * c->batch;
+    if (!c->test_rows) c->test_rows = c->eval_rows;
+  }
+  if (c->batches_per_epoch < 1) return bbvfl_fail(err, BBVFL_E_ARG, "batches per epoch must be >= 1");
+  if (c->window < 1 || c->window > c->batches_per_epoch)
+    return bbvfl_fail(err, BBVFL_E_ARG, "window %u must be in 1..%u (the batches of an epoch)", c->window,
+                      c->batches_per_epoch);
+  if (c->eval_rows > 0 && c->eval_rows_per_round < 1)
+    return bbvfl_fail(err, BBVFL_E_ARG, "evaluation rows per round must be >= 1");
+  if ((uint64_t)c->train_rows < (uint64_t)c->batches_per_epoch * c->batch)
+    return bbvfl_fail(err, BBVFL_E_ARG, "%u training rows cannot fill %u batches of %u", c->train_rows,
+                      c->batches_per_epoch, c->batch);
+  if (c->test_rows < c->eval_rows)
+    return bbvfl_fail(err, BBVFL_E_ARG, "%u evaluation rows exceed the %u test rows", c->eval_rows, c->test_rows);
+  c->train_rounds = bbvfl_windows_per_epoch(c->batches_per_epoch, c->window);
+  c->eval_rounds = c->eval_rows ? bbvfl_windows_per_epoch(c->eval_rows, c->eval_rows_per_round) : 0;
+  return 0;
+}
+
+int bbvfl_cconfig_round(const bbvfl_cconfig *c, uint64_t r, bbvfl_round_layout *o, bbvfl_err *err) {
+  memset(o, 0, sizeof *o);
+  uint64_t per = (uint64_t)c->train_rounds + c->eval_rounds;
+  if (per == 0 || r >= per * c->epochs)
+    return bbvfl_fail(err, BBVFL_E_ARG, "round %llu is past the session (%llu rounds)", (unsigned long long)r,
+                      (unsigned long long)(per * c->epochs));
+  uint64_t pos = r % per;
+  o->epoch = (uint32_t)(r / per);
+  if (pos < c->train_rounds) {
+    o->train = 1;
+    o->index = (uint32_t)pos;
+    o->first = (uint32_t)(pos * c->window);
+    uint32_t left = c->batches_per_epoch - o->first;
+    o->nb = left < c->window ? left : c->window;
+    o->rows = o->nb * c->batch;
+  } else {
+    o->index = (uint32_t)(pos - c->train_rounds);
+    o->first = o->index * c->eval_rows_per_round;
+    uint32_t left = c->eval_rows - o->first;
+    o->rows = left < c->eval_rows_per_round ? left : c->eval_rows_per_round;
+  }
+  o->coords = (uint64_t)o->rows * c->dim;
+  return 0;
+}
+
+uint64_t bbvfl_cconfig_max_coords(const bbvfl_cconfig *c) {
+  uint64_t tr = (uint64_t)c->window * c->batch, ev = c->eval_rows ? c->eval_rows_per_round : 0;
+  if (ev > c->eval_rows) ev = c->eval_rows;
+  return (tr > ev ? tr : ev) * c->dim;
+}
+
 int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_cconfig d = *c;
+  if (bbvfl_cconfig_derive(&d, err) < 0) return -1;
   bbvfl_abi_builder b;
   bbvfl_abi_builder_init(&b, NULL);
-  bbvfl_abi_put_u64(&b, c->clients);
-  bbvfl_abi_put_u64(&b, c->batch);
-  bbvfl_abi_put_u64(&b, c->dim);
-  bbvfl_abi_put_u64(&b, c->levels);
-  bbvfl_abi_put_u64(&b, c->beta_micro);
-  bbvfl_abi_put_bool(&b, c->masked);
-  bbvfl_abi_put_u64(&b, c->train_rounds);
-  bbvfl_abi_put_u64(&b, c->eval_rounds);
-  bbvfl_abi_put_u64(&b, c->epochs);
-  bbvfl_abi_put_u256(&b, &c->reward_per_submission);
-  bbvfl_abi_put_u256(&b, &c->reward_pool);
-  bbvfl_abi_put_u64(&b, c->commit_blocks);
-  bbvfl_abi_put_u64(&b, c->reveal_blocks);
-  bbvfl_abi_put_u64(&b, c->active_blocks);
-  bbvfl_abi_put_u64(&b, c->round_timeout_blocks);
+  bbvfl_abi_put_u64(&b, d.clients);
+  bbvfl_abi_put_u64(&b, d.batch);
+  bbvfl_abi_put_u64(&b, d.dim);
+  bbvfl_abi_put_u64(&b, d.levels);
+  bbvfl_abi_put_u64(&b, d.beta_micro);
+  bbvfl_abi_put_bool(&b, d.masked);
+  bbvfl_abi_put_u64(&b, d.batches_per_epoch);
+  bbvfl_abi_put_u64(&b, d.window);
+  bbvfl_abi_put_u64(&b, d.eval_rows);
+  bbvfl_abi_put_u64(&b, d.eval_rows_per_round);
+  bbvfl_abi_put_u64(&b, d.train_rows);
+  bbvfl_abi_put_u64(&b, d.test_rows);
+  bbvfl_abi_put_u64(&b, d.staleness);
+  bbvfl_abi_put_bool(&b, d.hashed);
+  bbvfl_abi_put_u64(&b, d.epochs);
+  bbvfl_abi_put_u256(&b, &d.reward_per_submission);
+  bbvfl_abi_put_u256(&b, &d.reward_pool);
+  bbvfl_abi_put_u64(&b, d.commit_blocks);
+  bbvfl_abi_put_u64(&b, d.reveal_blocks);
+  bbvfl_abi_put_u64(&b, d.active_blocks);
+  bbvfl_abi_put_u64(&b, d.round_timeout_blocks);
   return bbvfl_abi_builder_finish(&b, out, len, err);
 }
 
@@ -93,6 +160,18 @@ int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out,
   bbvfl_abi_put_u64(&b, round);
   bbvfl_abi_put_bytes(&b, q, n);
   return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_aggregate(uint64_t round, const uint8_t *const *payloads, const size_t *lens, size_t n,
+                         uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_value args;
+  if (bbvfl_abi_value_list(&args, BBVFL_ABI_TUPLE, 2, err) < 0) return -1;
+  bbvfl_abi_value_u64(&args.items[0], round);
+  int rc = bbvfl_abi_value_list(&args.items[1], BBVFL_ABI_ARRAY, n, err);
+  for (size_t i = 0; rc == 0 && i < n; i++) rc = bbvfl_abi_value_bytes(&args.items[1].items[i], payloads[i], lens[i], err);
+  if (rc == 0) rc = bbvfl_abi_encode_call("aggregate(uint64,bytes[])", &args, out, len, err);
+  bbvfl_abi_value_clear(&args);
+  return rc;
 }
 
 int bbvfl_cenc_post_gradient(uint64_t round, const uint8_t *grad, size_t grad_len,
@@ -179,33 +258,44 @@ static int word_u256(const uint8_t *data, size_t len, size_t i, bbvfl_u256 *out,
 
 int bbvfl_cdec_params(const uint8_t *d, size_t len, bbvfl_cparams *o, bbvfl_err *err) {
   memset(o, 0, sizeof *o);
-  uint64_t v[20];
-  static const unsigned bits[20] = {8, 32, 32, 8, 32, 8, 32, 32, 32, 0, 0, 64, 64, 64, 64, 8, 0, 64, 32, 32};
-  for (size_t i = 0; i < 20; i++) {
+  /* every Config field in order, then T, V, laneBits, token, totalRounds, maxCoords */
+  enum { NW = 27 };
+  uint64_t v[NW];
+  static const unsigned bits[NW] = {8, 32, 32, 8, 32, 8, 32, 32, 32, 32, 32, 32, 8, 8, 32, 0, 0, 64, 64, 64, 64,
+                                    32, 32, 8, 0, 64, 32};
+  for (size_t i = 0; i < NW; i++) {
     if (!bits[i]) continue;
     if (word_u(d, len, i, bits[i], &v[i], "params()", err) < 0) return -1;
   }
-  if (v[5] > 1) return bbvfl_fail(err, BBVFL_E_PARSE, "params(): masked is not a bool");
-  o->cfg.clients = (uint8_t)v[0];
-  o->cfg.batch = (uint32_t)v[1];
-  o->cfg.dim = (uint32_t)v[2];
-  o->cfg.levels = (uint8_t)v[3];
-  o->cfg.beta_micro = (uint32_t)v[4];
-  o->cfg.masked = (int)v[5];
-  o->cfg.train_rounds = (uint32_t)v[6];
-  o->cfg.eval_rounds = (uint32_t)v[7];
-  o->cfg.epochs = (uint32_t)v[8];
-  if (word_u256(d, len, 9, &o->cfg.reward_per_submission, "params()", err) < 0) return -1;
-  if (word_u256(d, len, 10, &o->cfg.reward_pool, "params()", err) < 0) return -1;
-  o->cfg.commit_blocks = v[11];
-  o->cfg.reveal_blocks = v[12];
-  o->cfg.active_blocks = v[13];
-  o->cfg.round_timeout_blocks = v[14];
-  o->lane_bits = (uint8_t)v[15];
-  if (word_addr(d, len, 16, o->token, "params()", err) < 0) return -1;
-  o->total_rounds = v[17];
-  o->data_length = (uint32_t)v[18];
-  o->sum_length = (uint32_t)v[19];
+  if (v[5] > 1 || v[13] > 1) return bbvfl_fail(err, BBVFL_E_PARSE, "params(): masked or hashed is not a bool");
+  bbvfl_cconfig *c = &o->cfg;
+  c->clients = (uint8_t)v[0];
+  c->batch = (uint32_t)v[1];
+  c->dim = (uint32_t)v[2];
+  c->levels = (uint8_t)v[3];
+  c->beta_micro = (uint32_t)v[4];
+  c->masked = (int)v[5];
+  c->batches_per_epoch = (uint32_t)v[6];
+  c->window = (uint32_t)v[7];
+  c->eval_rows = (uint32_t)v[8];
+  c->eval_rows_per_round = (uint32_t)v[9];
+  c->train_rows = (uint32_t)v[10];
+  c->test_rows = (uint32_t)v[11];
+  c->staleness = (uint8_t)v[12];
+  c->hashed = (int)v[13];
+  c->epochs = (uint32_t)v[14];
+  if (word_u256(d, len, 15, &c->reward_per_submission, "params()", err) < 0) return -1;
+  if (word_u256(d, len, 16, &c->reward_pool, "params()", err) < 0) return -1;
+  c->commit_blocks = v[17];
+  c->reveal_blocks = v[18];
+  c->active_blocks = v[19];
+  c->round_timeout_blocks = v[20];
+  c->train_rounds = (uint32_t)v[21];
+  c->eval_rounds = (uint32_t)v[22];
+  o->lane_bits = (uint8_t)v[23];
+  if (word_addr(d, len, 24, o->token, "params()", err) < 0) return -1;
+  o->total_rounds = v[25];
+  o->max_coords = (uint32_t)v[26];
   return 0;
 }
 
@@ -563,6 +653,23 @@ static int view_word(bbvfl_aggc *a, const char *sig, const uint8_t w[32], uint8_
     return rc_ < 0 ? bbvfl_wrap(err, "%s", sig) : 0;      \
   } while (0)
 
+int bbvfl_aggc_has_submitted(bbvfl_aggc *a, uint64_t round, const uint8_t addr[20], int *out, bbvfl_err *err) {
+  const char *sig = "hasSubmitted(uint64,address)";
+  uint8_t cd[68];
+  bbvfl_abi_selector(sig, cd);
+  bbvfl_topic_u64(round, cd + 4);
+  bbvfl_topic_address(addr, cd + 36);
+  uint8_t *d = NULL;
+  size_t l = 0;
+  if (view_call(a->rpc, a->address, cd, sizeof cd, &d, &l, sig, err) < 0) return -1;
+  uint64_t v = 0;
+  int rc = bbvfl_cdec_u64(d, l, &v, err);
+  free(d);
+  if (rc < 0 || v > 1) return rc < 0 ? bbvfl_wrap(err, "%s", sig) : bbvfl_fail(err, BBVFL_E_PARSE, "%s: not a bool", sig);
+  *out = (int)v;
+  return 0;
+}
+
 int bbvfl_aggc_params(bbvfl_aggc *a, bbvfl_cparams *out, bbvfl_err *err) {
   VIEW0("params()", bbvfl_cdec_params(d_, l_, out, err));
 }
@@ -712,4 +819,115 @@ int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_ev_kind kind, const uint8_t *topic1, ui
   }
   *logs = res;
   return 0;
+}
+
+int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block, const uint8_t (*clients)[20],
+                              size_t n, uint8_t **out, size_t *out_len, size_t *count, bbvfl_err *err) {
+  for (size_t i = 0; i < n; i++) out[i] = NULL, out_len[i] = 0;
+  *count = 0;
+  uint8_t t1[32];
+  bbvfl_topic_u64(round, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(a, BBVFL_EV_SUBMITTED, t1, from_block, UINT64_MAX, &logs, err) < 0) return -1;
+  size_t nl = json_array_size(logs);
+  /* the latest Submitted per client (a masked round re-opened after an expiry is submitted again) */
+  bbvfl_cev *ev = calloc(n ? n : 1, sizeof *ev);
+  int *have = calloc(n ? n : 1, sizeof *have);
+  bbvfl_rpc_req *reqs = calloc(n ? n : 1, sizeof *reqs);
+  size_t *owner = calloc(n ? n : 1, sizeof *owner);
+  int rc = -1;
+  size_t nr = 0;
+  if (!ev || !have || !reqs || !owner) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t k = 0; k < nl; k++) {
+    bbvfl_cev e;
+    int d = bbvfl_cev_decode(json_array_get(logs, k), &e, err);
+    if (d < 0) goto out;
+    if (d == 1 && e.kind == BBVFL_EV_SUBMITTED && e.round == round && !memcmp(e.emitter, a->address, 20)) {
+      for (size_t i = 0; i < n; i++)
+        if (!memcmp(clients[i], e.client, 20)) {
+          if (have[i]) bbvfl_cev_clear(&ev[i]);
+          ev[i] = e;
+          have[i] = 1;
+          memset(&e, 0, sizeof e);
+          break;
+        }
+    }
+    bbvfl_cev_clear(&e);
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!have[i]) continue;
+    reqs[nr] = (bbvfl_rpc_req){"eth_getTransactionByHash", json_pack("[o]", bbvfl_json_hex(ev[i].tx_hash, 32)), NULL, {0}};
+    owner[nr++] = i;
+  }
+  if (nr && bbvfl_rpc_batch(a->rpc, reqs, nr, err) < 0) {
+    nr = 0;
+    bbvfl_wrap(err, "fetching the submissions of round %llu", (unsigned long long)round);
+    goto out;
+  }
+  uint8_t sel[4];
+  bbvfl_abi_selector("submit(uint64,bytes)", sel);
+  for (size_t k = 0; k < nr; k++) {
+    size_t i = owner[k];
+    if (reqs[k].err.code) {
+      *err = reqs[k].err;
+      bbvfl_wrap(err, "fetching client %zu's submission of round %llu", i, (unsigned long long)round);
+      goto out;
+    }
+    const char *in = json_string_value(json_object_get(reqs[k].result, "input"));
+    if (!in) in = json_string_value(json_object_get(reqs[k].result, "data"));
+    uint8_t *cd = NULL;
+    size_t cl = 0;
+    if (!in || bbvfl_hex_decode_alloc(in, &cd, &cl, err) < 0) {
+      if (!in) bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: client %zu's submission has no calldata",
+                          (unsigned long long)round, i);
+      goto out;
+    }
+    bbvfl_abi_value v;
+    int ok = cl >= 4 && !memcmp(cd, sel, 4) && decode_typed("(uint64,bytes)", cd + 4, cl - 4, &v, NULL) == 0;
+    free(cd);
+    uint64_t r2 = 0;
+    if (ok) {
+      ok = bbvfl_abi_value_get_u64(&v.items[0], &r2, NULL) == 0 && r2 == round;
+      uint8_t h[32];
+      if (ok) bbvfl_keccak256(v.items[1].bytes, v.items[1].len, h);
+      if (ok && memcmp(h, ev[i].word, 32)) ok = 0;
+      if (ok) {
+        out[i] = malloc(v.items[1].len ? v.items[1].len : 1);
+        if (!out[i]) {
+          bbvfl_abi_value_clear(&v);
+          bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+          goto out;
+        }
+        memcpy(out[i], v.items[1].bytes, v.items[1].len);
+        out_len[i] = v.items[1].len;
+        (*count)++;
+      }
+      bbvfl_abi_value_clear(&v);
+    }
+    if (!ok) {
+      bbvfl_fail(err, BBVFL_E_VERIFY,
+                 "round %llu: client %zu's Submitted event does not match its transaction (not submit(%llu, q) with "
+                 "keccak256(q) = the event's dataHash)",
+                 (unsigned long long)round, i, (unsigned long long)round);
+      goto out;
+    }
+  }
+  rc = 0;
+out:
+  if (rc < 0) {
+    for (size_t i = 0; i < n; i++) free(out[i]), out[i] = NULL, out_len[i] = 0;
+    *count = 0;
+  }
+  if (reqs) bbvfl_rpc_batch_clear(reqs, nr);
+  for (size_t i = 0; ev && have && i < n; i++)
+    if (have[i]) bbvfl_cev_clear(&ev[i]);
+  free(ev);
+  free(have);
+  free(reqs);
+  free(owner);
+  json_decref(logs);
+  return rc;
 }

@@ -24,7 +24,16 @@
 
 /* ------------------------------------------------------------------ config / params */
 
-/* The constructor's Config tuple (all static fields). */
+/* The constructor's Config tuple (all static fields), in its ABI order: clients, batch, dim,
+ * levels, betaMicro, masked, batchesPerEpoch, window, evalRows, evalRowsPerRound, trainRows,
+ * testRows, staleness, hashed, epochs, rewardPerSubmission, rewardPool, commitBlocks,
+ * revealBlocks, activeBlocks, roundTimeoutBlocks.
+ *
+ * Rounds: epoch e has T = ceil(R/K) training rounds (windows) then V = ceil(NE/ER) evaluation
+ * rounds; round r = e*(T+V) + pos. Window w carries nb = min(K, R - w*K) minibatches of B rows
+ * (a window never crosses an epoch); evaluation round v carries min(ER, NE - v*ER) test rows,
+ * in test-set order from v*ER. A round's submission has rows*P values (bbvfl_cconfig_round).
+ * train_rounds / eval_rounds are derived (bbvfl_cconfig_derive): not part of the ABI. */
 typedef struct {
   uint8_t clients;         /* M */
   uint32_t batch;          /* B */
@@ -32,8 +41,16 @@ typedef struct {
   uint8_t levels;          /* b */
   uint32_t beta_micro;     /* beta * 1e6 */
   int masked;
-  uint32_t train_rounds;   /* T per epoch */
-  uint32_t eval_rounds;    /* V per epoch */
+  uint32_t batches_per_epoch;   /* R: training minibatches per epoch */
+  uint32_t window;              /* K: minibatches per training round, 1..R */
+  uint32_t eval_rows;           /* NE: test rows evaluated per epoch (0: no evaluation rounds) */
+  uint32_t eval_rows_per_round; /* ER */
+  uint32_t train_rows;          /* N_train: the schedule's permutation size (>= R*B) */
+  uint32_t test_rows;           /* N_test (>= NE) */
+  uint8_t staleness;            /* s: training windows a client may run ahead of its gradients */
+  int hashed;                   /* 1: submissions store only their keccak; aggregate() re-supplies them */
+  uint32_t train_rounds;   /* T per epoch (derived) */
+  uint32_t eval_rounds;    /* V per epoch (derived) */
   uint32_t epochs;
   bbvfl_u256 reward_per_submission;
   bbvfl_u256 reward_pool;
@@ -46,9 +63,31 @@ typedef struct {
   uint8_t lane_bits;
   uint8_t token[20];
   uint64_t total_rounds;
-  uint32_t data_length;    /* bytes per submission */
-  uint32_t sum_length;     /* bytes of roundSum / RoundCompleted */
+  uint32_t max_coords;     /* values in the largest round's submission */
 } bbvfl_cparams;
+
+/* One round's place in the session (roundLayout() of the contract, computed locally). */
+typedef struct {
+  int train;               /* 1: a training window; 0: an evaluation round */
+  uint32_t epoch;
+  uint32_t index;          /* window index (train) or evaluation round index (eval) */
+  uint32_t nb;             /* minibatches in the window (train); 0 for eval */
+  uint32_t first;          /* train: first minibatch of the epoch in the window; eval: first test row */
+  uint32_t rows;           /* rows submitted: nb*B (train) or the evaluation rows */
+  uint64_t coords;         /* values per submission: rows*P */
+} bbvfl_round_layout;
+
+/* Fills train_rounds (T) and eval_rounds (V) from R, K, NE, ER. A configuration with
+ * batches_per_epoch = 0 is taken as a K = 1 session of train_rounds batches and eval_rounds
+ * evaluation rounds of B rows each (the protocol before windows): the input fields are set from
+ * them. Returns -1 (BBVFL_E_ARG, naming the field) for an inconsistent configuration. */
+int bbvfl_cconfig_derive(bbvfl_cconfig *c, bbvfl_err *err);
+/* The layout of round r (c derived); -1 (BBVFL_E_ARG) when r is past the session. */
+int bbvfl_cconfig_round(const bbvfl_cconfig *c, uint64_t r, bbvfl_round_layout *out, bbvfl_err *err);
+/* The values in the largest round (sizes the buffers of a client). */
+uint64_t bbvfl_cconfig_max_coords(const bbvfl_cconfig *c);
+/* Windows per epoch for R batches of window K: ceil(R/K). */
+uint32_t bbvfl_windows_per_epoch(uint32_t R, uint32_t K);
 
 typedef enum {
   BBVFL_PHASE_REGISTRATION = 0,
@@ -95,7 +134,11 @@ int bbvfl_cenc_reelect(uint8_t **out, size_t *len, bbvfl_err *err);
 int bbvfl_cenc_expire_round(uint8_t **out, size_t *len, bbvfl_err *err);
 int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len,
                       bbvfl_err *err);
-/* grad: big-endian binary32 bytes (4*B*P); params: the fusion parameters (opaque bytes). */
+/* aggregate(uint64,bytes[]) (hashed mode): the submitted payloads of the round's submitters in
+ * client index order; anyone may call it, the contract checks each against its stored hash. */
+int bbvfl_cenc_aggregate(uint64_t round, const uint8_t *const *payloads, const size_t *lens, size_t n,
+                         uint8_t **out, size_t *len, bbvfl_err *err);
+/* grad: big-endian binary32 bytes (4*coords of the round); params: the fusion parameters (opaque bytes). */
 int bbvfl_cenc_post_gradient(uint64_t round, const uint8_t *grad, size_t grad_len,
                              const uint8_t *params, size_t params_len, uint8_t **out, size_t *len,
                              bbvfl_err *err);
@@ -205,6 +248,9 @@ int bbvfl_aggc_round_state(bbvfl_aggc *a, bbvfl_round_state *out, bbvfl_err *err
 /* *sum malloc'd (caller frees). */
 int bbvfl_aggc_round_sum(bbvfl_aggc *a, uint64_t round, uint8_t **sum, size_t *len, bbvfl_err *err);
 int bbvfl_aggc_client_info(bbvfl_aggc *a, const uint8_t addr[20], bbvfl_client_info *out, bbvfl_err *err);
+/* hasSubmitted(round, client) (hashed mode): whether the contract holds that client's submission
+ * to a pending round (a restarted client asks before it resubmits). */
+int bbvfl_aggc_has_submitted(bbvfl_aggc *a, uint64_t round, const uint8_t addr[20], int *out, bbvfl_err *err);
 /* *addrs malloc'd (caller frees). */
 int bbvfl_aggc_clients(bbvfl_aggc *a, uint8_t (**addrs)[20], size_t *n, bbvfl_err *err);
 int bbvfl_aggc_participants(bbvfl_aggc *a, uint8_t (**addrs)[20], size_t *n, bbvfl_err *err);
@@ -226,6 +272,15 @@ int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t h
  * *logs is a new JSON array reference (caller decrefs). */
 int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_ev_kind kind, const uint8_t *topic1, uint64_t from_block,
                     uint64_t to_block, json_t **logs, bbvfl_err *err);
+/* Hashed mode: the submissions to `round`, read back from the chain. For each Submitted(round)
+ * log at or after from_block (the latest one per client), the transaction's calldata is fetched
+ * (one batched request), decoded as submit(round, q) and checked against the event's dataHash.
+ * clients: the session's clients in index order (clients()); out[i] (n entries, zeroed first)
+ * receives client i's payload (malloc'd, caller frees each; NULL when it has not submitted) and
+ * its length. *count: how many clients have submitted. A payload that does not match its hash
+ * or a log that is not a submit() call is an error (BBVFL_E_VERIFY). */
+int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block, const uint8_t (*clients)[20],
+                              size_t n, uint8_t **out, size_t *out_len, size_t *count, bbvfl_err *err);
 /* The topic word of a uint64 / address indexed argument. */
 void bbvfl_topic_u64(uint64_t v, uint8_t out[32]);
 void bbvfl_topic_address(const uint8_t addr[20], uint8_t out[32]);

@@ -53,6 +53,18 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                         (json_int_t)s->chain_id, "contract", contract, "token", token, "deploy_block",
                         (json_int_t)s->deploy_block, "contract_params", cp, "training", tr);
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  /* the round structure (windows, evaluation rounds, pipelining, aggregation mode) */
+  json_t *rs = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b}", "batches_per_epoch",
+                         (json_int_t)c->batches_per_epoch, "window", (json_int_t)c->window, "eval_rows",
+                         (json_int_t)c->eval_rows, "eval_rows_per_round", (json_int_t)c->eval_rows_per_round,
+                         "train_rows", (json_int_t)c->train_rows, "test_rows", (json_int_t)c->test_rows, "staleness",
+                         (int)c->staleness, "hashed", c->hashed);
+  if (!rs || json_object_update(cp, rs) < 0) {
+    json_decref(rs);
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  }
+  json_decref(rs);
   char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
   json_decref(o);
   if (!text) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
@@ -148,8 +160,22 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   CP("reveal_blocks", reveal_blocks, 1, UINT32_MAX);
   CP("active_blocks", active_blocks, 1, UINT32_MAX);
   CP("round_timeout_blocks", round_timeout_blocks, 1, UINT32_MAX);
+  if (json_object_get(cp, "window")) {
+    CP("batches_per_epoch", batches_per_epoch, 1, UINT32_MAX);
+    CP("window", window, 1, UINT32_MAX);
+    CP("eval_rows", eval_rows, 0, UINT32_MAX);
+    CP("eval_rows_per_round", eval_rows_per_round, 0, UINT32_MAX);
+    CP("train_rows", train_rows, 1, UINT32_MAX);
+    CP("test_rows", test_rows, 0, UINT32_MAX);
+    CP("staleness", staleness, 0, 255);
+    c->hashed = json_is_true(json_object_get(cp, "hashed"));
+  } /* else: a session file written before windows (K = 1, evaluation rounds of B rows) */
 #undef CP
   c->masked = json_is_true(json_object_get(cp, "masked"));
+  if (bbvfl_cconfig_derive(c, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract_params\"", path);
+    goto out;
+  }
   if (get_str(cp, "reward_per_submission", buf, sizeof buf, path, err) < 0) goto out;
   if (bbvfl_u256_from_string(buf, &c->reward_per_submission, err) < 0) {
     bbvfl_wrap(err, "session file %s: \"contract_params\".\"reward_per_submission\"", path);
@@ -286,18 +312,42 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
     return bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: each needs at least one batch of %zu", ntr, nte,
                       t->B);
   bbvfl_cconfig *c = &s->cparams;
-  int masked = c->masked;
+  int masked = c->masked, hashed = c->hashed;
   uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
   memset(c, 0, sizeof *c);
   c->masked = masked != 0;
+  c->hashed = hashed != 0;
   c->clients = (uint8_t)t->M;
   c->batch = (uint32_t)t->B;
   c->dim = (uint32_t)t->P;
   c->levels = (uint8_t)t->mech.b;
   c->beta_micro = (uint32_t)(t->mech.beta * 1e6 + 0.5);
-  c->train_rounds = (uint32_t)(ntr / t->B);
-  c->eval_rounds = (uint32_t)(nte / t->B);
+  c->batches_per_epoch = (uint32_t)(ntr / t->B);
+  size_t K = t->window ? t->window : 1;
+  if (K > c->batches_per_epoch)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--window %zu exceeds the %u minibatches of an epoch", K, c->batches_per_epoch);
+  c->window = (uint32_t)K;
+  c->train_rows = (uint32_t)ntr;
+  c->test_rows = (uint32_t)nte;
+  c->eval_rows = (uint32_t)nte; /* every test row, every epoch */
+  c->eval_rows_per_round = (uint32_t)(t->eval_rows_per_round ? t->eval_rows_per_round : nte);
+  if (c->eval_rows_per_round > nte) c->eval_rows_per_round = (uint32_t)nte;
+  if (t->staleness < 0 || t->staleness > 8)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d must be in 0..8", t->staleness);
+  c->staleness = (uint8_t)t->staleness;
+  if (c->staleness > 0 && !c->hashed)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d needs --aggregation hashed (the lane contract keeps one round "
+                      "open at a time)", t->staleness);
   c->epochs = (uint32_t)t->epochs;
+  if (bbvfl_cconfig_derive(c, err) < 0) return -1;
+  uint64_t maxc = bbvfl_cconfig_max_coords(c);
+  if (maxc > BBVFL_MAX_ROUND_COORDS)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "a round of %llu values (window %u x batch %u x P %u, or %u evaluation rows x P) is above %d, "
+                      "the most one transaction can carry well under the 2^24 gas cap: lower --window or "
+                      "--eval-rows-per-round",
+                      (unsigned long long)maxc, c->window, c->batch, c->dim, c->eval_rows_per_round,
+                      BBVFL_MAX_ROUND_COORDS);
   bbvfl_u256 one = bbvfl_u256_from_u64(1000000000000000000ULL);
   c->reward_per_submission = one;
   uint64_t total = (uint64_t)c->epochs * (c->train_rounds + c->eval_rounds) * c->clients;

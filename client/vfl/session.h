@@ -19,6 +19,10 @@
 #include "vfl/offchain.h"
 
 #define BBVFL_SESSION_MAX_CLASSES 64
+/* The most values one round's submission may carry: a lane-mode submission costs about 180 gas
+ * per value (8-bit lanes), so 60,000 values stay under 11 M gas, well below EIP-7825's 2^24 cap
+ * per transaction. */
+#define BBVFL_MAX_ROUND_COORDS 60000
 
 typedef struct {
   char rpc_url[512];
@@ -42,11 +46,13 @@ typedef struct {
 
 /* Deploys the aggregator (which deploys its reward token) for the training setup in s->train and
  * the table ds, and fills the rest of *s (chain id, addresses, deploy block, contract
- * parameters: T = floor(N_train/B), V = floor(N_test/B), 1 token (1e18 units) per accepted
+ * parameters: R = floor(N_train/B) minibatches per epoch in windows of s->train.window (T =
+ * ceil(R/K) rounds), every test row evaluated each epoch in rounds of s->train.eval_rows_per_round
+ * rows (0: one round), s->train.staleness, 1 token (1e18 units) per accepted
  * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks,
  * active and round timeout 100000 blocks (blocks advance only with transactions on an automining
  * devnet). s->rpc_url, label and data are the caller's. The caller may set s->cparams.masked
- * (masked mode, docs/MASKED.md) and s->cparams.round_timeout_blocks (0: 100000) before the call;
+ * (masked mode, docs/MASKED.md), s->cparams.hashed (hashed aggregation) and s->cparams.round_timeout_blocks (0: 100000) before the call;
  * every other contract parameter is derived. rpc, sender: the deployer's (borrowed). */
 struct bbvfl_sender;
 int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err);

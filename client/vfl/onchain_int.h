@@ -1,0 +1,195 @@
+/* Private to the on-chain client (client/vfl/onchain*.c): the state of one client process and
+ * the helpers its files share. Not a public header: nothing outside client/vfl/onchain*.c includes
+ * it. The files by concern:
+ *   onchain.c         setup, registration and election, bbvfl_onchain_run, the summary
+ *   onchain_wait.c    transactions, event queries, waiting (timeouts, expiry, re-election nudges)
+ *   onchain_rounds.c  the round loop: windows, pipelining (staleness), submissions, gradients
+ *   onchain_active.c  the active client's duties: sums, the head, metrics, rewards, takeover
+ *   onchain_labels.c  labels split across clients (label holders)
+ *   onchain_ckpt.c    checkpoints and restart */
+#ifndef BBVFL_VFL_ONCHAIN_INT_H
+#define BBVFL_VFL_ONCHAIN_INT_H
+
+#include "vfl/onchain.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "common/fsutil.h"
+#include "dp/labeldp.h"
+#include "eth/hex.h"
+#include "eth/keccak.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "ml/head.h"
+#include "ml/metrics.h"
+#include "vfl/ckpt.h"
+#include "vfl/contract.h"
+#include "vfl/head.h"
+#include "vfl/masked.h"
+#include "vfl/party.h"
+#include "vfl/schedule.h"
+#include "vfl/setup.h"
+
+#define POLL_MIN_S 0.0002
+#define POLL_MAX_S 0.005
+
+/* Hashed mode: the blocks where the latest rounds became done (a lower bound for the events of the
+   rounds that follow them; the contract's ring is smaller than this). */
+#define OC_DONE_RING 64
+
+/* A round this client has submitted (or is about to) and not finished yet: with pipelining
+   (staleness) or a pending evaluation round, more than one. */
+typedef struct {
+  uint64_t r;               /* the round; UINT64_MAX: the slot is free */
+  bbvfl_round_layout L;
+  size_t *rows;             /* L.rows table rows (capacity: the largest round) */
+  uint8_t *q;               /* its q (a masked re-open re-masks the same q) */
+  bbvfl_pending tx;         /* the submission, sent and not awaited yet (tx.raw NULL: none) */
+  int submitted_before;     /* the chain had it before this process sent anything (a restart) */
+  uint64_t sub_blk;         /* c->blk when it was submitted (RoundReopened events come after) */
+} oc_slot;
+
+/* A transaction of the active client sent and not awaited yet. */
+typedef struct {
+  bbvfl_pending p;
+  const char *what;
+  int is_submit;
+} oc_out;
+
+typedef struct {
+  const bbvfl_onchain_cfg *cfg;
+  const bbvfl_session *sess;
+  bbvfl_onchain_result *res;
+  bbvfl_rpc *rpc;
+  bbvfl_sender *snd;
+  bbvfl_aggc agg;
+  bbvfl_cparams cp;
+  bbvfl_vfl_data data;
+  int have_data;
+  bbvfl_party party;
+  int have_party;
+  bbvfl_vhead head;
+  int have_head;
+  bbvfl_schedule sched;
+  int have_sched;
+  uint8_t me[20];
+  uint8_t active[20];
+  int is_active;
+  int K;                 /* head outputs: 1 for binary */
+  size_t B, n, T, V, neval;
+  uint64_t blk;          /* events of the coming rounds are at or after this block */
+  char dir[1024];
+  /* buffers (c->n values: the largest round) */
+  uint32_t *sum;
+  float *grad, *probs;
+  uint8_t *grad_be, *head_be;
+  size_t head_len;
+  int *yb, *yeval;
+  /* progress of the open epoch (active client) */
+  double loss_sum, agg_sum;
+  int slot;
+  /* masked mode (docs/MASKED.md): pair keys and participant set; round_blk: the block before this
+     round's first submission (RoundReopened events of the round are at or after it) */
+  int masked;
+  bbvfl_mclient mc;
+  uint64_t round_blk;
+  double last_expire;
+  uint64_t only_active_late; /* r + 1 once round r was seen with every submission in (waiting for
+                                the active client only: re-election's business, not expiry's) */
+  /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
+  size_t trained;
+  int takeover_epoch;    /* -1: none */
+  uint64_t outages_seen; /* bbvfl_rpc_outages at the last check (after_outage) */
+  /* labels split across clients (Algorithm 2, lines 11-14; docs/ONCHAIN.md "Labels") */
+  int split;             /* the session has declared label holders */
+  int holder;            /* this client is one of them */
+  int own_all;           /* this client holds every row's label (--labels without --label-rows) */
+  uint64_t holders;      /* labelHolders() bitmap */
+  uint8_t (*addrs)[20];  /* clients() in index order */
+  size_t naddrs;
+  int *ylab;             /* per table row: the label this client holds, or -1 */
+  float *dlog, *dlog_in; /* B x K dLoss/dlogits */
+  uint8_t *dlog_be;
+  double lrows_loss, lrows_n; /* open epoch: loss sum and count over this client's labelled training rows */
+  /* the round structure (vfl/contract.h: windows, evaluation rounds, pipelining, hashed aggregation) */
+  int hashed;
+  unsigned stale;        /* staleness s */
+  size_t nr;             /* values in the round being handled (c->n: in the largest) */
+  oc_slot *slots;
+  size_t nslots;
+  uint64_t ev_blk;       /* the events of unfinished rounds are at or after this block */
+  uint64_t done_blk[OC_DONE_RING]; /* hashed: block where round r became done, at r % OC_DONE_RING (0: unknown) */
+  oc_out *out;           /* the active client's transactions in flight */
+  size_t nout, capout;
+} cl;
+
+void oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
+          bbvfl_err *err);
+int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev,
+                     bbvfl_err *err);
+int oc_query_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap);
+static inline int oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
+/* The slot of round r (the ring of unfinished rounds). */
+static inline oc_slot *oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
+/* Sends a transaction of the active client without waiting (its receipt is awaited by
+   oc_out_wait): on a chain with a block time several of them land in one block. */
+int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int is_submit, bbvfl_err *err);
+/* Awaits every transaction in flight, in nonce order. A revert is an error naming the call
+   (err->code BBVFL_E_REVERT); the later ones are still awaited. */
+int oc_out_wait(cl *c, bbvfl_err *err);
+/* The round's sum into c->sum (c->nr values) and the count it covers into the head: lane mode
+   from RoundCompleted; hashed mode from the submitted payloads (read from the chain, checked
+   against their Submitted hashes), whose aggregate() call it sends. */
+int oc_round_sum(cl *c, oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err);
+/* The active client's step for a training window: the head through its nb batches (or, with
+   labels split, from the holders' dLoss/dlogits), c->grad = the nb gradients. */
+int oc_active_train(cl *c, oc_slot *sl, bbvfl_err *err);
+/* Evaluation scores of an evaluation round into c->probs. */
+int oc_active_eval(cl *c, oc_slot *sl, bbvfl_err *err);
+void oc_path_in(const cl *c, char *out, size_t cap, const char *name);
+void oc_rpc_wait_log(void *ctx, const char *msg);
+
+/* A client that has waited too long for round r: a passive client calls reelect() when r is
+   complete without a gradient; expireRound() when r is incomplete and either the active client has
+   not submitted it or this client is the active client (then the missing ones are excluded). A revert
+   means "not overdue yet" (on an automining devnet the attempt itself mined a block). 1: this client
+   is now the active client; 0: not (*reset = 1 when another client became active: the wait starts
+   over); -1: error. */
+int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err);
+int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err);
+int oc_after_outage(cl *c, uint64_t round, bbvfl_err *err);
+int oc_wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err);
+/* Checkpoint at the start of round next_round: every round below first_open is finished, the
+   rounds first_open..next_round-1 are submitted and unfinished (their activations are in the
+   party's checkpoint). */
+int oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err *err);
+int oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err);
+int oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err);
+int oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err);
+uint64_t oc_submit_gas(const cl *c, uint64_t coords);
+int oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err);
+int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
+int oc_demoted(cl *c, uint64_t r, bbvfl_err *err);
+int oc_init_head(cl *c, bbvfl_err *err);
+int oc_find_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err);
+int oc_take_over(cl *c, uint64_t r, bbvfl_err *err);
+int oc_init_label_rows(cl *c, bbvfl_err *err);
+int oc_label_dp(cl *c, bbvfl_err *err);
+int oc_own_label_grad(cl *c, const oc_slot *sl, bbvfl_err *err);
+int oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err);
+int oc_active_split_step(cl *c, const oc_slot *sl, double *loss, bbvfl_err *err);
+int oc_holder_post(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err);
+int oc_holder_eval(cl *c, oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err);
+int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err);
+
+#endif

@@ -1,0 +1,343 @@
+#include "vfl/onchain_int.h"
+
+/* The round loop of one client. Every client goes through the rounds in order: for round r it
+ * first finishes the earlier rounds the schedule says must be finished (below), then runs the
+ * forward of r (its rows: the window's minibatches from the session seed, or the evaluation
+ * round's test rows), submits without waiting for the receipt, and moves on. Finishing a round:
+ * the submission's receipt; for a passive client the window's gradients (GradientPosted), applied
+ * through the activations of the forward that made the submission; for the active client the sum,
+ * the head's steps, the gradient post (and in hashed mode the aggregate() call), the evaluation
+ * scores and, after an epoch, its metrics and rewards.
+ *
+ * Which earlier rounds must be finished before the forward of r (the same rule as the off-chain
+ * trainer, so both run the same schedule):
+ *  - lane mode: all of them (the contract keeps one round open);
+ *  - hashed mode, r a training window: every training window but the latest s (staleness);
+ *  - hashed mode, r an evaluation round: every training window (evaluation sees the epoch's model).
+ * Evaluation rounds never hold anything up in hashed mode: the next epoch's first window is
+ * submitted next to the evaluation round, in the same block on a chain with a block time. */
+
+static int oc_dump_q(cl *c, const oc_slot *sl, bbvfl_err *err) {
+  char p[1300];
+  snprintf(p, sizeof p, "%s/q-%d-%llu.bin", c->cfg->dump_q_dir, c->res->index, (unsigned long long)sl->r);
+  if (bbvfl_write_file_atomic(p, sl->q, sl->L.coords, 0600, err) < 0) return bbvfl_wrap(err, "test hook: writing q");
+  return 0;
+}
+
+/* submit(r, ...) calldata: q itself in plain mode, q masked for the current set in masked mode. */
+static int encode_submission(cl *c, oc_slot *sl, uint8_t **cd, size_t *len, bbvfl_err *err) {
+  if (c->cfg->dump_q_dir && oc_dump_q(c, sl, err) < 0) return -1;
+  if (!c->masked) return bbvfl_cenc_submit(sl->r, sl->q, sl->L.coords, cd, len, err);
+  sl->sub_blk = c->blk;
+  c->round_blk = c->blk;
+  c->mc.n = sl->L.coords;
+  if (bbvfl_mclient_mask(&c->mc, sl->r, sl->q, err) < 0) return -1;
+  return bbvfl_cenc_submit(sl->r, c->mc.lanes, 2 * sl->L.coords, cd, len, err);
+}
+
+uint64_t oc_submit_gas(const cl *c, uint64_t coords) {
+  uint64_t bytes = c->masked ? 2 * coords : coords;
+  if (c->hashed) return 60000 + 64 * bytes; /* calldata (the EIP-7623 floor: 40 per byte) + hashing */
+  uint64_t words = (coords * (c->cp.lane_bits / 8) + 31) / 32;
+  return 21000 + 64 * bytes + 25000 * (words + 4);
+}
+
+/* The table rows of round r into sl->rows. */
+static void round_rows(cl *c, oc_slot *sl) {
+  const bbvfl_round_layout *L = &sl->L;
+  if (L->train) {
+    for (uint32_t k = 0; k < L->nb; k++) {
+      const size_t *p = bbvfl_schedule_batch(&c->sched, L->epoch, L->first + k);
+      for (size_t i = 0; i < c->B; i++) sl->rows[k * c->B + i] = c->data.train[p[i]];
+    }
+  } else {
+    memcpy(sl->rows, c->data.test + L->first, L->rows * sizeof *sl->rows);
+  }
+}
+
+static int take_slot(cl *c, uint64_t r, oc_slot **out, bbvfl_err *err) {
+  oc_slot *sl = oc_slot_of(c, r);
+  if (sl->r != UINT64_MAX)
+    return bbvfl_fail(err, BBVFL_E_INTERNAL, "round %llu: its slot still holds round %llu", (unsigned long long)r,
+                      (unsigned long long)sl->r);
+  if (bbvfl_cconfig_round(&c->cp.cfg, r, &sl->L, err) < 0) return -1;
+  sl->r = r;
+  sl->submitted_before = 0;
+  round_rows(c, sl);
+  *out = sl;
+  return 0;
+}
+
+static void free_slot(oc_slot *sl) {
+  bbvfl_pending_clear(&sl->tx);
+  sl->r = UINT64_MAX;
+}
+
+/* Whether the chain already has this client's submission to round r (after a restart). */
+static int already_submitted(cl *c, uint64_t r, int *yes, bbvfl_err *err) {
+  if (c->hashed) return bbvfl_aggc_has_submitted(&c->agg, r, c->me, yes, err);
+  bbvfl_client_info ci;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  *yes = ci.accepted > r;
+  return 0;
+}
+
+/* The receipt of a round's submission: a revert is explained ("already submitted" after a send
+   that looked lost is fine: the chain has it). rc receives the receipt (cleared by the caller). */
+static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, bbvfl_err *err) {
+  *have = 0;
+  memset(rc, 0, sizeof *rc);
+  if (!sl->tx.raw) return 0;
+  double t0 = bbvfl_now();
+  int ok = bbvfl_sender_wait_tracked(c->snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
+  c->res->send_s += bbvfl_now() - t0;
+  if (rc->gas_used) c->res->gas_submit += rc->gas_used;
+  bbvfl_pending_clear(&sl->tx);
+  if (ok == 0) {
+    *have = 1;
+    return 0;
+  }
+  bbvfl_receipt_clear(rc);
+  if (err->code != BBVFL_E_REVERT) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)sl->r);
+  bbvfl_err e2 = {0};
+  int yes = 0;
+  if (already_submitted(c, sl->r, &yes, &e2) == 0 && yes) {
+    oc_log(c, "round %llu: the contract already has this client's submission (an earlier send that looked lost)",
+           (unsigned long long)sl->r);
+    memset(err, 0, sizeof *err);
+    return 0;
+  }
+  bbvfl_client_info ci;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "round %llu: this client was excluded from the session after %u accepted rounds (it missed a "
+                      "round's deadline and someone called expireRound())",
+                      (unsigned long long)sl->r, (unsigned)ci.accepted);
+  return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)sl->r);
+}
+
+/* The gradient of window sl from the chain (GradientPosted) into c->grad; a label holder also
+   follows the head. 0 done, 2 this client was elected active while waiting. */
+static int read_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
+  bbvfl_cev gp;
+  c->blk = c->ev_blk;
+  int w = oc_wait_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
+  if (w != 0) return w;
+  c->ev_blk = gp.block_number;
+  int rc = 0;
+  if (gp.data_len != 4 * sl->L.coords) {
+    rc = bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: posted gradient has %zu bytes, expected %llu",
+                    (unsigned long long)sl->r, gp.data_len, (unsigned long long)(4 * sl->L.coords));
+  } else {
+    bbvfl_f32_from_be(gp.data, sl->L.coords, c->grad);
+    /* a label holder (or an active client that lost its post) follows the head */
+    if (c->have_head && gp.data2_len && bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err) < 0) rc = -1;
+  }
+  bbvfl_cev_clear(&gp);
+  return rc;
+}
+
+static int apply_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
+  double t1 = bbvfl_now();
+  bbvfl_party_epoch(&c->party, (int)sl->L.epoch);
+  int rc = bbvfl_party_apply(&c->party, c->grad, sl->L.nb, c->B, err);
+  c->res->learn_s += bbvfl_now() - t1;
+  return rc < 0 ? bbvfl_wrap(err, "round %llu: applying the gradients", (unsigned long long)sl->r) : 0;
+}
+
+/* The active client: the window's gradients already on chain (a restart after the post)? Then
+   they and the head come from GradientPosted. 1 taken, 0 not posted yet. */
+static int posted_before(cl *c, oc_slot *sl, bbvfl_err *err) {
+  bbvfl_cev gp;
+  c->blk = c->ev_blk;
+  int f = oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
+  if (f <= 0) return f;
+  int rc = 1;
+  if (gp.data_len != 4 * sl->L.coords || bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err) < 0) {
+    if (!err->code) bbvfl_fail(err, BBVFL_E_PARSE, "posted gradient has the wrong length");
+    rc = -1;
+  } else {
+    bbvfl_f32_from_be(gp.data, sl->L.coords, c->grad);
+    c->ev_blk = gp.block_number;
+  }
+  bbvfl_cev_clear(&gp);
+  return rc;
+}
+
+/* The active client finishes a training window: sum, head, post; 2 when it was demoted meanwhile
+   (then c->grad holds the new active client's gradient). */
+static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resumed, bbvfl_err *err) {
+  if (sl->L.index == 0) {
+    c->loss_sum = c->agg_sum = 0;
+    c->trained = 0;
+    c->lrows_loss = c->lrows_n = 0;
+  }
+  double t_agg0 = bbvfl_now();
+  if (oc_round_sum(c, sl, rc, err) < 0) return -1;
+  c->agg_sum += bbvfl_now() - t_agg0;
+  int f = resumed ? posted_before(c, sl, err) : 0;
+  if (f < 0) return -1;
+  if (f == 1) return oc_out_wait(c, err);
+  if (oc_active_train(c, sl, err) < 0) return -1;
+  bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
+  bbvfl_vhead_params_be(&c->head, c->head_be);
+  uint8_t *cd;
+  size_t len;
+  if (bbvfl_cenc_post_gradient(sl->r, c->grad_be, 4 * sl->L.coords, c->head_be, c->head_len, &cd, &len, err) < 0)
+    return -1;
+  uint64_t gas = 150000 + 40 * (uint64_t)(4 * sl->L.coords + c->head_len);
+  int ok = oc_out_send(c, cd, len, gas, "postGradient()", 0, err);
+  free(cd);
+  if (ok == 0) ok = oc_out_wait(c, err);
+  if (ok == 0) {
+    if (c->hashed) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
+    return 0;
+  }
+  if (c->split || !oc_demoted(c, sl->r, err)) return -1;
+  /* re-elected away while slow: take the new active client's gradient like the others */
+  int w = read_gradient(c, sl, err);
+  if (w == 2) return bbvfl_fail(err, BBVFL_E_STATE, "elected again while waiting for the new active client");
+  return w < 0 ? -1 : 2;
+}
+
+/* Finishes round sl (see the top of the file). */
+static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
+  bbvfl_receipt rc;
+  int have_rc = 0;
+  if (submission_receipt(c, sl, &rc, &have_rc, err) < 0) return -1;
+  c->nr = sl->L.coords;
+  const bbvfl_receipt *rcp = have_rc ? &rc : NULL;
+  int fail = 0;
+  if (!c->is_active) {
+    int w = 0;
+    if (sl->L.train) {
+      /* a label holder posts dLoss/dlogits for its rows first */
+      if (c->split && c->holder) w = oc_holder_post(c, sl, rcp, resumed, err);
+      if (w == 0) w = read_gradient(c, sl, err);
+    } else if (!c->hashed || (c->split && c->holder)) {
+      /* lane mode: the next round opens when this one completes; a label holder scores it */
+      bbvfl_cev rcev;
+      int f = rcp ? oc_receipt_event(c, rcp, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err) : 0;
+      if (f < 0) w = -1;
+      if (f == 0 && !c->hashed) {
+        c->blk = c->ev_blk;
+        w = oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err);
+        if (w == 0) c->ev_blk = rcev.block_number;
+        f = w == 0;
+      }
+      if (f == 1) {
+        if (c->split && c->have_head && oc_holder_eval(c, sl, &rcev, err) < 0) w = -1;
+        bbvfl_cev_clear(&rcev);
+      } else if (w == 0 && c->hashed && c->split && c->have_head && oc_holder_eval(c, sl, NULL, err) < 0) {
+        w = -1;
+      }
+    }
+    if (w < 0) fail = 1;
+    /* elected while waiting: this client carries the round on as the active client */
+    if (!fail && w == 2 && oc_take_over(c, sl->r, err) < 0) fail = 1;
+  }
+  int demoted = 0;
+  if (!fail && c->is_active) {
+    if (sl->L.train) {
+      int k = active_window(c, sl, rcp, resumed, err);
+      fail = k < 0;
+      demoted = k == 2;
+    } else {
+      fail = oc_round_sum(c, sl, rcp, err) < 0 || oc_active_eval(c, sl, err) < 0;
+    }
+  }
+  bbvfl_receipt_clear(&rc);
+  if (fail) return bbvfl_wrap(err, "round %llu", (unsigned long long)sl->r);
+  (void)demoted;
+  if (sl->L.train && apply_gradient(c, sl, err) < 0) return -1;
+  uint64_t per = c->T + c->V;
+  if (c->is_active && sl->r % per == per - 1 && oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
+  if (!c->is_active && c->split && c->have_head && sl->r % per == per - 1) {
+    if (oc_fill_metrics(c, sl->L.epoch, err) < 0) return -1;
+    const bbvfl_epoch_metrics *em = &c->res->per_epoch[sl->L.epoch];
+    oc_log(c, "epoch %u (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",
+           sl->L.epoch + 1, c->res->labelled_test_rows, em->train_loss, em->test_loss, em->auroc);
+  }
+  c->res->rounds++;
+  return 0;
+}
+
+/* The last round that must be finished before the forward of round r, plus one (rounds below
+   the result); `from` is the oldest round not finished yet. */
+static uint64_t finish_until(const cl *c, uint64_t from, uint64_t r) {
+  if (!c->hashed) return r;
+  int eval = !oc_is_train_round(c, r);
+  unsigned skip = eval ? 0 : c->stale, seen = 0;
+  uint64_t until = from;
+  for (uint64_t p = r; p > from; p--) {
+    if (!oc_is_train_round(c, p - 1)) continue;
+    if (seen++ < skip) continue;
+    until = p;
+    break;
+  }
+  if (r >= c->nslots && until < r - c->nslots + 1) until = r - c->nslots + 1; /* the ring of slots */
+  return until;
+}
+
+int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err) {
+  uint64_t total = c->cp.total_rounds, done = 0;
+  uint64_t next = first_open; /* the oldest round this client has not finished */
+  /* after a restart: the rounds between the checkpoint's oldest unfinished round and its next
+     round were submitted before it (their activations are in the checkpoint) */
+  for (uint64_t p = first_open; p < start; p++) {
+    oc_slot *sl;
+    if (take_slot(c, p, &sl, err) < 0) return -1;
+    sl->submitted_before = 1;
+  }
+  for (uint64_t r = start; r <= total; r++) {
+    uint64_t until = r == total ? total : finish_until(c, next, r);
+    for (; next < until; next++) {
+      oc_slot *sl = oc_slot_of(c, next);
+      if (finish(c, sl, resumed && sl->submitted_before, err) < 0) return -1;
+      free_slot(sl);
+      done++;
+      if (c->cfg->exit_after_round && done >= (uint64_t)c->cfg->exit_after_round)
+        return bbvfl_fail(err, BBVFL_E_STATE, "stopped after %llu rounds as asked (testing)", (unsigned long long)done);
+    }
+    if (r == total) break;
+    /* checkpoint: the state before round r's forward, with every round before `next` finished */
+    if (oc_save_progress(c, r, next, err) < 0) return bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r);
+    oc_slot *sl;
+    if (take_slot(c, r, &sl, err) < 0) return -1;
+    double tl = bbvfl_now();
+    int frc = sl->L.train ? bbvfl_party_forward_train(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err)
+                          : bbvfl_party_forward_eval(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err);
+    c->res->learn_s += bbvfl_now() - tl;
+    if (frc < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+    int yes = 0;
+    if (resumed && already_submitted(c, r, &yes, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+    if (yes) {
+      oc_log(c, "round %llu: already submitted before the restart", (unsigned long long)r);
+      sl->submitted_before = 1;
+      continue;
+    }
+    resumed = 0;
+    uint8_t *cd;
+    size_t len;
+    if (encode_submission(c, sl, &cd, &len, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+    double t0 = bbvfl_now();
+    int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx, err);
+    c->res->send_s += bbvfl_now() - t0;
+    free(cd);
+    if (ok < 0) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)r);
+    c->res->submissions++;
+    if (c->cfg->pause_after_submit && r + 1 == (uint64_t)c->cfg->pause_after_submit) {
+      /* testing: freeze mid-round (submitted, sum and gradient not yet read) so a test can
+         SIGKILL this process at a known point however fast the session runs */
+      bbvfl_receipt rc;
+      int have = 0;
+      if (submission_receipt(c, sl, &rc, &have, err) < 0) return -1;
+      bbvfl_receipt_clear(&rc);
+      oc_log(c, "round %llu: submitted; pausing (SIGSTOP) as asked (testing)", (unsigned long long)r);
+      raise(SIGSTOP);
+    }
+  }
+  if (oc_out_wait(c, err) < 0) return bbvfl_wrap(err, "the last transactions");
+  if (oc_save_progress(c, total, total, err) < 0) return bbvfl_wrap(err, "final checkpoint");
+  return 0;
+}
