@@ -53,25 +53,36 @@ int bbvfl_mlp_init(bbvfl_mlp *m, int nlayers, const int *dims, bbvfl_rng *rng, b
   return 0;
 }
 
-static int ensure_cap(bbvfl_mlp *m, size_t rows, bbvfl_err *err) {
-  if (rows <= m->cap_rows) return 0;
+static int ensure_scratch(bbvfl_mlp *m, size_t rows, bbvfl_err *err) {
+  if (rows <= m->scratch_rows) return 0;
   int maxd = 0;
-  for (int l = 0; l <= m->nlayers; l++) {
-    free(m->act[l]);
-    m->act[l] = malloc(rows * (size_t)m->dims[l] * sizeof(float));
-    if (!m->act[l]) goto oom;
+  for (int l = 0; l <= m->nlayers; l++)
     if (m->dims[l] > maxd) maxd = m->dims[l];
-  }
   free(m->scratch_a);
   free(m->scratch_b);
   m->scratch_a = malloc(rows * (size_t)maxd * sizeof(float));
   m->scratch_b = malloc(rows * (size_t)maxd * sizeof(float));
-  if (!m->scratch_a || !m->scratch_b) goto oom;
-  m->cap_rows = rows;
+  if (!m->scratch_a || !m->scratch_b) {
+    m->scratch_rows = 0;
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory for an MLP batch of %zu rows", rows);
+  }
+  m->scratch_rows = rows;
   return 0;
-oom:
-  m->cap_rows = 0;
-  return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory for an MLP batch of %zu rows", rows);
+}
+
+static int ensure_cap(bbvfl_mlp *m, size_t rows, bbvfl_err *err) {
+  if (rows <= m->cap_rows) return 0;
+  m->rows = 0;
+  for (int l = 0; l <= m->nlayers; l++) {
+    free(m->act[l]);
+    m->act[l] = malloc(rows * (size_t)m->dims[l] * sizeof(float));
+    if (!m->act[l]) {
+      m->cap_rows = 0;
+      return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory for an MLP batch of %zu rows", rows);
+    }
+  }
+  m->cap_rows = rows;
+  return ensure_scratch(m, rows, err);
 }
 
 int bbvfl_mlp_forward(bbvfl_mlp *m, const float *x, size_t rows, float *out, bbvfl_err *err) {
@@ -96,12 +107,13 @@ int bbvfl_mlp_forward(bbvfl_mlp *m, const float *x, size_t rows, float *out, bbv
   return 0;
 }
 
-/* Backward for cached rows first .. first+rows-1 (dout: rows x out). */
-static void backward_range(bbvfl_mlp *m, size_t first, size_t rows, const float *dout) {
+/* Backward for rows first .. first+rows-1 of the activations base[0..L] (dout: rows x out). */
+static void backward_range(bbvfl_mlp *m, const float *params, const float *const *base, size_t first, size_t rows,
+                           const float *dout) {
   int L = m->nlayers;
   float *delta = m->scratch_a, *next = m->scratch_b;
   const float *act[BBVFL_MLP_MAX_LAYERS + 1] = {0};
-  for (int l = 0; l <= L; l++) act[l] = m->act[l] + first * (size_t)m->dims[l];
+  for (int l = 0; l <= L; l++) act[l] = base[l] + first * (size_t)m->dims[l];
   /* through tanh: d/dz tanh = 1 - y^2 */
   {
     size_t k = rows * (size_t)m->dims[L];
@@ -119,8 +131,8 @@ static void backward_range(bbvfl_mlp *m, size_t first, size_t rows, const float 
       for (int j = 0; j < o; j++) db[j] += delta[i * o + j];
     if (l == 0) break;
     /* d act[l] = delta W^T (rows x in), then through ReLU of layer l-1 */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, in, o, 1.0f, delta, o, m->params + m->woff[l], o,
-                0.0f, next, in);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, in, o, 1.0f, delta, o, params + m->woff[l], o, 0.0f,
+                next, in);
     const float *a = act[l];
     size_t k = rows * (size_t)in;
     for (size_t i = 0; i < k; i++)
@@ -131,8 +143,49 @@ static void backward_range(bbvfl_mlp *m, size_t first, size_t rows, const float 
   }
 }
 
-void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout) { backward_range(m, 0, m->rows, dout); }
+static void own_cache(const bbvfl_mlp *m, const float **base) {
+  for (int l = 0; l <= m->nlayers; l++) base[l] = m->act[l];
+}
+
+void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout) {
+  const float *base[BBVFL_MLP_MAX_LAYERS + 1] = {0};
+  own_cache(m, base);
+  backward_range(m, m->params, base, 0, m->rows, dout);
+}
 
 void bbvfl_mlp_backward_row(bbvfl_mlp *m, size_t i, const float *dout_row) {
-  if (i < m->rows) backward_range(m, i, 1, dout_row);
+  if (i >= m->rows) return;
+  const float *base[BBVFL_MLP_MAX_LAYERS + 1] = {0};
+  own_cache(m, base);
+  backward_range(m, m->params, base, i, 1, dout_row);
+}
+
+size_t bbvfl_mlp_cache_floats(const bbvfl_mlp *m, size_t rows) {
+  size_t n = 0;
+  for (int l = 0; l <= m->nlayers; l++) n += rows * (size_t)m->dims[l];
+  return n;
+}
+
+void bbvfl_mlp_cache_copy(const bbvfl_mlp *m, float *out) {
+  for (int l = 0; l <= m->nlayers; l++) {
+    size_t k = m->rows * (size_t)m->dims[l];
+    if (k) memcpy(out, m->act[l], k * sizeof(float));
+    out += k;
+  }
+}
+
+int bbvfl_mlp_backward_cached(bbvfl_mlp *m, const float *params, const float *cache, size_t cache_rows, size_t first,
+                              size_t rows, const float *dout, bbvfl_err *err) {
+  if (rows == 0 || first > cache_rows || rows > cache_rows - first)
+    return bbvfl_fail(err, BBVFL_E_ARG, "backward of rows %zu..%zu of a cache of %zu rows", first, first + rows,
+                      cache_rows);
+  if (ensure_scratch(m, rows, err) != 0) return -1;
+  const float *base[BBVFL_MLP_MAX_LAYERS + 1] = {0};
+  const float *at = cache;
+  for (int l = 0; l <= m->nlayers; l++) {
+    base[l] = at;
+    at += cache_rows * (size_t)m->dims[l];
+  }
+  backward_range(m, params ? params : m->params, base, first, rows, dout);
+  return 0;
 }

@@ -8,7 +8,8 @@
  *
  * All parameters live in one float array (params, nparams), gradients in grads (same layout), so
  * optimizers and checkpoints treat the model as one vector. The mlp owns its arrays
- * (bbvfl_mlp_free). Forward caches the activations of the last batch for backward. */
+ * (bbvfl_mlp_free). Forward caches the activations of the last batch for backward; a copy of
+ * that cache (bbvfl_mlp_cache_copy) can be back-propagated later (bbvfl_mlp_backward_cached). */
 #ifndef BBVFL_ML_MLP_H
 #define BBVFL_ML_MLP_H
 
@@ -28,7 +29,8 @@ typedef struct {
   /* forward cache for the last batch */
   size_t cap_rows, rows;
   float *act[BBVFL_MLP_MAX_LAYERS + 1]; /* act[0] = input copy, act[l+1] = output of layer l */
-  float *scratch_a, *scratch_b;         /* backward deltas, cap_rows x max dim */
+  size_t scratch_rows;
+  float *scratch_a, *scratch_b;         /* backward deltas, scratch_rows x max dim */
 } bbvfl_mlp;
 
 /* dims: nlayers+1 sizes (in, hidden..., out), each >= 1. Parameters initialised from rng. */
@@ -43,5 +45,21 @@ void bbvfl_mlp_backward(bbvfl_mlp *m, const float *dout);
  * values): m->grads becomes that row's own gradient (per-example gradients for DP-SGD). No-op
  * when i is not a cached row. */
 void bbvfl_mlp_backward_row(bbvfl_mlp *m, size_t i, const float *dout_row);
+
+/* A forward's activations kept outside the model, so that several forwards can wait for their
+ * gradients (pipelined rounds): one block of bbvfl_mlp_cache_floats(m, rows) floats, layer by
+ * layer (act[0] = the input rows x dims[0], then each layer's output, rows x dims[l+1]).
+ * The caller owns the block. */
+size_t bbvfl_mlp_cache_floats(const bbvfl_mlp *m, size_t rows);
+/* Copies the model's own cache of the last forward (m->rows rows) into out (that many floats). */
+void bbvfl_mlp_cache_copy(const bbvfl_mlp *m, float *out);
+/* Backward through rows first .. first+rows-1 of a kept block of cache_rows rows (dout: rows x
+ * out, dLoss/d(output) of those rows) with the parameters params (nparams floats, the ones the
+ * forward ran with; NULL: the current m->params): m->grads is overwritten with the gradient at
+ * those parameters, exactly what bbvfl_mlp_backward (or _row, rows = 1) gives right after the
+ * forward that produced the block. The model's own cache and parameters are left alone. Fails on
+ * an out-of-range slice or out of memory. */
+int bbvfl_mlp_backward_cached(bbvfl_mlp *m, const float *params, const float *cache, size_t cache_rows, size_t first,
+                              size_t rows, const float *dout, bbvfl_err *err);
 
 #endif

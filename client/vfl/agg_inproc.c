@@ -9,7 +9,8 @@
 
 typedef struct {
   int M, b;
-  size_t n;
+  size_t n;             /* the longest submission (buffers) */
+  size_t rn;            /* the open round's length: its first submission's */
   uint64_t round;       /* the open round */
   int open;
   unsigned char *got;   /* M flags */
@@ -20,6 +21,7 @@ typedef struct {
   float *f;             /* M x n */
   uint64_t grad_round;
   int have_grad;
+  size_t gn;            /* the posted gradient's length */
   float *grad;          /* n */
   bbvfl_agg_inproc_stats st;
 } inproc;
@@ -33,11 +35,15 @@ static double mono(void) {
 static int check_submit(inproc *a, uint64_t round, int client, size_t n, int is_float, bbvfl_err *err) {
   if (client < 0 || client >= a->M)
     return bbvfl_fail(err, BBVFL_E_STATE, "client %d is not registered (clients 0..%d)", client, a->M - 1);
-  if (n != a->n)
-    return bbvfl_fail(err, BBVFL_E_ARG, "round %llu: client %d submitted %zu values, expected B*P = %zu",
-                      (unsigned long long)round, client, n, a->n);
+  if (n < 1 || n > a->n)
+    return bbvfl_fail(err, BBVFL_E_ARG, "round %llu: client %d submitted %zu values, at most %zu", (unsigned long long)round,
+                      client, n, a->n);
+  if (a->open && round == a->round && n != a->rn)
+    return bbvfl_fail(err, BBVFL_E_ARG, "round %llu: client %d submitted %zu values, the round carries %zu",
+                      (unsigned long long)round, client, n, a->rn);
   if (!a->open) {
     a->open = 1;
+    a->rn = n;
     a->round = round;
     a->ngot = 0;
     a->is_float = is_float;
@@ -80,7 +86,8 @@ static int check_complete(inproc *a, uint64_t round, size_t n, int is_float, bbv
   if (a->ngot < a->M)
     return bbvfl_fail(err, BBVFL_E_STATE, "round %llu is incomplete: %d of %d submissions", (unsigned long long)round,
                       a->ngot, a->M);
-  if (n != a->n) return bbvfl_fail(err, BBVFL_E_ARG, "sum buffer of %zu values, rounds carry %zu", n, a->n);
+  if (n != a->rn)
+    return bbvfl_fail(err, BBVFL_E_ARG, "sum of %zu values, round %llu carries %zu", n, (unsigned long long)round, a->rn);
   if (a->is_float != is_float)
     return bbvfl_fail(err, BBVFL_E_STATE, "round %llu carries %s submissions", (unsigned long long)round,
                       a->is_float ? "float" : "integer");
@@ -112,15 +119,15 @@ static int sum_q(void *self, uint64_t round, uint32_t *sum, size_t n, bbvfl_err 
 typedef float v4f __attribute__((vector_size(16)));
 #endif
 
-/* sum[i] = sum over m of x[m*n + i], four lanes at a time where the compiler offers vectors */
-static void sum_floats(const float *x, size_t M, size_t n, float *sum) {
+/* sum[i] = sum over m of x[m*stride + i], i < n, four lanes at a time where the compiler offers vectors */
+static void sum_floats(const float *x, size_t M, size_t stride, size_t n, float *sum) {
   size_t i = 0;
 #if defined(__GNUC__)
   for (; i + 4 <= n; i += 4) {
     v4f acc = {0, 0, 0, 0};
     for (size_t m = 0; m < M; m++) {
       v4f v;
-      memcpy(&v, x + m * n + i, sizeof v);
+      memcpy(&v, x + m * stride + i, sizeof v);
       acc += v;
     }
     memcpy(sum + i, &acc, sizeof acc);
@@ -128,7 +135,7 @@ static void sum_floats(const float *x, size_t M, size_t n, float *sum) {
 #endif
   for (; i < n; i++) {
     float acc = 0;
-    for (size_t m = 0; m < M; m++) acc += x[m * n + i];
+    for (size_t m = 0; m < M; m++) acc += x[m * stride + i];
     sum[i] = acc;
   }
 }
@@ -137,7 +144,7 @@ static int sum_f(void *self, uint64_t round, float *sum, size_t n, bbvfl_err *er
   inproc *a = self;
   if (check_complete(a, round, n, 1, err) != 0) return -1;
   double t0 = mono();
-  sum_floats(a->f, (size_t)a->M, n, sum);
+  sum_floats(a->f, (size_t)a->M, a->n, n, sum);
   close_round(a, round, mono() - t0);
   return 0;
 }
@@ -149,8 +156,9 @@ static int post_gradient(void *self, uint64_t round, const float *grad, size_t n
   inproc *a = self;
   if (round >= BBVFL_EVAL_ROUND_BASE)
     return bbvfl_fail(err, BBVFL_E_STATE, "evaluation rounds carry no gradient");
-  if (n != a->n) return bbvfl_fail(err, BBVFL_E_ARG, "gradient of %zu values, rounds carry %zu", n, a->n);
+  if (n < 1 || n > a->n) return bbvfl_fail(err, BBVFL_E_ARG, "gradient of %zu values, at most %zu", n, a->n);
   memcpy(a->grad, grad, n * sizeof(float));
+  a->gn = n;
   a->grad_round = round;
   a->have_grad = 1;
   return 0;
@@ -160,7 +168,9 @@ static int read_gradient(void *self, uint64_t round, float *grad, size_t n, bbvf
   inproc *a = self;
   if (!a->have_grad || a->grad_round != round)
     return bbvfl_fail(err, BBVFL_E_STATE, "no gradient posted for round %llu", (unsigned long long)round);
-  if (n != a->n) return bbvfl_fail(err, BBVFL_E_ARG, "gradient buffer of %zu values, rounds carry %zu", n, a->n);
+  if (n != a->gn)
+    return bbvfl_fail(err, BBVFL_E_ARG, "gradient buffer of %zu values, round %llu's gradient has %zu", n,
+                      (unsigned long long)round, a->gn);
   memcpy(grad, a->grad, n * sizeof(float));
   return 0;
 }

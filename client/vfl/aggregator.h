@@ -2,10 +2,12 @@
  * embeddings meet". Two implementations: the in-process aggregator here (off-chain mode, the
  * paper's standalone baseline) and the aggregator contract (on-chain mode).
  *
- * Rounds: training round r = e*R + k (epoch e, batch k); evaluation rounds are numbered
- * BBVFL_EVAL_ROUND_BASE + e*R_test + k. Per round, each of the M clients submits once; the sum is
- * available when all M have; the active client posts dLoss/dh_hat (and its head parameters) for
- * training rounds; the clients read it back.
+ * Rounds (vfl/plan.h): training round r = e*T + w (epoch e, window w of K minibatches); evaluation
+ * rounds are numbered BBVFL_EVAL_ROUND_BASE + e*V + v. Per round, each of the M clients submits
+ * once; the sum is available when all M have; the active client posts dLoss/dh_hat of the round's
+ * rows (and its head parameters) for training rounds; the clients read it back. Rounds differ in
+ * length (a window of nb batches carries nb*B*P values, an evaluation round E*P): n is per call,
+ * and every submission, sum and gradient of one round has the round's length.
  *   submit_q / sum_q: PBM integer vectors (n bytes, each <= b; sums as uint32).
  *   submit_f / sum_f: NPQ and Gaussian float vectors (off-chain only; the contract refuses them).
  * An implementation may block in sum_q/read_gradient until the data is there (the contract); the
@@ -64,7 +66,9 @@ static inline void bbvfl_agg_destroy(bbvfl_agg *a) {
 
 /* ---- the in-process aggregator ---- */
 
-/* M clients, n values per submission, b = the largest value a PBM submission may hold. */
+/* M clients, at most n values per submission (a round's first submission sets its length, the
+ * others and the sum must match it; the gradient read back has the length posted), b = the
+ * largest value a PBM submission may hold. */
 int bbvfl_agg_inproc_new(bbvfl_agg *a, int M, size_t n, int b, bbvfl_err *err);
 
 typedef struct {

@@ -30,6 +30,9 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c) {
   c->seed = 1;
   c->seeded_noise = 1;
   c->test_frac = 0.2;
+  c->window = BBVFL_DEFAULT_WINDOW;
+  c->staleness = 0;
+  c->eval_rows_per_round = 0;
 }
 
 void bbvfl_offchain_result_free(bbvfl_offchain_result *r) {
@@ -49,13 +52,18 @@ typedef struct {
   bbvfl_schedule sched;
   int have_sched;
   bbvfl_vfl_data data;
+  bbvfl_plan plan;
+  int K;          /* head outputs */
   uint8_t *q;
-  float *hf, *grad, *probs, *all_probs;
+  float *hf, *grad, *all_probs;
   uint32_t *sum_q;
   float *sum_f;
   int *yb, *yeval;
-  int *ytrain; /* per table row: the label trained on (randomized response with label_eps) */
+  int *ytrain;    /* per table row: the label trained on (randomized response with label_eps) */
   size_t *rows;
+  float *gring;   /* the posted gradients not yet applied: s+1 slots of nmax floats, slot = round % (s+1) */
+  size_t nmax;    /* the longest round: max(K*B, E) * P values */
+  double loss_sum, agg_total, te0;
 } trainer;
 
 static void trainer_free(trainer *t) {
@@ -68,7 +76,6 @@ static void trainer_free(trainer *t) {
   free(t->q);
   free(t->hf);
   free(t->grad);
-  free(t->probs);
   free(t->all_probs);
   free(t->sum_q);
   free(t->sum_f);
@@ -76,18 +83,108 @@ static void trainer_free(trainer *t) {
   free(t->ytrain);
   free(t->yeval);
   free(t->rows);
+  free(t->gring);
 }
 
-/* One round through the aggregator: every party submits for rows[0..B), the sum comes back. */
-static int round_forward(trainer *t, const bbvfl_offchain_cfg *c, uint64_t round, const size_t *rows, bbvfl_err *err) {
-  size_t n = c->B * (size_t)c->P;
+static float *ring_slot(trainer *t, uint64_t round) {
+  return t->gring + (size_t)(round % (uint64_t)(t->plan.staleness + 1)) * t->nmax;
+}
+
+/* Every party submits its forward of rows[0..nrows) (training: kept on its pending FIFO), the sum
+   comes back. */
+static int round_forward(trainer *t, const bbvfl_offchain_cfg *c, const bbvfl_round_plan *rp, const size_t *rows,
+                         bbvfl_err *err) {
+  size_t n = rp->nrows * (size_t)c->P;
   int pbm = c->mech.kind == BBVFL_MECH_PBM;
   for (int m = 0; m < t->M; m++) {
-    if (bbvfl_party_forward(&t->parties[m], rows, c->B, t->q, t->hf, err) != 0) return -1;
-    int rc = pbm ? bbvfl_agg_submit_q(&t->agg, round, m, t->q, n, err) : bbvfl_agg_submit_f(&t->agg, round, m, t->hf, n, err);
+    int rc = rp->train ? bbvfl_party_forward_train(&t->parties[m], rows, rp->nrows, t->q, t->hf, err)
+                       : bbvfl_party_forward_eval(&t->parties[m], rows, rp->nrows, t->q, t->hf, err);
+    if (rc != 0) return -1;
+    rc = pbm ? bbvfl_agg_submit_q(&t->agg, rp->round, m, t->q, n, err)
+             : bbvfl_agg_submit_f(&t->agg, rp->round, m, t->hf, n, err);
     if (rc != 0) return -1;
   }
-  return pbm ? bbvfl_agg_sum_q(&t->agg, round, t->sum_q, n, err) : bbvfl_agg_sum_f(&t->agg, round, t->sum_f, n, err);
+  return pbm ? bbvfl_agg_sum_q(&t->agg, rp->round, t->sum_q, n, err)
+             : bbvfl_agg_sum_f(&t->agg, rp->round, t->sum_f, n, err);
+}
+
+/* The epoch's test metrics from the scores of all n_test rows, and its timing. */
+static void epoch_metrics(trainer *t, const bbvfl_offchain_cfg *c, int nclasses, int e, bbvfl_offchain_result *res) {
+  size_t nte = t->data.n_test;
+  bbvfl_epoch_metrics *em = &res->per_epoch[e];
+  em->epoch = e + 1;
+  em->train_loss = t->loss_sum / (double)t->plan.R;
+  em->test_loss = bbvfl_loss_from_probs(t->all_probs, t->yeval, nte, nclasses);
+  bbvfl_err merr = {0};
+  if (t->K == 1) {
+    if (bbvfl_auroc(t->all_probs, t->yeval, nte, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_bin(t->all_probs, t->yeval, nte, 0.5);
+    em->f1 = bbvfl_f1_bin(t->all_probs, t->yeval, nte, 0.5);
+  } else {
+    if (bbvfl_auroc_multi(t->all_probs, t->yeval, nte, t->K, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_multi(t->all_probs, t->yeval, nte, t->K);
+    em->f1 = bbvfl_f1_macro(t->all_probs, t->yeval, nte, t->K);
+  }
+  bbvfl_agg_inproc_stats st;
+  bbvfl_agg_inproc_stats_get(&t->agg, &st, 1);
+  em->agg_train_s = st.train_sum_s;
+  em->agg_eval_s = st.eval_sum_s;
+  t->agg_total += st.train_sum_s;
+  em->wall_s = bbvfl_now() - t->te0;
+  if (c->on_epoch) c->on_epoch(c->ctx, em);
+}
+
+/* One round of the plan, as the M clients and the active client would run it. */
+static int run_round(trainer *t, const bbvfl_offchain_cfg *c, const bbvfl_round_plan *rp, bbvfl_err *err) {
+  int pbm = c->mech.kind == BBVFL_MECH_PBM;
+  size_t P = (size_t)c->P, B = c->B;
+  if (rp->epoch_start) {
+    t->te0 = bbvfl_now();
+    t->loss_sum = 0;
+    for (int m = 0; m < c->M; m++) bbvfl_party_epoch(&t->parties[m], rp->epoch);
+    bbvfl_vhead_epoch(&t->head, rp->epoch);
+  }
+  /* 1. every party applies the pending gradients the staleness rule names, oldest first */
+  for (size_t j = 0; j < rp->apply; j++) {
+    uint64_t gr = rp->apply_round + j;
+    size_t nb = bbvfl_plan_window_batches(&t->plan, (size_t)(gr % t->plan.T));
+    for (int m = 0; m < c->M; m++)
+      if (bbvfl_party_apply(&t->parties[m], ring_slot(t, gr), nb, B, err) != 0)
+        return bbvfl_wrap(err, "applying the gradient of round %llu", (unsigned long long)gr);
+  }
+  /* 2. forward, submit, sum */
+  const size_t *rows;
+  if (rp->train) {
+    const size_t *pos = bbvfl_schedule_batch(&t->sched, (uint64_t)rp->epoch, rp->first_batch);
+    for (size_t i = 0; i < rp->nrows; i++) {
+      t->rows[i] = t->data.train[pos[i]];
+      t->yb[i] = t->ytrain[t->rows[i]];
+    }
+    rows = t->rows;
+  } else {
+    rows = t->data.test + rp->first;
+  }
+  if (round_forward(t, c, rp, rows, err) != 0) return -1;
+  if (!rp->train) {
+    /* 3e. the scores of the round's test rows */
+    if (bbvfl_vhead_eval(&t->head, pbm ? t->sum_q : NULL, pbm ? NULL : t->sum_f, rp->nrows,
+                         t->all_probs + rp->first * (size_t)t->K, err) != 0)
+      return -1;
+    return 0;
+  }
+  /* 3t. the head steps through the window's minibatches in order and posts their gradients */
+  for (size_t k = 0; k < rp->nbatches; k++) {
+    size_t off = k * B * P;
+    double loss;
+    if (bbvfl_vhead_train(&t->head, pbm ? t->sum_q + off : NULL, pbm ? NULL : t->sum_f + off, t->yb + k * B, B,
+                          &loss, t->grad + off, NULL, err) != 0)
+      return bbvfl_wrap(err, "minibatch %zu", rp->first_batch + k);
+    t->loss_sum += loss;
+  }
+  size_t n = rp->nrows * P;
+  if (bbvfl_agg_post_gradient(&t->agg, rp->round, t->grad, n, NULL, 0, err) != 0) return -1;
+  /* 4. the gradient becomes pending for every party (each applies it when the plan says) */
+  return bbvfl_agg_read_gradient(&t->agg, rp->round, ring_slot(t, rp->round), n, err);
 }
 
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_offchain_result *res,
@@ -102,6 +199,8 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   if (c->epochs < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be >= 1, got %d", c->epochs);
   if (c->B < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--batch must be >= 1");
   if (c->P < 1 || c->P > 4096) return bbvfl_fail(err, BBVFL_E_ARG, "--P must be in 1..4096, got %d", c->P);
+  if (c->staleness < 0 || c->staleness > BBVFL_MAX_STALENESS)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness must be in 0..%d, got %d", BBVFL_MAX_STALENESS, c->staleness);
   if (bbvfl_mech_check(&c->mech, err) != 0) return -1;
   if (c->mech.kind == BBVFL_MECH_PBM && (long)c->M * c->mech.b > 65535)
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * c->mech.b);
@@ -111,10 +210,13 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
                                 err) != 0)
     goto out;
   size_t ntr = t.data.n_train, nte = t.data.n_test;
-  if (ntr < c->B || nte < c->B) {
-    bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: each needs at least one batch of %zu", ntr, nte, c->B);
+  if (ntr < c->B || nte < 1) {
+    bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: training needs at least one batch of %zu, testing one row",
+               ntr, nte, c->B);
     goto out;
   }
+  if (bbvfl_plan_init(&t.plan, ntr, nte, c->B, c->window ? c->window : 1, c->eval_rows_per_round, c->staleness, c->epochs, err) != 0)
+    goto out;
   t.parties = calloc((size_t)c->M, sizeof *t.parties);
   res->cols_per_client = calloc((size_t)c->M, sizeof *res->cols_per_client);
   if (!t.parties || !res->cols_per_client) {
@@ -127,7 +229,8 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
     if (bbvfl_vfl_data_client_cols(&t.data, m, &cols, &nc, err) != 0) goto out;
     res->cols_per_client[m] = nc;
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
-                          .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp};
+                          .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp,
+                          .max_pending = (size_t)c->staleness + 1};
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
     int prc = bbvfl_party_init(&t.parties[m], &pc, cols, ds->n, nc, err);
     free(cols);
@@ -136,7 +239,9 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   }
   if (bbvfl_vhead_init(&t.head, c->P, ds->nclasses, c->M, &c->mech, &c->opt, c->seed, err) != 0) goto out;
   t.have_head = 1;
-  size_t n = c->B * (size_t)c->P;
+  size_t wrows = t.plan.K * c->B, maxrows = wrows > t.plan.E ? wrows : t.plan.E;
+  size_t n = maxrows * (size_t)c->P;
+  t.nmax = n;
   if (bbvfl_agg_inproc_new(&t.agg, c->M, n, c->mech.kind == BBVFL_MECH_PBM ? c->mech.b : 255, err) != 0) goto out;
 
   /* the session seed S and the schedule */
@@ -147,33 +252,36 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
     bbvfl_offchain_session_seed(c->seed, S);
   if (bbvfl_schedule_init(&t.sched, S, ntr, c->B, err) != 0) goto out;
   t.have_sched = 1;
-  size_t R = ntr / c->B, Rte = nte / c->B, neval = Rte * c->B;
-  int K = ds->nclasses == 2 ? 1 : ds->nclasses;
+  t.K = ds->nclasses == 2 ? 1 : ds->nclasses;
   t.q = malloc(n);
   t.hf = malloc(n * sizeof(float));
-  t.grad = malloc(n * sizeof(float));
-  t.probs = malloc(c->B * (size_t)K * sizeof(float));
-  t.all_probs = malloc(neval * (size_t)K * sizeof(float));
+  t.grad = malloc(wrows * (size_t)c->P * sizeof(float));
+  t.all_probs = malloc(nte * (size_t)t.K * sizeof(float));
   t.sum_q = malloc(n * sizeof(uint32_t));
   t.sum_f = malloc(n * sizeof(float));
-  t.yb = malloc(c->B * sizeof(int));
+  t.yb = malloc(wrows * sizeof(int));
   t.ytrain = malloc(ds->n * sizeof(int));
-  t.yeval = malloc(neval * sizeof(int));
-  t.rows = malloc(c->B * sizeof(size_t));
+  t.yeval = malloc(nte * sizeof(int));
+  t.rows = malloc(wrows * sizeof(size_t));
+  t.gring = malloc(((size_t)c->staleness + 1) * n * sizeof(float));
   res->per_epoch = calloc((size_t)c->epochs, sizeof *res->per_epoch);
-  if (!t.q || !t.hf || !t.grad || !t.probs || !t.all_probs || !t.sum_q || !t.sum_f || !t.yb || !t.yeval || !t.rows ||
-      !t.ytrain || !res->per_epoch) {
+  if (!t.q || !t.hf || !t.grad || !t.all_probs || !t.sum_q || !t.sum_f || !t.yb || !t.yeval || !t.rows ||
+      !t.ytrain || !t.gring || !res->per_epoch) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
   res->epochs = c->epochs;
   res->n_train = ntr;
   res->n_test = nte;
-  res->R = R;
-  res->R_test = Rte;
-  res->n_eval_rows = neval;
+  res->R = t.plan.R;
+  res->window = t.plan.K;
+  res->window_clamped = t.plan.clamped;
+  res->T = t.plan.T;
+  res->V = t.plan.V;
+  res->R_test = t.plan.V;
+  res->n_eval_rows = nte;
   res->nclasses = ds->nclasses;
-  for (size_t i = 0; i < neval; i++) t.yeval[i] = ds->y[t.data.test[i]];
+  for (size_t i = 0; i < nte; i++) t.yeval[i] = ds->y[t.data.test[i]];
   memcpy(t.ytrain, ds->y, ds->n * sizeof(int));
   if (c->label_eps > 0) {
     /* label DP: one randomized response per training row, before training; the test labels stay
@@ -183,73 +291,19 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
       goto out;
   }
 
-  double agg_total = 0;
-  for (int e = 0; e < c->epochs; e++) {
-    double te0 = bbvfl_now();
-    for (int m = 0; m < c->M; m++) bbvfl_party_epoch(&t.parties[m], e);
-    bbvfl_vhead_epoch(&t.head, e);
-    double loss_sum = 0;
-    for (size_t k = 0; k < R; k++) {
-      uint64_t round = (uint64_t)e * R + k;
-      const size_t *pos = bbvfl_schedule_batch(&t.sched, (uint64_t)e, k);
-      for (size_t i = 0; i < c->B; i++) {
-        t.rows[i] = t.data.train[pos[i]];
-        t.yb[i] = t.ytrain[t.rows[i]];
-      }
-      if (round_forward(&t, c, round, t.rows, err) != 0) goto fail_round;
-      int pbm = c->mech.kind == BBVFL_MECH_PBM;
-      double loss;
-      if (bbvfl_vhead_train(&t.head, pbm ? t.sum_q : NULL, pbm ? NULL : t.sum_f, t.yb, c->B, &loss, t.grad, NULL,
-                            err) != 0)
-        goto fail_round;
-      loss_sum += loss;
-      if (bbvfl_agg_post_gradient(&t.agg, round, t.grad, n, NULL, 0, err) != 0) goto fail_round;
-      for (int m = 0; m < c->M; m++) {
-        if (bbvfl_agg_read_gradient(&t.agg, round, t.grad, n, err) != 0 ||
-            bbvfl_party_backward(&t.parties[m], t.grad, err) != 0)
-          goto fail_round;
-      }
-      if (c->on_round) c->on_round(c->ctx, e + 1, k + 1, R + Rte);
-      continue;
-    fail_round:
-      bbvfl_wrap(err, "epoch %d, training round %zu", e + 1, k);
+  uint64_t nrounds = bbvfl_plan_rounds(&t.plan);
+  size_t per = t.plan.T + t.plan.V;
+  for (uint64_t seq = 0; seq < nrounds; seq++) {
+    bbvfl_round_plan rp;
+    if (bbvfl_window_plan(&t.plan, seq, &rp, err) != 0) goto out;
+    if (run_round(&t, c, &rp, err) != 0) {
+      bbvfl_wrap(err, "epoch %d, %s round %zu", rp.epoch + 1, rp.train ? "training" : "evaluation", rp.index);
       goto out;
     }
-    /* evaluation rounds */
-    for (size_t k = 0; k < Rte; k++) {
-      uint64_t round = BBVFL_EVAL_ROUND_BASE + (uint64_t)e * Rte + k;
-      int pbm = c->mech.kind == BBVFL_MECH_PBM;
-      if (round_forward(&t, c, round, t.data.test + k * c->B, err) != 0 ||
-          bbvfl_vhead_eval(&t.head, pbm ? t.sum_q : NULL, pbm ? NULL : t.sum_f, c->B,
-                           t.all_probs + k * c->B * (size_t)K, err) != 0) {
-        bbvfl_wrap(err, "epoch %d, evaluation round %zu", e + 1, k);
-        goto out;
-      }
-      if (c->on_round) c->on_round(c->ctx, e + 1, R + k + 1, R + Rte);
-    }
-    bbvfl_epoch_metrics *em = &res->per_epoch[e];
-    em->epoch = e + 1;
-    em->train_loss = loss_sum / (double)R;
-    em->test_loss = bbvfl_loss_from_probs(t.all_probs, t.yeval, neval, ds->nclasses);
-    bbvfl_err merr = {0};
-    if (K == 1) {
-      if (bbvfl_auroc(t.all_probs, t.yeval, neval, &em->auroc, &merr) != 0) em->auroc = 0.5;
-      em->accuracy = bbvfl_accuracy_bin(t.all_probs, t.yeval, neval, 0.5);
-      em->f1 = bbvfl_f1_bin(t.all_probs, t.yeval, neval, 0.5);
-    } else {
-      if (bbvfl_auroc_multi(t.all_probs, t.yeval, neval, K, &em->auroc, &merr) != 0) em->auroc = 0.5;
-      em->accuracy = bbvfl_accuracy_multi(t.all_probs, t.yeval, neval, K);
-      em->f1 = bbvfl_f1_macro(t.all_probs, t.yeval, neval, K);
-    }
-    bbvfl_agg_inproc_stats st;
-    bbvfl_agg_inproc_stats_get(&t.agg, &st, 1);
-    em->agg_train_s = st.train_sum_s;
-    em->agg_eval_s = st.eval_sum_s;
-    agg_total += st.train_sum_s;
-    em->wall_s = bbvfl_now() - te0;
-    if (c->on_epoch) c->on_epoch(c->ctx, em);
+    if (c->on_round) c->on_round(c->ctx, rp.epoch + 1, (size_t)(seq % per) + 1, per);
+    if (rp.epoch_end) epoch_metrics(&t, c, ds->nclasses, rp.epoch, res);
   }
-  res->agg_train_s_per_epoch = agg_total / c->epochs;
+  res->agg_train_s_per_epoch = t.agg_total / c->epochs;
   res->wall_s = bbvfl_now() - t_start;
   rc = 0;
 out:

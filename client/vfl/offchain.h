@@ -1,8 +1,12 @@
 /* The off-chain VFL trainer: M parties and the active client's head in one process, talking only
  * through a bbvfl_agg (the in-process aggregator), exactly as the on-chain protocol will through
- * the contract. One epoch = R = floor(N_train/B) training rounds (batches from the schedule of the
- * session seed) and R_test = floor(N_test/B) evaluation rounds over the test rows (test metrics on
- * those R_test*B rows, as in the paper's code).
+ * the contract. One epoch = R = floor(N_train/B) minibatches (from the schedule of the session
+ * seed) in T = ceil(R/K) training rounds of K minibatches (windows), then V = ceil(N_test/E)
+ * evaluation rounds covering every test row (test metrics on all N_test rows). The rounds, their
+ * rows and when each party applies its pending gradients (staleness s) come from vfl/plan.h; per
+ * round, in order: every party applies the pending gradients the plan names, forwards and
+ * submits; the sum; the head steps through the window's minibatches and posts their gradients;
+ * the gradient becomes pending for every party.
  *
  * Determinism: split, model initialisation, the session seed S and (with seeded_noise) all noise
  * derive from cfg->seed through separate ChaCha20 streams per (purpose, client). */
@@ -17,6 +21,7 @@
 #include "ml/data.h"
 #include "ml/optim.h"
 #include "vfl/party.h"
+#include "vfl/plan.h"
 
 typedef struct {
   int epoch;                 /* 1-based */
@@ -44,6 +49,11 @@ typedef struct {
   double label_eps;          /* > 0: train on randomized-response labels, eps-label-DP (dp/labeldp.h),
                                 drawn once per training row; 0: the true labels */
   const char *partition;     /* NULL: even split */
+  size_t window;             /* K, minibatches per training round (0 or 1: one; clamped to R;
+                                default BBVFL_DEFAULT_WINDOW) */
+  int staleness;             /* s, 0..BBVFL_MAX_STALENESS (vfl/plan.h): windows a party may forward
+                                ahead of its applied gradients (default 0) */
+  size_t eval_rows_per_round;/* E, test rows per evaluation round; 0: all test rows in one round */
   const uint8_t *session_seed; /* 32 bytes, nullable: the minibatch seed S (e.g. an on-chain
                                   session's, to replay it off-chain); NULL: derived from seed */
   /* progress callbacks (nullable) */
@@ -55,7 +65,11 @@ typedef struct {
 typedef struct {
   int epochs;
   bbvfl_epoch_metrics *per_epoch;  /* epochs entries, owned (bbvfl_offchain_result_free) */
-  size_t n_train, n_test, R, R_test, n_eval_rows;
+  size_t n_train, n_test, R, n_eval_rows;  /* n_eval_rows = n_test: every test row is scored */
+  size_t window;                   /* K used (the requested one clamped to R) */
+  int window_clamped;              /* 1: the requested K exceeded R */
+  size_t T, V;                     /* training (window) and evaluation rounds per epoch */
+  size_t R_test;                   /* = V (the name before windows) */
   double agg_train_s_per_epoch;    /* mean over epochs */
   double wall_s;
   int nclasses;
@@ -63,7 +77,9 @@ typedef struct {
 } bbvfl_offchain_result;
 
 /* Defaults: M 5, B 10, P 16, 30 epochs, hidden 32,32, PBM b 16 beta 0.2 C 1, Gaussian clip 1
- * sigma 1, Adam lr 0.001, seed 1 seeded, test 0.2. */
+ * sigma 1, Adam lr 0.001, seed 1 seeded, test 0.2, window BBVFL_DEFAULT_WINDOW, staleness 0, all
+ * test rows in one evaluation round. */
+#define BBVFL_DEFAULT_WINDOW 1
 void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c);
 /* Trains on the raw (unstandardised) data set; ds is not modified. */
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, bbvfl_offchain_result *res,

@@ -6,6 +6,8 @@
 
 #include "vfl/ckpt.h"
 
+static void window_free(bbvfl_party_window *w);
+
 void bbvfl_party_free(bbvfl_party *p) {
   if (!p) return;
   free(p->x);
@@ -14,6 +16,10 @@ void bbvfl_party_free(bbvfl_party *p) {
   free(p->scale);
   free(p->dpacc);
   free(p->dprow);
+  free(p->gtmp);
+  window_free(&p->last);
+  for (size_t i = 0; i < p->pend_cap; i++) window_free(&p->pend[i]);
+  free(p->pend);
   bbvfl_mlp_free(&p->mlp);
   bbvfl_optim_free(&p->opt);
   bbvfl_rng_wipe(&p->noise);
@@ -84,8 +90,51 @@ static int ensure(bbvfl_party *p, size_t nb, bbvfl_err *err) {
   return 0;
 }
 
-int bbvfl_party_forward(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *q, float *hf, bbvfl_err *err) {
+static void window_free(bbvfl_party_window *w) {
+  free(w->acts);
+  free(w->params);
+  free(w->scale);
+  memset(w, 0, sizeof *w);
+}
+
+/* Room in w for a window of rows rows (buffers reused when large enough); w->rows is set 0. */
+static int window_reserve(const bbvfl_party *p, bbvfl_party_window *w, size_t rows, bbvfl_err *err) {
+  w->rows = 0;
+  if (rows <= w->cap) return 0;
+  window_free(w);
+  w->acts = malloc(bbvfl_mlp_cache_floats(&p->mlp, rows) * sizeof(float));
+  w->params = malloc(p->mlp.nparams * sizeof(float));
+  if (p->cfg.mech.kind == BBVFL_MECH_GAUSSIAN) w->scale = malloc(rows * sizeof(float));
+  if (!w->acts || !w->params || (p->cfg.mech.kind == BBVFL_MECH_GAUSSIAN && !w->scale)) {
+    window_free(w);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory for a window of %zu rows", rows);
+  }
+  w->cap = rows;
+  return 0;
+}
+
+/* Keeps the forward just run (nrows rows) in w (reserved for them). */
+static void window_fill(const bbvfl_party *p, bbvfl_party_window *w, size_t nrows) {
+  bbvfl_mlp_cache_copy(&p->mlp, w->acts);
+  memcpy(w->params, p->mlp.params, p->mlp.nparams * sizeof(float));
+  if (w->scale) memcpy(w->scale, p->scale, nrows * sizeof(float));
+  w->rows = nrows;
+}
+
+/* The forward of rows and the mechanism; keeps nothing but the model's own cache. */
+static int forward_rows(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *q, float *hf, bbvfl_err *err) {
   if (nb == 0) return bbvfl_fail(err, BBVFL_E_ARG, "empty batch");
+  switch (p->cfg.mech.kind) {
+  case BBVFL_MECH_PBM:
+    if (!q) return bbvfl_fail(err, BBVFL_E_ARG, "PBM forward needs a byte buffer");
+    break;
+  case BBVFL_MECH_NPQ:
+    if (!hf) return bbvfl_fail(err, BBVFL_E_ARG, "NPQ forward needs a float buffer");
+    break;
+  case BBVFL_MECH_GAUSSIAN:
+    if (!hf) return bbvfl_fail(err, BBVFL_E_ARG, "Gaussian forward needs a float buffer");
+    break;
+  }
   if (ensure(p, nb, err) != 0) return -1;
   for (size_t i = 0; i < nb; i++) {
     if (rows[i] >= p->nrows)
@@ -93,19 +142,15 @@ int bbvfl_party_forward(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *
     memcpy(p->xb + i * p->ncols, p->x + rows[i] * p->ncols, p->ncols * sizeof(float));
   }
   if (bbvfl_mlp_forward(&p->mlp, p->xb, nb, p->h, err) != 0) return -1;
-  p->last_rows = nb;
   size_t n = nb * (size_t)p->cfg.P;
   switch (p->cfg.mech.kind) {
   case BBVFL_MECH_PBM:
-    if (!q) return bbvfl_fail(err, BBVFL_E_ARG, "PBM forward needs a byte buffer");
     bbvfl_pbm_quantize(&p->cfg.mech, p->h, n, &p->noise, q);
     break;
   case BBVFL_MECH_NPQ:
-    if (!hf) return bbvfl_fail(err, BBVFL_E_ARG, "NPQ forward needs a float buffer");
     memcpy(hf, p->h, n * sizeof(float));
     break;
   case BBVFL_MECH_GAUSSIAN:
-    if (!hf) return bbvfl_fail(err, BBVFL_E_ARG, "Gaussian forward needs a float buffer");
     memcpy(hf, p->h, n * sizeof(float));
     bbvfl_gauss_clip_noise(&p->cfg.mech, hf, nb, (size_t)p->cfg.P, &p->noise, p->scale);
     break;
@@ -113,46 +158,113 @@ int bbvfl_party_forward(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *
   return 0;
 }
 
-/* DP-SGD (row mode): the noisy mean of the clipped per-row gradients into p->dpacc. g is the
-   mean-loss gradient dLoss/dh (rows x P): row i's own loss has gradient rows * g_i. */
-static void dpsgd_grad(bbvfl_party *p, const float *g) {
-  size_t nb = p->last_rows, P = (size_t)p->cfg.P, np = p->mlp.nparams;
+int bbvfl_party_forward(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *q, float *hf, bbvfl_err *err) {
+  if (window_reserve(p, &p->last, nb, err) != 0) return -1;
+  if (forward_rows(p, rows, nb, q, hf, err) != 0) return -1;
+  window_fill(p, &p->last, nb);
+  return 0;
+}
+
+int bbvfl_party_forward_eval(bbvfl_party *p, const size_t *rows, size_t nrows, uint8_t *q, float *hf,
+                             bbvfl_err *err) {
+  p->last.rows = 0;
+  return forward_rows(p, rows, nrows, q, hf, err);
+}
+
+int bbvfl_party_forward_train(bbvfl_party *p, const size_t *rows, size_t nrows, uint8_t *q, float *hf,
+                              bbvfl_err *err) {
+  p->last.rows = 0;
+  if (p->cfg.max_pending && p->npend >= p->cfg.max_pending)
+    return bbvfl_fail(err, BBVFL_E_STATE, "client %d: %zu windows already wait for their gradients (at most %zu)",
+                      p->cfg.index, p->npend, p->cfg.max_pending);
+  if (p->npend == p->pend_cap) {
+    size_t nc = p->pend_cap ? 2 * p->pend_cap : 2;
+    bbvfl_party_window *np = realloc(p->pend, nc * sizeof *np);
+    if (!np) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    memset(np + p->pend_cap, 0, (nc - p->pend_cap) * sizeof *np);
+    p->pend = np;
+    p->pend_cap = nc;
+  }
+  bbvfl_party_window *w = &p->pend[p->npend];
+  if (window_reserve(p, w, nrows, err) != 0) return -1;
+  if (forward_rows(p, rows, nrows, q, hf, err) != 0) return -1;
+  window_fill(p, w, nrows);
+  p->npend++;
+  return 0;
+}
+
+size_t bbvfl_party_pending(const bbvfl_party *p) { return p->npend; }
+
+/* DP-SGD (row mode) for one batch: rows first..first+nb-1 of the window's activations, g its
+   mean-loss gradient dLoss/dh (nb x P): row i's own loss has gradient nb * g_i. The noisy mean of
+   the clipped per-row gradients goes to p->dpacc. */
+static int dpsgd_grad(bbvfl_party *p, const bbvfl_party_window *w, size_t first, size_t nb, const float *g,
+                      bbvfl_err *err) {
+  size_t P = (size_t)p->cfg.P, np = p->mlp.nparams;
   const double clip = p->cfg.rowdp.clip, sd = p->cfg.rowdp.noise * p->cfg.rowdp.clip;
   memset(p->dpacc, 0, np * sizeof *p->dpacc);
   for (size_t i = 0; i < nb; i++) {
     for (size_t k = 0; k < P; k++) p->dprow[k] = g[i * P + k] * (float)nb;
-    bbvfl_mlp_backward_row(&p->mlp, i, p->dprow);
+    if (bbvfl_mlp_backward_cached(&p->mlp, w->params, w->acts, w->rows, first + i, 1, p->dprow, err) != 0) return -1;
     double n2 = 0;
     for (size_t k = 0; k < np; k++) n2 += (double)p->mlp.grads[k] * p->mlp.grads[k];
     float f = n2 > clip * clip ? (float)(clip / sqrt(n2)) : 1.0f;
     for (size_t k = 0; k < np; k++) p->dpacc[k] += f * p->mlp.grads[k];
   }
   for (size_t k = 0; k < np; k++) p->dpacc[k] = (p->dpacc[k] + (float)(sd * bbvfl_rng_normal(&p->dpnoise))) / (float)nb;
+  return 0;
+}
+
+/* One batch of a kept forward: rows first..first+nb-1 of w, grad its dLoss/dh_hat (nb x P); one
+   optimizer step. Fails only before touching the model (out of memory on the first use). */
+static int step_batch(bbvfl_party *p, const bbvfl_party_window *w, size_t first, size_t nb, const float *grad,
+                      bbvfl_err *err) {
+  size_t P = (size_t)p->cfg.P, n = nb * P;
+  const float *g = grad;
+  if (w->scale) {
+    /* Gaussian: the clip scale is treated as a constant of the row (straight-through for the norm) */
+    if (n > p->gcap) {
+      float *t = realloc(p->gtmp, n * sizeof *t);
+      if (!t) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      p->gtmp = t;
+      p->gcap = n;
+    }
+    for (size_t i = 0; i < n; i++) p->gtmp[i] = grad[i] * w->scale[first + i / P];
+    g = p->gtmp;
+  }
+  if (p->cfg.rowdp.on) {
+    if (dpsgd_grad(p, w, first, nb, g, err) != 0) return -1;
+    bbvfl_optim_step(&p->opt, p->mlp.params, p->dpacc);
+  } else {
+    if (bbvfl_mlp_backward_cached(&p->mlp, w->params, w->acts, w->rows, first, nb, g, err) != 0) return -1;
+    bbvfl_optim_step(&p->opt, p->mlp.params, p->mlp.grads);
+  }
+  p->steps++;
+  return 0;
 }
 
 int bbvfl_party_backward(bbvfl_party *p, const float *grad, bbvfl_err *err) {
-  if (p->last_rows == 0) return bbvfl_fail(err, BBVFL_E_STATE, "client %d: backward without a forward", p->cfg.index);
-  const float *g = grad;
-  float *tmp = NULL;
-  if (p->cfg.mech.kind == BBVFL_MECH_GAUSSIAN) {
-    /* the clip scale is treated as a constant of the row (straight-through for the norm) */
-    size_t P = (size_t)p->cfg.P, n = p->last_rows * P;
-    tmp = malloc(n * sizeof *tmp);
-    if (!tmp) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++) tmp[i] = grad[i] * p->scale[i / P];
-    g = tmp;
-  }
-  if (p->cfg.rowdp.on) {
-    dpsgd_grad(p, g);
-    free(tmp);
-    bbvfl_optim_step(&p->opt, p->mlp.params, p->dpacc);
-    p->steps++;
-    return 0;
-  }
-  bbvfl_mlp_backward(&p->mlp, g);
-  free(tmp);
-  bbvfl_optim_step(&p->opt, p->mlp.params, p->mlp.grads);
-  p->steps++;
+  if (p->last.rows == 0) return bbvfl_fail(err, BBVFL_E_STATE, "client %d: backward without a forward", p->cfg.index);
+  if (step_batch(p, &p->last, 0, p->last.rows, grad, err) != 0) return -1;
+  p->last.rows = 0;
+  return 0;
+}
+
+int bbvfl_party_apply(bbvfl_party *p, const float *grad, size_t nbatches, size_t B, bbvfl_err *err) {
+  if (p->npend == 0)
+    return bbvfl_fail(err, BBVFL_E_STATE, "client %d: a gradient to apply but no window pending", p->cfg.index);
+  bbvfl_party_window *w = &p->pend[0];
+  if (nbatches < 1 || B < 1 || nbatches > w->rows / B || nbatches * B != w->rows)
+    return bbvfl_fail(err, BBVFL_E_ARG, "client %d: a gradient of %zu batches of %zu rows for a window of %zu rows",
+                      p->cfg.index, nbatches, B, w->rows);
+  for (size_t k = 0; k < nbatches; k++)
+    if (step_batch(p, w, k * B, B, grad + k * B * (size_t)p->cfg.P, err) != 0) return -1;
+  /* pop: the oldest slot (its buffers kept) goes behind the pending ones */
+  bbvfl_party_window done = *w;
+  done.rows = 0;
+  memmove(p->pend, p->pend + 1, (p->npend - 1) * sizeof *p->pend);
+  p->npend--;
+  p->pend[p->npend] = done;
   return 0;
 }
 
@@ -172,6 +284,15 @@ int bbvfl_party_save(const bbvfl_party *p, const char *path, bbvfl_err *err) {
   /* a getrandom-keyed generator is never written to disk (its key would let anyone strip the noise) */
   bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->noise : &none, sizeof none);
   if (p->cfg.rowdp.on) bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->dpnoise : &none, sizeof none);
+  /* the pending FIFO, oldest first: what each window's gradient will need */
+  bbvfl_ckpt_put_u64(&c, (uint64_t)p->npend);
+  for (size_t i = 0; i < p->npend; i++) {
+    const bbvfl_party_window *w = &p->pend[i];
+    bbvfl_ckpt_put_u64(&c, (uint64_t)w->rows);
+    bbvfl_ckpt_put_floats(&c, w->acts, bbvfl_mlp_cache_floats(&p->mlp, w->rows));
+    bbvfl_ckpt_put_floats(&c, w->params, p->mlp.nparams);
+    if (w->scale) bbvfl_ckpt_put_floats(&c, w->scale, w->rows);
+  }
   int rc = bbvfl_ckpt_save(&c, path, "party", err);
   bbvfl_ckpt_free(&c);
   return rc;
@@ -186,6 +307,8 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
         *v = malloc(p->opt.n * sizeof(float));
   bbvfl_rng noise, dpn;
   memset(&dpn, 0, sizeof dpn);
+  bbvfl_party_window *win = NULL;
+  uint64_t nwin = 0;
   int rc = -1;
   if (!params || !m || !v) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -204,6 +327,42 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
                p->cfg.index);
     goto out;
   }
+  /* the pending FIFO (absent from checkpoints written before windows: none pending) */
+  if (c.pos < c.len && bbvfl_ckpt_get_u64(&c, &nwin, err) != 0) {
+    bbvfl_wrap(err, "%s", path);
+    goto out;
+  }
+  if (nwin > (c.len - c.pos) / sizeof(float) || (p->cfg.max_pending && nwin > p->cfg.max_pending)) {
+    bbvfl_fail(err, BBVFL_E_STATE, "%s: %llu pending windows (at most %zu)", path, (unsigned long long)nwin,
+               p->cfg.max_pending);
+    goto out;
+  }
+  if (nwin) {
+    win = calloc((size_t)nwin, sizeof *win);
+    if (!win) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+  }
+  for (uint64_t i = 0; i < nwin; i++) {
+    uint64_t r;
+    if (bbvfl_ckpt_get_u64(&c, &r, err) != 0) {
+      bbvfl_wrap(err, "%s", path);
+      goto out;
+    }
+    if (r < 1 || r > (c.len - c.pos) / sizeof(float)) {
+      bbvfl_fail(err, BBVFL_E_STATE, "%s: a pending window of %llu rows", path, (unsigned long long)r);
+      goto out;
+    }
+    if (window_reserve(p, &win[i], (size_t)r, err) != 0 ||
+        bbvfl_ckpt_get_floats(&c, win[i].acts, bbvfl_mlp_cache_floats(&p->mlp, (size_t)r), err) != 0 ||
+        bbvfl_ckpt_get_floats(&c, win[i].params, p->mlp.nparams, err) != 0 ||
+        (win[i].scale && bbvfl_ckpt_get_floats(&c, win[i].scale, (size_t)r, err) != 0)) {
+      bbvfl_wrap(err, "%s", path);
+      goto out;
+    }
+    win[i].rows = (size_t)r;
+  }
   memcpy(p->mlp.params, params, p->mlp.nparams * sizeof(float));
   memcpy(p->opt.m, m, p->opt.n * sizeof(float));
   memcpy(p->opt.v, v, p->opt.n * sizeof(float));
@@ -212,8 +371,17 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
   p->steps = steps;
   if (p->cfg.seeded_noise) p->noise = noise; /* an OS-keyed generator is never restored from disk */
   if (p->cfg.seeded_noise && p->cfg.rowdp.on) p->dpnoise = dpn;
+  for (size_t i = 0; i < p->pend_cap; i++) window_free(&p->pend[i]);
+  free(p->pend);
+  p->pend = win;
+  p->npend = p->pend_cap = (size_t)nwin;
+  win = NULL;
+  nwin = 0;
+  p->last.rows = 0;
   rc = 0;
 out:
+  for (uint64_t i = 0; i < nwin && win; i++) window_free(&win[i]);
+  free(win);
   bbvfl_rng_wipe(&noise);
   bbvfl_rng_wipe(&dpn);
   free(params);

@@ -10,7 +10,20 @@
  * noise from (seed, NOISE, index) in seeded mode (or getrandom otherwise; row mode's DP-SGD noise
  * from (seed, DPSGD, index)), so the same seed gives
  * the same party whether it runs alone in a process or next to the others.
- * Ownership: the party copies its columns and owns everything (bbvfl_party_free). */
+ * Ownership: the party copies its columns and owns everything (bbvfl_party_free).
+ *
+ * Windows and staleness (docs: "Real chains have blocks"): a training round carries a window of
+ * nb consecutive minibatches of B rows. The party runs ONE forward of the nb*B rows
+ * (bbvfl_party_forward_train), which keeps that forward's activations on a FIFO of pending
+ * windows; when the round's gradient (nb*B*P floats, the nb batch gradients concatenated) comes
+ * back, bbvfl_party_apply pops the OLDEST pending window and, for batch k = 0..nb-1 in order,
+ * back-propagates gradient slice k through rows kB..kB+B-1 of that window's forward (its
+ * activations and the parameters it ran with: the gradient at the point the submission was made,
+ * whatever steps came since) and takes one optimizer step (DP-SGD in row mode: per-row clipping within the batch, noise per step).
+ * With staleness s a client forwards up to s windows ahead of its applied gradients; WHEN to apply
+ * is the caller's rule (vfl/plan.h), the party only keeps the FIFO in order. Evaluation forwards
+ * (bbvfl_party_forward_eval) keep nothing. nb = 1 with the apply right after its forward is
+ * bit for bit the one-batch protocol (bbvfl_party_forward + bbvfl_party_backward). */
 #ifndef BBVFL_VFL_PARTY_H
 #define BBVFL_VFL_PARTY_H
 
@@ -36,7 +49,17 @@ typedef struct {
   uint64_t seed;
   int seeded_noise;               /* 1: noise from (seed, NOISE, index); 0: getrandom */
   bbvfl_rowdp rowdp;              /* on: backward is DP-SGD (dp/rowdp.h), noise from the same generator */
+  size_t max_pending;             /* windows the FIFO may hold (staleness s: s + 1); 0: no limit */
 } bbvfl_party_cfg;
+
+/* One pending window: the forward that produced the submission (activations and parameters). */
+typedef struct {
+  size_t rows;   /* nb*B */
+  size_t cap;    /* rows the buffers below have room for (kept for reuse) */
+  float *acts;   /* bbvfl_mlp_cache_floats(rows) floats (ml/mlp.h layout) */
+  float *params; /* the parameters the forward ran with (nparams floats): the backward's weights */
+  float *scale;  /* Gaussian: the rows' clip scales (rows floats); otherwise NULL */
+} bbvfl_party_window;
 
 typedef struct {
   bbvfl_party_cfg cfg;
@@ -47,10 +70,16 @@ typedef struct {
   bbvfl_rng noise;
   bbvfl_rng dpnoise;  /* row mode: DP-SGD noise, its own stream (seed, DPSGD, index) or getrandom, so the
                          order of forwards and backwards (which may vary on chain) never shifts it */
-  size_t cap, last_rows;
-  float *xb, *h, *scale;
+  size_t cap;
+  float *xb, *h, *scale;          /* forward scratch (cap rows) */
+  bbvfl_party_window last;        /* bbvfl_party_forward's kept forward (rows 0: none) */
   float *dpacc, *dprow;           /* row mode: the clipped-gradient sum (nparams), one row's dLoss/dh */
-  uint64_t steps;
+  float *gtmp;                    /* Gaussian backward: one batch's scaled gradient (gcap floats) */
+  size_t gcap;
+  bbvfl_party_window *pend;       /* the pending FIFO, oldest first: npend windows, then free slots
+                                     (buffers kept) up to pend_cap */
+  size_t npend, pend_cap;
+  uint64_t steps;                 /* optimizer steps taken */
 } bbvfl_party;
 
 /* cols: the party's columns of each of the nrows rows (nrows x ncols row-major), copied. */
@@ -58,20 +87,44 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
                      bbvfl_err *err);
 void bbvfl_party_free(bbvfl_party *p);
 
-/* Forward of the given rows (indices into 0..nrows-1). PBM: q (rows*P bytes) is filled and hf may be
- * NULL; NPQ/Gaussian: hf (rows*P floats) is filled and q may be NULL. The embedding before the
- * mechanism is kept for backward. */
+/* Training forward of a window: rows (nrows = nb*B indices into 0..nrows-1 of the table, borrowed)
+ * in one forward with the current parameters; PBM noise drawn in row-major order. PBM: q
+ * (nrows*P bytes, caller-owned) is filled and hf may be NULL; NPQ/Gaussian: hf (nrows*P floats)
+ * is filled and q may be NULL. Pushes the window's activations onto the pending FIFO (owned by
+ * the party). Fails with BBVFL_E_STATE, drawing no noise, when cfg.max_pending windows are
+ * already pending. */
+int bbvfl_party_forward_train(bbvfl_party *p, const size_t *rows, size_t nrows, uint8_t *q, float *hf,
+                              bbvfl_err *err);
+/* Evaluation forward: the same submission, nothing kept for a backward (the FIFO is untouched). */
+int bbvfl_party_forward_eval(bbvfl_party *p, const size_t *rows, size_t nrows, uint8_t *q, float *hf,
+                             bbvfl_err *err);
+/* Pops the OLDEST pending window (it must hold nbatches*B rows) and applies grad (nbatches*B*P
+ * floats, borrowed: dLoss/dh_hat of the window's rows, batch after batch) as nbatches optimizer
+ * steps in order, batch k back-propagated through rows kB..kB+B-1 of that window's forward
+ * (activations and the parameters it ran with) and applied to the current parameters. Row mode
+ * (cfg.rowdp.on), per batch: DP-SGD: each row's own gradient (its row of the batch gradient times
+ * B, i.e. of its own loss, through the network) clipped to L2 norm clip, the B clipped gradients
+ * summed, Gaussian noise of std noise*clip added per parameter, divided by B, then the step.
+ * BBVFL_E_STATE with nothing pending, BBVFL_E_ARG on a size mismatch (the window stays). */
+int bbvfl_party_apply(bbvfl_party *p, const float *grad, size_t nbatches, size_t B, bbvfl_err *err);
+/* Windows forwarded for training but not applied yet. */
+size_t bbvfl_party_pending(const bbvfl_party *p);
+
+/* The one-batch protocol, unchanged (K = 1, staleness 0): forward of the given rows (as above)
+ * keeping only this last forward, outside the FIFO; backward back-propagates grad (nb*P of that
+ * forward) as one step (one batch of nb rows). A training or evaluation forward in between
+ * discards the kept forward (backward then fails with BBVFL_E_STATE). */
 int bbvfl_party_forward(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *q, float *hf, bbvfl_err *err);
-/* Back-propagates grad (dLoss/dh_hat, nb*P of the last forward) and steps the optimizer. Row
- * mode (cfg.rowdp.on): DP-SGD: each row's own gradient (its row of grad times nb, i.e. of its own
- * loss, through the network) clipped to L2 norm clip, the nb clipped gradients summed, Gaussian
- * noise of std noise*clip added per parameter, divided by nb, then the optimizer step. */
 int bbvfl_party_backward(bbvfl_party *p, const float *grad, bbvfl_err *err);
 /* Sets the learning rate for epoch e. */
 void bbvfl_party_epoch(bbvfl_party *p, int e);
 
-/* Checkpoint: parameters, optimizer state, noise generator state, step count (atomic write). Load
- * into a party initialised with the same configuration and data. */
+/* Checkpoint: parameters, optimizer state, noise generator state, step count and the pending
+ * FIFO (each window's activations, forward parameters and clip scales: what its gradient needs),
+ * atomic write. Load
+ * into a party initialised with the same configuration and data: it replaces the FIFO, and the
+ * party continues bit for bit. A checkpoint written before windows existed loads with an empty
+ * FIFO. The one-batch forward kept by bbvfl_party_forward is not saved. */
 int bbvfl_party_save(const bbvfl_party *p, const char *path, bbvfl_err *err);
 int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err);
 

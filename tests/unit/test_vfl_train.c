@@ -61,7 +61,9 @@ static void test_short_training(void **st) {
     bbvfl_offchain_result r;
     run(kinds[i], 3, 2, &r);
     assert_int_equal(r.R, 45);
-    assert_int_equal(r.R_test, 11);
+    assert_int_equal(r.T, 45);
+    assert_int_equal(r.V, 1); /* every test row in one evaluation round */
+    assert_int_equal(r.n_eval_rows, 114);
     assert_int_equal(r.n_train, 455);
     /* the loss goes down, and the model is far better than chance and than always answering the
        majority class (accuracy 0.627 on this test split). After 3 epochs, seeds 1..8 reach test

@@ -1,0 +1,653 @@
+/* Windows of K minibatches per round and pipelining with staleness s (vfl/plan.h, the party's
+ * pending FIFO): K = 1, s = 0 is the one-batch protocol bit for bit; a window's backward is the
+ * per-batch gradients at the forward's parameters; the FIFO order and the apply rule; a checkpoint
+ * with pending windows continues bit for bit; evaluation scores every test row. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "test_skip.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ml/mlp.h"
+#include "ml/optim.h"
+#include "vfl/aggregator.h"
+#include "vfl/head.h"
+#include "vfl/offchain.h"
+#include "vfl/party.h"
+#include "vfl/plan.h"
+#include "vfl/schedule.h"
+#include "vfl/setup.h"
+#include "ml/metrics.h"
+
+static bbvfl_dataset DS;
+
+static int setup(void **st) {
+  (void)st;
+  const char *src = getenv("BBVFL_SOURCE_DIR");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/data/breast_cancer.csv", src ? src : ".");
+  bbvfl_err err = {0};
+  if (bbvfl_csv_load(path, NULL, &DS, &err) != 0) {
+    fprintf(stderr, "%s\n", err.msg);
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void **st) {
+  (void)st;
+  bbvfl_dataset_free(&DS);
+  return 0;
+}
+
+static void train(const bbvfl_offchain_cfg *c, bbvfl_offchain_result *r) {
+  bbvfl_err err = {0};
+  int rc = bbvfl_offchain_train(&DS, c, r, &err);
+  if (rc != 0) print_error("%s\n", err.msg);
+  assert_int_equal(rc, 0);
+}
+
+/* train_loss, test_loss, auroc, accuracy per epoch */
+typedef struct {
+  double v[4];
+} epoch4;
+
+static void assert_epochs(const bbvfl_offchain_result *r, const epoch4 *want, int n) {
+  /* exact on the machine that captured them; another BLAS kernel (valgrind's CPU model picks one)
+     rounds differently in the last bits, so elsewhere they hold to 1e-5 */
+  for (int e = 0; e < n; e++) {
+    const bbvfl_epoch_metrics *m = &r->per_epoch[e];
+    double got[4] = {m->train_loss, m->test_loss, m->auroc, m->accuracy};
+    for (int i = 0; i < 4; i++) {
+      if (got[i] != want[e].v[i]) print_message("epoch %d value %d: %a, captured %a\n", e + 1, i, got[i], want[e].v[i]);
+      assert_true(fabs(got[i] - want[e].v[i]) <= 1e-5 * fabs(want[e].v[i]));
+    }
+  }
+}
+
+/* The trainer before windows, replayed with the one-batch party API: R rounds of forward,
+ * head step, backward, then evaluation in rounds of B test rows (B must divide N_test). */
+static void old_trainer(const bbvfl_offchain_cfg *c, double *loss, double *auroc) {
+  bbvfl_err err = {0};
+  bbvfl_vfl_data d;
+  assert_int_equal(bbvfl_vfl_data_prepare_dp(&DS, c->seed, c->test_frac, c->M, NULL, &c->rowdp, c->seeded_noise, &d,
+                                             &err),
+                   0);
+  assert_int_equal(d.n_test % c->B, 0);
+  bbvfl_party *ps = calloc((size_t)c->M, sizeof *ps);
+  for (int m = 0; m < c->M; m++) {
+    float *cols;
+    size_t nc;
+    assert_int_equal(bbvfl_vfl_data_client_cols(&d, m, &cols, &nc, &err), 0);
+    bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
+                          .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp};
+    memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
+    assert_int_equal(bbvfl_party_init(&ps[m], &pc, cols, DS.n, nc, &err), 0);
+    free(cols);
+  }
+  bbvfl_vhead h;
+  assert_int_equal(bbvfl_vhead_init(&h, c->P, 2, c->M, &c->mech, &c->opt, c->seed, &err), 0);
+  uint8_t S[32];
+  bbvfl_offchain_session_seed(c->seed, S);
+  bbvfl_schedule sc;
+  assert_int_equal(bbvfl_schedule_init(&sc, S, d.n_train, c->B, &err), 0);
+  size_t B = c->B, n = B * (size_t)c->P, R = d.n_train / B;
+  int pbm = c->mech.kind == BBVFL_MECH_PBM;
+  uint8_t *q = malloc(n);
+  float *hf = malloc(n * sizeof(float)), *fs = calloc(n, sizeof(float)), *g = malloc(n * sizeof(float));
+  float *probs = malloc(d.n_test * sizeof(float));
+  uint32_t *qs = calloc(n, sizeof(uint32_t));
+  int *yb = malloc(B * sizeof(int)), *yt = malloc(d.n_test * sizeof(int));
+  size_t *rows = malloc(B * sizeof(size_t));
+  for (size_t i = 0; i < d.n_test; i++) yt[i] = DS.y[d.test[i]];
+  for (int e = 0; e < c->epochs; e++) {
+    for (int m = 0; m < c->M; m++) bbvfl_party_epoch(&ps[m], e);
+    bbvfl_vhead_epoch(&h, e);
+    double ls = 0;
+    for (size_t k = 0; k < R + d.n_test / B; k++) {
+      int tr = k < R;
+      const size_t *pos = tr ? bbvfl_schedule_batch(&sc, (uint64_t)e, k) : NULL;
+      for (size_t i = 0; i < B; i++) {
+        rows[i] = tr ? d.train[pos[i]] : d.test[(k - R) * B + i];
+        yb[i] = DS.y[rows[i]];
+      }
+      memset(qs, 0, n * sizeof *qs);
+      memset(fs, 0, n * sizeof *fs);
+      for (int m = 0; m < c->M; m++) {
+        assert_int_equal(bbvfl_party_forward(&ps[m], rows, B, q, hf, &err), 0);
+        for (size_t i = 0; i < n; i++) {
+          if (pbm)
+            qs[i] += q[i];
+          else
+            fs[i] += hf[i];
+        }
+      }
+      if (tr) {
+        double l;
+        assert_int_equal(bbvfl_vhead_train(&h, pbm ? qs : NULL, pbm ? NULL : fs, yb, B, &l, g, NULL, &err), 0);
+        ls += l;
+        for (int m = 0; m < c->M; m++) assert_int_equal(bbvfl_party_backward(&ps[m], g, &err), 0);
+      } else {
+        assert_int_equal(bbvfl_vhead_eval(&h, pbm ? qs : NULL, pbm ? NULL : fs, B, probs + (k - R) * B, &err), 0);
+      }
+    }
+    loss[e] = ls / (double)R;
+    assert_int_equal(bbvfl_auroc(probs, yt, d.n_test, &auroc[e], &err), 0);
+  }
+  for (int m = 0; m < c->M; m++) bbvfl_party_free(&ps[m]);
+  free(ps);
+  bbvfl_vhead_free(&h);
+  bbvfl_schedule_free(&sc);
+  bbvfl_vfl_data_free(&d);
+  free(q);
+  free(hf);
+  free(fs);
+  free(g);
+  free(probs);
+  free(qs);
+  free(yb);
+  free(yt);
+  free(rows);
+}
+
+static void assert_old(const bbvfl_offchain_cfg *c, const bbvfl_offchain_result *r) {
+  double loss[4], auroc[4];
+  assert_true(c->epochs <= 4);
+  old_trainer(c, loss, auroc);
+  for (int e = 0; e < c->epochs; e++) {
+    assert_true(r->per_epoch[e].train_loss == loss[e]);
+    assert_true(r->per_epoch[e].auroc == auroc[e]);
+  }
+}
+
+/* K = 1, s = 0 is the trainer before windows: (1) the numbers it gave (commit cda67d3, captured
+ * with its build; B = 6 divides the 114 test rows, so its evaluation, 19 rounds of 6 rows, scored
+ * every test row and drew the same noise as E = 6 here); (2) bit for bit its loop replayed with
+ * the one-batch party API, on any machine. */
+static void test_k1_bit_identical(void **st) {
+  (void)st;
+  static const epoch4 pbm[3] = {
+      {{0x1.a021909c5b7c7p-2, 0x1.401120673bb11p-3, 0x1.f8e8d50b75d15p-1, 0x1.e08fb823ee09p-1}},
+      {{0x1.3130c882298b6p-3, 0x1.c89ab90a52b4ap-5, 0x1.ffd5c96b6de72p-1, 0x1.f286bca1af287p-1}},
+      {{0x1.06313b3144264p-3, 0x1.ac466341f58a2p-4, 0x1.fc0ae2124daa7p-1, 0x1.e98b3a62ce98bp-1}}};
+  static const epoch4 gauss[2] = {
+      {{0x1.af834a8971e7dp-1, 0x1.d6926a378e36cp-2, 0x1.c71c71c71c71cp-1, 0x1.a62ce98b3a62dp-1}},
+      {{0x1.1b7c0dc2461f8p-1, 0x1.9adf5c690317fp-2, 0x1.d7c3fa64c044ap-1, 0x1.b823ee08fb824p-1}}};
+  static const epoch4 row[2] = {
+      {{0x1.1eb71bc1f005ap+0, 0x1.a9f5bb611d34cp-1, 0x1.9cp-1, 0x1.4c59d31674c5ap-1}},
+      {{0x1.4cbfa2e80739bp-1, 0x1.034a5aaaba5a1p-1, 0x1.c5c28f5c28f5cp-1, 0x1.9d31674c59d31p-1}}};
+  bbvfl_offchain_cfg c;
+  bbvfl_offchain_result r;
+  bbvfl_offchain_defaults(&c);
+  c.B = 6;
+  c.epochs = 3;
+  c.seed = 3;
+  c.window = 1;
+  c.staleness = 0;
+  c.eval_rows_per_round = 6;
+  train(&c, &r);
+  assert_int_equal(r.T, 75);
+  assert_int_equal(r.V, 19);
+  assert_epochs(&r, pbm, 3);
+  assert_old(&c, &r);
+  bbvfl_offchain_result_free(&r);
+
+  bbvfl_offchain_defaults(&c);
+  c.B = 6;
+  c.epochs = 2;
+  c.seed = 4;
+  c.mech.kind = BBVFL_MECH_GAUSSIAN;
+  c.eval_rows_per_round = 6;
+  train(&c, &r);
+  assert_epochs(&r, gauss, 2);
+  assert_old(&c, &r);
+  bbvfl_offchain_result_free(&r);
+
+  bbvfl_offchain_defaults(&c);
+  c.B = 6;
+  c.epochs = 2;
+  c.seed = 5;
+  c.rowdp = (bbvfl_rowdp){1, BBVFL_ROWDP_CLIP, BBVFL_ROWDP_NOISE, BBVFL_ROWDP_SCALE_EPS};
+  c.eval_rows_per_round = 6;
+  train(&c, &r);
+  assert_epochs(&r, row, 2);
+  assert_old(&c, &r);
+  bbvfl_offchain_result_free(&r);
+
+  /* B = 10: the first epoch's training is the old one (evaluation then draws 114 rows, not 110) */
+  bbvfl_offchain_defaults(&c);
+  c.epochs = 1;
+  c.seed = 7;
+  train(&c, &r);
+  assert_true(fabs(r.per_epoch[0].train_loss - 0x1.46256096898eep-2) <= 1e-5);
+  bbvfl_offchain_result_free(&r);
+}
+
+static void party_cfg(bbvfl_party_cfg *pc, bbvfl_mech_kind kind, int rowdp) {
+  memset(pc, 0, sizeof *pc);
+  pc->index = 0;
+  pc->P = 3;
+  pc->nhidden = 2;
+  pc->hidden[0] = 5;
+  pc->hidden[1] = 4;
+  pc->seed = 11;
+  pc->seeded_noise = 1;
+  pc->mech = (bbvfl_mech){.kind = kind, .b = 8, .beta = 0.2, .C = 1, .clip = 1, .sigma = 0.5};
+  bbvfl_optim_defaults(&pc->opt);
+  pc->opt.lr = 0.05;
+  if (rowdp) pc->rowdp = (bbvfl_rowdp){1, 0.5, 1.0, 1.0};
+}
+
+#define NR 12
+#define NC 4
+static float X[NR * NC];
+
+static void fill_x(void) {
+  for (int i = 0; i < NR * NC; i++) X[i] = (float)sin(0.7 * i + 0.3);
+}
+
+static void fill_grad(float *g, size_t n, int salt) {
+  for (size_t i = 0; i < n; i++) g[i] = 0.1f * (float)cos(0.37 * (double)i + salt);
+}
+
+/* One forward of a window of 3 batches of 2 rows, then its gradient: equal to stepping the
+ * optimizer three times with each batch's gradient at the window's (initial) parameters, computed
+ * by a plain MLP that runs the batch alone. */
+static void test_window_backward_reference(void **st) {
+  (void)st;
+  fill_x();
+  bbvfl_party_cfg pc;
+  party_cfg(&pc, BBVFL_MECH_NPQ, 0);
+  bbvfl_party p;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_party_init(&p, &pc, X, NR, NC, &err), 0);
+  /* the reference: the same initialisation (vfl/party.c: stream (seed, INIT, index)) */
+  int dims[4] = {NC, 5, 4, 3};
+  bbvfl_rng init;
+  bbvfl_rng_init_seeded(&init, pc.seed, bbvfl_rng_stream(BBVFL_STREAM_INIT, 0));
+  bbvfl_mlp ref;
+  assert_int_equal(bbvfl_mlp_init(&ref, 3, dims, &init, &err), 0);
+  assert_memory_equal(ref.params, p.mlp.params, ref.nparams * sizeof(float));
+  bbvfl_optim opt;
+  assert_int_equal(bbvfl_optim_init(&opt, &pc.opt, ref.nparams, &err), 0);
+  float *theta0 = malloc(ref.nparams * sizeof(float)), *theta = malloc(ref.nparams * sizeof(float));
+  memcpy(theta0, ref.params, ref.nparams * sizeof(float));
+  memcpy(theta, ref.params, ref.nparams * sizeof(float));
+
+  const size_t B = 2, nb = 3, P = 3;
+  size_t rows[6] = {7, 2, 9, 0, 11, 4};
+  float hf[6 * 3], g[6 * 3], xb[2 * NC], out[2 * 3];
+  assert_int_equal(bbvfl_party_forward_train(&p, rows, nb * B, NULL, hf, &err), 0);
+  assert_int_equal(bbvfl_party_pending(&p), 1);
+  fill_grad(g, nb * B * P, 1);
+  assert_int_equal(bbvfl_party_apply(&p, g, nb, B, &err), 0);
+  assert_int_equal(bbvfl_party_pending(&p), 0);
+  assert_int_equal(p.steps, 3);
+
+  for (size_t k = 0; k < nb; k++) {
+    /* batch k alone through the window's parameters */
+    memcpy(ref.params, theta0, ref.nparams * sizeof(float));
+    for (size_t i = 0; i < B; i++) memcpy(xb + i * NC, X + rows[k * B + i] * NC, NC * sizeof(float));
+    assert_int_equal(bbvfl_mlp_forward(&ref, xb, B, out, &err), 0);
+    for (size_t i = 0; i < B * P; i++) assert_true(fabsf(out[i] - hf[k * B * P + i]) <= 1e-6f);
+    bbvfl_mlp_backward(&ref, g + k * B * P);
+    bbvfl_optim_step(&opt, theta, ref.grads);
+  }
+  for (size_t i = 0; i < ref.nparams; i++) {
+    if (fabsf(theta[i] - p.mlp.params[i]) > 1e-6f * (1 + fabsf(theta[i])))
+      print_error("param %zu: %g vs %g\n", i, (double)theta[i], (double)p.mlp.params[i]);
+    assert_true(fabsf(theta[i] - p.mlp.params[i]) <= 1e-6f * (1 + fabsf(theta[i])));
+  }
+  /* the three steps moved the parameters away from the window's */
+  assert_memory_not_equal(theta0, p.mlp.params, ref.nparams * sizeof(float));
+  free(theta0);
+  free(theta);
+  bbvfl_optim_free(&opt);
+  bbvfl_mlp_free(&ref);
+  bbvfl_party_free(&p);
+}
+
+/* K = 1 through the FIFO is the one-batch forward/backward bit for bit (PBM, Gaussian, row mode). */
+static void test_window_one_equals_legacy(void **st) {
+  (void)st;
+  fill_x();
+  bbvfl_mech_kind kinds[3] = {BBVFL_MECH_PBM, BBVFL_MECH_GAUSSIAN, BBVFL_MECH_PBM};
+  for (int v = 0; v < 3; v++) {
+    bbvfl_party_cfg pc;
+    party_cfg(&pc, kinds[v], v == 2);
+    bbvfl_party a, b;
+    bbvfl_err err = {0};
+    assert_int_equal(bbvfl_party_init(&a, &pc, X, NR, NC, &err), 0);
+    assert_int_equal(bbvfl_party_init(&b, &pc, X, NR, NC, &err), 0);
+    uint8_t qa[4 * 3], qb[4 * 3];
+    float ha[4 * 3], hb[4 * 3], g[4 * 3];
+    for (int r = 0; r < 5; r++) {
+      size_t rows[4] = {(size_t)r, (size_t)(r + 3), (size_t)(2 * r + 1) % NR, 11};
+      assert_int_equal(bbvfl_party_forward(&a, rows, 4, qa, ha, &err), 0);
+      assert_int_equal(bbvfl_party_forward_train(&b, rows, 4, qb, hb, &err), 0);
+      if (kinds[v] == BBVFL_MECH_PBM)
+        assert_memory_equal(qa, qb, sizeof qa);
+      else
+        assert_memory_equal(ha, hb, sizeof ha);
+      fill_grad(g, 12, r);
+      assert_int_equal(bbvfl_party_backward(&a, g, &err), 0);
+      assert_int_equal(bbvfl_party_apply(&b, g, 1, 4, &err), 0);
+      assert_memory_equal(a.mlp.params, b.mlp.params, a.mlp.nparams * sizeof(float));
+    }
+    assert_int_equal(bbvfl_party_backward(&a, g, &err), -1); /* the kept forward is used once */
+    bbvfl_party_free(&a);
+    bbvfl_party_free(&b);
+  }
+}
+
+/* The FIFO: oldest first, bounded by max_pending (a refused forward draws no noise), sizes checked. */
+static void test_fifo_order(void **st) {
+  (void)st;
+  fill_x();
+  bbvfl_party_cfg pc;
+  party_cfg(&pc, BBVFL_MECH_PBM, 0);
+  pc.max_pending = 2;
+  bbvfl_party a, b;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_party_init(&a, &pc, X, NR, NC, &err), 0);
+  assert_int_equal(bbvfl_party_init(&b, &pc, X, NR, NC, &err), 0);
+  size_t w1[4] = {0, 1, 2, 3}, w2[2] = {4, 5}, w3[2] = {6, 7};
+  uint8_t q[4 * 3], qb[4 * 3];
+  float g1[4 * 3], g2[2 * 3];
+  fill_grad(g1, 12, 1);
+  fill_grad(g2, 6, 2);
+  assert_int_equal(bbvfl_party_apply(&a, g1, 2, 2, &err), -1); /* nothing pending */
+  assert_int_equal(err.code, BBVFL_E_STATE);
+  assert_int_equal(bbvfl_party_forward_train(&a, w1, 4, q, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_forward_train(&a, w2, 2, q, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_pending(&a), 2);
+  assert_int_equal(bbvfl_party_forward_train(&a, w3, 2, q, NULL, &err), -1); /* s + 1 = 2 pending */
+  assert_int_equal(err.code, BBVFL_E_STATE);
+  /* b: the same two forwards; then both forward w3 eventually and must draw the same noise */
+  assert_int_equal(bbvfl_party_forward_train(&b, w1, 4, qb, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_forward_train(&b, w2, 2, qb, NULL, &err), 0);
+  /* an evaluation forward keeps nothing; the refused forward drew no noise */
+  assert_int_equal(bbvfl_party_forward_eval(&a, w3, 2, q, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_forward_eval(&b, w3, 2, qb, NULL, &err), 0);
+  assert_memory_equal(q, qb, 6);
+  assert_int_equal(bbvfl_party_pending(&a), 2);
+  /* the oldest window (4 rows) comes first: a 2-row gradient does not fit it and is refused */
+  assert_int_equal(bbvfl_party_apply(&a, g2, 1, 2, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  assert_int_equal(bbvfl_party_pending(&a), 2);
+  assert_int_equal(a.steps, 0);
+  assert_int_equal(bbvfl_party_apply(&a, g1, 2, 2, &err), 0);
+  assert_int_equal(bbvfl_party_pending(&a), 1);
+  assert_int_equal(bbvfl_party_forward_eval(&a, w3, 2, q, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_pending(&a), 1);
+  assert_int_equal(bbvfl_party_apply(&a, g1, 2, 2, &err), -1); /* the 2-row window is next */
+  assert_int_equal(bbvfl_party_apply(&a, g2, 1, 2, &err), 0);
+  assert_int_equal(bbvfl_party_pending(&a), 0);
+  assert_int_equal(a.steps, 3);
+  /* b in the other order (newest first) ends elsewhere: the order matters */
+  bbvfl_party_window t = b.pend[0];
+  b.pend[0] = b.pend[1];
+  b.pend[1] = t;
+  assert_int_equal(bbvfl_party_apply(&b, g2, 1, 2, &err), 0);
+  assert_int_equal(bbvfl_party_apply(&b, g1, 2, 2, &err), 0);
+  assert_memory_not_equal(a.mlp.params, b.mlp.params, a.mlp.nparams * sizeof(float));
+  bbvfl_party_free(&a);
+  bbvfl_party_free(&b);
+}
+
+/* The plan: windows, evaluation rounds and the staleness rule, walked like a client. */
+static void test_plan_rule(void **st) {
+  (void)st;
+  bbvfl_plan pl;
+  bbvfl_err err = {0};
+  /* 455 rows, B 10: R = 45; K 10: T = 5 (the last window 5 batches); E 50 of 114: V = 3 */
+  for (int s = 0; s <= BBVFL_MAX_STALENESS; s++) {
+    assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 10, 50, s, 3, &err), 0);
+    assert_int_equal(pl.R, 45);
+    assert_int_equal(pl.T, 5);
+    assert_int_equal(pl.V, 3);
+    assert_int_equal(bbvfl_plan_rounds(&pl), 24);
+    size_t pending = 0, batches = 0, evrows = 0;
+    uint64_t next_apply = 0, submitted = 0;
+    for (uint64_t seq = 0; seq < bbvfl_plan_rounds(&pl); seq++) {
+      bbvfl_round_plan rp;
+      assert_int_equal(bbvfl_window_plan(&pl, seq, &rp, &err), 0);
+      uint64_t back;
+      assert_int_equal(bbvfl_plan_seq_of_round(&pl, rp.round, &back, &err), 0);
+      assert_int_equal(back, seq);
+      assert_int_equal(rp.epoch_start, seq % 8 == 0);
+      assert_int_equal(rp.epoch_end, seq % 8 == 7);
+      /* pending gradients are applied oldest first, each exactly once */
+      if (rp.apply) assert_int_equal(rp.apply_round, next_apply);
+      assert_true(rp.apply <= pending);
+      pending -= rp.apply;
+      next_apply += rp.apply;
+      if (rp.train) {
+        /* at most s windows outstanding after the apply */
+        assert_true(pending <= (size_t)s);
+        assert_int_equal(pending, rp.index < (size_t)s ? rp.index : (size_t)s);
+        assert_int_equal(rp.round, submitted);
+        assert_int_equal(rp.first_batch, rp.index * 10);
+        assert_int_equal(rp.first, rp.first_batch * 10);
+        assert_int_equal(rp.nbatches, rp.index < 4 ? 10 : 5);
+        assert_int_equal(rp.nrows, rp.nbatches * 10);
+        assert_int_equal(bbvfl_plan_window_batches(&pl, rp.index), rp.nbatches);
+        batches += rp.nbatches;
+        pending++;
+        submitted++;
+      } else {
+        /* evaluation sees every gradient of the epoch */
+        assert_int_equal(pending, 0);
+        assert_true(rp.round >= BBVFL_EVAL_ROUND_BASE);
+        assert_int_equal(rp.first, rp.index * 50);
+        assert_int_equal(rp.nrows, rp.index < 2 ? 50 : 14);
+        evrows += rp.nrows;
+        if (rp.index > 0) assert_int_equal(rp.apply, 0);
+      }
+    }
+    assert_int_equal(batches, 3 * 45);
+    assert_int_equal(evrows, 3 * 114);
+    assert_int_equal(next_apply, 15);
+    bbvfl_round_plan rp;
+    assert_int_equal(bbvfl_window_plan(&pl, 24, &rp, &err), -1);
+  }
+  /* s = 1: window w > 1 applies window w-2's gradient; the first evaluation round the last two */
+  assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 10, 0, 1, 2, &err), 0);
+  size_t want_apply[6] = {0, 0, 1, 1, 1, 2};
+  uint64_t want_round[6] = {0, 0, 0, 1, 2, 3};
+  for (uint64_t seq = 0; seq < 6; seq++) {
+    bbvfl_round_plan rp;
+    assert_int_equal(bbvfl_window_plan(&pl, 6 + seq, &rp, &err), 0); /* epoch 1 */
+    assert_int_equal(rp.epoch, 1);
+    assert_int_equal(rp.apply, want_apply[seq]);
+    if (rp.apply) assert_int_equal(rp.apply_round, 5 + want_round[seq]);
+  }
+  /* K larger than R is clamped; bad values are refused with the value named */
+  assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 100, 0, 0, 1, &err), 0);
+  assert_int_equal(pl.K, 45);
+  assert_int_equal(pl.clamped, 1);
+  assert_int_equal(pl.T, 1);
+  assert_int_equal(pl.V, 1);
+  assert_int_equal(pl.E, 114);
+  assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 0, 0, 0, 1, &err), -1);
+  assert_non_null(strstr(err.msg, "got 0"));
+  assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 1, 0, 9, 1, &err), -1);
+  assert_non_null(strstr(err.msg, "got 9"));
+  assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 1, 0, -1, 1, &err), -1);
+}
+
+/* A checkpoint written with two windows pending continues bit for bit (noise, FIFO, steps). */
+static void test_checkpoint_pending(void **st) {
+  (void)st;
+  fill_x();
+  char dir[] = "/tmp/bbvfl-test-window-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof path, "%s/party.ckpt", dir);
+  for (int v = 0; v < 3; v++) {
+    bbvfl_party_cfg pc;
+    party_cfg(&pc, v == 1 ? BBVFL_MECH_GAUSSIAN : BBVFL_MECH_PBM, v == 2);
+    pc.max_pending = 3;
+    bbvfl_party a, b;
+    bbvfl_err err = {0};
+    assert_int_equal(bbvfl_party_init(&a, &pc, X, NR, NC, &err), 0);
+    assert_int_equal(bbvfl_party_init(&b, &pc, X, NR, NC, &err), 0);
+    size_t w1[4] = {0, 1, 2, 3}, w2[4] = {4, 5, 6, 7}, w3[4] = {8, 9, 10, 11};
+    uint8_t qa[12], qb[12];
+    float ha[12], hb[12], g[12];
+    assert_int_equal(bbvfl_party_forward_train(&a, w1, 4, qa, ha, &err), 0);
+    fill_grad(g, 12, 0);
+    assert_int_equal(bbvfl_party_apply(&a, g, 2, 2, &err), 0);
+    assert_int_equal(bbvfl_party_forward_train(&a, w2, 4, qa, ha, &err), 0);
+    assert_int_equal(bbvfl_party_forward_train(&a, w3, 4, qa, ha, &err), 0);
+    assert_int_equal(bbvfl_party_save(&a, path, &err), 0);
+    assert_int_equal(bbvfl_party_load(&b, path, &err), 0);
+    assert_int_equal(bbvfl_party_pending(&b), 2);
+    assert_int_equal(b.steps, 2);
+    for (int r = 0; r < 3; r++) {
+      fill_grad(g, 12, r + 1);
+      assert_int_equal(bbvfl_party_apply(&a, g, 2, 2, &err), 0);
+      assert_int_equal(bbvfl_party_apply(&b, g, 2, 2, &err), 0);
+      assert_memory_equal(a.mlp.params, b.mlp.params, a.mlp.nparams * sizeof(float));
+      size_t *w = r == 0 ? w1 : r == 1 ? w2 : w3;
+      assert_int_equal(bbvfl_party_forward_train(&a, w, 4, qa, ha, &err), 0);
+      assert_int_equal(bbvfl_party_forward_train(&b, w, 4, qb, hb, &err), 0);
+      if (v == 1)
+        assert_memory_equal(ha, hb, sizeof ha);
+      else
+        assert_memory_equal(qa, qb, sizeof qa);
+    }
+    assert_int_equal(bbvfl_party_pending(&a), 2);
+    /* a checkpoint with more pending windows than this party may hold is refused */
+    b.cfg.max_pending = 1;
+    assert_int_equal(bbvfl_party_load(&b, path, &err), -1);
+    bbvfl_party_free(&a);
+    bbvfl_party_free(&b);
+  }
+  unlink(path);
+  rmdir(dir);
+}
+
+static size_t g_rounds;
+static void count_round(void *ctx, int epoch, size_t done, size_t total) {
+  (void)ctx;
+  (void)epoch;
+  (void)done;
+  (void)total;
+  g_rounds++;
+}
+
+/* Evaluation scores all 114 test rows, in one round or several; windows and staleness train. */
+static void test_offchain_windows(void **st) {
+  (void)st;
+  bbvfl_offchain_cfg c;
+  bbvfl_offchain_result a, b, w;
+  bbvfl_offchain_defaults(&c);
+  assert_int_equal(c.window, BBVFL_DEFAULT_WINDOW);
+  assert_int_equal(c.staleness, 0);
+  c.epochs = 2;
+  c.seed = 5;
+  c.on_round = count_round;
+  g_rounds = 0;
+  train(&c, &a);
+  assert_int_equal(a.n_test, 114);
+  assert_int_equal(a.n_eval_rows, 114);
+  assert_int_equal(a.V, 1);
+  assert_int_equal(a.T, 45);
+  assert_int_equal(g_rounds, 2 * 46);
+  /* the same evaluation in 3 rounds of 50, 50, 14 rows */
+  c.eval_rows_per_round = 50;
+  g_rounds = 0;
+  train(&c, &b);
+  assert_int_equal(b.V, 3);
+  assert_int_equal(g_rounds, 2 * 48);
+  for (int e = 0; e < 2; e++) {
+    assert_true(a.per_epoch[e].train_loss == b.per_epoch[e].train_loss);
+    assert_true(fabs(a.per_epoch[e].auroc - b.per_epoch[e].auroc) < 1e-3);
+  }
+  bbvfl_offchain_result_free(&b);
+  /* windows of 5 with staleness 1: other numbers, still a working model, deterministic */
+  c.eval_rows_per_round = 0;
+  c.window = 5;
+  c.staleness = 1;
+  c.epochs = 3;
+  train(&c, &w);
+  train(&c, &b);
+  assert_int_equal(w.T, 9);
+  assert_int_equal(w.window, 5);
+  assert_true(w.per_epoch[0].train_loss != a.per_epoch[0].train_loss);
+  assert_true(w.per_epoch[2].train_loss < w.per_epoch[0].train_loss);
+  assert_true(w.per_epoch[2].auroc > 0.9);
+  for (int e = 0; e < 3; e++) assert_true(w.per_epoch[e].train_loss == b.per_epoch[e].train_loss);
+  bbvfl_offchain_result_free(&b);
+  bbvfl_offchain_result_free(&w);
+  /* K beyond R is clamped and said so; bad staleness refused */
+  c.window = 1000;
+  c.epochs = 1;
+  train(&c, &w);
+  assert_int_equal(w.window, 45);
+  assert_int_equal(w.window_clamped, 1);
+  assert_int_equal(w.T, 1);
+  bbvfl_offchain_result_free(&w);
+  c.staleness = 9;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_offchain_train(&DS, &c, &w, &err), -1);
+  assert_non_null(strstr(err.msg, "9"));
+  bbvfl_offchain_result_free(&a);
+}
+
+/* The in-process aggregator carries rounds of different lengths. */
+static void test_aggregator_lengths(void **st) {
+  (void)st;
+  bbvfl_agg a;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_agg_inproc_new(&a, 2, 6, 3, &err), 0);
+  uint8_t q[6] = {1, 2, 3, 1, 2, 3};
+  uint32_t s[6];
+  float g[6] = {1, 2, 3, 4, 5, 6}, g2[6];
+  /* a round of 4 */
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 0, q, 4, &err), 0);
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 1, q, 6, &err), -1); /* the round carries 4 */
+  assert_int_equal(bbvfl_agg_submit_q(&a, 0, 1, q, 4, &err), 0);
+  assert_int_equal(bbvfl_agg_sum_q(&a, 0, s, 6, &err), -1);
+  assert_int_equal(bbvfl_agg_sum_q(&a, 0, s, 4, &err), 0);
+  assert_int_equal(s[3], 2);
+  assert_int_equal(bbvfl_agg_post_gradient(&a, 0, g, 4, NULL, 0, &err), 0);
+  assert_int_equal(bbvfl_agg_read_gradient(&a, 0, g2, 6, &err), -1);
+  assert_int_equal(bbvfl_agg_read_gradient(&a, 0, g2, 4, &err), 0);
+  assert_memory_equal(g, g2, 4 * sizeof(float));
+  /* a round of 6, then one too long */
+  assert_int_equal(bbvfl_agg_submit_q(&a, BBVFL_EVAL_ROUND_BASE, 0, q, 6, &err), 0);
+  assert_int_equal(bbvfl_agg_submit_q(&a, BBVFL_EVAL_ROUND_BASE, 1, q, 6, &err), 0);
+  assert_int_equal(bbvfl_agg_sum_q(&a, BBVFL_EVAL_ROUND_BASE, s, 6, &err), 0);
+  assert_int_equal(s[5], 6);
+  uint8_t big[7] = {0};
+  assert_int_equal(bbvfl_agg_submit_q(&a, 1, 0, big, 7, &err), -1);
+  assert_int_equal(bbvfl_agg_post_gradient(&a, 1, g, 7, NULL, 0, &err), -1);
+  bbvfl_agg_destroy(&a);
+  /* float rounds shorter than the longest: each client's values summed, not a neighbour's */
+  assert_int_equal(bbvfl_agg_inproc_new(&a, 3, 9, 255, &err), 0);
+  float f[3][5], fs[5];
+  for (int m = 0; m < 3; m++)
+    for (int i = 0; i < 5; i++) f[m][i] = (float)(100 * m + i);
+  for (int m = 0; m < 3; m++) assert_int_equal(bbvfl_agg_submit_f(&a, 2, m, f[m], 5, &err), 0);
+  assert_int_equal(bbvfl_agg_sum_f(&a, 2, fs, 5, &err), 0);
+  for (int i = 0; i < 5; i++) assert_true(fs[i] == (float)(300 + 3 * i));
+  bbvfl_agg_destroy(&a);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_k1_bit_identical),     cmocka_unit_test(test_window_backward_reference),
+      cmocka_unit_test(test_window_one_equals_legacy), cmocka_unit_test(test_fifo_order),
+      cmocka_unit_test(test_plan_rule),            cmocka_unit_test(test_checkpoint_pending),
+      cmocka_unit_test(test_offchain_windows),     cmocka_unit_test(test_aggregator_lengths)};
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
+}
