@@ -34,6 +34,8 @@ typedef struct {
   bbvfl_devnet d;
 } bench_devnet;
 int bench_devnet_start(bench_devnet *o, bbvfl_err *err);
+/* The same with anvil mining a block every block_time seconds (0: on each transaction). */
+int bench_devnet_start_bt(bench_devnet *o, double block_time, bbvfl_err *err);
 /* rm -rf of a folder this benchmark created. */
 void bench_rmtree(const char *dir);
 void bench_devnet_stop(bench_devnet *o);
@@ -126,7 +128,15 @@ int bench_plot_scaling(const char *dir, const json_t *sc, json_t *made, bbvfl_er
  * sweep.json of `bbvfl sweep`, for the cells with M clients (0: the first M in the file). */
 int bench_plot_sweep(const char *dir, const json_t *sweep, int M, json_t *made, bbvfl_err *err);
 
+/* AUROC against blocks, one curve per row of a `bench blocks` result. */
+int bench_plot_blocks(const char *dir, const json_t *t, json_t *made, bbvfl_err *err);
+/* Runs this program with args (argv[0] is the program itself, set here; args NULL-terminated
+ * without it), its stderr into log, and parses the last line of its stdout as a JSON object
+ * (*out, new reference). what names the run in errors. */
+int bench_run_self(const char *const *args, const char *log, const char *what, json_t **out, bbvfl_err *err);
+
 int bench_table1(int argc, char **argv);
+int bench_blocks(int argc, char **argv);
 int bench_scaling(int argc, char **argv);
 int bench_plots(int argc, char **argv);
 int bench_all(int argc, char **argv);

@@ -574,3 +574,52 @@ int bench_all(int argc, char **argv) {
   json_decref(jw);
   return rc == 0 ? 0 : cli_report(&err);
 }
+
+/* ------------------------------------------------------------------ AUROC against blocks */
+
+int bench_plot_blocks(const char *dir, const json_t *t, json_t *made, bbvfl_err *err) {
+  const json_t *rows = json_object_get(t, "rows");
+  if (!json_is_array(rows) || json_array_size(rows) == 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "blocks JSON: no \"rows\"");
+  if (plotdata_dir(dir, err) != 0) return -1;
+  mstream d, g;
+  if (ms_open(&d, err) != 0) return -1;
+  size_t i, nplot = 0;
+  const json_t *r;
+  json_array_foreach(rows, i, r) {
+    double bpe = num(r, "blocks_per_epoch");
+    const json_t *curve = json_object_get(r, "auroc_by_epoch_median");
+    if (!(bpe > 0) || !json_is_array(curve)) continue;
+    fprintf(d.f, "# %s\n", json_string_value(json_object_get(r, "row")));
+    for (size_t e = 0; e < json_array_size(curve); e++)
+      fprintf(d.f, "%.6g %.6g\n", (double)(e + 1) * bpe, json_number_value(json_array_get(curve, e)));
+    fprintf(d.f, "\n\n");
+    nplot++;
+  }
+  if (nplot == 0) {
+    ms_drop(&d);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "blocks JSON: no row has blocks per epoch (an off-chain-only run?)");
+  }
+  if (ms_save(&d, dir, "blocks.dat", err) != 0) return -1;
+  if (ms_open(&g, err) != 0) return -1;
+  fprintf(g.f, TERM, 900, 560);
+  fprintf(g.f, "set output '../blocks.png'\n");
+  fprintf(g.f, "set title 'Test AUROC against blocks (median of %d seeds), one curve per window/staleness'\n",
+          ival(json_object_get(t, "config"), "seeds"));
+  fprintf(g.f, "set xlabel 'blocks (epochs x measured blocks per epoch, %g s block time)'\n",
+          num(json_object_get(t, "config"), "block_time"));
+  fprintf(g.f, "set ylabel 'test AUROC'\nset logscale x\nset grid\nset key bottom right\n");
+  fprintf(g.f, "plot ");
+  size_t k = 0;
+  json_array_foreach(rows, i, r) {
+    if (!(num(r, "blocks_per_epoch") > 0)) continue;
+    fprintf(g.f, "%s'blocks.dat' index %zu with linespoints title '%s'", k ? ", " : "", k,
+            json_string_value(json_object_get(r, "row")));
+    k++;
+  }
+  fprintf(g.f, "\n");
+  if (ms_save(&g, dir, "blocks.gp", err) != 0) return -1;
+  if (run_gnuplot(dir, "blocks.gp", err) != 0) return -1;
+  if (made) json_array_append_new(made, json_string("blocks.png"));
+  return 1;
+}

@@ -85,18 +85,11 @@ static double steady_gas(const bbvfl_cbench_result *r, int train_only) {
   return k ? s / (double)k : 0;
 }
 
-extern char **environ;
-
 /* Runs `bbvfl demo` (this binary) for one (M, b): its own devnet unless --rpc was given, M client
  * processes, the session's per-epoch on-chain aggregation as the active client sees it. *out is
  * the demo's JSON report (new reference). */
 static int run_demo(const bench_table1_opts *o, int M, int b, const char *dir, json_t **out, bbvfl_err *err) {
-  *out = NULL;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot find this program's path for the demo run");
-  self[n] = 0;
-  char sM[16], sb[16], sbeta[32], sE[16], sB[16], sP[16], sseed[32], log[4200];
+  char sM[16], sb[16], sbeta[32], sE[16], sB[16], sP[16], sseed[32], log[4200], what[64];
   snprintf(sM, sizeof sM, "%d", M);
   snprintf(sb, sizeof sb, "%d", b);
   snprintf(sbeta, sizeof sbeta, "%g", o->beta);
@@ -105,68 +98,23 @@ static int run_demo(const bench_table1_opts *o, int M, int b, const char *dir, j
   snprintf(sP, sizeof sP, "%d", o->P);
   snprintf(sseed, sizeof sseed, "%llu", o->seed);
   snprintf(log, sizeof log, "%s.log", dir);
+  snprintf(what, sizeof what, "the demo run M=%d b=%d", M, b);
   if (bbvfl_mkdirs(o->demo_dir, 0755, err) != 0) return bbvfl_wrap(err, "creating %s for the demo runs", o->demo_dir);
-  const char *argv[32] = {self, "demo", "--clients", sM, "--b", sb, "--beta", sbeta, "--epochs", sE, "--batch", sB,
-                          "--P", sP, "--seed", sseed, "--out", dir, "--json"};
-  int a = 19;
+  /* the paper's round structure: one minibatch per round, evaluation rounds of B test rows */
+  const char *args[32] = {"demo", "--clients", sM, "--b", sb, "--beta", sbeta, "--epochs", sE, "--batch", sB,
+                          "--P", sP, "--seed", sseed, "--out", dir, "--json", "--window", "1",
+                          "--eval-rows-per-round", sB};
+  int a = 21;
   if (o->data) {
-    argv[a++] = "--data";
-    argv[a++] = o->data;
+    args[a++] = "--data";
+    args[a++] = o->data;
   }
   if (o->rpc_given) {
-    argv[a++] = "--rpc";
-    argv[a++] = o->rpc_given;
+    args[a++] = "--rpc";
+    args[a++] = o->rpc_given;
   }
-  argv[a] = NULL;
-  int fd[2];
-  if (pipe(fd) != 0) return bbvfl_fail(err, BBVFL_E_IO, "pipe: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
-  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  int rc = posix_spawn(&pid, self, &fa, NULL, (char *const *)argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fd[1]);
-  if (rc != 0) {
-    close(fd[0]);
-    return bbvfl_fail(err, BBVFL_E_IO, "cannot start the demo: %s", strerror(rc));
-  }
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      char *t = realloc(buf, cap = cap ? 2 * cap : 65536);
-      if (!t) break;
-      buf = t;
-    }
-    ssize_t k = read(fd[0], buf + len, cap - len - 1);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    len += (size_t)k;
-  }
-  close(fd[0]);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (!buf || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    free(buf);
-    return bbvfl_fail(err, BBVFL_E_STATE, "the demo run M=%d b=%d failed (its messages: %s)", M, b, log);
-  }
-  buf[len] = 0;
-  /* the JSON object is the last line */
-  while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
-  char *last = strrchr(buf, '\n');
-  json_error_t je;
-  *out = json_loads(last ? last + 1 : buf, 0, &je);
-  free(buf);
-  if (!json_is_object(*out)) {
-    json_decref(*out);
-    *out = NULL;
-    return bbvfl_fail(err, BBVFL_E_PARSE, "the demo run M=%d b=%d printed no JSON report (%s)", M, b, je.text);
-  }
-  return 0;
+  args[a] = NULL;
+  return bench_run_self(args, log, what, out, err);
 }
 
 /* One on-chain row's figures from a driver result. */
@@ -267,6 +215,9 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
       cfg.mech.b = o->bs[j];
       cfg.mech.beta = o->beta;
       cfg.seed = o->seed;
+      /* the paper's round structure: one minibatch per round, evaluation in rounds of B test rows */
+      cfg.window = 1;
+      cfg.eval_rows_per_round = cfg.B;
       bbvfl_offchain_result res;
       memset(&res, 0, sizeof res);
       if (bbvfl_offchain_train(&ds, &cfg, &res, err) != 0) {
@@ -285,8 +236,8 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
       off_min[idx] = s.min;
       off_max[idx] = s.max;
       off_eval[idx] = median_of(ev, (size_t)ne);
-      T = res.R;
-      V = res.R_test;
+      T = res.T;
+      V = res.V;
       bbvfl_offchain_result_free(&res);
     }
   if (T < 1) {

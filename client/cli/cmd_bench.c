@@ -9,7 +9,10 @@
  *          "Budgets"); devnet/bench-cast-send.sh measures the same with `cast send`.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <signal.h>
 #include <time.h>
 #include <stdint.h>
@@ -93,13 +96,15 @@ static void guard_devnet(pid_t pid) {
   sigaction(SIGHUP, &sa, NULL);
 }
 
-int bench_devnet_start(bench_devnet *o, bbvfl_err *err) {
+int bench_devnet_start(bench_devnet *o, bbvfl_err *err) { return bench_devnet_start_bt(o, 0, err); }
+
+int bench_devnet_start_bt(bench_devnet *o, double block_time, bbvfl_err *err) {
   const char *tmp = getenv("TMPDIR");
   snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(o->dir)) return bbvfl_fail(err, BBVFL_E_IO, "cannot create a folder for the devnet in %s", o->dir);
   /* the devnet defaults (Cancun rules) and the last 8 states only: with anvil's defaults its time
    * per block grows with the chain (docs/ONCHAIN.md) */
-  bbvfl_devnet_opts opts = {.dir = o->dir, .lean_history = 1};
+  bbvfl_devnet_opts opts = {.dir = o->dir, .lean_history = 1, .block_time = block_time};
   if (bbvfl_devnet_up(&opts, &o->d, err) != 0) {
     nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return bbvfl_wrap(err, "starting the benchmark's devnet");
@@ -466,6 +471,7 @@ static const bench_mode MODES[] = {
     {"table1", bench_table1, "the paper's Table I: off-chain vs on-chain aggregation per epoch, gas"},
     {"scaling", bench_scaling, "time and gas per round as M, P and B grow, against the naive contract"},
     {"plots", bench_plots, "figures (PNG) from table1/scaling/sweep JSON files"},
+    {"blocks", bench_blocks, "blocks per epoch, wall time and gas on a chain with a block time, by window and staleness"},
     {"all", bench_all, "floor + table1 + scaling + plots into one folder"},
 };
 
@@ -488,4 +494,70 @@ int cmd_bench(int argc, char **argv) {
     if (strcmp(argv[0], MODES[i].name) == 0) return MODES[i].fn(argc - 1, argv + 1);
   fprintf(stderr, "bbvfl bench: unknown mode '%s' (see bbvfl bench --help)\n", argv[0]);
   return 2;
+}
+
+/* ------------------------------------------------------------------ running this program */
+
+extern char **environ;
+
+int bench_run_self(const char *const *args, const char *log, const char *what, json_t **out, bbvfl_err *err) {
+  *out = NULL;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot find this program's path for %s", what);
+  self[n] = 0;
+  const char *argv[64];
+  size_t a = 0;
+  argv[a++] = self;
+  for (size_t i = 0; args[i] && a < 63; i++) argv[a++] = args[i];
+  argv[a] = NULL;
+  int fd[2];
+  if (pipe(fd) != 0) return bbvfl_fail(err, BBVFL_E_IO, "pipe: %s", strerror(errno));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fd[0]);
+  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid;
+  int rc = posix_spawn(&pid, self, &fa, NULL, (char *const *)argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fd[1]);
+  if (rc != 0) {
+    close(fd[0]);
+    return bbvfl_fail(err, BBVFL_E_IO, "cannot start %s: %s", what, strerror(rc));
+  }
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  for (;;) {
+    if (len + 4096 > cap) {
+      char *t = realloc(buf, cap = cap ? 2 * cap : 65536);
+      if (!t) break;
+      buf = t;
+    }
+    ssize_t k = read(fd[0], buf + len, cap - len - 1);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) break;
+    len += (size_t)k;
+  }
+  close(fd[0]);
+  int st = 0;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (!buf || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    free(buf);
+    return bbvfl_fail(err, BBVFL_E_STATE, "%s failed (its messages: %s)", what, log);
+  }
+  buf[len] = 0;
+  /* the JSON object is the last line */
+  while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
+  char *last = strrchr(buf, '\n');
+  json_error_t je;
+  *out = json_loads(last ? last + 1 : buf, 0, &je);
+  free(buf);
+  if (!json_is_object(*out)) {
+    json_decref(*out);
+    *out = NULL;
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s printed no JSON report (%s)", what, je.text);
+  }
+  return 0;
 }

@@ -171,7 +171,7 @@ int cmd_demo(int argc, char **argv) {
   const char *rpc_url = NULL, *funder = NULL, *out = NULL, *partition = NULL;
   int as_json = 0, compare = 0, full_history = 0, masked = 0;
   uint64_t timeout_blocks = 0;
-  double round_timeout = 60;
+  double round_timeout = 60, block_time = 0;
   cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"partition", OPT_STR, &partition, "SPEC", "columns per client, e.g. 0-5/6-11/... (default: even split)"};
@@ -180,6 +180,9 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "DIR", "run folder (default runs/demo-<UTC time>)"};
   opts[no++] = (cli_opt){"compare", OPT_FLAG, &compare, NULL, "also report the off-chain AUROC with the same seed and session seed"};
   opts[no++] = (cli_opt){"round-timeout", OPT_DBL, &round_timeout, "S", "a client gives up when a round takes longer (default 60)"};
+  opts[no++] = (cli_opt){"block-time", OPT_DBL, &block_time, "S",
+                         "embedded devnet: mine a block every S seconds, as a real chain does (default 0: a block per "
+                         "transaction)"};
   opts[no++] = (cli_opt){"full-history", OPT_FLAG, &full_history, NULL, "embedded devnet: keep every old state (slower; only eth_call on old blocks needs it)"};
   opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each client's submission (docs/MASKED.md)"};
   opts[no++] = (cli_opt){"round-timeout-blocks", OPT_U64, &timeout_blocks, "N",
@@ -199,6 +202,14 @@ int cmd_demo(int argc, char **argv) {
   if (rc < 0) return cli_report(&err);
   if (!(round_timeout > 0)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout must be > 0");
+    return cli_report(&err);
+  }
+  if (!(block_time >= 0 && block_time <= 3600)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--block-time must be in 0..3600 seconds, got %g", block_time);
+    return cli_report(&err);
+  }
+  if (block_time > 0 && rpc_url) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--block-time sets up the embedded devnet; with --rpc the node's own block time applies");
     return cli_report(&err);
   }
   int seeded = f.seed != NULL || compare;
@@ -281,7 +292,7 @@ int cmd_demo(int argc, char **argv) {
     /* The chain is kept in the run folder (written when the devnet stops), so
      * `bbvfl audit --session RUN/session.json` can verify the run afterwards. */
     bbvfl_devnet_opts dopt = {.dir = devdir, .lean_history = !full_history, .persist = 1,
-                              .dump_at_exit_only = 1};
+                              .dump_at_exit_only = 1, .block_time = block_time};
     if (bbvfl_devnet_up(&dopt, &dn, &err) < 0) goto fail;
     devnet_started = 1;
     rpc_url = dn.rpc_url;
@@ -303,11 +314,18 @@ int cmd_demo(int argc, char **argv) {
   bbvfl_addr_checksum(s.contract, caddr);
   bbvfl_addr_checksum(s.token, taddr);
   if (!quiet)
-    fprintf(stderr, "aggregator %s, token %s; M=%d B=%u P=%u b=%u beta=%g, %u epochs of %u+%u rounds\n", caddr, taddr,
-            M, s.cparams.batch, s.cparams.dim, s.cparams.levels, s.train.mech.beta, s.cparams.epochs,
-            s.cparams.train_rounds, s.cparams.eval_rounds);
+    fprintf(stderr,
+            "aggregator %s, token %s; M=%d B=%u P=%u b=%u beta=%g, %u epochs of %u+%u rounds (window %u, staleness %u, "
+            "%s aggregation)\n",
+            caddr, taddr, M, s.cparams.batch, s.cparams.dim, s.cparams.levels, s.train.mech.beta, s.cparams.epochs,
+            s.cparams.train_rounds, s.cparams.eval_rounds, s.cparams.window, s.cparams.staleness,
+            s.cparams.hashed ? "hashed" : "lane");
+  if (!quiet && block_time > 0) fprintf(stderr, "devnet mines a block every %g s\n", block_time);
 
-  /* keys (throwaway, devnet only) and funding */
+  /* keys (throwaway, devnet only) and funding: every transfer sent at once (one block on a chain
+     with a block time), then the receipts */
+  bbvfl_pending fund[MAX_CLIENTS];
+  memset(fund, 0, sizeof fund);
   for (int m = 0; m < M; m++) {
     bbvfl_key k;
     snprintf(ch[m].key, sizeof ch[m].key, "%s/keys/client-%d.key", run, m);
@@ -320,13 +338,22 @@ int cmd_demo(int argc, char **argv) {
     bbvfl_u256 value;
     bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ULL);
     bbvfl_u256_mul_u64(&value, &eth, 10);
-    bbvfl_receipt r;
-    if (bbvfl_sender_transact(snd, ch[m].addr, &value, NULL, 0, 21000, 60, &r, &err) < 0) {
-      bbvfl_receipt_clear(&r);
+    if (bbvfl_sender_send_tracked(snd, ch[m].addr, &value, NULL, 0, 21000, &fund[m], &err) < 0) {
       bbvfl_wrap(&err, "funding client %d", m);
+      for (int j = 0; j < m; j++) bbvfl_pending_clear(&fund[j]);
       goto fail;
     }
-    bbvfl_receipt_clear(&r);
+  }
+  for (int m = 0; m < M; m++) {
+    bbvfl_receipt r;
+    int ok = fund[m].raw ? bbvfl_sender_wait_tracked(snd, &fund[m], 60 + 4 * block_time, &r, &err) : -1;
+    if (ok == 0) bbvfl_receipt_clear(&r);
+    if (ok < 0) {
+      bbvfl_wrap(&err, "funding client %d", m);
+      for (int j = m; j < M; j++) bbvfl_pending_clear(&fund[j]);
+      goto fail;
+    }
+    bbvfl_pending_clear(&fund[m]);
   }
 
   /* the clients */
@@ -445,7 +472,7 @@ int cmd_demo(int argc, char **argv) {
     /* the report */
     json_t *sums[MAX_CLIENTS];
     const json_t *act = NULL;
-    uint64_t gas_submit = 0, gas_other = 0;
+    uint64_t gas_submit = 0, gas_other = 0, gas_aggregate = 0, gas_gradient = 0;
     json_t *clients = json_array();
     for (int m = 0; m < M; m++) {
       snprintf(path, sizeof path, "%s/summary.json", ch[m].dir);
@@ -459,6 +486,8 @@ int cmd_demo(int argc, char **argv) {
       if (json_is_true(json_object_get(sums[m], "active"))) act = sums[m];
       gas_submit += (uint64_t)jnum(sums[m], "gas_submit");
       gas_other += (uint64_t)jnum(sums[m], "gas_other");
+      gas_aggregate += (uint64_t)jnum(sums[m], "gas_aggregate");
+      gas_gradient += (uint64_t)jnum(sums[m], "gas_gradient");
       char a[43];
       bbvfl_addr_checksum(ch[m].addr, a);
       json_t *c = json_deep_copy(sums[m]);
@@ -503,8 +532,22 @@ int cmd_demo(int argc, char **argv) {
     double onchain_agg = agg ? bbvfl_median(agg, ne) : 0;
     free(agg);
     uint64_t total_rounds = per * s.cparams.epochs;
-    double gas_per_round = total_rounds ? (double)gas_submit / (double)total_rounds : 0;
-    double coords = (double)M * s.cparams.batch * s.cparams.dim;
+    /* what the sums cost (every submission, and in hashed mode every aggregate() that re-supplies
+       them), per value summed: M x P values per row, every training row of every window and every
+       evaluation row, each epoch */
+    double gas_sums = (double)gas_submit + (double)gas_aggregate;
+    double gas_per_round = total_rounds ? gas_sums / (double)total_rounds : 0;
+    double coords_total = (double)M * s.cparams.dim * s.cparams.epochs *
+                          ((double)s.cparams.batches_per_epoch * s.cparams.batch + s.cparams.eval_rows);
+    double gas_per_coord = coords_total > 0 ? gas_sums / coords_total : 0;
+    double windows_total = (double)s.cparams.train_rounds * s.cparams.epochs;
+    /* a training window's whole cost: its M submissions, the aggregate() (hashed), the gradient post */
+    double gas_per_window = 0;
+    {
+      double tr_coords = (double)M * s.cparams.dim * s.cparams.batches_per_epoch * s.cparams.batch * s.cparams.epochs;
+      double share = coords_total > 0 ? tr_coords / coords_total : 0;
+      gas_per_window = windows_total > 0 ? (gas_sums * share + (double)gas_gradient) / windows_total : 0;
+    }
 
     /* rewards */
     json_t *rewards = json_object();
@@ -564,8 +607,17 @@ int cmd_demo(int argc, char **argv) {
     json_object_set_new(report, "onchain_agg_s_per_epoch", json_real(onchain_agg));
     json_object_set_new(report, "offchain_agg_s_per_epoch", json_real(ores.agg_train_s_per_epoch));
     json_object_set_new(report, "gas_per_round", json_real(gas_per_round));
-    json_object_set_new(report, "gas_per_coordinate", json_real(coords > 0 ? gas_per_round / coords : 0));
+    json_object_set_new(report, "gas_per_coordinate", json_real(gas_per_coord));
+    json_object_set_new(report, "gas_per_window", json_real(gas_per_window));
     json_object_set_new(report, "gas_submit_total", json_integer((json_int_t)gas_submit));
+    json_object_set_new(report, "gas_aggregate_total", json_integer((json_int_t)gas_aggregate));
+    json_object_set_new(report, "gas_gradient_total", json_integer((json_int_t)gas_gradient));
+    json_object_set_new(report, "window", json_integer(s.cparams.window));
+    json_object_set_new(report, "staleness", json_integer(s.cparams.staleness));
+    json_object_set_new(report, "aggregation", json_string(s.cparams.hashed ? "hashed" : "lane"));
+    json_object_set_new(report, "train_rounds_per_epoch", json_integer(s.cparams.train_rounds));
+    json_object_set_new(report, "eval_rounds_per_epoch", json_integer(s.cparams.eval_rounds));
+    json_object_set_new(report, "block_time", json_real(block_time));
     json_object_set_new(report, "gas_other_total", json_integer((json_int_t)gas_other));
     json_object_set_new(report, "gas_chain_total", json_integer((json_int_t)w.gas));
     json_object_set_new(report, "training_wall_s", json_real(t_train1 - t_train0));
@@ -608,7 +660,9 @@ int cmd_demo(int argc, char **argv) {
       if (finite) printf("  privacy scope         %s\n", bbvfl_privacy_scope(&pv));
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,
              offchain_agg);
-      printf("  gas per round         %.0f (%.1f per coordinate)\n", gas_per_round, coords > 0 ? gas_per_round / coords : 0);
+      printf("  gas                   %.1f per coordinate summed (%s aggregation); %.0f per training window "
+             "(window %u, gradient post included)\n",
+             gas_per_coord, s.cparams.hashed ? "hashed" : "lane", gas_per_window, s.cparams.window);
       printf("  wall                  %.1f s (training %.1f s)\n", bbvfl_now() - t_start, t_train1 - t_train0);
       printf("  rewards (tokens)\n");
       const char *k;

@@ -383,8 +383,8 @@ void bbvfl_pending_clear(bbvfl_pending *p) {
   memset(p, 0, sizeof *p);
 }
 
-int bbvfl_sender_send_tracked(bbvfl_sender *s, const uint8_t *to, const uint8_t *data, size_t len, uint64_t gas,
-                              bbvfl_pending *p, bbvfl_err *err) {
+int bbvfl_sender_send_tracked(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value, const uint8_t *data,
+                              size_t len, uint64_t gas, bbvfl_pending *p, bbvfl_err *err) {
   memset(p, 0, sizeof *p);
   if (!gas) return bbvfl_fail(err, BBVFL_E_ARG, "sender: a tracked transaction needs a gas limit");
   if (bbvfl_sender_recover(s, NULL, err) != 0) return -1;
@@ -393,11 +393,15 @@ int bbvfl_sender_send_tracked(bbvfl_sender *s, const uint8_t *to, const uint8_t 
   if (len) memcpy(p->data, data, len);
   p->len = len;
   p->gas = gas;
+  if (value) {
+    p->value = *value;
+    p->has_value = 1;
+  }
   if (to) {
     memcpy(p->to, to, 20);
     p->has_to = 1;
   }
-  if (send_keep(s, to, NULL, data, len, gas, p->hash, &p->raw, &p->raw_len, NULL, 0, err) != 0) {
+  if (send_keep(s, to, value, data, len, gas, p->hash, &p->raw, &p->raw_len, NULL, 0, err) != 0) {
     bbvfl_pending_clear(p);
     return -1;
   }
@@ -411,7 +415,7 @@ int bbvfl_sender_wait_tracked(bbvfl_sender *s, bbvfl_pending *p, double timeout_
   if (timeout_s <= 0) timeout_s = 60;
   if (wait_mined(s, p->hash, p->raw, p->raw_len, timeout_s, out, err) != 0) return -1;
   if (out->status == 0) {
-    explain_revert(s, out, p->has_to ? p->to : NULL, NULL, p->data, p->len, p->gas, err);
+    explain_revert(s, out, p->has_to ? p->to : NULL, p->has_value ? &p->value : NULL, p->data, p->len, p->gas, err);
     return -1;
   }
   return 0;
@@ -428,7 +432,7 @@ int bbvfl_sender_transact_many(bbvfl_sender *s, const uint8_t *to, size_t n, con
   int rc = -1;
   size_t sent = 0;
   for (; sent < n; sent++)
-    if (bbvfl_sender_send_tracked(s, to, data[sent], len[sent], gas[sent], &p[sent], err) != 0) {
+    if (bbvfl_sender_send_tracked(s, to, NULL, data[sent], len[sent], gas[sent], &p[sent], err) != 0) {
       if (failed) *failed = sent;
       goto done;
     }

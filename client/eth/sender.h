@@ -74,13 +74,15 @@ typedef struct {
   uint8_t hash[32];
   uint8_t *raw; size_t raw_len;
   uint8_t to[20]; int has_to;
+  bbvfl_u256 value; int has_value;
   uint8_t *data; size_t len;
   uint64_t gas;
 } bbvfl_pending;
 void bbvfl_pending_clear(bbvfl_pending *p);
-/* Signs and sends (gas must be non-zero) without waiting; *p is filled (cleared on failure). */
-int bbvfl_sender_send_tracked(bbvfl_sender *s, const uint8_t *to, const uint8_t *data, size_t len, uint64_t gas,
-                              bbvfl_pending *p, bbvfl_err *err);
+/* Signs and sends (gas must be non-zero; value NULL = 0) without waiting; *p is filled (cleared
+ * on failure). */
+int bbvfl_sender_send_tracked(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value, const uint8_t *data,
+                              size_t len, uint64_t gas, bbvfl_pending *p, bbvfl_err *err);
 /* Waits for p's receipt as transact does (drop check; a revert is BBVFL_E_REVERT with its
  * reason, *out keeping the receipt). p stays owned by the caller. */
 int bbvfl_sender_wait_tracked(bbvfl_sender *s, bbvfl_pending *p, double timeout_s, bbvfl_receipt *out,

@@ -363,6 +363,8 @@ int bbvfl_onchain_result_save(const bbvfl_onchain_result *r, const char *path, b
                         "learn_s", r->learn_s, "checkpoint_s", r->ckpt_s);
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   json_object_set_new(o, "masked", json_boolean(r->masked));
+  json_object_set_new(o, "gas_aggregate", json_integer((json_int_t)r->gas_aggregate));
+  json_object_set_new(o, "gas_gradient", json_integer((json_int_t)r->gas_gradient));
   json_object_set_new(o, "participants", json_integer((json_int_t)r->participants));
   json_object_set_new(o, "label_split", json_boolean(r->label_split));
   if (r->label_split) {

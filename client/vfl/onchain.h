@@ -102,6 +102,7 @@ typedef struct {
   uint64_t rounds;            /* rounds this process went through */
   uint64_t submissions;       /* submissions this process sent */
   uint64_t gas_submit, gas_other;
+  uint64_t gas_aggregate, gas_gradient; /* aggregate() calls (hashed mode), postGradient() calls */
   double wall_s, send_s, wait_s, learn_s, ckpt_s;
   /* active client only (epochs entries each, NULL otherwise) */
   int epochs;

@@ -99,7 +99,7 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
     uint8_t *cd = NULL;
     size_t len = 0;
     ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
-    if (ok == 0) ok = oc_out_send(c, cd, len, 100000 + 64 * (uint64_t)len + 20000 * (uint64_t)got, "aggregate()", 0, err);
+    if (ok == 0) ok = oc_out_send(c, cd, len, 100000 + 64 * (uint64_t)len + 20000 * (uint64_t)got, "aggregate()", OC_GAS_AGGREGATE, err);
     free(cd);
     if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
   }
@@ -179,7 +179,7 @@ int oc_active_eval(cl *c, oc_slot *sl, bbvfl_err *err) {
   return rc;
 }
 
-int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int is_submit, bbvfl_err *err) {
+int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err) {
   if (c->nout == c->capout) {
     size_t cap = c->capout ? 2 * c->capout : 8;
     oc_out *o = realloc(c->out, cap * sizeof *o);
@@ -189,11 +189,11 @@ int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *
   }
   double t0 = bbvfl_now();
   oc_out *o = &c->out[c->nout];
-  int rc = bbvfl_sender_send_tracked(c->snd, c->agg.address, cd, len, gas, &o->p, err);
+  int rc = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, gas, &o->p, err);
   c->res->send_s += bbvfl_now() - t0;
   if (rc < 0) return bbvfl_wrap(err, "%s", what);
   o->what = what;
-  o->is_submit = is_submit;
+  o->kind = kind;
   c->nout++;
   return 0;
 }
@@ -205,11 +205,11 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
     bbvfl_receipt r;
     bbvfl_err e = {0};
     int ok = bbvfl_sender_wait_tracked(c->snd, &c->out[i].p, c->cfg->round_timeout_s, &r, &e);
-    if (r.gas_used) {
-      if (c->out[i].is_submit)
-        c->res->gas_submit += r.gas_used;
-      else
-        c->res->gas_other += r.gas_used;
+    switch (c->out[i].kind) {
+    case OC_GAS_SUBMIT: c->res->gas_submit += r.gas_used; break;
+    case OC_GAS_AGGREGATE: c->res->gas_aggregate += r.gas_used; break;
+    case OC_GAS_GRADIENT: c->res->gas_gradient += r.gas_used; break;
+    default: c->res->gas_other += r.gas_used; break;
     }
     if (r.block_number > c->blk) c->blk = r.block_number;
     bbvfl_receipt_clear(&r);

@@ -25,7 +25,7 @@ int oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err 
   bbvfl_ckpt_put_f64(&k, c->agg_sum);
   bbvfl_ckpt_put_floats(&k, c->probs, c->neval * (size_t)c->K);
   oc_path_in(c, p, sizeof p, "progress.ckpt");
-  int rc = bbvfl_ckpt_save(&k, p, "PROGRESS2", err);
+  int rc = bbvfl_ckpt_save(&k, p, "PROGRES2", err);
   bbvfl_ckpt_free(&k);
   if (rc == 0) c->slot = slot;
   c->res->ckpt_s += bbvfl_now() - t0;
@@ -38,7 +38,7 @@ int oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err
   oc_path_in(c, p, sizeof p, "progress.ckpt");
   if (access(p, F_OK) != 0) return 0;
   bbvfl_ckpt k = {0};
-  if (bbvfl_ckpt_open(&k, p, "PROGRESS2", err) < 0) return -1;
+  if (bbvfl_ckpt_open(&k, p, "PROGRES2", err) < 0) return -1;
   uint8_t addr[20], S[32];
   uint64_t slot, hh;
   int rc = -1;

@@ -56,10 +56,13 @@ typedef struct {
 } oc_slot;
 
 /* A transaction of the active client sent and not awaited yet. */
+/* What a transaction pays for, in the client's gas tally. */
+enum { OC_GAS_OTHER = 0, OC_GAS_SUBMIT = 1, OC_GAS_AGGREGATE = 2, OC_GAS_GRADIENT = 3 };
+
 typedef struct {
   bbvfl_pending p;
   const char *what;
-  int is_submit;
+  int kind;              /* OC_GAS_* */
 } oc_out;
 
 typedef struct {
@@ -141,7 +144,7 @@ static inline int oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T 
 static inline oc_slot *oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
 /* Sends a transaction of the active client without waiting (its receipt is awaited by
    oc_out_wait): on a chain with a block time several of them land in one block. */
-int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int is_submit, bbvfl_err *err);
+int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err);
 /* Awaits every transaction in flight, in nonce order. A revert is an error naming the call
    (err->code BBVFL_E_REVERT); the later ones are still awaited. */
 int oc_out_wait(cl *c, bbvfl_err *err);

@@ -172,6 +172,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
     c->trained = 0;
     c->lrows_loss = c->lrows_n = 0;
   }
+  bbvfl_vhead_epoch(&c->head, (int)sl->L.epoch); /* the epoch's learning rate (idempotent) */
   double t_agg0 = bbvfl_now();
   if (oc_round_sum(c, sl, rc, err) < 0) return -1;
   c->agg_sum += bbvfl_now() - t_agg0;
@@ -186,7 +187,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
   if (bbvfl_cenc_post_gradient(sl->r, c->grad_be, 4 * sl->L.coords, c->head_be, c->head_len, &cd, &len, err) < 0)
     return -1;
   uint64_t gas = 150000 + 40 * (uint64_t)(4 * sl->L.coords + c->head_len);
-  int ok = oc_out_send(c, cd, len, gas, "postGradient()", 0, err);
+  int ok = oc_out_send(c, cd, len, gas, "postGradient()", OC_GAS_GRADIENT, err);
   free(cd);
   if (ok == 0) ok = oc_out_wait(c, err);
   if (ok == 0) {
@@ -321,7 +322,7 @@ int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl
     size_t len;
     if (encode_submission(c, sl, &cd, &len, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
     double t0 = bbvfl_now();
-    int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx, err);
+    int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx, err);
     c->res->send_s += bbvfl_now() - t0;
     free(cd);
     if (ok < 0) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)r);

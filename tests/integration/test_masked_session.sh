@@ -91,9 +91,11 @@ def dyn_bytes(b, i):
 def pos(l): return (int(l["blockNumber"], 16), int(l["logIndex"], 16))
 
 p = call("params()")
-M, B, P, levels, masked = word(p, 0), word(p, 1), word(p, 2), word(p, 3), word(p, 5)
-lane_bits, total = word(p, 15), word(p, 17)
-n = B * P
+import os as _os, sys as _sys; _sys.path.insert(0, _os.path.join(_os.environ["BBVFL_SOURCE_DIR"], "tests", "support")); import bbvfl_params
+pp = bbvfl_params.decode(p)
+M, B, P, levels, masked = pp['M'], pp['B'], pp['P'], pp['levels'], pp['masked']
+lane_bits, total = pp['lane_bits'], pp['total']
+def ncoords(r): return bbvfl_params.layout(pp, r)['coords']
 assert M == 4 and masked == 1 and lane_bits == 16, (M, masked, lane_bits)
 
 index = {"0x" + l["topics"][1][-40:]: word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
@@ -101,7 +103,7 @@ vidx = index[addrs[victim]]
 def q_of(i, r):
     f = os.path.join(work, "q", "q-%d-%d.bin" % (i, r))
     q = open(f, "rb").read()
-    assert len(q) == n and max(q) <= levels, f
+    assert len(q) == ncoords(r) and max(q) <= levels, f
     return list(q)
 
 reopened = logs("RoundReopened(uint64,uint64,uint8)")
@@ -121,6 +123,7 @@ for l in logs("Submitted(uint64,address,bytes32)"):
     data = bytes.fromhex(rpc("eth_getTransactionByHash", [l["transactionHash"]])["input"][2:])
     assert data[:4].hex() == sel and word(data[4:], 0) == r
     y = dyn_bytes(data[4:], 1)
+    n = ncoords(r)
     assert len(y) == 2 * n
     assert keccak("0x" + y.hex()) == l["data"][:66], "dataHash"
     q = q_of(i, r)
@@ -142,6 +145,7 @@ for l in done:
     r = int(l["topics"][1], 16)
     d = bytes.fromhex(l["data"][2:])
     s = dyn_bytes(d, 1)
+    n = ncoords(r)
     s = [int.from_bytes(s[2 * j:2 * j + 2], "big") for j in range(n)]
     subs = attempts[r]
     who = sorted(i for i, _ in subs)

@@ -85,7 +85,9 @@ def call(sig):
 def word(b, i): return int.from_bytes(b[32 * i:32 * i + 32], "big")
 
 p = call("params()")
-B, T, V, total = word(p, 1), word(p, 6), word(p, 7), word(p, 17)
+import os as _os, sys as _sys; _sys.path.insert(0, _os.path.join(_os.environ["BBVFL_SOURCE_DIR"], "tests", "support")); import bbvfl_params
+pp = bbvfl_params.decode(p)
+B, T, V, total = pp['B'], pp['T'], pp['V'], pp['total']
 reg = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
 lh = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("LabelHolder(address,uint8)")}
 assert sorted(lh) == sorted(addrs[:2]), (lh, addrs)
@@ -98,8 +100,9 @@ for l in logs("LabelGradientPosted(uint64,address,bytes)"):
     r = int(l["topics"][1], 16); who = "0x" + l["topics"][2][-40:]
     d = bytes.fromhex(l["data"][2:])
     g = d[64:64 + word(d, 1)]
-    assert len(g) == 4 * B, (r, len(g))
-    vals = struct.unpack(">%df" % B, g)
+    rows = bbvfl_params.layout(pp, r)['rows']
+    assert len(g) == 4 * rows, (r, len(g))
+    vals = struct.unpack(">%df" % rows, g)
     assert all(v == v and abs(v) <= 1.0 / B + 1e-6 for v in vals), vals
     assert (r, who) not in posts, "two posts of one holder for round %d" % r
     posts[(r, who)] = vals

@@ -85,9 +85,10 @@ def dyn_bytes(b, i):  # i-th head word is an offset to a length-prefixed byte st
     off = word(b, i); n = word(b, off // 32); return b[off + 32:off + 32 + n]
 
 p = call("params()")
-M, B, P, levels = word(p, 0), word(p, 1), word(p, 2), word(p, 3)
-rate, lane_bits, token, total = word(p, 9), word(p, 15), word(p, 16), word(p, 17)
-n = B * P
+import os as _os, sys as _sys; _sys.path.insert(0, _os.path.join(_os.environ["BBVFL_SOURCE_DIR"], "tests", "support")); import bbvfl_params
+pp = bbvfl_params.decode(p)
+M, B, P, levels = pp['M'], pp['B'], pp['P'], pp['levels']
+rate, lane_bits, token, total = pp['rate'], pp['lane_bits'], pp['token'], pp['total']
 assert M == 3 and lane_bits == 8, (M, lane_bits)
 
 # sums = sums of the submitted bytes
@@ -102,6 +103,7 @@ for l in logs("Submitted(uint64,address,bytes32)"):
     args = data[4:]
     assert word(args, 0) == r
     q = dyn_bytes(args, 1)
+    n = bbvfl_params.layout(pp, r)['coords']
     assert len(q) == n and max(q) <= levels
     assert keccak("0x" + q.hex()) == l["data"][:66], "dataHash"
     s = subs.setdefault(r, [0] * n)

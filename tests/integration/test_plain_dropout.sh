@@ -85,9 +85,10 @@ def dyn_bytes(b, i):
     off = word(b, i); n = word(b, off // 32); return b[off + 32:off + 32 + n]
 
 p = call("params()")
-M, B, P, levels, masked = word(p, 0), word(p, 1), word(p, 2), word(p, 3), word(p, 5)
-total = word(p, 17)
-n = B * P
+import os as _os, sys as _sys; _sys.path.insert(0, _os.path.join(_os.environ["BBVFL_SOURCE_DIR"], "tests", "support")); import bbvfl_params
+pp = bbvfl_params.decode(p)
+M, B, P, levels, masked = pp['M'], pp['B'], pp['P'], pp['levels'], pp['masked']
+total = pp['total']
 assert M == 4 and masked == 0, (M, masked)
 index = {"0x" + l["topics"][1][-40:]: word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
 vidx = index[addrs[victim]]
@@ -113,6 +114,7 @@ for l in done:
     assert word(d, 0) == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, word(d, 0), len(who))
     if len(who) == M - 1 and ex_round is None: ex_round = r
     assert who == (list(range(M)) if ex_round is None else sorted(set(range(M)) - {vidx})), (r, who)
+    n = bbvfl_params.layout(pp, r)['coords']
     assert s == [sum(subs[r][i][j] for i in who) for j in range(n)], "round %d: sum" % r
 assert ex_round is not None
 assert word(call("participants()"), 1) == M - 1
