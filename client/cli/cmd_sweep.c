@@ -231,6 +231,9 @@ int cmd_sweep(int argc, char **argv) {
   json_object_set_new(top, "delta", json_real(tc.delta));
   json_object_set_new(top, "batch", json_integer((json_int_t)base.B));
   json_object_set_new(top, "P", json_integer(base.P));
+  json_object_set_new(top, "window", json_integer((json_int_t)base.window));
+  json_object_set_new(top, "staleness", json_integer(base.staleness));
+  json_object_set_new(top, "eval_rows_per_round", json_integer((json_int_t)base.eval_rows_per_round));
   json_object_set_new(top, "optimizer", json_string(tc.optimizer));
   json_object_set_new(top, "lr", json_real(base.opt.lr));
   json_object_set_new(top, "mean_run_wall_s", json_real(run_count ? run_wall_sum / run_count : 0));

@@ -98,7 +98,10 @@ int cmd_train(int argc, char **argv) {
       "client's fusion head in one process. Every round each client quantizes its embedding with\n"
       "the mechanism and submits it to the in-process aggregator, which sums the M vectors (the\n"
       "only step timed as 'aggregation'); the head trains on the estimated sum and posts the\n"
-      "gradient back. After each epoch the test rows go through the same aggregation.\n"
+      "gradient back. A training round carries a window of K minibatches (one forward of K*B rows;\n"
+      "the head steps through them and posts K gradients; each client takes K optimizer steps\n"
+      "through that forward); with --staleness S a client forwards up to S rounds ahead of its\n"
+      "applied gradients. After each epoch all test rows go through the same aggregation.\n"
       "Defaults: the paper's Breast Cancer setup, M=5, B=10, P=16, 30 epochs, lr 0.001 (Adam),\n"
       "PBM b=16 beta=0.2. epsilon is the exact feature-level (epsilon, delta) of the run.",
       opts, no};
@@ -170,8 +173,9 @@ int cmd_train(int argc, char **argv) {
     else
       snprintf(mdesc, sizeof mdesc, "npq (no noise)");
     if (!pr.quiet)
-      printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, P=%d, %d epochs, %s, seed %" PRIu64 "%s\n",
-             ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.P, cfg.epochs, mdesc, cfg.seed,
+      printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, window K=%zu, staleness %d, P=%d, %d epochs, "
+             "%s, seed %" PRIu64 "%s\n",
+             ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.window, cfg.staleness, cfg.P, cfg.epochs, mdesc, cfg.seed,
              cfg.seeded_noise ? "" : " (noise from getrandom)");
   }
   bbvfl_offchain_result res;
@@ -181,6 +185,9 @@ int cmd_train(int argc, char **argv) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
   }
+  if (res.window_clamped)
+    fprintf(stderr, "note: --window %zu exceeds the %zu minibatches of an epoch: clamped to %zu (one training round per epoch)\n",
+            cfg.window, res.R, res.window);
   if (train_common_privacy(&cfg, res.n_train, 0, 0, tc.delta, &priv, &err) != 0) {
     bbvfl_offchain_result_free(&res);
     bbvfl_dataset_free(&ds);
@@ -218,8 +225,12 @@ int cmd_train(int argc, char **argv) {
   json_object_set_new(o, "lr", json_real(cfg.opt.lr));
   json_object_set_new(o, "n_train", json_integer((json_int_t)res.n_train));
   json_object_set_new(o, "n_test_evaluated", json_integer((json_int_t)res.n_eval_rows));
-  json_object_set_new(o, "rounds_per_epoch", json_integer((json_int_t)res.R));
-  json_object_set_new(o, "eval_rounds_per_epoch", json_integer((json_int_t)res.R_test));
+  json_object_set_new(o, "minibatches_per_epoch", json_integer((json_int_t)res.R));
+  json_object_set_new(o, "window", json_integer((json_int_t)res.window));
+  json_object_set_new(o, "window_clamped", json_boolean(res.window_clamped));
+  json_object_set_new(o, "staleness", json_integer(cfg.staleness));
+  json_object_set_new(o, "rounds_per_epoch", json_integer((json_int_t)res.T));
+  json_object_set_new(o, "eval_rounds_per_epoch", json_integer((json_int_t)res.V));
   json_object_set_new(o, "wall_s", json_real(res.wall_s));
   json_t *curve = json_array();
   for (int e = 0; e < res.epochs; e++) json_array_append_new(curve, json_real(res.per_epoch[e].auroc));
@@ -253,8 +264,8 @@ int cmd_train(int argc, char **argv) {
     if (finite) printf("privacy scope: %s\n", bbvfl_privacy_scope(&priv));
     else
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");
-    printf("off-chain aggregation: %.3g s per epoch (%zu rounds of M=%d vectors of %zu values); run %.2f s\n",
-           res.agg_train_s_per_epoch, res.R, cfg.M, cfg.B * (size_t)cfg.P, res.wall_s);
+    printf("off-chain aggregation: %.3g s per epoch (%zu training rounds of M=%d vectors of up to %zu values); run %.2f s\n",
+           res.agg_train_s_per_epoch, res.T, cfg.M, res.window * cfg.B * (size_t)cfg.P, res.wall_s);
     if (wrc == 0) printf("wrote %s/metrics.csv and %s/report.json\n", out_dir, out_dir);
   }
   free(js);

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define BBVFL_STR_(x) #x
+#define BBVFL_STR(x) BBVFL_STR_(x)
+
 void train_common_defaults(train_common *t) {
   memset(t, 0, sizeof *t);
   t->optimizer = "adam";
@@ -22,6 +25,9 @@ void train_common_defaults(train_common *t) {
   t->batch = 10;
   t->P = 16;
   t->epochs = 30;
+  t->window = BBVFL_DEFAULT_WINDOW;
+  t->staleness = 0;
+  t->eval_rows = 0;
 }
 
 size_t train_common_opts(train_common *t, cli_opt *o) {
@@ -32,6 +38,13 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   o[n++] = (cli_opt){"epochs", OPT_INT, &t->epochs, "N", "training epochs (default 30)"};
   o[n++] = (cli_opt){"batch", OPT_INT, &t->batch, "B", "batch size (default 10)"};
   o[n++] = (cli_opt){"P", OPT_INT, &t->P, "N", "embedding size per client (default 16)"};
+  o[n++] = (cli_opt){"window", OPT_INT, &t->window, "K",
+                     "minibatches per training round, >= 1: one forward of the K*B rows, K optimizer steps\n"
+                     "(default " BBVFL_STR(BBVFL_DEFAULT_WINDOW) "; larger than an epoch's minibatches: clamped to them, and said)"};
+  o[n++] = (cli_opt){"staleness", OPT_INT, &t->staleness, "S",
+                     "training rounds a client may forward ahead of its applied gradients, 0..8 (default 0)"};
+  o[n++] = (cli_opt){"eval-rows-per-round", OPT_INT, &t->eval_rows, "E",
+                     "test rows per evaluation round (default 0: all test rows in one round)"};
   o[n++] = (cli_opt){"hidden", OPT_STR, &t->hidden, "LIST", "hidden layer widths of each client's MLP (default 32,32)"};
   o[n++] = (cli_opt){"optimizer", OPT_STR, &t->optimizer, "NAME", "adam (default) or sgd"};
   o[n++] = (cli_opt){"lr", OPT_DBL, &t->lr, "X", "learning rate (default 0.001, the paper's)"};
@@ -63,6 +76,15 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   if (t->batch < 1 || t->batch > 1 << 20) return bbvfl_fail(err, BBVFL_E_ARG, "--batch must be >= 1, got %d", t->batch);
   if (t->P < 1 || t->P > 4096) return bbvfl_fail(err, BBVFL_E_ARG, "--P must be in 1..4096, got %d", t->P);
   if (!(t->delta > 0 && t->delta < 1)) return bbvfl_fail(err, BBVFL_E_ARG, "--delta must be in (0, 1), got %g", t->delta);
+  if (t->window < 1)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--window must be >= 1 minibatch per round, got %d", t->window);
+  if (t->staleness < 0 || t->staleness > BBVFL_MAX_STALENESS)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness must be in 0..%d, got %d", BBVFL_MAX_STALENESS, t->staleness);
+  if (t->eval_rows < 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--eval-rows-per-round must be >= 1 (or 0: all test rows), got %d", t->eval_rows);
+  c->window = (size_t)t->window;
+  c->staleness = t->staleness;
+  c->eval_rows_per_round = (size_t)t->eval_rows;
   c->epochs = t->epochs;
   c->B = (size_t)t->batch;
   c->P = t->P;

@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <jansson.h>
 
 #include "ml/mlp.h"
 #include "ml/optim.h"
@@ -643,11 +645,69 @@ static void test_aggregator_lengths(void **st) {
   bbvfl_agg_destroy(&a);
 }
 
+/* The command: --window, --staleness, --eval-rows-per-round; K beyond R clamped and said; bad
+ * values refused (exit 2) with the value named. */
+static void test_cli(void **st) {
+  (void)st;
+  const char *bin = getenv("BBVFL_BIN");
+  if (!bin) bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_BIN is not set (run through ctest)");
+  char dir[] = "/tmp/bbvfl-test-wcli-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char cmd[8192], out[16384];
+  snprintf(cmd, sizeof cmd,
+           "'%s' train --offchain --epochs 1 --seed 2 --window 100 --staleness 1 --eval-rows-per-round 50 --json "
+           "--out '%s' 2>'%s/err'",
+           bin, dir, dir);
+  FILE *f = popen(cmd, "r");
+  assert_non_null(f);
+  size_t n = fread(out, 1, sizeof out - 1, f);
+  out[n] = '\0';
+  assert_int_equal(pclose(f), 0);
+  json_error_t je;
+  json_t *o = json_loads(out, 0, &je);
+  assert_non_null(o);
+  assert_int_equal(json_integer_value(json_object_get(o, "window")), 45);
+  assert_true(json_is_true(json_object_get(o, "window_clamped")));
+  assert_int_equal(json_integer_value(json_object_get(o, "staleness")), 1);
+  assert_int_equal(json_integer_value(json_object_get(o, "rounds_per_epoch")), 1);
+  assert_int_equal(json_integer_value(json_object_get(o, "eval_rounds_per_epoch")), 3);
+  assert_int_equal(json_integer_value(json_object_get(o, "n_test_evaluated")), 114);
+  json_decref(o);
+  char path[256];
+  snprintf(path, sizeof path, "%s/err", dir);
+  f = fopen(path, "r");
+  assert_non_null(f);
+  n = fread(out, 1, sizeof out - 1, f);
+  out[n] = '\0';
+  fclose(f);
+  assert_non_null(strstr(out, "--window 100 exceeds the 45 minibatches"));
+  const char *bad[3][2] = {{"--window 0", "got 0"}, {"--staleness 9", "got 9"}, {"--eval-rows-per-round -1", "got -1"}};
+  for (int i = 0; i < 3; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' train --offchain %s --out '%s' 2>'%s/err'", bin, bad[i][0], dir, dir);
+    int rc = system(cmd);
+    assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    n = fread(out, 1, sizeof out - 1, f);
+    out[n] = '\0';
+    fclose(f);
+    if (!strstr(out, bad[i][1])) print_error("%s: %s\n", bad[i][0], out);
+    assert_non_null(strstr(out, bad[i][1]));
+  }
+  unlink(path);
+  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  unlink(path);
+  snprintf(path, sizeof path, "%s/report.json", dir);
+  unlink(path);
+  rmdir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_k1_bit_identical),     cmocka_unit_test(test_window_backward_reference),
       cmocka_unit_test(test_window_one_equals_legacy), cmocka_unit_test(test_fifo_order),
       cmocka_unit_test(test_plan_rule),            cmocka_unit_test(test_checkpoint_pending),
-      cmocka_unit_test(test_offchain_windows),     cmocka_unit_test(test_aggregator_lengths)};
+      cmocka_unit_test(test_offchain_windows),     cmocka_unit_test(test_aggregator_lengths),
+      cmocka_unit_test(test_cli)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
