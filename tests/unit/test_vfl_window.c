@@ -530,6 +530,32 @@ static void test_checkpoint_pending(void **st) {
     /* a checkpoint with more pending windows than this party may hold is refused */
     b.cfg.max_pending = 1;
     assert_int_equal(bbvfl_party_load(&b, path, &err), -1);
+    b.cfg.max_pending = 3;
+    /* cut inside the pending windows: refused */
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static uint8_t buf[1 << 16];
+    size_t len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    assert_true(len < sizeof buf);
+    f = fopen(path, "wb");
+    assert_int_equal(fwrite(buf, 1, len - 100, f), len - 100);
+    fclose(f);
+    assert_int_equal(bbvfl_party_load(&b, path, &err), -1);
+    /* a checkpoint from before windows (no FIFO section): loads with nothing pending */
+    fill_grad(g, 12, 9);
+    assert_int_equal(bbvfl_party_apply(&a, g, 2, 2, &err), 0);
+    assert_int_equal(bbvfl_party_apply(&a, g, 2, 2, &err), 0);
+    assert_int_equal(bbvfl_party_save(&a, path, &err), 0);
+    f = fopen(path, "rb");
+    len = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    f = fopen(path, "wb");
+    assert_int_equal(fwrite(buf, 1, len - 8, f), len - 8); /* the u64 count 0 */
+    fclose(f);
+    assert_int_equal(bbvfl_party_load(&b, path, &err), 0);
+    assert_int_equal(bbvfl_party_pending(&b), 0);
+    assert_memory_equal(a.mlp.params, b.mlp.params, a.mlp.nparams * sizeof(float));
     bbvfl_party_free(&a);
     bbvfl_party_free(&b);
   }
