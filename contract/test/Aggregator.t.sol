@@ -3,11 +3,12 @@ pragma solidity ^0.8.24;
 
 import {Base, VmExtra} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 import {BbvflRewardToken} from "../src/BbvflRewardToken.sol";
 
 /// Unit tests: every external function of BbvflAggregator and every revert path.
 contract AggregatorTest is Base {
-    BbvflAggregator.Config internal c;
+    BbvflBase.Config internal c;
 
     function setUp() public {
         // M=3, B=2, P=5 (10 coordinates), b=16, 2 train + 1 eval rounds per epoch, 2 epochs
@@ -49,7 +50,7 @@ contract AggregatorTest is Base {
 
     function test_constructor_params_and_token() public {
         BbvflAggregator agg = new BbvflAggregator(c);
-        BbvflAggregator.Params memory p = agg.params();
+        BbvflBase.Params memory p = agg.params();
         assertEq(p.clients, 3, "M");
         assertEq(p.batch, 2, "B");
         assertEq(p.dim, 5, "P");
@@ -82,18 +83,18 @@ contract AggregatorTest is Base {
     }
 
     function test_constructor_lane_width() public {
-        BbvflAggregator.Config memory k = config(15, 1, 1, 17, false, 1, 0, 1); // 255 < 256
+        BbvflBase.Config memory k = config(15, 1, 1, 17, false, 1, 0, 1); // 255 < 256
         assertEq(new BbvflAggregator(k).params().laneBits, 8, "M*b = 255 -> 8");
         k = config(16, 1, 1, 16, false, 1, 0, 1); // 256
         assertEq(new BbvflAggregator(k).params().laneBits, 16, "M*b = 256 -> 16");
         k = config(2, 3, 3, 4, true, 1, 0, 1);
-        BbvflAggregator.Params memory p = new BbvflAggregator(k).params();
+        BbvflBase.Params memory p = new BbvflAggregator(k).params();
         assertEq(p.laneBits, 16, "masked -> 16");
         assertEq(p.maxCoords, 9, "max coords = B*P");
     }
 
     function test_constructor_reverts() public {
-        BbvflAggregator.Config memory k = c;
+        BbvflBase.Config memory k = c;
         k.clients = 0;
         expectRevertMsg("M must be 1..64");
         new BbvflAggregator(k);
@@ -503,7 +504,7 @@ contract AggregatorTest is Base {
     }
 
     function test_submit_plain_16bit_lanes() public {
-        BbvflAggregator.Config memory k = config(3, 3, 7, 200, false, 1, 0, 1); // M*b = 600
+        BbvflBase.Config memory k = config(3, 3, 7, 200, false, 1, 0, 1); // M*b = 600
         BbvflAggregator agg = startSession(k);
         assertEq(agg.params().laneBits, 16, "16-bit lanes");
         bytes memory want = new bytes(42);
@@ -529,7 +530,7 @@ contract AggregatorTest is Base {
     }
 
     function test_submit_masked_wraps() public {
-        BbvflAggregator.Config memory k = config(2, 1, 3, 16, true, 1, 0, 1);
+        BbvflBase.Config memory k = config(2, 1, 3, 16, true, 1, 0, 1);
         BbvflAggregator agg = startSession(k);
         vm.prank(clientAddr(0));
         expectRevertMsg("bad length");
@@ -545,7 +546,7 @@ contract AggregatorTest is Base {
     // ------------------------------------------------------------ rounds, gradient, ring
 
     function test_round_sequence_and_ring() public {
-        BbvflAggregator.Config memory k = config(2, 1, 40, 16, false, 3, 1, 2); // 40 coords = 2 lane words
+        BbvflBase.Config memory k = config(2, 1, 40, 16, false, 3, 1, 2); // 40 coords = 2 lane words
         c = k;
         BbvflAggregator agg = startSession(k);
         bytes[] memory sums = new bytes[](8);
@@ -559,7 +560,7 @@ contract AggregatorTest is Base {
             assertEq(idx, train ? r % 4 : 0, "index");
             if (train) postGrad(agg, r);
             for (uint64 old = r >= 3 ? r - 3 : 0; old <= r; old++) {
-                if (old + 4 > agg.currentRound() || agg.phase() == BbvflAggregator.Phase.Ended) {
+                if (old + 4 > agg.currentRound() || agg.phase() == BbvflBase.Phase.Ended) {
                     assertEq(agg.roundSum(old), sums[old], "ring keeps the last 4 sums");
                 }
             }
@@ -623,7 +624,7 @@ contract AggregatorTest is Base {
     }
 
     function test_postGradient_eval_round() public {
-        BbvflAggregator.Config memory k = config(2, 1, 4, 16, false, 1, 2, 1);
+        BbvflBase.Config memory k = config(2, 1, 4, 16, false, 1, 2, 1);
         c = k;
         BbvflAggregator agg = startSession(k);
         runRounds(agg, 0, 1);
@@ -839,7 +840,7 @@ contract AggregatorTest is Base {
     }
 
     function test_reelect_single_participant() public {
-        BbvflAggregator.Config memory k = config(1, 1, 4, 16, false, 2, 0, 1);
+        BbvflBase.Config memory k = config(1, 1, 4, 16, false, 2, 0, 1);
         c = k;
         BbvflAggregator agg = startSession(k);
         fillRound(agg, 0);

@@ -3,6 +3,7 @@ pragma solidity ^0.8.24;
 
 import {Base, VmExtra} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 
 /// Fuzz tests: random vectors and random client orders; the stored sum always equals the sum of
 /// the submissions (plain 8-bit lanes, plain 16-bit lanes, masked 16-bit wrapping lanes), and the
@@ -29,7 +30,7 @@ contract AggregatorFuzzTest is Base {
     /// Runs `rounds` rounds with random data in random client order and checks every sum, both
     /// through roundSum() and the RoundCompleted event. Covers the ring wrap-around (round 4
     /// overwrites round 0's slot).
-    function checkSums(BbvflAggregator.Config memory k, uint256 seed, uint64 rounds) internal {
+    function checkSums(BbvflBase.Config memory k, uint256 seed, uint64 rounds) internal {
         BbvflAggregator agg = startSession(k);
         for (uint64 r = 0; r < rounds; r++) {
             bytes memory want = submitRound(agg, k, seed, r);
@@ -47,7 +48,7 @@ contract AggregatorFuzzTest is Base {
 
     /// Every client submits random data to round r in a random order (logs are being recorded);
     /// returns the expected flat sum in the contract's lane format.
-    function submitRound(BbvflAggregator agg, BbvflAggregator.Config memory k, uint256 seed, uint64 r)
+    function submitRound(BbvflAggregator agg, BbvflBase.Config memory k, uint256 seed, uint64 r)
         internal
         returns (bytes memory)
     {
@@ -63,7 +64,7 @@ contract AggregatorFuzzTest is Base {
         return encodeSum(sum, k.masked || agg.params().laneBits == 16);
     }
 
-    function randomSubmission(BbvflAggregator.Config memory k, uint256 seed, uint256 i, uint64 r, uint256[] memory sum)
+    function randomSubmission(BbvflBase.Config memory k, uint256 seed, uint256 i, uint64 r, uint256[] memory sum)
         internal
         pure
         returns (bytes memory q)
@@ -100,7 +101,7 @@ contract AggregatorFuzzTest is Base {
     function testFuzz_plain_sum(uint256 seed, uint8 mRaw, uint8 bRaw, uint8 pRaw, uint8 levelsRaw) public {
         uint8 m = uint8(bound(mRaw, 1, 6));
         uint8 levels = uint8(bound(levelsRaw, 1, 255 / m)); // M*b < 256: 8-bit lanes
-        BbvflAggregator.Config memory k =
+        BbvflBase.Config memory k =
             config(m, uint32(bound(bRaw, 1, 4)), uint32(bound(pRaw, 1, 40)), levels, false, 6, 0, 1);
         checkSums(k, seed, 5);
     }
@@ -108,19 +109,19 @@ contract AggregatorFuzzTest is Base {
     function testFuzz_plain16_sum(uint256 seed, uint8 mRaw, uint8 pRaw, uint8 levelsRaw) public {
         uint8 m = uint8(bound(mRaw, 2, 6));
         uint8 levels = uint8(bound(levelsRaw, 256 / m + 1, 255)); // M*b >= 256: 16-bit lanes
-        BbvflAggregator.Config memory k = config(m, 1, uint32(bound(pRaw, 1, 70)), levels, false, 6, 0, 1);
+        BbvflBase.Config memory k = config(m, 1, uint32(bound(pRaw, 1, 70)), levels, false, 6, 0, 1);
         checkSums(k, seed, 5);
     }
 
     function testFuzz_masked_sum(uint256 seed, uint8 mRaw, uint8 pRaw) public {
         uint8 m = uint8(bound(mRaw, 1, 6));
-        BbvflAggregator.Config memory k = config(m, 1, uint32(bound(pRaw, 1, 50)), 16, true, 6, 0, 1);
+        BbvflBase.Config memory k = config(m, 1, uint32(bound(pRaw, 1, 50)), 16, true, 6, 0, 1);
         checkSums(k, seed, 5);
     }
 
     /// One value set to `val` at `pos` in an otherwise valid vector: rejected iff val > b.
     function rangeCase(uint8 m, uint8 levels, uint256 len, uint256 seed, uint256 pos, uint8 val) internal {
-        BbvflAggregator.Config memory k = config(m, 1, uint32(len), levels, false, 2, 0, 1);
+        BbvflBase.Config memory k = config(m, 1, uint32(len), levels, false, 2, 0, 1);
         BbvflAggregator agg = startSession(k);
         bytes memory q = new bytes(len);
         for (uint256 j = 0; j < len; j++) q[j] = bytes1(uint8(randValue(seed, 0, 0, j, uint256(levels) + 1)));

@@ -3,6 +3,7 @@ pragma solidity ^0.8.24;
 
 import {Base} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 import {BbvflRewardToken} from "../src/BbvflRewardToken.sol";
 
 /// Drives a session with random actions from registered clients and outsiders and keeps ghost
@@ -109,7 +110,7 @@ contract Handler is Base {
 contract AggregatorInvariantTest is Base {
     Handler internal h;
     BbvflAggregator internal agg;
-    BbvflAggregator.Config internal c;
+    BbvflBase.Config internal c;
 
     function setUp() public {
         c = config(4, 1, 40, 16, false, 3, 1, 3); // 12 rounds, 8-bit lanes, 2 lane words

@@ -3,10 +3,11 @@ pragma solidity ^0.8.24;
 
 import {Base} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 
 contract FlowTest is Base {
     function test_flow() public {
-        BbvflAggregator.Config memory c = config(5, 10, 16, 16, false, 2, 1, 2);
+        BbvflBase.Config memory c = config(5, 10, 16, 16, false, 2, 1, 2);
         BbvflAggregator agg = startSession(c);
         assertEq(uint256(agg.phase()), 3, "phase");
         for (uint64 r = 0; r < 6; r++) {

@@ -3,11 +3,12 @@ pragma solidity ^0.8.24;
 
 import {Base, VmExtra} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 
 /// Labels split across clients: registerLabelHolder, postLabelGradient (every revert path),
 /// labelHolders(), labelPosts() and the events.
 contract LabelGradientTest is Base {
-    BbvflAggregator.Config internal c;
+    BbvflBase.Config internal c;
 
     function setUp() public {
         // M=3, B=2, P=5, 2 train + 1 eval rounds per epoch, 2 epochs

@@ -3,6 +3,7 @@ pragma solidity ^0.8.24;
 
 import {Base} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 
 /// Drives a masked session with random actions, including silent clients, round timeouts
 /// (expireRound voids and re-opens the round) and re-elections. Clients mask their vectors with
@@ -136,7 +137,7 @@ contract MaskedInvariantTest is Base {
     BbvflAggregator internal agg;
 
     function setUp() public {
-        BbvflAggregator.Config memory c = config(4, 1, 12, 16, true, 3, 1, 3); // 12 rounds
+        BbvflBase.Config memory c = config(4, 1, 12, 16, true, 3, 1, 3); // 12 rounds
         c.roundTimeoutBlocks = 5;
         agg = startSession(c);
         h = new MaskedHandler(agg);

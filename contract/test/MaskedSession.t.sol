@@ -3,6 +3,7 @@ pragma solidity ^0.8.24;
 
 import {Base, VmExtra} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 
 /// Masked sessions with Protocol-0 masks computed here, off-chain: client i submits
 /// y_i = q_i + sum over j in S, j != i, of (u(i->j) - u(j->i)) mod 2^16, where u is a
@@ -96,7 +97,7 @@ contract MaskedSessionTest is Base {
     function testFuzz_masks_cancel(uint256 seed, uint8 mRaw, uint8 pRaw, uint8 levelsRaw) public {
         uint8 m = uint8(bound(mRaw, 2, 6));
         uint8 levels = uint8(bound(levelsRaw, 1, 255));
-        BbvflAggregator.Config memory k = config(m, 2, uint32(bound(pRaw, 1, 24)), levels, true, 3, 1, 1);
+        BbvflBase.Config memory k = config(m, 2, uint32(bound(pRaw, 1, 24)), levels, true, 3, 1, 1);
         BbvflAggregator agg = startSession(k);
         uint256 n = uint256(k.batch) * k.dim;
         uint64 set = uint64((1 << m) - 1);
@@ -113,7 +114,7 @@ contract MaskedSessionTest is Base {
 
     /// Masked lanes far above b are accepted (no range check); the same lanes revert in plain mode.
     function test_masked_lanes_above_b_accepted() public {
-        BbvflAggregator.Config memory k = config(3, 2, 8, 16, true, 2, 0, 1);
+        BbvflBase.Config memory k = config(3, 2, 8, 16, true, 2, 0, 1);
         BbvflAggregator agg = startSession(k);
         bytes memory y = masked(7, 0, 0, 7, 3, 16, 16);
         assertTrue(someLaneAbove(y, 16), "test data: a lane above b");
@@ -121,7 +122,7 @@ contract MaskedSessionTest is Base {
         agg.submit(0, y); // accepted
 
         // plain mode, same b: a byte above b is rejected
-        BbvflAggregator.Config memory kp = config(3, 2, 8, 16, false, 2, 0, 1);
+        BbvflBase.Config memory kp = config(3, 2, 8, 16, false, 2, 0, 1);
         BbvflAggregator plain = startSession(kp);
         bytes memory q = new bytes(16);
         q[3] = bytes1(uint8(17));
@@ -153,7 +154,7 @@ contract MaskedSessionTest is Base {
     uint256 internal constant DN = 10; // B*P
     uint64 internal constant FULL = 15; // all four clients
 
-    function dropoutConfig() internal pure returns (BbvflAggregator.Config memory) {
+    function dropoutConfig() internal pure returns (BbvflBase.Config memory) {
         return config(DM, 2, 5, DL, true, 3, 1, 1);
     }
 

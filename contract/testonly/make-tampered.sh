@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Test-only: builds deliberately wrong aggregators for the audit tests, each a copy of the
-# product contract (contract/src/BbvflAggregator.sol) with ONE change, compiled with the pinned
-# solc-js (same settings as foundry.toml) into OUTDIR/<variant>/BbvflAggregator.json
+# product contract (contract/src/BbvflAggregator.sol and the BbvflBase.sol it inherits, or for the
+# hashed variants BbvflHashAggregator.sol) with ONE change, compiled with the pinned solc-js (same
+# settings as foundry.toml) into OUTDIR/<variant>/BbvflAggregator.json
 # ({contractName, abi, bytecode}: point BBVFL_ABI_DIR at OUTDIR/<variant> and the ordinary deploy
 # path, e.g. `bbvfl demo`, deploys the tampered contract). Nothing here touches contract/src or abi/.
 #   sum       RoundCompleted of round 1 carries lane 0 plus one (a mis-added lane)
@@ -13,6 +14,8 @@
 #   metrics   MetricsPosted of epoch 1 carries an AUROC above 1
 #   params    params() reports one more commit block than the deployment asked for
 #   gradient  postGradient() does not check that the sender is the active client
+#   hashed    (BbvflHashAggregator.json) the hashed-mode contract unchanged, when the source has it
+#   hashsum   (BbvflHashAggregator.json) aggregate() of round 1 emits lane 0 plus one
 # Usage: contract/testonly/make-tampered.sh OUTDIR
 # Each substitution must match exactly once; when the product source changes shape the script
 # fails and says which one no longer applies.
@@ -23,13 +26,20 @@ mkdir -p "$out"
 src=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tamper.XXXXXX")
 trap 'rm -rf "$src"' EXIT
 
-variant() { # name perl-substitution
-  local name=$1 expr=$2
+variant() { # name perl-substitution [file...]: the substitution must match exactly once in the files
+  local name=$1 expr=$2 total=0 f n
+  shift 2
+  local files=("$@")
+  [ ${#files[@]} -gt 0 ] || files=(BbvflAggregator.sol BbvflBase.sol) # the lane product and what it inherits
   mkdir -p "$src/$name"
-  cp "$root/contract/src/BbvflRewardToken.sol" "$src/$name/"
-  perl -0pe "\$n = ($expr); END { exit(\$n == 1 ? 0 : 3) }" \
-    "$root/contract/src/BbvflAggregator.sol" >"$src/$name/BbvflAggregator.sol" ||
-    { echo "make-tampered: the change for '$name' no longer applies to BbvflAggregator.sol" >&2; exit 1; }
+  cp "$root"/contract/src/*.sol "$src/$name/"
+  for f in "${files[@]}"; do
+    [ -f "$src/$name/$f" ] || continue
+    n=$(perl -0pi -e "\$n = ($expr); END { print STDERR (\$n || 0) }" "$src/$name/$f" 2>&1 >/dev/null)
+    total=$((total + n))
+  done
+  [ "$total" = 1 ] ||
+    { echo "make-tampered: the change for '$name' matches $total times in ${files[*]} (must be once)" >&2; exit 1; }
 }
 variant sum \
   's/emit RoundCompleted\(r, h\.count, _readSum\(r\)\);/bytes memory s_ = _readSum(r);\n        if (r == 1) s_[0] = bytes1(uint8(s_[0]) + 1);\n        emit RoundCompleted(r, h.count, s_);/g'
@@ -38,7 +48,7 @@ variant count \
 variant pay \
   's/uint256 amount = \(acc - rew\) \* RATE;/uint256 amount = (acc - rew) * RATE - (i == 1 ? 1 : 0);/g'
 variant stranger \
-  's/require\(w & F_REG != 0, "not registered"\);\n(\s*)require\(w & F_EXCL == 0, "excluded"\);/require(w & F_EXCL == 0, "excluded");/g'
+  's/if \(!\(w & F_REG != 0\)\) _fail\("not registered"\);\n(\s*)if \(!\(w & F_EXCL == 0\)\) _fail\("excluded"\);/if (!(w & F_EXCL == 0)) _fail("excluded");/g'
 
 variant elect \
   's/address act = _participants\[uint256\(s\) % np\];/address act = _participants[(uint256(s) + 1) % np];/g'
@@ -49,17 +59,30 @@ variant metrics \
 variant params \
   's/p\.commitBlocks = COMMIT_BLOCKS;/p.commitBlocks = COMMIT_BLOCKS + 1;/g'
 variant gradient \
-  's/function postGradient\(uint64 round, bytes calldata gradient, bytes calldata fusionParams\) external \{\n\s*require\(msg\.sender == _active, "not active"\);/function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {/g'
+  's/function postGradient\(uint64 round, bytes calldata gradient, bytes calldata fusionParams\) external \{\n\s*if \(!\(msg\.sender == _active\)\) _fail\("not active"\);/function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {/g'
+
+# the hashed mode (BbvflHashAggregator), when the source has it: the product contract as is (for
+# tests that deploy it before its artifact is in abi/), and one with a mis-added lane
+if [ -f "$root/contract/src/BbvflHashAggregator.sol" ]; then
+  variant hashed 's/contract BbvflHashAggregator is BbvflBase \{/contract BbvflHashAggregator is BbvflBase {/g' \
+    BbvflHashAggregator.sol
+  echo BbvflHashAggregator >"$src/hashed/TARGET"
+  variant hashsum \
+    's/emit RoundCompleted\(round, h\.n, sum\);/if (round == 1) sum[0] = bytes1(uint8(sum[0]) + 1);\n        emit RoundCompleted(round, h.n, sum);/g' \
+    BbvflHashAggregator.sol
+  echo BbvflHashAggregator >"$src/hashsum/TARGET"
+fi
 
 node - "$root" "$src" "$out" <<'JS'
 const [root, src, out] = process.argv.slice(2);
 const fs = require('fs'), path = require('path');
 const solc = require(path.join(root, 'devnet/node_modules/solc'));
-for (const v of ['sum', 'pay', 'stranger', 'count', 'elect', 'register', 'metrics', 'params', 'gradient']) {
+for (const v of fs.readdirSync(src)) {
 const dir = path.join(src, v);
-const sources = {};
-for (const n of ['BbvflAggregator.sol', 'BbvflRewardToken.sol'])
-  sources[n] = { content: fs.readFileSync(path.join(dir, n), 'utf8') };
+// the lane product unless the variant tampered with the hashed one
+const main = fs.existsSync(path.join(dir, 'TARGET')) ? fs.readFileSync(path.join(dir, 'TARGET'), 'utf8').trim()
+                                                     : 'BbvflAggregator';
+const sources = { [main + '.sol']: { content: fs.readFileSync(path.join(dir, main + '.sol'), 'utf8') } };
 const input = {
   language: 'Solidity', sources,
   settings: {
@@ -76,10 +99,10 @@ function findImports(p) {
 const res = JSON.parse(solc.compile(JSON.stringify(input), { import: findImports }));
 const errs = (res.errors || []).filter(e => e.severity === 'error');
 if (errs.length) { for (const e of errs) console.error(e.formattedMessage); process.exit(1); }
-const c = res.contracts['BbvflAggregator.sol']['BbvflAggregator'];
-const doc = { contractName: 'BbvflAggregator', tampered: v, abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
+const c = res.contracts[main + '.sol'][main];
+const doc = { contractName: main, tampered: v, abi: c.abi, bytecode: '0x' + c.evm.bytecode.object };
 fs.mkdirSync(path.join(out, v), { recursive: true });
-fs.writeFileSync(path.join(out, v, 'BbvflAggregator.json.tmp'), JSON.stringify(doc));
-fs.renameSync(path.join(out, v, 'BbvflAggregator.json.tmp'), path.join(out, v, 'BbvflAggregator.json'));
+fs.writeFileSync(path.join(out, v, main + '.json.tmp'), JSON.stringify(doc));
+fs.renameSync(path.join(out, v, main + '.json.tmp'), path.join(out, v, main + '.json'));
 }
 JS

@@ -3,6 +3,7 @@ pragma solidity ^0.8.24;
 
 import {Vm} from "forge-std/Vm.sol";
 import {BbvflAggregator} from "../../src/BbvflAggregator.sol";
+import {BbvflBase} from "../../src/BbvflBase.sol";
 import {BbvflRewardToken} from "../../src/BbvflRewardToken.sol";
 
 /// Cheatcodes the pinned forge-std Vm interface does not declare (same cheatcode address).
@@ -78,7 +79,7 @@ abstract contract Base {
     function config(uint8 m, uint32 b_, uint32 p, uint8 levels, bool masked, uint32 t, uint32 v, uint32 epochs)
         internal
         pure
-        returns (BbvflAggregator.Config memory c)
+        returns (BbvflBase.Config memory c)
     {
         c.clients = m;
         c.batch = b_;
@@ -107,7 +108,7 @@ abstract contract Base {
     function configW(uint8 m, uint32 b_, uint32 p, uint8 levels, bool masked, uint32 r, uint32 k, uint32 ne, uint32 er, uint32 epochs)
         internal
         pure
-        returns (BbvflAggregator.Config memory c)
+        returns (BbvflBase.Config memory c)
     {
         c = config(m, b_, p, levels, masked, r, 0, epochs);
         c.window = k;
@@ -119,7 +120,7 @@ abstract contract Base {
         c.rewardPool = 1e18 * uint256(m) * epochs * rounds;
     }
 
-    function registerAll(BbvflAggregator agg, uint256 m) internal {
+    function registerAll(BbvflBase agg, uint256 m) internal {
         for (uint256 i = 0; i < m; i++) {
             (address a, bytes memory pk) = clientKey(i);
             vm.prank(a);
@@ -127,7 +128,7 @@ abstract contract Base {
         }
     }
 
-    function commitAll(BbvflAggregator agg, uint256 m) internal {
+    function commitAll(BbvflBase agg, uint256 m) internal {
         for (uint256 i = 0; i < m; i++) {
             address a = clientAddr(i);
             vm.prank(a);
@@ -135,7 +136,7 @@ abstract contract Base {
         }
     }
 
-    function revealAll(BbvflAggregator agg, uint256 m) internal {
+    function revealAll(BbvflBase agg, uint256 m) internal {
         for (uint256 i = 0; i < m; i++) {
             vm.prank(clientAddr(i));
             agg.reveal(secretOf(i));
@@ -143,7 +144,7 @@ abstract contract Base {
     }
 
     /// Deploys and runs registration + election with every client honest.
-    function startSession(BbvflAggregator.Config memory c) internal returns (BbvflAggregator agg) {
+    function startSession(BbvflBase.Config memory c) internal returns (BbvflAggregator agg) {
         agg = new BbvflAggregator(c);
         registerAll(agg, c.clients);
         commitAll(agg, c.clients);

@@ -1,0 +1,903 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {BbvflRewardToken} from "./BbvflRewardToken.sol";
+
+/// @title bbvfl session logic shared by both aggregation modes
+/// @notice Configuration, registration, commit-reveal election, re-election, gradient and
+/// label-gradient posts, metrics, rewards and the views. The two deployable contracts add the
+/// aggregation: BbvflAggregator (packed lanes in storage, one round open at a time) and
+/// BbvflHashAggregator (hashes in storage, sums computed by aggregate() from the payloads,
+/// pipelined rounds). Both take the same Config and expose the same functions for everything
+/// shared; the protocol is described in the header of BbvflAggregator.sol, the hashed mode's
+/// differences in that of BbvflHashAggregator.sol.
+abstract contract BbvflBase {
+    /// Session parameters, passed to the constructor as one static tuple.
+    struct Config {
+        uint8 clients; // M
+        uint32 batch; // B
+        uint32 dim; // P
+        uint8 levels; // b, values 0..b
+        uint32 betaMicro; // beta * 1e6
+        bool masked;
+        uint32 batchesPerEpoch; // R, training minibatches per epoch
+        uint32 window; // K, minibatches per training round (1..R)
+        uint32 evalRows; // NE, test rows evaluated per epoch (0: no eval rounds)
+        uint32 evalRowsPerRound; // ER, test rows per eval round
+        uint32 trainRows; // N_train (>= R*B), size of the schedule's permutation
+        uint32 testRows; // N_test (>= NE)
+        uint8 staleness; // s (lane mode: 0)
+        bool hashed; // hashed aggregation (BbvflHashAggregator); lane mode: false
+        uint32 epochs;
+        uint256 rewardPerSubmission;
+        uint256 rewardPool;
+        uint64 commitBlocks;
+        uint64 revealBlocks;
+        uint64 activeBlocks;
+        uint64 roundTimeoutBlocks;
+    }
+
+    /// Everything a client needs, returned by params() in one call.
+    struct Params {
+        uint8 clients;
+        uint32 batch;
+        uint32 dim;
+        uint8 levels;
+        uint32 betaMicro;
+        bool masked;
+        uint32 batchesPerEpoch;
+        uint32 window;
+        uint32 evalRows;
+        uint32 evalRowsPerRound;
+        uint32 trainRows;
+        uint32 testRows;
+        uint8 staleness;
+        bool hashed;
+        uint32 epochs;
+        uint256 rewardPerSubmission;
+        uint256 rewardPool;
+        uint64 commitBlocks;
+        uint64 revealBlocks;
+        uint64 activeBlocks;
+        uint64 roundTimeoutBlocks;
+        uint32 trainRoundsPerEpoch; // T = ceil(R/K)
+        uint32 evalRoundsPerEpoch; // V = ceil(NE/ER), 0 when NE = 0
+        uint8 laneBits;
+        address token;
+        uint64 totalRounds;
+        uint32 maxCoords; // coordinates of the largest round
+    }
+
+    enum Phase {
+        Registration,
+        Commit,
+        Reveal,
+        Training,
+        Ended
+    }
+
+    /// The one storage word every submission touches.
+    struct Hot {
+        uint64 round; // the open round
+        uint8 count; // submissions to the open round
+        uint8 n; // participants
+        bool started; // election done
+        bool ended; // session over
+        uint40 openedAt; // block the open round opened
+        uint40 completedAt; // block the last round completed
+        uint64 submitted; // bit i set: client index i submitted to the open round
+    }
+
+    // raw layout of the Hot word: round 0..63, count 64..71, n 72..79, started 80..87,
+    // ended 88..95, openedAt 96..135, completedAt 136..175, submitted 176..239
+    uint256 internal constant HOT_SH_COUNT = 64;
+    uint256 internal constant HOT_SH_N = 72;
+    uint256 internal constant HOT_STARTED = 1 << 80;
+    uint256 internal constant HOT_ENDED = 1 << 88;
+    uint256 internal constant HOT_SH_SUBMITTED = 176;
+
+    uint256 public constant MAX_FUSION_PARAMS = 262144;
+
+    // per-client word layout
+    uint256 internal constant F_REG = 1;
+    uint256 internal constant F_EXCL = 2;
+    uint256 internal constant F_COMMIT = 4;
+    uint256 internal constant F_REVEAL = 8;
+    uint256 internal constant F_LABEL = 16;
+    uint256 internal constant SH_INDEX = 8;
+    uint256 internal constant SH_ACC = 16; // accepted submissions, frozen when excluded, 32 bits
+    uint256 internal constant SH_REW = 48; // rewarded submissions, 32 bits
+    uint256 internal constant M32 = 0xFFFFFFFF;
+
+    // SWAR constants
+    uint256 internal constant H8 = 0x8080808080808080808080808080808080808080808080808080808080808080;
+    uint256 internal constant L8 = 0x0101010101010101010101010101010101010101010101010101010101010101;
+    uint256 internal constant H16 = 0x8000800080008000800080008000800080008000800080008000800080008000;
+    uint256 internal constant L16 = 0x0001000100010001000100010001000100010001000100010001000100010001;
+    uint256 internal constant C16 = 0x0100010001000100010001000100010001000100010001000100010001000100;
+
+    uint8 internal immutable M;
+    uint32 internal immutable B;
+    uint32 internal immutable P;
+    uint8 internal immutable LEVELS;
+    uint32 internal immutable BETA_MICRO;
+    bool internal immutable MASKED;
+    uint32 internal immutable R_BATCHES;
+    uint32 internal immutable K_WINDOW;
+    uint32 internal immutable NE;
+    uint32 internal immutable ER;
+    uint32 internal immutable TRAIN_ROWS;
+    uint32 internal immutable TEST_ROWS;
+    uint8 internal immutable STALENESS;
+    uint32 internal immutable T;
+    uint32 internal immutable V;
+    uint32 internal immutable EPOCHS;
+    uint256 internal immutable RATE;
+    uint256 internal immutable POOL;
+    uint64 internal immutable COMMIT_BLOCKS;
+    uint64 internal immutable REVEAL_BLOCKS;
+    uint64 internal immutable ACTIVE_BLOCKS;
+    uint64 internal immutable TIMEOUT_BLOCKS;
+    uint8 internal immutable LANE_BITS;
+    uint64 internal immutable TOTAL_ROUNDS;
+    uint256 internal immutable MAX_COORDS;
+    uint256 internal immutable LANE_WORDS; // words of one ring slot (largest round)
+    uint256 internal immutable RANGE_K; // (255 - b) in every lane, for the SWAR range check
+    BbvflRewardToken public immutable token;
+
+    Hot internal _hot;
+    mapping(address => uint256) internal _client;
+    mapping(address => bytes) internal _pubkey;
+    mapping(address => bytes32) internal _commitment;
+    mapping(address => bytes32) internal _secret;
+    address[] internal _clients;
+    address[] internal _participants;
+    uint8 internal _committed;
+    uint8 internal _revealed;
+    uint64 internal _closeBlock;
+    bytes32 internal _seed;
+    bytes32 internal _electionSeed;
+    address internal _active;
+    uint64 internal _activeSince;
+    bytes32 internal _fusionHash;
+    uint64 internal _fusionRound;
+    uint32 internal _unsettled; // lowest epoch whose metrics or rewards are still missing
+    uint64 internal _labelHolders; // bit i: client index i registered as a label holder
+    // label-gradient posts of the latest round posted to: round << 64 | bitmap of the holders' indices
+    uint256 internal _labelPosts;
+    // epoch => bit 0 metrics posted, bit 1 rewards paid
+    mapping(uint32 => uint256) internal _epoch;
+    // latest completed epoch: EPOCH_DONE_SET | (epoch + 1) << 64 | completion block
+    uint256 internal _epochDone;
+    uint256 internal constant EPOCH_DONE_SET = 1 << 255;
+
+    event Registered(address indexed client, uint8 index, bytes pubkey);
+    /// The client registered (Registered, same transaction) as a label holder.
+    event LabelHolder(address indexed client, uint8 index);
+    /// A label holder's dLoss/dlogits for its rows of TRAIN round `round` (see the header).
+    event LabelGradientPosted(uint64 indexed round, address indexed client, bytes grad);
+    event Committed(address indexed client, bytes32 commitment);
+    event Revealed(address indexed client, bytes32 secret);
+    event Excluded(address indexed client, uint8 reason);
+    event Elected(bytes32 seed, address indexed active, uint64 fromRound, uint8 participants, uint8 reason);
+    event Submitted(uint64 indexed round, address indexed client, bytes32 dataHash);
+    /// The sum of round `round` (see the header for the layout) and the number of submissions it
+    /// covers: fewer than the session's M after a dropout (expireRound) or an exclusion. Anyone
+    /// decoding the sum (h_hat = C/(beta*b)*(sum - b*contributors/2)) takes the count from here,
+    /// never from a later read of the participant set.
+    event RoundCompleted(uint64 indexed round, uint8 contributors, bytes sum);
+    event GradientPosted(uint64 indexed round, address indexed active, bytes gradient, bytes fusionParams);
+    event MetricsPosted(
+        uint32 indexed epoch, address indexed active, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro
+    );
+    event RewardsPaid(uint32 indexed epoch, address indexed client, uint256 amount, uint32 submissions);
+    event SessionEnded(uint64 rounds);
+    /// Masked mode: expireRound voided the open round's submissions and re-opened it for the
+    /// participant set `participants` (bit i = client index i), n = its size.
+    event RoundReopened(uint64 indexed round, uint64 participants, uint8 n);
+
+    constructor(Config memory c, bool hashedMode) {
+        require(c.clients >= 1 && c.clients <= 64, "M must be 1..64");
+        require(c.batch >= 1 && c.dim >= 1, "B and P must be >= 1");
+        require(c.levels >= 1, "b must be >= 1");
+        require(c.betaMicro <= 500000, "beta must be <= 0.5");
+        require(c.batchesPerEpoch >= 1, "R must be >= 1");
+        require(c.window >= 1 && c.window <= c.batchesPerEpoch, "window must be 1..R");
+        require(c.evalRows == 0 || c.evalRowsPerRound >= 1, "evalRowsPerRound must be >= 1");
+        require(c.trainRows >= uint256(c.batchesPerEpoch) * c.batch, "trainRows below R*B");
+        require(c.testRows >= c.evalRows, "testRows below evalRows");
+        if (hashedMode) {
+            require(c.hashed, "lanes: deploy BbvflAggregator");
+            require(c.staleness < 8, "staleness must be < 8");
+        } else {
+            require(!c.hashed, "hashed: deploy BbvflHashAggregator");
+            require(c.staleness == 0, "staleness needs hashed mode");
+        }
+        require(c.epochs >= 1, "epochs must be >= 1");
+        require(c.commitBlocks >= 1 && c.revealBlocks >= 1, "commit/reveal deadlines must be >= 1");
+        require(c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1, "active/round deadlines must be >= 1");
+        require(
+            (c.commitBlocks | c.revealBlocks | c.activeBlocks | c.roundTimeoutBlocks) < 1 << 32,
+            "deadlines must be < 2^32 blocks"
+        );
+        uint256 t = (uint256(c.batchesPerEpoch) + c.window - 1) / c.window;
+        uint256 v = c.evalRows == 0 ? 0 : (uint256(c.evalRows) + c.evalRowsPerRound - 1) / c.evalRowsPerRound;
+        uint256 er = c.evalRowsPerRound < c.evalRows ? c.evalRowsPerRound : c.evalRows;
+        uint256 rows = uint256(c.window) * c.batch;
+        if (er > rows) rows = er;
+        uint256 coords = rows * c.dim;
+        require(coords <= 1 << 20, "round above 2^20 coordinates");
+        uint256 total = uint256(c.epochs) * (t + v);
+        require(total <= M32, "too many rounds");
+        uint256 sumMax = uint256(c.clients) * c.levels;
+        uint8 bits;
+        if (c.masked) bits = 16;
+        else if (sumMax < 256) bits = 8;
+        else if (sumMax < 65536) bits = 16;
+        else revert("M*b too large for 16-bit lanes");
+        require(c.rewardPool / total / c.clients >= c.rewardPerSubmission, "pool below rate * M * rounds");
+
+        M = c.clients;
+        B = c.batch;
+        P = c.dim;
+        LEVELS = c.levels;
+        BETA_MICRO = c.betaMicro;
+        MASKED = c.masked;
+        R_BATCHES = c.batchesPerEpoch;
+        K_WINDOW = c.window;
+        NE = c.evalRows;
+        ER = c.evalRowsPerRound;
+        TRAIN_ROWS = c.trainRows;
+        TEST_ROWS = c.testRows;
+        STALENESS = c.staleness;
+        T = uint32(t);
+        V = uint32(v);
+        EPOCHS = c.epochs;
+        RATE = c.rewardPerSubmission;
+        POOL = c.rewardPool;
+        COMMIT_BLOCKS = c.commitBlocks;
+        REVEAL_BLOCKS = c.revealBlocks;
+        ACTIVE_BLOCKS = c.activeBlocks;
+        TIMEOUT_BLOCKS = c.roundTimeoutBlocks;
+        LANE_BITS = bits;
+        TOTAL_ROUNDS = uint64(total);
+        MAX_COORDS = coords;
+        LANE_WORDS = (coords * (bits / 8) + 31) / 32;
+        RANGE_K = (255 - uint256(c.levels)) * (bits == 8 ? L8 : L16);
+        token = new BbvflRewardToken(c.rewardPool);
+        _epochDone = EPOCH_DONE_SET;
+    }
+
+    // ------------------------------------------------------------------ registration
+
+    /// Registers the caller with its 64-byte uncompressed secp256k1 public key (x || y).
+    function register(bytes calldata pubkey) external {
+        _register(pubkey);
+    }
+
+    /// register() for a client that holds labels (of some or all rows): it may then post label
+    /// gradients (postLabelGradient). Fixed for the session.
+    function registerLabelHolder(bytes calldata pubkey) external {
+        uint256 index = _register(pubkey);
+        _client[msg.sender] |= F_LABEL;
+        _labelHolders |= uint64(1) << uint8(index);
+        emit LabelHolder(msg.sender, uint8(index));
+    }
+
+    function _register(bytes calldata pubkey) internal returns (uint256 index) {
+        if (!(_clients.length < M)) _fail("registration closed");
+        if (!(pubkey.length == 64)) _fail("pubkey must be 64 bytes");
+        if (!(address(uint160(uint256(keccak256(pubkey)))) == msg.sender)) _fail("pubkey does not match sender");
+        if (!(_client[msg.sender] & F_REG == 0)) _fail("already registered");
+        index = _clients.length;
+        _client[msg.sender] = F_REG | (index << SH_INDEX);
+        _clients.push(msg.sender);
+        _pubkey[msg.sender] = pubkey;
+        if (index + 1 == M) _closeBlock = uint64(block.number);
+        emit Registered(msg.sender, uint8(index), pubkey);
+    }
+
+    // ------------------------------------------------------------------ election
+
+    /// Commits to a secret: c = keccak256(abi.encodePacked(secret, msg.sender)).
+    function commit(bytes32 c) external {
+        if (!(_clients.length == M)) _fail("registration open");
+        if (!(block.number <= _closeBlock + COMMIT_BLOCKS)) _fail("commit deadline passed");
+        uint256 w = _client[msg.sender];
+        if (!(w & F_REG != 0)) _fail("not registered");
+        if (!(w & F_COMMIT == 0)) _fail("already committed");
+        if (!(c != bytes32(0))) _fail("empty commitment");
+        _client[msg.sender] = w | F_COMMIT;
+        _commitment[msg.sender] = c;
+        _committed += 1;
+        emit Committed(msg.sender, c);
+    }
+
+    /// Reveals the committed secret. The election runs in the reveal that completes the set.
+    function reveal(bytes32 secret) external {
+        if (!(_clients.length == M)) _fail("registration open");
+        if (!(!_hot.started && !_hot.ended)) _fail("election over");
+        uint256 commitDeadline = _closeBlock + COMMIT_BLOCKS;
+        if (!(_committed == M || block.number > commitDeadline)) _fail("reveal not open");
+        if (!(block.number <= commitDeadline + REVEAL_BLOCKS)) _fail("reveal deadline passed");
+        uint256 w = _client[msg.sender];
+        if (!(w & F_COMMIT != 0)) _fail("not committed");
+        if (!(w & F_REVEAL == 0)) _fail("already revealed");
+        if (!(keccak256(abi.encodePacked(secret, msg.sender)) == _commitment[msg.sender])) _fail("secret does not match commitment");
+        _client[msg.sender] = w | F_REVEAL;
+        _secret[msg.sender] = secret;
+        _revealed += 1;
+        emit Revealed(msg.sender, secret);
+        if (_revealed == _committed && (_committed == M || block.number > commitDeadline)) _elect();
+    }
+
+    /// After the reveal deadline anyone may close the election: non-committers and non-revealers
+    /// are excluded. With no reveal at all the session ends.
+    function finalizeElection() external {
+        if (!(_clients.length == M)) _fail("registration open");
+        if (!(!_hot.started && !_hot.ended)) _fail("election over");
+        if (!(block.number > uint256(_closeBlock) + COMMIT_BLOCKS + REVEAL_BLOCKS)) _fail("reveal deadline not passed");
+        _elect();
+    }
+
+    function _elect() internal {
+        bytes memory packed;
+        uint64 mask;
+        uint256 n = _clients.length;
+        for (uint256 i = 0; i < n; i++) {
+            address a = _clients[i];
+            uint256 w = _client[a];
+            if (w & F_REVEAL != 0) {
+                _participants.push(a);
+                mask |= uint64(1) << uint8(w >> SH_INDEX);
+                packed = bytes.concat(packed, _secret[a]);
+            } else {
+                _client[a] = w | F_EXCL;
+                emit Excluded(a, w & F_COMMIT == 0 ? 1 : 2);
+            }
+        }
+        uint256 np = _participants.length;
+        Hot memory h = _hot;
+        if (np == 0) {
+            h.ended = true;
+            _hot = h;
+            emit SessionEnded(0);
+            return;
+        }
+        bytes32 s = keccak256(packed);
+        _seed = s;
+        _electionSeed = s;
+        address act = _participants[uint256(s) % np];
+        _active = act;
+        _activeSince = uint64(block.number);
+        h.started = true;
+        h.n = uint8(np);
+        h.round = 0;
+        h.count = 0;
+        h.openedAt = uint40(block.number);
+        _onElected(h, mask);
+        _hot = h;
+        emit Elected(s, act, 0, uint8(np), 0);
+    }
+
+    /// Re-election when the active client is overdue: the open TRAIN round has been complete for
+    /// more than activeBlocks blocks without a gradient, or the oldest epoch whose metrics or
+    /// rewards are missing has been complete that long (counted from the later of that event and
+    /// the current active client's election).
+    function reelect() external {
+        Hot memory h = _hot;
+        if (!(h.started)) _fail("no election yet");
+        uint256 since = _activeSince;
+        bool overdue;
+        if (!h.ended && _headWaiting(h)) {
+            uint256 from = h.completedAt > since ? h.completedAt : since;
+            overdue = block.number > from + ACTIVE_BLOCKS;
+        }
+        if (!overdue) {
+            uint32 e = _unsettled;
+            if (e < EPOCHS && _epochComplete(e, h)) {
+                // completion block of the latest completed epoch: >= that of epoch e, so the
+                // deadline is never earlier than it should be
+                uint256 doneAt = uint64(_epochDone);
+                uint256 from = doneAt > since ? doneAt : since;
+                overdue = block.number > from + ACTIVE_BLOCKS;
+            }
+        }
+        if (!(overdue)) _fail("active client not overdue");
+        _reelect(h.round, 1);
+    }
+
+    function _reelect(uint64 round, uint8 reason) internal {
+        bytes32 s = keccak256(abi.encodePacked(_electionSeed, round));
+        _electionSeed = s;
+        address cur = _active;
+        uint256 np = _participants.length;
+        address next;
+        bool curIn = _client[cur] & F_EXCL == 0;
+        if (!curIn) {
+            next = _participants[uint256(s) % np];
+        } else if (np == 1) {
+            next = cur;
+        } else {
+            uint256 k = uint256(s) % (np - 1);
+            // k-th participant other than the current active one, in index order
+            for (uint256 i = 0; i < np; i++) {
+                address a = _participants[i];
+                if (a == cur) continue;
+                if (k == 0) {
+                    next = a;
+                    break;
+                }
+                k--;
+            }
+        }
+        _active = next;
+        _activeSince = uint64(block.number);
+        emit Elected(s, next, round, uint8(np), reason);
+    }
+
+    // ------------------------------------------------------------------ aggregation
+
+
+
+    /// Calldata word i of q with the bytes past q's end cleared (ABI padding is not trusted).
+    function _word(bytes calldata q, uint256 i) internal pure returns (uint256 x) {
+        assembly ("memory-safe") {
+            x := calldataload(add(q.offset, shl(5, i)))
+            let end := shl(5, add(i, 1))
+            if gt(end, q.length) {
+                x := and(x, not(sub(shl(shl(3, sub(end, q.length)), 1), 1)))
+            }
+        }
+    }
+
+
+
+
+
+    /// The open (head) round is done: open the next one, or end the session after the last.
+    function _advance(Hot memory h) internal virtual {
+        if (uint256(h.round) + 1 == TOTAL_ROUNDS) {
+            h.ended = true;
+            emit SessionEnded(TOTAL_ROUNDS);
+        } else {
+            h.round += 1;
+            h.count = 0;
+            h.openedAt = uint40(block.number);
+        }
+    }
+
+
+
+    // ------------------------------------------------------------------ active client
+
+    /// The active client posts the gradient of the loss w.r.t. the aggregated embedding
+    /// (coords IEEE-754 binary32, big-endian: the window's batches in order, each B*P row-major)
+    /// and the fusion head's parameters (opaque bytes).
+    function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {
+        if (!(msg.sender == _active)) _fail("not active");
+        Hot memory h = _hot;
+        if (!(h.started && !h.ended)) _fail("not training");
+        if (!(round <= h.round)) _fail("round not open");
+        if (!(round == h.round)) _fail("round closed");
+        if (!(_isTrain(round))) _fail("eval round");
+        if (!(_headComplete(h))) _fail("round not complete");
+        if (!(gradient.length == _coords(round) * 4)) _fail("bad gradient length");
+        if (!(fusionParams.length <= MAX_FUSION_PARAMS)) _fail("fusion params too long");
+        _fusionHash = keccak256(fusionParams);
+        _fusionRound = round;
+        emit GradientPosted(round, msg.sender, gradient, fusionParams);
+        _advance(h);
+        _hot = h;
+    }
+
+    /// A label holder posts dLoss/dlogits for its rows of a complete TRAIN round whose gradient is
+    /// not posted yet, once per round (see the header for the encoding).
+    function postLabelGradient(uint64 round, bytes calldata grad) external {
+        uint256 w = _client[msg.sender];
+        if (!(w & F_LABEL != 0)) _fail("not a label holder");
+        if (!(w & F_EXCL == 0)) _fail("excluded");
+        Hot memory h = _hot;
+        if (!(h.started && !h.ended)) _fail("not training");
+        if (!(round <= h.round)) _fail("round not open");
+        if (!(round == h.round)) _fail("round closed");
+        if (!(_isTrain(round))) _fail("eval round");
+        if (!(_headComplete(h))) _fail("round not complete");
+        uint256 unit = _rows(round) * 4;
+        if (!(grad.length != 0 && grad.length % unit == 0 && grad.length <= unit * 256)) _fail("bad label gradient length");
+        uint256 lp = _labelPosts;
+        uint256 posted = lp >> 64 == round ? lp & 0xFFFFFFFFFFFFFFFF : 0;
+        uint256 bit = uint256(1) << ((w >> SH_INDEX) & 0xFF);
+        if (!(posted & bit == 0)) _fail("label gradient already posted");
+        _labelPosts = (uint256(round) << 64) | posted | bit;
+        emit LabelGradientPosted(round, msg.sender, grad);
+    }
+
+    /// The active client posts the epoch's test metrics (micro units), once per epoch.
+    function postMetrics(uint32 epoch, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro) external {
+        if (!(msg.sender == _active)) _fail("not active");
+        if (!(epoch < EPOCHS)) _fail("no such epoch");
+        if (!(_epochComplete(epoch, _hot))) _fail("epoch not complete");
+        uint256 st = _epoch[epoch];
+        if (!(st & 1 == 0)) _fail("metrics already posted");
+        if (!(aurocMicro <= 1e6 && accuracyMicro <= 1e6)) _fail("metric above 1e6");
+        _epoch[epoch] = st | 1;
+        emit MetricsPosted(epoch, msg.sender, aurocMicro, accuracyMicro, lossMicro);
+        _settle();
+    }
+
+    /// The active client triggers the epoch's payout; the contract decides who gets what:
+    /// every client gets (accepted - rewarded) * rewardPerSubmission.
+    function payRewards(uint32 epoch) external {
+        if (!(msg.sender == _active)) _fail("not active");
+        if (!(epoch < EPOCHS)) _fail("no such epoch");
+        if (!(_epochComplete(epoch, _hot))) _fail("epoch not complete");
+        uint256 st = _epoch[epoch];
+        if (!(st & 2 == 0)) _fail("rewards already paid");
+        _epoch[epoch] = st | 2;
+        uint256 n = _clients.length;
+        Hot memory h = _hot;
+        bool paid;
+        for (uint256 i = 0; i < n; i++) {
+            address a = _clients[i];
+            uint256 w = _client[a];
+            uint256 acc = _accepted(w, h);
+            uint256 rew = (w >> SH_REW) & M32;
+            if (acc == rew) continue;
+            paid = true;
+            _client[a] = (w & ~(M32 << SH_REW)) | (acc << SH_REW);
+            uint256 amount = (acc - rew) * RATE;
+            emit RewardsPaid(epoch, a, amount, uint32(acc - rew));
+            if (!(token.transfer(a, amount))) _fail("transfer failed");
+        }
+        // nobody was due (all already paid by an earlier call): still log that the epoch is settled
+        if (!paid) emit RewardsPaid(epoch, address(0), 0, 0);
+        _settle();
+    }
+
+    function _settle() internal {
+        uint32 e = _unsettled;
+        while (e < EPOCHS && _epoch[e] & 3 == 3) e++;
+        _unsettled = e;
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    /// Accepted submissions of a client. A participant has submitted every round before the
+    /// open one (a round completes only when every participant submitted), plus the open round
+    /// if its bit is set; an excluded client's count was frozen when it was excluded.
+    function _accepted(uint256 w, Hot memory h) internal view returns (uint256) {
+        if (w & F_EXCL != 0) return (w >> SH_ACC) & M32;
+        if (w & F_REG == 0 || !h.started) return 0;
+        return _acceptedLive(w, h);
+    }
+
+    /// Reverts with Error(string) of the left-aligned message m (at most 32 bytes): the same
+    /// revert data as require(false, m), with one shared encoding instead of one per call site.
+    function _fail(bytes32 m) internal pure {
+        assembly ("memory-safe") {
+            let n := 32
+            for {} iszero(byte(sub(n, 1), m)) {} { n := sub(n, 1) }
+            mstore(0, 0x08c379a000000000000000000000000000000000000000000000000000000000)
+            mstore(4, 32)
+            mstore(36, n)
+            mstore(68, m)
+            revert(0, 100)
+        }
+    }
+
+    // ------------------------------------------------------------------ mode hooks
+
+    /// Accepted submissions of a registered, non-excluded client once training started.
+    function _acceptedLive(uint256 w, Hot memory h) internal view virtual returns (uint256);
+
+    /// The head round's sum exists (lane: every participant submitted; hashed: aggregated).
+    function _headComplete(Hot memory h) internal view virtual returns (bool);
+
+    /// The head round waits for the active client (the reelect() deadline applies).
+    function _headWaiting(Hot memory h) internal view virtual returns (bool);
+
+    /// Participants that submitted to the head round.
+    function _headCount(Hot memory h) internal view virtual returns (uint8);
+
+    /// True in the hashed mode (BbvflHashAggregator).
+    function _hashed() internal pure virtual returns (bool);
+
+    /// Called once by the election with the participants' index bitmap.
+    function _onElected(Hot memory h, uint64 mask) internal virtual;
+
+    /// Excludes (reason 3) the participants whose index bit is not in `keep`, freezing their
+    /// accepted count at the head round; rebuilds the participant list. Returns whether the
+    /// active client was among them.
+    function _excludeMissing(Hot memory h, uint64 keep) internal returns (bool activeOut) {
+        uint256 np = _participants.length;
+        address[] memory kept = new address[](np);
+        uint256 n;
+        for (uint256 i = 0; i < np; i++) {
+            address a = _participants[i];
+            uint256 w = _client[a];
+            if (keep & (uint64(1) << uint8(w >> SH_INDEX)) != 0) {
+                kept[n++] = a;
+            } else {
+                // it contributed to every round before the head: freeze that count
+                _client[a] = w | F_EXCL | (uint256(h.round) << SH_ACC);
+                if (a == _active) activeOut = true;
+                emit Excluded(a, 3);
+            }
+        }
+        delete _participants;
+        for (uint256 i = 0; i < n; i++) _participants.push(kept[i]);
+        h.n = uint8(n);
+    }
+
+    /// Records the epoch's completion when r is the last round of its epoch.
+    function _markEpoch(uint64 r) internal {
+        uint64 per = uint64(T) + V;
+        if ((r + 1) % per == 0) {
+            // one reused word (pre-set non-zero in the constructor): no fresh storage here
+            _epochDone = EPOCH_DONE_SET | (uint256(r / per) + 1) << 64 | block.number;
+        }
+    }
+
+    /// Layout of round r (see the header): TRAIN window `index` or EVAL round `index`, its rows.
+    function _layout(uint64 r) internal view returns (bool train, uint32 epoch, uint32 index, uint256 rows) {
+        uint64 per = uint64(T) + V;
+        uint64 pos = r % per;
+        epoch = uint32(r / per);
+        train = pos < T;
+        if (train) {
+            index = uint32(pos);
+            uint256 left = R_BATCHES - uint256(pos) * K_WINDOW;
+            rows = (left < K_WINDOW ? left : K_WINDOW) * B;
+        } else {
+            index = uint32(pos - T);
+            uint256 left = NE - uint256(index) * ER;
+            rows = left < ER ? left : ER;
+        }
+    }
+
+    /// Bytes of a submission to round r (the submit path's cheap form of _layout).
+    function _dataLen(uint256 r) internal view returns (uint256 len) {
+        uint256 t = T;
+        uint256 per = t + V;
+        uint256 k = K_WINDOW;
+        uint256 rb = R_BATCHES;
+        uint256 ne = NE;
+        uint256 er = ER;
+        uint256 rowLen = uint256(P) << (MASKED ? 1 : 0);
+        uint256 b = B;
+        assembly ("memory-safe") {
+            let pos := mod(r, per)
+            switch lt(pos, t)
+            case 1 {
+                let left := sub(rb, mul(pos, k))
+                if gt(left, k) { left := k }
+                len := mul(mul(left, b), rowLen)
+            }
+            default {
+                let left := sub(ne, mul(sub(pos, t), er))
+                if gt(left, er) { left := er }
+                len := mul(left, rowLen)
+            }
+        }
+    }
+
+    function _rows(uint64 r) internal view returns (uint256 rows) {
+        (,,, rows) = _layout(r);
+    }
+
+    function _coords(uint64 r) internal view returns (uint256) {
+        return _rows(r) * P;
+    }
+
+    function _isTrain(uint64 r) internal view returns (bool) {
+        return r % (uint64(T) + V) < T;
+    }
+
+    function _isComplete(uint64 r, Hot memory h) internal view returns (bool) {
+        if (!h.started) return false;
+        if (r < h.round) return true;
+        return r == h.round && (h.ended || _headComplete(h));
+    }
+
+    function _epochComplete(uint32 e, Hot memory h) internal view returns (bool) {
+        uint64 last = uint64(e + 1) * (uint64(T) + V) - 1;
+        return _isComplete(last, h);
+    }
+
+    // ------------------------------------------------------------------ views
+
+    function params() external view returns (Params memory p) {
+        p.clients = M;
+        p.batch = B;
+        p.dim = P;
+        p.levels = LEVELS;
+        p.betaMicro = BETA_MICRO;
+        p.masked = MASKED;
+        p.batchesPerEpoch = R_BATCHES;
+        p.window = K_WINDOW;
+        p.evalRows = NE;
+        p.evalRowsPerRound = ER;
+        p.trainRows = TRAIN_ROWS;
+        p.testRows = TEST_ROWS;
+        p.staleness = STALENESS;
+        p.hashed = _hashed();
+        p.epochs = EPOCHS;
+        p.rewardPerSubmission = RATE;
+        p.rewardPool = POOL;
+        p.commitBlocks = COMMIT_BLOCKS;
+        p.revealBlocks = REVEAL_BLOCKS;
+        p.activeBlocks = ACTIVE_BLOCKS;
+        p.roundTimeoutBlocks = TIMEOUT_BLOCKS;
+        p.trainRoundsPerEpoch = T;
+        p.evalRoundsPerEpoch = V;
+        p.laneBits = LANE_BITS;
+        p.token = address(token);
+        p.totalRounds = TOTAL_ROUNDS;
+        p.maxCoords = uint32(MAX_COORDS);
+    }
+
+    function phase() public view returns (Phase) {
+        Hot memory h = _hot;
+        if (h.ended) return Phase.Ended;
+        if (h.started) return Phase.Training;
+        if (_clients.length < M) return Phase.Registration;
+        if (_committed < M && block.number <= uint256(_closeBlock) + COMMIT_BLOCKS) return Phase.Commit;
+        return Phase.Reveal;
+    }
+
+    /// The open round (after the session ended: the total number of rounds).
+    function currentRound() external view returns (uint64) {
+        Hot memory h = _hot;
+        return h.ended && h.started ? TOTAL_ROUNDS : h.round;
+    }
+
+    /// State of the open round.
+    function roundState()
+        external
+        view
+        returns (uint64 round, uint8 submitted, uint8 participantCount, bool complete, uint64 openedAt, uint64 completedAt)
+    {
+        Hot memory h = _hot;
+        uint8 count = h.started ? _headCount(h) : 0;
+        return (h.round, count, h.n, h.started && count == h.n, h.openedAt, h.completedAt);
+    }
+
+    /// Kind of round r: TRAIN (window `index`) or EVAL (eval round `index`), and its epoch.
+    function roundKind(uint64 r) external view returns (bool train, uint32 epoch, uint32 index) {
+        (train, epoch, index,) = _layout(r);
+    }
+
+    /// Layout of round r < totalRounds: kind, epoch, index (window or eval round), rows and
+    /// coordinates (rows * P) it carries.
+    function roundLayout(uint64 r)
+        external
+        view
+        returns (bool train, uint32 epoch, uint32 index, uint32 rows, uint32 coords)
+    {
+        if (!(r < TOTAL_ROUNDS)) _fail("no such round");
+        uint256 n;
+        (train, epoch, index, n) = _layout(r);
+        rows = uint32(n);
+        coords = uint32(n * P);
+    }
+
+
+    function clientInfo(address a)
+        external
+        view
+        returns (
+            bool registered,
+            bool excluded,
+            bool committed,
+            bool revealed,
+            uint8 index,
+            uint64 lastRoundPlus1,
+            uint32 accepted,
+            uint32 rewarded
+        )
+    {
+        uint256 w = _client[a];
+        registered = w & F_REG != 0;
+        excluded = w & F_EXCL != 0;
+        committed = w & F_COMMIT != 0;
+        revealed = w & F_REVEAL != 0;
+        index = uint8(w >> SH_INDEX);
+        accepted = uint32(_accepted(w, _hot));
+        // submissions are contiguous from round 0, so the last one is round accepted - 1
+        lastRoundPlus1 = accepted;
+        rewarded = uint32(w >> SH_REW);
+    }
+
+    /// Registered clients in index order.
+    function clients() external view returns (address[] memory) {
+        return _clients;
+    }
+
+    /// Clients taking part after the election (and after expireRound exclusions), in index order.
+    function participants() external view returns (address[] memory) {
+        return _participants;
+    }
+
+    function pubkeyOf(address a) external view returns (bytes memory) {
+        return _pubkey[a];
+    }
+
+    function commitmentOf(address a) external view returns (bytes32) {
+        return _commitment[a];
+    }
+
+    /// Session seed S (drives the minibatch schedule; zero before the election).
+    function seed() external view returns (bytes32) {
+        return _seed;
+    }
+
+    /// Latest seed of the election chain (S, then one keccak step per re-election).
+    function electionSeed() external view returns (bytes32) {
+        return _electionSeed;
+    }
+
+    function active() external view returns (address) {
+        return _active;
+    }
+
+    /// Block the current active client was elected at.
+    function activeSince() external view returns (uint64) {
+        return _activeSince;
+    }
+
+    /// Registration close block and the (inclusive) commit and reveal deadlines; zeros while open.
+    function deadlines() external view returns (uint64 closedAt, uint64 commitDeadline, uint64 revealDeadline) {
+        if (_clients.length < M) return (0, 0, 0);
+        closedAt = _closeBlock;
+        commitDeadline = closedAt + COMMIT_BLOCKS;
+        revealDeadline = commitDeadline + REVEAL_BLOCKS;
+    }
+
+    /// keccak256 of the last posted fusion parameters (zero when none was posted yet).
+    function lastFusionParamsHash() external view returns (bytes32) {
+        return _fusionHash;
+    }
+
+    /// Round of the last gradient/fusion-parameter post (meaningful when the hash is non-zero).
+    function lastFusionRound() external view returns (uint64) {
+        return _fusionRound;
+    }
+
+    function epochState(uint32 e)
+        external
+        view
+        returns (bool complete, bool metricsPosted, bool rewardsPaid)
+    {
+        uint256 st = _epoch[e];
+        complete = e < EPOCHS && _epochComplete(e, _hot);
+        metricsPosted = st & 1 != 0;
+        rewardsPaid = st & 2 != 0;
+    }
+
+    /// The latest epoch whose rounds all completed, and the block its last round completed in.
+    function lastEpochCompleted() external view returns (bool any, uint32 epoch, uint64 atBlock) {
+        uint256 d = _epochDone;
+        uint256 ep1 = (d >> 64) & M32;
+        any = ep1 != 0;
+        epoch = any ? uint32(ep1 - 1) : 0;
+        atBlock = uint64(d);
+    }
+
+    /// Label holders (bit i = client index i), fixed at registration.
+    function labelHolders() external view returns (uint64) {
+        return _labelHolders;
+    }
+
+    /// The latest round a label gradient was posted for, and which holders (bit = index) posted.
+    function labelPosts() external view returns (uint64 round, uint64 posted) {
+        uint256 lp = _labelPosts;
+        round = uint64(lp >> 64);
+        posted = uint64(lp);
+    }
+
+    /// Oldest epoch whose metrics or rewards are still missing (epochs when all are settled).
+    function unsettledEpoch() external view returns (uint32) {
+        return _unsettled;
+    }
+}
