@@ -59,13 +59,34 @@ typedef struct {
   int have_ts; uint64_t ts;
 } fetched;
 
+/* One round the auditor is following: the head round (the oldest not done) and, in hashed mode,
+ * the later rounds already submitted to (pipelining). */
+typedef struct {
+  int used;
+  uint64_t round;
+  bbvfl_round_layout L;
+  uint64_t sub_mask;       /* client indexes that submitted validly */
+  uint32_t nsub_valid, nsub_all;
+  int sum_unknown;         /* some submission's bytes could not be recovered */
+  uint32_t *sum;           /* L.coords lanes, exact (capacity: the largest round) */
+  uint64_t gas;            /* submissions (+ aggregate, gradient, label posts for the head) */
+  /* hashed mode: the sum is formed at aggregate() from the participants' payloads of that
+     moment (an excluded client's earlier submission to a later round does not count) */
+  uint64_t ev_mask;        /* registered clients with a Submitted event for the round */
+  uint8_t *pay[MAX_CLIENTS]; /* each one's submitted bytes (owned; NULL: not recovered) */
+} rslot;
+
+#define MAX_SLOTS 64 /* rounds in flight at once (the hashed contract keeps a ring of HASH_RING) */
+#define HASH_RING 8 /* round slots of BbvflHashAggregator: a submission goes to r < head + HASH_RING */
+
 typedef struct {
   const bbvfl_audit_opts *o;
   bbvfl_audit_result *r;
   bbvfl_rpc *rpc;
-  bbvfl_cparams p;
+  bbvfl_cparams p;         /* params(); T, V, totalRounds, maxCoords recomputed by the auditor */
   uint64_t per;            /* T + V */
-  size_t coords;
+  size_t max_coords;       /* values in the largest round */
+  int hashed;
   int raw_ok;              /* node answers eth_getRawTransactionByHash */
 
   client_st cl[MAX_CLIENTS];
@@ -76,17 +97,15 @@ typedef struct {
   uint8_t seed[32], eseed[32];
   int active; uint64_t active_since;
 
-  /* the open round (h.round of the contract) */
+  /* the head round (h.round of the contract: the oldest round not done) */
   uint64_t round;
   uint64_t opened_at; int opened_ts_ok; uint64_t opened_ts;
-  uint64_t sub_mask;       /* client indexes that submitted validly */
   size_t min_reopen;       /* masked: smallest re-opened participant set (0: none) */
-  uint32_t nsub_valid, nsub_all;
-  int sum_unknown;         /* some submission's bytes could not be recovered */
-  uint32_t *sum;           /* coords lanes, exact */
   int complete; uint64_t completed_at;
-  uint64_t round_gas;
+  int head_full; uint64_t head_full_at; /* hashed: every participant submitted to the head (since) */
   int ended;
+  /* the rounds in flight (head first in practice; a small set keyed by round) */
+  rslot *slots; size_t nslots;
   /* labels split across clients: the holders that posted a label gradient for round lp_round */
   uint64_t lp_round, lp_mask;
 
@@ -98,13 +117,14 @@ typedef struct {
   int pend; uint8_t pend_to[20]; bbvfl_u256 pend_amt; uint8_t pend_tx[32]; uint64_t pend_block;
 
   int first_log_seen;
-  size_t *perm;            /* schedule scratch (train_rows) */
+  size_t *perm;            /* schedule scratch (trainRows) */
   int64_t perm_epoch;      /* the epoch perm holds (-1: none) */
-  int *leak;               /* on_labels scratch (batch) */
-  /* the recomputed sums of the last RING complete rounds: the contract still stores those, and
-     roundSum() must return them */
+  int *leak;               /* on_labels scratch (the largest window's rows) */
+  /* the recomputed sums of the last RING complete rounds (lane mode): the contract still stores
+     those, and roundSum() must return them */
   uint32_t *ring[RING];
   uint64_t ring_round[RING];
+  size_t ring_coords[RING];
   int ring_have[RING];
 } st_t;
 
@@ -177,6 +197,81 @@ static size_t n_participants(const st_t *S) {
 
 static int is_train(const st_t *S, uint64_t r) { return r % S->per < S->p.cfg.train_rounds; }
 
+/* The layout of round r (r below totalRounds: callers check). */
+static bbvfl_round_layout layout(const st_t *S, uint64_t r) {
+  bbvfl_round_layout L;
+  bbvfl_err e = {0};
+  if (bbvfl_cconfig_round(&S->p.cfg, r, &L, &e) < 0) memset(&L, 0, sizeof L);
+  return L;
+}
+
+/* Forgets a slot's submissions (payload copies freed). */
+static void slot_clear(rslot *sl) {
+  for (size_t i = 0; i < MAX_CLIENTS; i++) {
+    free(sl->pay[i]);
+    sl->pay[i] = NULL;
+  }
+  sl->sub_mask = sl->ev_mask = 0;
+  sl->nsub_valid = sl->nsub_all = 0;
+  sl->sum_unknown = 0;
+}
+
+static uint64_t participant_mask(const st_t *S) {
+  uint64_t m = 0;
+  for (size_t i = 0; i < S->ncl; i++)
+    if (S->cl[i].participant) m |= (uint64_t)1 << i;
+  return m;
+}
+
+/* The slot of round r, or NULL; with create, a fresh one (sum zeroed) when r has none. */
+static rslot *slot_of(st_t *S, uint64_t r, int create) {
+  rslot *fr = NULL;
+  for (size_t i = 0; i < S->nslots; i++) {
+    if (S->slots[i].used && S->slots[i].round == r) return &S->slots[i];
+    if (!S->slots[i].used && !fr) fr = &S->slots[i];
+  }
+  if (!create) return NULL;
+  if (!fr) {
+    if (S->nslots >= MAX_SLOTS) return NULL;
+    rslot *n = realloc(S->slots, (S->nslots + 1) * sizeof *n);
+    if (!n) return NULL;
+    S->slots = n;
+    fr = &S->slots[S->nslots];
+    memset(fr, 0, sizeof *fr);
+    if (!(fr->sum = calloc(S->max_coords ? S->max_coords : 1, sizeof *fr->sum))) return NULL;
+    S->nslots++;
+  }
+  slot_clear(fr);
+  uint32_t *sum = fr->sum;
+  memset(fr, 0, sizeof *fr);
+  fr->sum = sum;
+  fr->used = 1;
+  fr->round = r;
+  fr->L = layout(S, r);
+  memset(fr->sum, 0, (size_t)fr->L.coords * sizeof *fr->sum);
+  return fr;
+}
+
+/* The head round's slot (created on first use). NULL only when out of memory. */
+static rslot *head(st_t *S) { return slot_of(S, S->round, 1); }
+
+/* TRAIN rounds in [from, to). */
+static uint64_t train_between(const st_t *S, uint64_t from, uint64_t to) {
+  uint64_t n = 0;
+  for (uint64_t q = from; q < to; q++) n += is_train(S, q);
+  return n;
+}
+
+/* Hashed mode: may a submission to round r be accepted now? r at or after the head round (the
+ * head not complete when r is the head), before the end, and at most s TRAIN rounds in
+ * [head, r) (EVAL rounds never gate). Lane mode: only the open (head) round. */
+static int round_acceptable(const st_t *S, uint64_t r) {
+  if (r < S->round || r >= S->p.total_rounds) return 0;
+  if (r == S->round) return !S->complete;
+  if (!S->hashed || r - S->round >= HASH_RING) return 0;
+  return train_between(S, S->round, r) <= S->p.cfg.staleness;
+}
+
 static int epoch_complete(const st_t *S, uint64_t e) {
   if (!S->elected) return 0;
   uint64_t last = (e + 1) * S->per - 1;
@@ -241,12 +336,22 @@ static bbvfl_audit_epoch_fig *epoch_fig(st_t *S, uint32_t e, int create) {
   return &n[e];
 }
 
-/* Closes the open round's figures and opens the next one (or ends the session). */
+/* The head round is done (an EVAL round's sum, a TRAIN round's gradient): closes its figures and
+ * opens the next one (or ends the session). Hashed mode credits the round's submitters here: a
+ * participant's accepted count is the rounds done while it took part (lane mode credits at the
+ * submission: the contract counts the open round's submitters). */
 static void open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   uint64_t blocks = ev->block_number >= S->opened_at ? ev->block_number - S->opened_at : 0;
   double secs = 0;
   if (fx->have_ts && S->opened_ts_ok && fx->ts >= S->opened_ts) secs = (double)(fx->ts - S->opened_ts);
-  bbvfl_audit_push_round(S->r, S->round, S->round_gas, blocks, secs, S->nsub_all);
+  rslot *h = slot_of(S, S->round, 0);
+  bbvfl_audit_push_round(S->r, S->round, h ? h->gas : 0, blocks, secs, h ? h->nsub_all : 0);
+  if (S->hashed) /* every participant contributed to a done round (the contract counts rounds done) */
+    for (size_t i = 0; i < S->ncl; i++) S->cl[i].accepted += S->cl[i].participant;
+  if (h) {
+    slot_clear(h);
+    h->used = 0;
+  }
   if (S->round + 1 == S->p.total_rounds) {
     S->ended = 1;
     return;
@@ -255,12 +360,14 @@ static void open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->opened_at = ev->block_number;
   S->opened_ts_ok = fx->have_ts;
   S->opened_ts = fx->ts;
-  S->sub_mask = 0;
-  S->nsub_valid = S->nsub_all = 0;
-  S->sum_unknown = 0;
   S->complete = 0;
-  S->round_gas = 0;
-  memset(S->sum, 0, S->coords * sizeof *S->sum);
+  S->head_full = 0;
+  rslot *n = slot_of(S, S->round, 0);
+  uint64_t part = participant_mask(S);
+  if (n && (n->ev_mask & part) == part) { /* already submitted by everyone (pipelined) */
+    S->head_full = 1;
+    S->head_full_at = ev->block_number;
+  }
 }
 
 /* ------------------------------------------------------------------ events */
@@ -357,11 +464,12 @@ static void on_excluded(st_t *S, const bbvfl_cev *ev) {
     else if (ev->reason != want)
       client_fail(S, BBVFL_AC_ELECTION, ev, "exclusion reason %u, expected %d", ev->reason, want);
   } else if (ev->reason == 3) {
+    const rslot *h = S->elected && !S->ended ? slot_of(S, S->round, 0) : NULL;
     if (!S->elected || S->ended || !c->participant)
       fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "round exclusion of a non-participant");
-    else if (S->sub_mask >> i & 1)
+    else if (h && (h->sub_mask >> i & 1))
       fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "excluded for a missed round it submitted to");
-    else if (S->nsub_all == 0)
+    else if (!h || h->nsub_all == 0)
       fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "round expired with no submission");
     else if (ev->block_number <= S->opened_at + S->p.cfg.round_timeout_blocks)
       fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client,
@@ -369,6 +477,10 @@ static void on_excluded(st_t *S, const bbvfl_cev *ev) {
            (unsigned long long)ev->block_number, (unsigned long long)S->opened_at,
            (unsigned long long)S->p.cfg.round_timeout_blocks);
     c->participant = 0;
+    if (S->hashed && !S->p.cfg.masked && S->elected && !S->ended) { /* head is complete with the others */
+      S->head_full = 1;
+      S->head_full_at = ev->block_number;
+    }
   } else {
     client_fail(S, BBVFL_AC_ELECTION, ev, "unknown exclusion reason %u", ev->reason);
   }
@@ -380,11 +492,12 @@ static void on_excluded(st_t *S, const bbvfl_cev *ev) {
 static void schedule_digest(st_t *S, uint32_t e) {
   bbvfl_audit_epoch_fig *f = epoch_fig(S, e, 1);
   if (!f || !S->perm || !S->elected) return;
-  bbvfl_schedule_perm(S->seed, e, (size_t)S->o->train_rows, S->perm);
+  size_t n = S->p.cfg.train_rows;
+  bbvfl_schedule_perm(S->seed, e, n, S->perm);
   S->perm_epoch = e;
   bbvfl_keccak_ctx k;
   bbvfl_keccak_init(&k);
-  for (size_t i = 0; i < S->o->train_rows; i++) {
+  for (size_t i = 0; i < n; i++) {
     uint8_t b[8];
     uint64_t v = S->perm[i];
     for (int j = 0; j < 8; j++) b[j] = (uint8_t)(v >> (56 - 8 * j));
@@ -450,13 +563,6 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     S->opened_at = ev->block_number;
     S->opened_ts_ok = fx->have_ts;
     S->opened_ts = fx->ts;
-    if (S->o->train_rows) {
-      uint64_t R = S->o->train_rows / S->p.cfg.batch;
-      if (R != S->p.cfg.train_rounds)
-        fail(S, BBVFL_AC_SCHEDULE, ev, 0, 0, -1, NULL,
-             "%llu training rows give floor(N/B) = %llu batches per epoch, the contract runs T = %u",
-             (unsigned long long)S->o->train_rows, (unsigned long long)R, S->p.cfg.train_rounds);
-    }
     ok(S, BBVFL_AC_ELECTION);
     return;
   }
@@ -468,7 +574,10 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->r->reelections++;
   if (ev->reason == 1) {
     int overdue = 0;
-    if (!S->ended && S->complete && is_train(S, S->round)) {
+    if (!S->ended && S->hashed && S->head_full) { /* hashed: from every participant's submission to the head */
+      uint64_t from = S->head_full_at > S->active_since ? S->head_full_at : S->active_since;
+      overdue = ev->block_number > from + S->p.cfg.active_blocks;
+    } else if (!S->ended && !S->hashed && S->complete && is_train(S, S->round)) {
       uint64_t from = S->completed_at > S->active_since ? S->completed_at : S->active_since;
       overdue = ev->block_number > from + S->p.cfg.active_blocks;
     }
@@ -564,15 +673,38 @@ bad:
 static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   int i = find_client(S, ev->client);
   S->r->submissions++;
-  S->nsub_all++;
-  if (fx->have_gas) {
-    S->round_gas += fx->gas;
-    if (i >= 0) S->cl[i].gas += fx->gas;
-  }
-  int valid = 1;
+  if (fx->have_gas && i >= 0) S->cl[i].gas += fx->gas;
   if (!S->elected || S->ended) {
     round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission outside training");
     return;
+  }
+  /* the round it goes to: the head round, or in hashed mode a later one within the staleness */
+  rslot *sl = NULL;
+  int valid = 1;
+  if (round_acceptable(S, ev->round)) {
+    sl = slot_of(S, ev->round, 1);
+    if (!sl) {
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "out of memory (rounds in flight)");
+      return;
+    }
+  } else {
+    if (!S->hashed || ev->round <= S->round || ev->round >= S->p.total_rounds)
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is not open (open: %llu%s)",
+                        (unsigned long long)ev->round, (unsigned long long)S->round, S->complete ? ", complete" : "");
+    else if (ev->round - S->round >= HASH_RING)
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is %d or more rounds ahead of the oldest open round %llu",
+                        (unsigned long long)ev->round, HASH_RING, (unsigned long long)S->round);
+    else
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
+                        "round %llu: %llu TRAIN rounds lie between it and the oldest open round %llu (staleness %u)",
+                        (unsigned long long)ev->round, (unsigned long long)train_between(S, S->round, ev->round),
+                        (unsigned long long)S->round, S->p.cfg.staleness);
+    valid = 0;
+  }
+  rslot *gs = sl ? sl : head(S);
+  if (gs) {
+    if (fx->have_gas) gs->gas += fx->gas;
+    gs->nsub_all += sl != NULL; /* the Submitted events of the round */
   }
   /* recover the bytes from the signed transaction */
   const uint8_t *q = NULL;
@@ -617,28 +749,36 @@ static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   } else if (!S->cl[i].participant) {
     round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission from an excluded client");
     valid = 0;
-  } else if (S->sub_mask >> i & 1) {
+  } else if (sl && (sl->sub_mask >> i & 1)) {
     round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "second submission to the round");
     valid = 0;
   }
-  if (ev->round != S->round || S->complete) {
-    round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is not open (open: %llu%s)",
-         (unsigned long long)ev->round, (unsigned long long)S->round, S->complete ? ", complete" : "");
-    valid = 0;
+  if (!sl) return;
+  if (S->hashed && i >= 0 && !(sl->ev_mask >> i & 1)) {
+    sl->ev_mask |= (uint64_t)1 << i;
+    size_t want = (size_t)sl->L.coords * (S->p.cfg.masked ? 2 : 1);
+    if (q && qlen == want && (sl->pay[i] = malloc(want ? want : 1))) memcpy(sl->pay[i], q, want);
+    uint64_t part = participant_mask(S);
+    if (ev->round == S->round && !S->head_full && (sl->ev_mask & part) == part) {
+      S->head_full = 1;
+      S->head_full_at = ev->block_number;
+    }
   }
   if (q) {
-    size_t want = S->p.cfg.masked ? 2 * S->coords : S->coords;
+    size_t coords = (size_t)sl->L.coords;
+    size_t want = S->p.cfg.masked ? 2 * coords : coords;
     if (qlen != want) {
-      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%zu bytes, expected %zu", qlen, want);
+      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%zu bytes, expected %zu (%u rows x P = %u%s)", qlen, want,
+                        sl->L.rows, S->p.cfg.dim, S->p.cfg.masked ? ", 2 bytes each" : "");
       valid = 0;
-      S->sum_unknown = 1;
+      sl->sum_unknown = 1;
     } else if (S->p.cfg.masked) {
-      for (size_t j = 0; j < S->coords; j++) S->sum[j] += ((uint32_t)q[2 * j] << 8) | q[2 * j + 1];
+      for (size_t j = 0; j < coords; j++) sl->sum[j] += ((uint32_t)q[2 * j] << 8) | q[2 * j + 1];
     } else {
       size_t bad = SIZE_MAX;
-      for (size_t j = 0; j < S->coords; j++) {
+      for (size_t j = 0; j < coords; j++) {
         if (q[j] > S->p.cfg.levels && bad == SIZE_MAX) bad = j;
-        S->sum[j] += q[j];
+        sl->sum[j] += q[j];
       }
       if (bad != SIZE_MAX) {
         round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u",
@@ -647,61 +787,101 @@ static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
       }
     }
   } else {
-    S->sum_unknown = 1;
+    sl->sum_unknown = 1;
   }
   if (valid) {
-    S->sub_mask |= (uint64_t)1 << i;
-    S->nsub_valid++;
-    S->cl[i].accepted++;
+    sl->sub_mask |= (uint64_t)1 << i;
+    sl->nsub_valid++;
+    if (!S->hashed) S->cl[i].accepted++;
     ok(S, BBVFL_AC_SUBMISSIONS);
   }
 }
 
+/* RoundCompleted: only for the head round (rounds complete in order, also when pipelined), with
+ * the sum of the round's submitted bytes and their count. In hashed mode it is aggregate()'s. */
 static void on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  if (!S->elected || S->ended || ev->round != S->round || S->complete) {
+  rslot *h = NULL;
+  if (!S->elected || S->ended || ev->round != S->round || S->complete || !(h = head(S))) {
     fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "completion of round %llu, which is not the open round",
          (unsigned long long)ev->round);
     return;
   }
-  if (ev->participants != S->nsub_all)
-    fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
-         "RoundCompleted says its sum covers %u submissions; the round has %u Submitted events",
-         (unsigned)ev->participants, S->nsub_all);
-  else
-    ok(S, BBVFL_AC_CONTRIBUTORS);
-  size_t np = n_participants(S);
-  if (S->nsub_valid != np)
-    fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,
-         "round completed with %u valid submissions from %zu participants", S->nsub_valid, np);
-  if (S->sum_unknown) {
+  if (fx->have_gas) h->gas += fx->gas; /* hashed: the aggregate() call */
+  size_t np = n_participants(S), coords = (size_t)h->L.coords;
+  if (S->hashed) {
+    /* aggregate(): the sum of the current participants' payloads, each checked against its hash
+       by the contract; recomputed here from the submit() calldata */
+    uint64_t part = participant_mask(S), in = h->ev_mask & part;
+    unsigned n = (unsigned)__builtin_popcountll(in);
+    if (ev->participants != n)
+      fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
+           "RoundCompleted says its sum covers %u submissions; the round has %u Submitted events of participants",
+           (unsigned)ev->participants, n);
+    else
+      ok(S, BBVFL_AC_CONTRIBUTORS);
+    if ((h->sub_mask & part) != part)
+      fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,
+           "round aggregated with %d valid submissions from %zu participants", __builtin_popcountll(h->sub_mask & part),
+           np);
+    memset(h->sum, 0, coords * sizeof *h->sum);
+    h->sum_unknown = 0;
+    for (size_t i = 0; i < S->ncl; i++) {
+      if (!(in >> i & 1)) continue;
+      const uint8_t *q = h->pay[i];
+      if (!q) {
+        h->sum_unknown = 1;
+        continue;
+      }
+      if (S->p.cfg.masked)
+        for (size_t j = 0; j < coords; j++) h->sum[j] += ((uint32_t)q[2 * j] << 8) | q[2 * j + 1];
+      else
+        for (size_t j = 0; j < coords; j++) h->sum[j] += q[j];
+    }
+  } else {
+    if (ev->participants != h->nsub_all)
+      fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
+           "RoundCompleted says its sum covers %u submissions; the round has %u Submitted events",
+           (unsigned)ev->participants, h->nsub_all);
+    else
+      ok(S, BBVFL_AC_CONTRIBUTORS);
+    if (h->nsub_valid != np)
+      fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,
+           "round completed with %u valid submissions from %zu participants", h->nsub_valid, np);
+  }
+  if (h->sum_unknown) {
     fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "a submission's bytes could not be recovered: sum unverifiable");
   } else {
-    uint32_t *got = malloc(S->coords * sizeof *got);
+    uint32_t *got = malloc((coords ? coords : 1) * sizeof *got);
     bbvfl_err e = {0};
+    size_t lane = S->p.lane_bits / 8;
     if (!got) {
       fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "out of memory");
-    } else if (bbvfl_sum_unpack(ev->data, ev->data_len, S->p.lane_bits, got, S->coords, &e) < 0) {
+    } else if (ev->data_len != coords * lane) {
+      fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "sum is %zu bytes, expected %zu (%u rows x P = %u, %zu-byte lanes)",
+           ev->data_len, coords * lane, h->L.rows, S->p.cfg.dim, lane);
+    } else if (bbvfl_sum_unpack(ev->data, ev->data_len, S->p.lane_bits, got, coords, &e) < 0) {
       fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
     } else {
       uint32_t mask = S->p.cfg.masked ? 0xFFFFu : 0xFFFFFFFFu;
       size_t bad = SIZE_MAX;
-      for (size_t j = 0; j < S->coords; j++)
-        if ((S->sum[j] & mask) != got[j]) {
+      for (size_t j = 0; j < coords; j++)
+        if ((h->sum[j] & mask) != got[j]) {
           bad = j;
           break;
         }
       if (bad != SIZE_MAX)
         fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL,
-             "lane %zu: emitted %u, the submitted bytes add up to %u", bad, got[bad], S->sum[bad] & mask);
+             "lane %zu: emitted %u, the submitted bytes add up to %u", bad, got[bad], h->sum[bad] & mask);
       else
         ok(S, BBVFL_AC_SUMS);
     }
     free(got);
   }
-  if (!S->sum_unknown) {
+  if (!h->sum_unknown && !S->hashed) {
     size_t k = (size_t)(ev->round % RING);
-    memcpy(S->ring[k], S->sum, S->coords * sizeof *S->sum);
+    memcpy(S->ring[k], h->sum, coords * sizeof *h->sum);
     S->ring_round[k] = ev->round;
+    S->ring_coords[k] = coords;
     S->ring_have[k] = 1;
   }
   S->complete = 1;
@@ -718,31 +898,36 @@ static void on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) 
   if (!is_train(S, ev->round)) open_next(S, ev, fx);
 }
 
-/* What the gradient gives away: the batch's labels (audit/leak.h), handed to opts->on_labels with
-   the batch's training-row positions when the schedule is known. */
-static void read_labels(st_t *S, const bbvfl_cev *ev) {
-  size_t B = S->p.cfg.batch, P = S->p.cfg.dim;
-  if (!S->leak) S->leak = malloc(B * sizeof *S->leak);
+/* What the gradient gives away: each row's label (audit/leak.h), handed to opts->on_labels batch by
+   batch (a window's gradient is its nb batches' gradients in batch order) with the batch's
+   training-row positions from the schedule. */
+static void read_labels(st_t *S, const bbvfl_cev *ev, const bbvfl_round_layout *L) {
+  size_t B = S->p.cfg.batch, P = S->p.cfg.dim, rows = L->rows;
+  if (!S->leak) S->leak = malloc((S->max_coords / (P ? P : 1) + 1) * sizeof *S->leak);
   bbvfl_err e = {0};
-  if (!S->leak || bbvfl_leak_labels(ev->data, ev->data_len, B, P, ev->data2, ev->data2_len, S->leak, &e) < 0) {
-    S->r->labels_unread += B;
+  if (!S->leak || bbvfl_leak_labels(ev->data, ev->data_len, rows, P, ev->data2, ev->data2_len, S->leak, &e) < 0) {
+    S->r->labels_unread += rows;
     return;
   }
-  uint64_t epoch = ev->round / S->per, batch = ev->round % S->per;
-  const size_t *rows = NULL;
-  if (S->perm && (batch + 1) * B <= S->o->train_rows) {
-    if (S->perm_epoch != (int64_t)epoch) {
-      bbvfl_schedule_perm(S->seed, epoch, (size_t)S->o->train_rows, S->perm);
-      S->perm_epoch = (int64_t)epoch;
+  uint64_t epoch = L->epoch;
+  for (uint32_t k = 0; k < L->nb; k++) {
+    uint64_t batch = (uint64_t)L->first + k;
+    const size_t *pos = NULL;
+    if (S->perm && (batch + 1) * B <= S->p.cfg.train_rows) {
+      if (S->perm_epoch != (int64_t)epoch) {
+        bbvfl_schedule_perm(S->seed, epoch, (size_t)S->p.cfg.train_rows, S->perm);
+        S->perm_epoch = (int64_t)epoch;
+      }
+      pos = S->perm + batch * B;
     }
-    rows = S->perm + batch * B;
+    S->r->labels_read += B;
+    S->o->on_labels(S->o->labels_ctx, ev->round, epoch, batch, S->leak + (size_t)k * B, pos, B);
   }
-  S->r->labels_read += B;
-  S->o->on_labels(S->o->labels_ctx, ev->round, epoch, batch, S->leak, rows, B);
 }
 
 static void on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  if (fx->have_gas) S->round_gas += fx->gas;
+  rslot *h = S->elected && !S->ended ? head(S) : NULL;
+  if (fx->have_gas && h) h->gas += fx->gas;
   int ai = find_client(S, ev->client);
   if (!S->elected || S->ended) {
     round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient outside training");
@@ -766,13 +951,14 @@ static void on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for an incomplete round");
     bad = 1;
   }
-  if (ev->data_len != S->coords * 4) {
-    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient is %zu bytes, expected %zu",
-         ev->data_len, S->coords * 4);
+  bbvfl_round_layout L = layout(S, ev->round);
+  if (ev->data_len != L.coords * 4) {
+    round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient is %zu bytes, expected %llu (%u batches x B = %u x P = %u, binary32)",
+         ev->data_len, (unsigned long long)(L.coords * 4), L.nb, S->p.cfg.batch, S->p.cfg.dim);
     bad = 1;
   }
   if (!bad) ok(S, BBVFL_AC_GRADIENTS);
-  if (!bad && S->o->on_labels) read_labels(S, ev);
+  if (!bad && S->o->on_labels) read_labels(S, ev, &L);
   S->r->gradients++;
   if (S->complete) open_next(S, ev, fx);
 }
@@ -794,10 +980,11 @@ static void on_label_holder(st_t *S, const bbvfl_cev *ev) {
 }
 
 /* LabelGradientPosted(round, client, grad): from a declared label holder that is not excluded,
-   once per round, for the open TRAIN round once it is complete (so before its gradient), B*K
-   binary32 with 1 <= K <= 256. */
+   once per round, for the open TRAIN round once it is complete (so before its gradient), rows x C
+   binary32 (rows: the round's, nb*B for a window) with 1 <= C <= 256. */
 static void on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  if (fx->have_gas) S->round_gas += fx->gas;
+  rslot *h = S->elected && !S->ended ? head(S) : NULL;
+  if (fx->have_gas && h) h->gas += fx->gas;
   int i = find_client(S, ev->client);
   if (!S->elected || S->ended) {
     round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "label gradient outside training");
@@ -816,10 +1003,12 @@ static void on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
          S->complete ? "complete" : "not complete");
     bad = 1;
   }
-  size_t unit = 4 * (size_t)S->p.cfg.batch;
-  if (ev->data_len == 0 || ev->data_len % unit || ev->data_len > 256 * unit) {
+  /* rows x C binary32 of the round's rows (the head round's when the post names another) */
+  bbvfl_round_layout L = layout(S, ev->round < S->p.total_rounds ? ev->round : S->round);
+  size_t unit = 4 * (size_t)L.rows;
+  if (unit == 0 || ev->data_len == 0 || ev->data_len % unit || ev->data_len > 256 * unit) {
     round_client_fail(S, BBVFL_AC_GRADIENTS, ev,
-         "label gradient is %zu bytes, not B x K binary32 (a non-zero multiple of %zu, K <= 256)", ev->data_len, unit);
+         "label gradient is %zu bytes, not rows x C binary32 (a non-zero multiple of %zu, C <= 256)", ev->data_len, unit);
     bad = 1;
   }
   if (S->lp_round != ev->round) {
@@ -997,25 +1186,37 @@ static const char REOPENED_SIG[] = "RoundReopened(uint64,uint64,uint8)";
 static void on_reopened(st_t *S, const bbvfl_cev *ev) {
   uint64_t bitmap = 0;
   for (int j = 0; j < 8; j++) bitmap = bitmap << 8 | ev->word[24 + j];
-  if (!S->p.cfg.masked || !S->elected || S->ended || ev->round != S->round || S->complete) {
+  /* lane mode: the open round; hashed mode: the head and every later round already submitted to */
+  rslot *sl = NULL;
+  int at_head = S->elected && !S->ended && ev->round == S->round && !S->complete;
+  if (S->p.cfg.masked && S->elected && !S->ended) {
+    if (at_head) sl = head(S);
+    else if (S->hashed && ev->round > S->round) sl = slot_of(S, ev->round, 0);
+  }
+  if (!sl) {
     fail(S, BBVFL_AC_ELECTION, ev, 1, ev->round, -1, NULL, "round re-opened outside an open masked round");
     return;
   }
   size_t np = n_participants(S);
-  if (bitmap != S->sub_mask || ev->participants != np || (uint64_t)__builtin_popcountll(bitmap) != np)
+  uint64_t part = participant_mask(S);
+  /* re-opened for the participants left, who (at the head) are exactly the valid submitters */
+  if (bitmap != part || (at_head && bitmap != (sl->sub_mask & (S->hashed ? part : ~(uint64_t)0))) ||
+      ev->participants != np || (uint64_t)__builtin_popcountll(bitmap) != np)
     fail(S, BBVFL_AC_ELECTION, ev, 1, ev->round, -1, NULL,
          "re-opened for clients 0x%llx (n = %u), the valid submitters were 0x%llx (%zu participants)",
-         (unsigned long long)bitmap, ev->participants, (unsigned long long)S->sub_mask, np);
+         (unsigned long long)bitmap, ev->participants, (unsigned long long)sl->sub_mask, np);
   else
     ok(S, BBVFL_AC_ELECTION);
   if (!S->min_reopen || np < S->min_reopen) S->min_reopen = np;
-  for (size_t i = 0; i < S->ncl; i++) /* the voided submissions are not accepted */
-    if (S->sub_mask >> i & 1) S->cl[i].accepted--;
-  S->sub_mask = 0;
-  S->nsub_valid = S->nsub_all = 0;
-  S->sum_unknown = 0;
-  memset(S->sum, 0, S->coords * sizeof *S->sum);
-  S->opened_at = ev->block_number;
+  if (!S->hashed)
+    for (size_t i = 0; i < S->ncl; i++) /* the voided submissions are not accepted */
+      if (sl->sub_mask >> i & 1) S->cl[i].accepted--;
+  slot_clear(sl);
+  memset(sl->sum, 0, (size_t)sl->L.coords * sizeof *sl->sum);
+  if (at_head) {
+    S->opened_at = ev->block_number;
+    S->head_full = 0;
+  }
 }
 
 static int decode_reopened(const json_t *log, bbvfl_cev *ev) {
@@ -1137,12 +1338,12 @@ static void take_json_tx(const json_t *res, fetched *f) {
 
 enum { NEED_TX = 1, NEED_GAS = 2, NEED_TS = 4 };
 
-static int needs(const bbvfl_cev *ev) {
+static int needs(const st_t *S, const bbvfl_cev *ev) {
   switch (ev->kind) {
     case BBVFL_EV_SUBMITTED: return NEED_TX | NEED_GAS;
     case BBVFL_EV_GRADIENT_POSTED: return NEED_GAS | NEED_TS;
     case BBVFL_EV_LABEL_GRADIENT_POSTED: return NEED_GAS;
-    case BBVFL_EV_ROUND_COMPLETED: return NEED_TS;
+    case BBVFL_EV_ROUND_COMPLETED: return S->hashed ? NEED_TS | NEED_GAS : NEED_TS; /* hashed: aggregate()'s gas */
     case BBVFL_EV_ELECTED: return NEED_TS;
     case BBVFL_EV_REWARDS_PAID: return NEED_TX;
     default: return 0;
@@ -1155,7 +1356,7 @@ static int prefetch(st_t *S, const bbvfl_cev *evs, size_t n, fetched *fx, bbvfl_
   size_t nr = 0;
   char hx[67];
   for (size_t i = 0; i < n; i++) {
-    int w = needs(&evs[i]);
+    int w = needs(S, &evs[i]);
     bbvfl_hex_encode(evs[i].tx_hash, 32, hx);
     if (w & NEED_TX) {
       reqs[nr] = (bbvfl_rpc_req){S->raw_ok ? "eth_getRawTransactionByHash" : "eth_getTransactionByHash",
@@ -1264,7 +1465,7 @@ static int check_deployment(st_t *S, const bbvfl_cev *ev, bbvfl_err *err) {
     uint8_t *code = NULL;
     size_t clen = 0;
     bbvfl_err ce = {0};
-    if (inlen >= cfglen && bbvfl_artifact_bytecode("BbvflAggregator", &code, &clen, &ce) == 0) {
+    if (inlen >= cfglen && bbvfl_artifact_bytecode(S->hashed ? "BbvflHashAggregator" : "BbvflAggregator", &code, &clen, &ce) == 0) {
       S->r->code_known = 1;
       S->r->code_matches = clen == inlen - cfglen && !memcmp(code, in, clen);
     }
@@ -1341,13 +1542,14 @@ static int process_window(st_t *S, json_t *logs, bbvfl_err *err) {
 /* The sums the contract still stores (roundSum(r) for the last RING complete rounds, as of the
  * last block read) against the sums recomputed from the submitted bytes. */
 static void check_stored_sums(st_t *S) {
-  if (!S->elected) return;
+  if (!S->elected || S->hashed) return; /* hashed mode stores hashes, not sums */
   char blk[24];
   snprintf(blk, sizeof blk, "0x%llx", (unsigned long long)S->r->to_block);
-  uint32_t *got = malloc(S->coords * sizeof *got);
+  uint32_t *got = malloc((S->max_coords ? S->max_coords : 1) * sizeof *got);
   if (!got) return;
   for (size_t k = 0; k < RING; k++) {
     uint64_t rr = S->ring_round[k];
+    size_t coords = S->ring_coords[k];
     if (!S->ring_have[k] || rr + RING <= S->round) continue;
     if (rr == S->round && !S->complete) continue;
     uint8_t cd[36], *out = NULL, *sum = NULL;
@@ -1367,12 +1569,15 @@ static void check_stored_sums(st_t *S) {
       continue;
     }
     if (bbvfl_cdec_bytes(out, olen, &sum, &slen, &e) < 0 ||
-        bbvfl_sum_unpack(sum, slen, S->p.lane_bits, got, S->coords, &e) < 0) {
+        bbvfl_sum_unpack(sum, slen, S->p.lane_bits, got, coords, &e) < 0) {
       fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu): %s", (unsigned long long)rr, e.msg);
+    } else if (slen != coords * (S->p.lane_bits / 8)) {
+      fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu) is %zu bytes, the round's sum has %zu",
+           (unsigned long long)rr, slen, coords * (S->p.lane_bits / 8));
     } else {
       uint32_t mask = S->p.cfg.masked ? 0xFFFFu : 0xFFFFFFFFu;
       size_t bad = SIZE_MAX;
-      for (size_t j = 0; j < S->coords && bad == SIZE_MAX; j++)
+      for (size_t j = 0; j < coords && bad == SIZE_MAX; j++)
         if ((S->ring[k][j] & mask) != got[j]) bad = j;
       if (bad != SIZE_MAX)
         fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "stored sum (roundSum) lane %zu: %u, the submitted bytes add up to %u",
@@ -1445,11 +1650,10 @@ static void finish(st_t *S) {
         snprintf(r->checks[c].note, sizeof r->checks[c].note, "no election yet: nothing to check");
       }
   }
-  if (!S->o->train_rows && r->checks[BBVFL_AC_SCHEDULE].status == BBVFL_AS_PASS) {
-    r->checks[BBVFL_AC_SCHEDULE].status = BBVFL_AS_SKIP;
+  if (r->checks[BBVFL_AC_SCHEDULE].status == BBVFL_AS_PASS && !r->checks[BBVFL_AC_SCHEDULE].note[0])
     snprintf(r->checks[BBVFL_AC_SCHEDULE].note, sizeof r->checks[BBVFL_AC_SCHEDULE].note,
-             "pass --train-rows N (the session's training row count) to re-derive the minibatches");
-  }
+             "permutation of the %u training rows (params) per epoch from S; window w = batches w*%u.. of it%s",
+             S->p.cfg.train_rows, S->p.cfg.window, S->o->train_rows ? "; --train-rows agrees" : "");
   /* privacy */
   bbvfl_err e = {0};
   /* after dropouts the masked sums cover fewer clients: the masked bound for the smallest set,
@@ -1458,7 +1662,7 @@ static void finish(st_t *S) {
   unsigned parts = S->p.cfg.masked && S->min_reopen && S->min_reopen < M ? (unsigned)S->min_reopen : M;
   bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = S->p.cfg.levels, .beta = S->p.cfg.beta_micro / 1e6,
                           .P = (int)S->p.cfg.dim, .M = (int)M, .epochs = (int)S->p.cfg.epochs, .delta = r->delta,
-                          .rows = S->o->train_rows <= INT_MAX ? (int)S->o->train_rows : 0,
+                          .rows = S->p.cfg.train_rows <= INT_MAX ? (int)S->p.cfg.train_rows : 0,
                           .masked = S->p.cfg.masked, .participants = (int)parts,
                           .colluding = parts > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
   if (pin.beta <= 0) {
@@ -1500,6 +1704,41 @@ static void finish(st_t *S) {
     if (r->checks[c].status == BBVFL_AS_FAIL) r->ok = 0;
 }
 
+/* params(): the values the contract derives (T, V, totalRounds, maxCoords, lane width) recomputed
+ * from its Config fields; the audit then runs on its own figures. Returns -1 only for a session no
+ * contract could run (err filled). */
+static int check_params(st_t *S, bbvfl_err *err) {
+  bbvfl_cparams *p = &S->p;
+  bbvfl_cconfig d = p->cfg;
+  bbvfl_err e = {0};
+  if (p->cfg.batches_per_epoch == 0 || bbvfl_cconfig_derive(&d, &e) < 0 || p->cfg.clients == 0 ||
+      p->cfg.clients > MAX_CLIENTS || p->cfg.batch == 0 || p->cfg.dim == 0 || p->cfg.epochs == 0)
+    return bbvfl_fail(err, BBVFL_E_STATE, "params() returned an impossible session (M = %u, B = %u, P = %u, R = %u, "
+                      "K = %u, epochs = %u%s%s)", p->cfg.clients, p->cfg.batch, p->cfg.dim, p->cfg.batches_per_epoch,
+                      p->cfg.window, p->cfg.epochs, e.msg[0] ? ": " : "", e.msg);
+  uint64_t per = (uint64_t)d.train_rounds + d.eval_rounds, total = per * d.epochs;
+  uint64_t maxc = bbvfl_cconfig_max_coords(&d);
+  unsigned sum_max = (unsigned)d.clients * d.levels;
+  unsigned bits = d.masked ? 16 : sum_max < 256 ? 8 : 16;
+  if (maxc == 0 || maxc > (1u << 20) || (!d.masked && sum_max >= 65536))
+    return bbvfl_fail(err, BBVFL_E_STATE, "params() returned an impossible session (%llu values in the largest round, "
+                      "M*b = %u)", (unsigned long long)maxc, sum_max);
+  if (d.train_rounds != p->cfg.train_rounds || d.eval_rounds != p->cfg.eval_rounds || total != p->total_rounds ||
+      maxc != p->max_coords || bits != p->lane_bits)
+    fail(S, BBVFL_AC_PARAMS, NULL, 0, 0, -1, NULL,
+         "params() derives T = %u, V = %u, %llu rounds, %u values at most, %u-bit lanes; from its Config they are "
+         "T = %u, V = %u, %llu, %llu, %u", p->cfg.train_rounds, p->cfg.eval_rounds, (unsigned long long)p->total_rounds,
+         p->max_coords, p->lane_bits, d.train_rounds, d.eval_rounds, (unsigned long long)total,
+         (unsigned long long)maxc, bits);
+  if (!d.hashed && d.staleness)
+    fail(S, BBVFL_AC_PARAMS, NULL, 0, 0, -1, NULL, "staleness %u without hashed aggregation", d.staleness);
+  p->cfg = d;
+  p->total_rounds = total;
+  p->max_coords = (uint32_t)maxc;
+  p->lane_bits = (uint8_t)bits;
+  return 0;
+}
+
 /* ------------------------------------------------------------------ entry */
 
 void bbvfl_audit_result_free(bbvfl_audit_result *res) {
@@ -1538,31 +1777,36 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
   }
   res->params = S->p;
   memcpy(res->token, S->p.token, 20);
+  if (check_params(S, err) < 0) goto out;
+  S->hashed = S->p.cfg.hashed;
   S->per = (uint64_t)S->p.cfg.train_rounds + S->p.cfg.eval_rounds;
-  S->coords = (size_t)S->p.cfg.batch * S->p.cfg.dim;
-  if (S->per == 0 || S->coords == 0 || S->coords > (1u << 20) || S->p.cfg.clients > MAX_CLIENTS) {
-    bbvfl_fail(err, BBVFL_E_STATE, "params() returned an impossible session (T+V = %llu, B*P = %zu, M = %u)",
-               (unsigned long long)S->per, S->coords, S->p.cfg.clients);
-    goto out;
-  }
-  S->sum = calloc(S->coords, sizeof *S->sum);
-  for (size_t k = 0; k < RING; k++)
-    if (S->sum && !(S->ring[k] = calloc(S->coords, sizeof *S->sum))) {
-      free(S->sum);
-      S->sum = NULL;
+  S->max_coords = (size_t)bbvfl_cconfig_max_coords(&S->p.cfg);
+  res->train_rows = S->p.cfg.train_rows;
+  for (size_t k = 0; k < RING && !S->hashed; k++)
+    if (!(S->ring[k] = calloc(S->max_coords, sizeof *S->ring[k]))) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
     }
   res->rounds = calloc(BBVFL_AUDIT_MAX_BUCKETS, sizeof *res->rounds);
-  if (!S->sum || !res->rounds) {
+  if (!res->rounds) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
-  if (o->train_rows) {
-    if (o->train_rows < S->p.cfg.batch || o->train_rows > ((uint64_t)1 << 32)) {
-      bbvfl_fail(err, BBVFL_E_ARG, "--train-rows %llu: must be at least B = %u (and below 2^32)",
-                 (unsigned long long)o->train_rows, S->p.cfg.batch);
-      goto out;
-    }
-    S->perm = malloc((size_t)o->train_rows * sizeof *S->perm);
+  /* the schedule from the chain alone: params() records the training row count */
+  if (o->train_rows && o->train_rows != S->p.cfg.train_rows)
+    fail(S, BBVFL_AC_SCHEDULE, NULL, 0, 0, -1, NULL,
+         "--train-rows %llu, but the session's params() record %u training rows (the permutation's size)",
+         (unsigned long long)o->train_rows, S->p.cfg.train_rows);
+  if ((uint64_t)S->p.cfg.batches_per_epoch * S->p.cfg.batch > S->p.cfg.train_rows) {
+    fail(S, BBVFL_AC_SCHEDULE, NULL, 0, 0, -1, NULL,
+         "%u training rows cannot fill R = %u minibatches of B = %u", S->p.cfg.train_rows,
+         S->p.cfg.batches_per_epoch, S->p.cfg.batch);
+  } else if (S->p.cfg.train_rows > (1u << 28)) {
+    S->r->checks[BBVFL_AC_SCHEDULE].status = BBVFL_AS_SKIP;
+    snprintf(S->r->checks[BBVFL_AC_SCHEDULE].note, sizeof S->r->checks[BBVFL_AC_SCHEDULE].note,
+             "%u training rows: too many to re-derive the permutation here", S->p.cfg.train_rows);
+  } else {
+    S->perm = malloc((size_t)S->p.cfg.train_rows * sizeof *S->perm);
     S->perm_epoch = -1;
     if (!S->perm) {
       bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -1603,7 +1847,8 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
 out:
   if (rc < 0) bbvfl_audit_result_free(res);
   bbvfl_rpc_free(S->rpc);
-  free(S->sum);
+  for (size_t i = 0; i < S->nslots; i++) free(S->slots[i].sum);
+  free(S->slots);
   for (size_t k = 0; k < RING; k++) free(S->ring[k]);
   free(S->perm);
   free(S->leak);

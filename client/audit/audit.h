@@ -5,9 +5,20 @@
  *
  * Streaming: logs are read with eth_getLogs over adaptive block windows and processed in
  * (block, logIndex) order in chunks; the transactions, receipts and blocks a chunk needs are
- * fetched in one JSON-RPC batch. State is O(M) plus the open round's sum and the last RING (4)
- * complete rounds' sums, plus O(epochs) small per-epoch records; per-round figures are kept in a fixed number of buckets (adjacent rounds
- * are merged when a long history fills them), so memory stays flat in the number of rounds.
+ * fetched in one JSON-RPC batch. State is O(M) plus the sums of the rounds in flight (the head
+ * round, the oldest not done; in hashed mode also the rounds already submitted to ahead of it,
+ * fewer than 8, with the participants' payloads until aggregate()), the last RING (4) complete
+ * rounds' sums (lane mode), the permutation of one epoch, plus O(epochs) small per-epoch records;
+ * per-round figures are kept in a fixed number of buckets (adjacent rounds are merged when a long
+ * history fills them), so memory stays flat in the number of rounds.
+ *
+ * Rounds follow params(): epoch e has T = ceil(R/K) TRAIN windows then V = ceil(NE/ER) EVAL
+ * rounds, each with its own length (bbvfl_cconfig_round): submissions rows*P values, sums rows*P
+ * lanes, gradients 4*rows*P bytes, label gradients a non-zero multiple of 4*rows. Hashed mode
+ * (params().hashed): a submission may go to a round r ahead of the head as long as at most
+ * `staleness` TRAIN rounds lie in [head, r) (and r < head + 8); aggregate() forms the sum of the
+ * participants' payloads of that moment, which the auditor recomputes from the submit() calldata;
+ * a participant is credited each round done (lane mode: each accepted submission).
  *
  * Ownership: bbvfl_audit_run fills a caller-owned bbvfl_audit_result whose arrays are malloc'd
  * inside it; bbvfl_audit_result_free releases them. Nothing here prints: progress goes to an
@@ -33,8 +44,10 @@ typedef enum {
                             the submitted bytes (mod 2^16 masked); SessionEnded after the last round */
   BBVFL_AC_CONTRIBUTORS, /* every RoundCompleted's contributor count = the Submitted events of the
                             round (of its last attempt, masked) */
-  BBVFL_AC_SCHEDULE,     /* minibatch permutation per epoch from S (needs the training row count) */
-  BBVFL_AC_GRADIENTS,    /* GradientPosted by the active client, complete TRAIN rounds, once, length */
+  BBVFL_AC_SCHEDULE,     /* minibatch permutation per epoch from S and params().trainRows (>= R*B); an
+                            expected row count given by the caller must agree */
+  BBVFL_AC_GRADIENTS,    /* GradientPosted by the active client, complete TRAIN rounds, once, length
+                            4*rows*P of the window; LabelGradientPosted */
   BBVFL_AC_METRICS,      /* MetricsPosted by the active client, complete epochs, once, in range */
   BBVFL_AC_REWARDS,      /* RewardsPaid + Transfer = rate x new accepted submissions; nobody left out */
   BBVFL_AC_PRIVACY,      /* the accountant's epsilon for the parameters actually used */
@@ -125,7 +138,7 @@ typedef struct {
                                    RDP figures, kept for scripts */
   unsigned masked_participants; /* masked: the smallest participant set of the session (M minus the
                                    clients dropped by re-opened rounds); the masked bound is for it */
-  uint64_t train_rows;
+  uint64_t train_rows;          /* params().trainRows: the schedule's permutation size */
   double elapsed_s;
 } bbvfl_audit_result;
 
@@ -139,11 +152,13 @@ typedef struct {
   uint64_t from_block;        /* first block to read (at or before the deployment) */
   uint64_t to_block;          /* 0: the latest block at start */
   uint64_t window;            /* initial eth_getLogs window in blocks (0: 500; adapts to the answers) */
-  uint64_t train_rows;        /* N_train for the schedule check (0: skipped) */
+  uint64_t train_rows;        /* expected N_train, cross-checked against params().trainRows (0: none; the
+                                 schedule is always re-derived from the chain's count) */
   double delta;               /* for the epsilon (0: 1e-5) */
-  /* Nullable: called for every training round's valid GradientPosted with the batch's labels as
-   * read back from the chain (audit/leak.h): labels[B], and rows[B] the batch's training-row
-   * positions from the schedule (NULL without train_rows). Borrowed for the call only. */
+  /* Nullable: called for every batch of every training window's valid GradientPosted with the
+   * batch's labels as read back from the chain (audit/leak.h): labels[B], and rows[B] the batch's
+   * training-row positions from the schedule (batch = the epoch's minibatch index; rows NULL
+   * when the schedule cannot be derived). Borrowed for the call only. */
   void (*on_labels)(void *ctx, uint64_t round, uint64_t epoch, uint64_t batch, const int *labels,
                     const size_t *rows, size_t B);
   void *labels_ctx;

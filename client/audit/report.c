@@ -25,12 +25,30 @@ static size_t count_status(const bbvfl_audit_result *r, bbvfl_audit_status s) {
   return n;
 }
 
+/* The product contract of the session's aggregation mode. */
+static const char *artifact_name(const bbvfl_audit_result *r) {
+  return r->params.cfg.hashed ? "BbvflHashAggregator" : "BbvflAggregator";
+}
+
+/* "lanes" or "hashed" (how a round's sum is formed on chain). */
+static const char *aggregation_name(const bbvfl_cconfig *c) { return c->hashed ? "hashed" : "lanes"; }
+
+/* The round structure in one phrase: windows, evaluation rounds, staleness, aggregation. */
+static void rounds_phrase(FILE *f, const bbvfl_audit_result *r) {
+  const bbvfl_cconfig *c = &r->params.cfg;
+  fprintf(f, "per epoch T=%u TRAIN rounds (R=%u minibatches, window K=%u) + V=%u EVAL rounds (%u test rows, %u per "
+             "round), %u epochs (%llu rounds); %u training rows; %s aggregation, staleness %u",
+          c->train_rounds, c->batches_per_epoch, c->window, c->eval_rounds, c->eval_rows, c->eval_rows_per_round,
+          c->epochs, (unsigned long long)r->params.total_rounds, c->train_rows, aggregation_name(c), c->staleness);
+}
+
 static void session_line(FILE *f, const bbvfl_audit_result *r) {
   const bbvfl_cconfig *c = &r->params.cfg;
-  fprintf(f, "  session: M=%u B=%u P=%u b=%u beta=%.6g, %u-bit lanes, %s mode; T=%u V=%u per epoch, %u epochs (%llu rounds)\n",
-          c->clients, c->batch, c->dim, c->levels, c->beta_micro / 1e6, r->params.lane_bits,
-          c->masked ? "masked" : "plain", c->train_rounds, c->eval_rounds, c->epochs,
-          (unsigned long long)r->params.total_rounds);
+  fprintf(f, "  session: M=%u B=%u P=%u b=%u beta=%.6g, %u-bit lanes, %s mode\n", c->clients, c->batch, c->dim,
+          c->levels, c->beta_micro / 1e6, r->params.lane_bits, c->masked ? "masked" : "plain");
+  fputs("  rounds: ", f);
+  rounds_phrase(f, r);
+  fputc('\n', f);
 }
 
 static void failure_text(FILE *f, const bbvfl_audit_failure *x) {
@@ -59,9 +77,8 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
   if (r->has_deploy) fprintf(f, ", deployed in block %llu", (unsigned long long)r->deploy_block);
   fprintf(f, "\n  token %s\n", t);
   if (r->code_known)
-    fprintf(f, "  deployed code: %s\n",
-            r->code_matches ? "identical to the product artifact abi/BbvflAggregator.json"
-                            : "DIFFERS from the product artifact abi/BbvflAggregator.json (the checks verify behaviour)");
+    fprintf(f, "  deployed code: %s the product artifact abi/%s.json%s\n", r->code_matches ? "identical to" : "DIFFERS from",
+            artifact_name(r), r->code_matches ? "" : " (the checks verify behaviour)");
   session_line(f, r);
   fprintf(f, "  read %llu logs: %llu of %llu rounds complete, %llu submissions, %llu gradients, %llu epochs%s%s\n",
           (unsigned long long)r->logs, (unsigned long long)r->rounds_completed,
@@ -171,13 +188,24 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_object_set_new(o, "checks", checks);
 
   const bbvfl_cconfig *c = &r->params.cfg;
-  json_object_set_new(
-      o, "params",
+  json_t *pj =
       json_pack("{s:i,s:i,s:i,s:i,s:f,s:b,s:i,s:i,s:i,s:i,s:I,s:o,s:o}", "clients", c->clients, "batch", (int)c->batch,
                 "dim", (int)c->dim, "levels", c->levels, "beta", c->beta_micro / 1e6, "masked", c->masked,
                 "lane_bits", r->params.lane_bits, "train_rounds", (int)c->train_rounds, "eval_rounds",
                 (int)c->eval_rounds, "epochs", (int)c->epochs, "total_rounds", (json_int_t)r->params.total_rounds,
-                "reward_per_submission", ju256(&c->reward_per_submission), "reward_pool", ju256(&c->reward_pool)));
+                "reward_per_submission", ju256(&c->reward_per_submission), "reward_pool", ju256(&c->reward_pool));
+  if (pj) {
+    json_object_set_new(pj, "batches_per_epoch", json_integer(c->batches_per_epoch));
+    json_object_set_new(pj, "window", json_integer(c->window));
+    json_object_set_new(pj, "eval_rows", json_integer(c->eval_rows));
+    json_object_set_new(pj, "eval_rows_per_round", json_integer(c->eval_rows_per_round));
+    json_object_set_new(pj, "train_rows", json_integer(c->train_rows));
+    json_object_set_new(pj, "test_rows", json_integer(c->test_rows));
+    json_object_set_new(pj, "staleness", json_integer(c->staleness));
+    json_object_set_new(pj, "aggregation", json_string(aggregation_name(c)));
+    json_object_set_new(pj, "max_coords", json_integer(r->params.max_coords));
+  }
+  json_object_set_new(o, "params", pj);
 
   json_t *fig = json_object();
   json_object_set_new(fig, "logs", json_integer((json_int_t)r->logs));
@@ -356,6 +384,13 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
   addr_str(r->contract, a);
   addr_str(r->token, t);
   const bbvfl_cconfig *c = &r->params.cfg;
+  char *rounds = NULL;
+  size_t rlen = 0;
+  FILE *rf = open_memstream(&rounds, &rlen);
+  if (rf) {
+    rounds_phrase(rf, r);
+    fclose(rf);
+  }
   fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
              "<title>bbvfl audit %s</title><style>%s</style></head><body>\n",
@@ -365,23 +400,25 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
           count_status(r, BBVFL_AS_PASS), count_status(r, BBVFL_AS_FAIL), count_status(r, BBVFL_AS_SKIP));
   fprintf(f, "<table><tr><th>chain</th><td>%llu</td><th>blocks</th><td>%llu .. %llu</td></tr>"
              "<tr><th>token</th><td><code>%s</code></td><th>deployed in block</th><td>%s%llu</td></tr>"
-             "<tr><th>deployed code</th><td colspan=\"3\">%s</td></tr>"
-             "<tr><th>session</th><td colspan=\"3\">M=%u, B=%u, P=%u, b=%u, beta=%.6g, %u-bit lanes, %s mode, "
-             "T=%u + V=%u rounds per epoch, %u epochs (%llu rounds)</td></tr>"
+             "<tr><th>deployed code</th><td colspan=\"3\">%s abi/%s.json</td></tr>"
+             "<tr><th>session</th><td colspan=\"3\">M=%u, B=%u, P=%u, b=%u, beta=%.6g, %u-bit lanes, %s mode</td></tr>"
+             "<tr><th>rounds</th><td colspan=\"3\">%s</td></tr>"
              "<tr><th>read</th><td colspan=\"3\">%llu logs: %llu rounds complete, %llu submissions, %llu gradients, "
              "%llu epochs, %s%s; audit took %.2f s</td></tr></table>\n",
           (unsigned long long)r->chain_id, (unsigned long long)r->from_block, (unsigned long long)r->to_block, t,
           r->has_deploy ? "" : "not in range ", (unsigned long long)r->deploy_block,
           !r->code_known     ? "not compared (no artifact)"
-          : r->code_matches ? "identical to the product artifact abi/BbvflAggregator.json"
-                            : "DIFFERS from the product artifact abi/BbvflAggregator.json (the checks verify behaviour)",
+          : r->code_matches ? "identical to the product artifact"
+                            : "DIFFERS from the product artifact (the checks verify behaviour):",
+          artifact_name(r),
           c->clients, c->batch, c->dim,
-          c->levels, c->beta_micro / 1e6, r->params.lane_bits, c->masked ? "masked" : "plain", c->train_rounds,
-          c->eval_rounds, c->epochs, (unsigned long long)r->params.total_rounds, (unsigned long long)r->logs,
+          c->levels, c->beta_micro / 1e6, r->params.lane_bits, c->masked ? "masked" : "plain", rounds ? rounds : "",
+          (unsigned long long)r->logs,
           (unsigned long long)r->rounds_completed, (unsigned long long)r->submissions,
           (unsigned long long)r->gradients, (unsigned long long)r->epochs_completed,
           r->session_ended ? "session ended" : "session still running",
           r->reelections ? ", with re-elections" : "", r->elapsed_s);
+  free(rounds);
 
   fputs("<h2>Checks</h2>\n<table><tr><th>check</th><th>status</th><th>checked</th><th>discrepancies</th>"
         "<th>first discrepancy / note</th></tr>\n", f);

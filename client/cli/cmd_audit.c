@@ -1,6 +1,5 @@
 /* bbvfl audit: verifies a session's whole on-chain history from the chain alone. */
 #include <jansson.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +34,10 @@ static void progress(void *ctx, uint64_t block, uint64_t from, uint64_t to, uint
   }
 }
 
-/* Reads rpc_url, contract, deploy_block and the training row count from a session file written
- * by `bbvfl deploy`. */
+/* Reads rpc_url, contract and deploy_block from a session file written by `bbvfl deploy` (the
+ * training row count is the chain's: params() records it). */
 static int load_session(const char *path, char *url, size_t urln, char *contract, size_t cn, unsigned long long *deploy,
-                        unsigned long long *train_rows, bbvfl_err *err) {
+                        bbvfl_err *err) {
   char *text = NULL;
   size_t tlen = 0;
   if (bbvfl_read_file(path, 1 << 20, &text, &tlen, err) < 0) return bbvfl_wrap(err, "--session");
@@ -57,13 +56,6 @@ static int load_session(const char *path, char *url, size_t urln, char *contract
   snprintf(url, urln, "%s", u);
   snprintf(contract, cn, "%s", c);
   *deploy = (unsigned long long)json_integer_value(d);
-  json_t *tr = json_object_get(o, "training");
-  json_t *nr = json_object_get(tr, "n_rows"), *tf = json_object_get(tr, "test_frac");
-  if (json_is_integer(nr) && json_is_number(tf) && json_integer_value(nr) > 0) {
-    long long n = json_integer_value(nr);
-    long long nt = llround(json_number_value(tf) * (double)n); /* the split of ml/data.h */
-    if (nt >= 0 && nt < n) *train_rows = (unsigned long long)(n - nt);
-  }
   json_decref(o);
   return 0;
 }
@@ -93,8 +85,10 @@ int cmd_audit(int argc, char **argv) {
       {"contract", OPT_STR, &contract, "ADDR", "address of the BbvflAggregator to audit"},
       {"from-block", OPT_U64, &from_block, "N", "first block to read, at or before the deployment (default 0)"},
       {"to-block", OPT_U64, &to_block, "N", "last block to read (default: the latest)"},
-      {"session", OPT_STR, &session, "FILE", "take rpc_url, contract, deploy block and training rows from a session file"},
-      {"train-rows", OPT_U64, &train_rows, "N", "training row count: re-derive the minibatch schedule per epoch"},
+      {"session", OPT_STR, &session, "FILE", "take rpc_url, contract and deploy block from a session file"},
+      {"train-rows", OPT_U64, &train_rows, "N",
+       "expected training row count: cross-checked against the one params() records (the schedule\n"
+       "is always re-derived from the chain's)"},
       {"delta", OPT_DBL, &delta, "D", "delta of the reported (epsilon, delta) (default 1e-5)"},
       {"window", OPT_U64, &window, "N", "initial eth_getLogs window in blocks (default 500, adapts)"},
       {"json", OPT_FLAG, &as_json, NULL, "print the report as one JSON object"},
@@ -108,8 +102,9 @@ int cmd_audit(int argc, char **argv) {
                    "Reads every event of the aggregator and its token, the signed transactions of the\n"
                    "submissions (signer recovered from the signature, bytes from calldata), receipts and\n"
                    "block headers, and checks registration, election and re-elections, every submission,\n"
-                   "every sum, gradients, metrics, rewards and token transfers against the contract's\n"
-                   "rules. Exit status: 0 everything holds, 3 a discrepancy was found, other codes:\n"
+                   "every sum (per round: windows of K minibatches, evaluation rounds, pipelined rounds\n"
+                   "of the hashed mode), the minibatch schedule, gradients, metrics, rewards and token\n"
+                   "transfers against the contract's rules. Exit status: 0 everything holds, 3 a discrepancy was found, other codes:\n"
                    "the audit could not run (see bbvfl --help).",
                    opts, sizeof opts / sizeof opts[0]};
   bbvfl_err err = {0};
@@ -119,15 +114,14 @@ int cmd_audit(int argc, char **argv) {
   if (rc < 0) return cli_report(&err);
 
   char surl[512], scon[64], devdir[1100] = "";
-  unsigned long long sdeploy = 0, srows = 0;
+  unsigned long long sdeploy = 0;
   bbvfl_devnet dn;
   if (session) {
-    if (load_session(session, surl, sizeof surl, scon, sizeof scon, &sdeploy, &srows, &err) < 0)
+    if (load_session(session, surl, sizeof surl, scon, sizeof scon, &sdeploy, &err) < 0)
       return cli_report(&err);
     if (!rpc) rpc = surl;
     if (!contract) contract = scon;
     if (!from_block) from_block = sdeploy;
-    if (!train_rows) train_rows = srows;
   }
   if (!rpc || !contract) {
     bbvfl_fail(&err, BBVFL_E_ARG, "say --rpc URL and --contract ADDR (or --session FILE)");

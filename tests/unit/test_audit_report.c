@@ -1,7 +1,8 @@
 /* The audit's reports and figure buckets, on a hand-made result (no chain): the JSON interface
  * (field names the issue spells out), the text report's order (verdict first, then one line per
  * check with the first offending round, transaction and client), the HTML page (self-contained,
- * escaped, one SVG per chart), and the fixed-size per-round buckets of long histories. */
+ * escaped, one SVG per chart), the round structure in every form (window, staleness, aggregation
+ * mode, T and V per epoch), and the fixed-size per-round buckets of long histories. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,14 @@ static void make_result(bbvfl_audit_result *r, int failing) {
   r->params.cfg.dim = 3;
   r->params.cfg.levels = 4;
   r->params.cfg.beta_micro = 200000;
+  r->params.cfg.batches_per_epoch = 3; /* windows of K = 2: T = 2 (the last carries 1 batch) */
+  r->params.cfg.window = 2;
+  r->params.cfg.eval_rows = 5;
+  r->params.cfg.eval_rows_per_round = 5;
+  r->params.cfg.train_rows = 7;
+  r->params.cfg.test_rows = 5;
+  r->params.cfg.staleness = 1;
+  r->params.cfg.hashed = 1;
   r->params.cfg.train_rounds = 2;
   r->params.cfg.eval_rounds = 1;
   r->params.cfg.epochs = 2;
@@ -113,6 +122,16 @@ static void test_json_interface(void **st) {
                       "6000");
   assert_int_equal(json_array_size(json_object_get(f, "metrics_per_epoch")), 2);
   assert_true(json_real_value(json_object_get(json_object_get(f, "epsilon"), "feature")) == 12.5);
+  /* the round structure: window, staleness, aggregation mode, T and V per epoch */
+  json_t *pa = json_object_get(doc, "params");
+  assert_int_equal(json_integer_value(json_object_get(pa, "window")), 2);
+  assert_int_equal(json_integer_value(json_object_get(pa, "batches_per_epoch")), 3);
+  assert_int_equal(json_integer_value(json_object_get(pa, "staleness")), 1);
+  assert_string_equal(json_string_value(json_object_get(pa, "aggregation")), "hashed");
+  assert_int_equal(json_integer_value(json_object_get(pa, "train_rounds")), 2);
+  assert_int_equal(json_integer_value(json_object_get(pa, "eval_rounds")), 1);
+  assert_int_equal(json_integer_value(json_object_get(pa, "train_rows")), 7);
+  assert_int_equal(json_integer_value(json_object_get(pa, "eval_rows_per_round")), 5);
   json_decref(doc);
   bbvfl_audit_result_free(&r);
 }
@@ -134,6 +153,11 @@ static void test_text_report_order(void **st) {
   assert_non_null(strstr(line, "tx 0xabab"));
   assert_non_null(strstr(line, "client 0x2222"));
   assert_true(strstr(buf, "PASS params") < line); /* checks in report order, after the summary */
+  const char *rl = strstr(buf, "  rounds: ");
+  assert_non_null(rl);
+  assert_true(rl < line);
+  assert_non_null(strstr(rl, "T=2 TRAIN rounds (R=3 minibatches, window K=2) + V=1 EVAL rounds"));
+  assert_non_null(strstr(rl, "hashed aggregation, staleness 1"));
   free(buf);
   bbvfl_audit_result_free(&r);
 }
@@ -156,6 +180,8 @@ static void test_html_self_contained(void **st) {
   for (const char *p = h; (p = strstr(p, "<svg")); p++) svgs++;
   assert_int_equal(svgs, 5); /* gas, duration, clients, AUROC/accuracy, loss */
   assert_non_null(strstr(h, "FAIL: discrepancies found"));
+  assert_non_null(strstr(h, "window K=2"));
+  assert_non_null(strstr(h, "hashed aggregation, staleness 1"));
   assert_non_null(strstr(h, "</html>"));
   free(h);
   bbvfl_audit_result_free(&r);
