@@ -13,7 +13,11 @@
  *  - masked mode with the same deadlines: 16-bit lanes that wrap, and the timed-out round is
  *    voided and re-opened (RoundReopened) for the clients that submitted: every check passes and
  *    the voided submissions are not rewarded;
- *  - the plain product session audits clean with the expected figures. */
+ *  - the plain product session audits clean with the expected figures;
+ *  - hashed mode (BbvflHashAggregator, windows of K = 2, two evaluation rounds, staleness 1) with
+ *    the clients running ahead as far as the contract lets them: every check passes and each
+ *    client is credited the rounds done; with aggregate() mis-adding a lane of round 1 only
+ *    `sums` fails, at round 1. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,11 +205,139 @@ static void run_session(const plan *pl, session_out *out) {
   bbvfl_key_wipe(&dev);
 }
 
+/* Hashed mode (BbvflHashAggregator, built by make-tampered.sh as variant `hashed`, or `hashsum`
+ * whose aggregate() of round 1 adds one to lane 0): 2 epochs of T = 2 windows (R = 4 batches,
+ * K = 2) and V = 2 evaluation rounds (NE = 3 rows, ER = 2: 2 rows then 1), staleness 1. The
+ * clients run ahead the way the contract allows: round r+1 is submitted before round r is
+ * aggregated, the evaluation rounds and the next epoch's first window before the window's
+ * gradient; a passive client aggregates one evaluation round (anyone may). */
+#define H_R 4
+#define H_K 2
+#define H_NE 3
+#define H_ER 2
+
+static void run_hashed(const char *variant, session_out *out) {
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/%s", tamper_dir, variant);
+  char art[400];
+  snprintf(art, sizeof art, "%s/BbvflHashAggregator.json", dir);
+  if (access(art, R_OK) != 0)
+    bbvfl_test_skip(BBVFL_SKIP_SETUP, "no hashed-mode contract in the source (contract/src/BbvflHashAggregator.sol)");
+  setenv("BBVFL_ABI_DIR", dir, 1);
+  bbvfl_err e = {0};
+  bbvfl_key dev, keys[M];
+  must(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &e), &e);
+  bbvfl_sender *ds = bbvfl_sender_new(rpc, &dev, 0, &e);
+  assert_non_null(ds);
+  bbvfl_sender *cs[M];
+  bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ull);
+  for (int i = 0; i < M; i++) {
+    must(bbvfl_key_generate(&keys[i], &e), &e);
+    transact(ds, keys[i].addr, &eth, NULL, 0);
+    cs[i] = bbvfl_sender_new(rpc, &keys[i], 0, &e);
+    assert_non_null(cs[i]);
+  }
+  bbvfl_cconfig c = {.clients = M, .batch = BATCH, .dim = DIM, .levels = LEVELS, .beta_micro = 100000,
+                     .batches_per_epoch = H_R, .window = H_K, .eval_rows = H_NE, .eval_rows_per_round = H_ER,
+                     .train_rows = H_R * BATCH + 1, .test_rows = H_NE, .staleness = 1, .hashed = 1, .epochs = 2,
+                     .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = 100000,
+                     .round_timeout_blocks = 100000};
+  must(bbvfl_cconfig_derive(&c, &e), &e);
+  const uint64_t per = c.train_rounds + c.eval_rounds, total = per * c.epochs;
+  assert_int_equal(per, 4);
+  c.reward_per_submission = bbvfl_u256_from_u64(1000);
+  c.reward_pool = bbvfl_u256_from_u64(1000 * M * total);
+  uint8_t *args = NULL, *cd = NULL;
+  size_t alen = 0, len = 0;
+  must(bbvfl_cenc_config(&c, &args, &alen, &e), &e);
+  must(bbvfl_deploy(ds, "BbvflHashAggregator", args, alen, 60, out->contract, NULL, &e), &e);
+  free(args);
+  unsetenv("BBVFL_ABI_DIR");
+  for (int i = 0; i < M; i++) memcpy(out->clients[i], keys[i].addr, 20);
+  uint8_t secrets[M][32];
+  for (int i = 0; i < M; i++) {
+    must(bbvfl_cenc_register(keys[i].pub, &cd, &len, &e), &e);
+    transact(cs[i], out->contract, NULL, cd, len);
+    free(cd);
+  }
+  for (int i = 0; i < M; i++) {
+    uint8_t cm[32];
+    assert_int_equal(getrandom(secrets[i], 32, 0), 32);
+    bbvfl_commitment(secrets[i], keys[i].addr, cm);
+    must(bbvfl_cenc_commit(cm, &cd, &len, &e), &e);
+    transact(cs[i], out->contract, NULL, cd, len);
+    free(cd);
+  }
+  for (int i = 0; i < M; i++) {
+    must(bbvfl_cenc_reveal(secrets[i], &cd, &len, &e), &e);
+    transact(cs[i], out->contract, NULL, cd, len);
+    free(cd);
+  }
+  bbvfl_aggc ag;
+  bbvfl_aggc_init(&ag, rpc, out->contract);
+  int ai = active_index(&ag, keys);
+  /* every client's payload of every round (plain values 0..b), kept for aggregate() */
+  static uint8_t q[16][M][H_K * BATCH * DIM];
+  size_t qlen[16];
+  assert_true(total <= 16);
+  uint64_t submitted = 0; /* rounds below this one have every client's submission */
+  uint8_t fusion[40] = {1, 2, 3};
+  for (uint64_t head = 0; head < total; head++) {
+    /* run ahead: everything the contract accepts (at most s = 1 TRAIN round in [head, r)) */
+    for (;;) {
+      uint64_t r = submitted, trains = 0;
+      if (r >= total || r - head >= 8) break;
+      for (uint64_t x = head; x < r; x++) trains += x % per < c.train_rounds;
+      if (trains > c.staleness) break;
+      bbvfl_round_layout L;
+      must(bbvfl_cconfig_round(&c, r, &L, &e), &e);
+      qlen[r] = (size_t)L.coords;
+      for (int i = 0; i < M; i++) {
+        for (size_t j = 0; j < qlen[r]; j++) q[r][i][j] = (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
+        must(bbvfl_cenc_submit(r, q[r][i], qlen[r], &cd, &len, &e), &e);
+        transact(cs[i], out->contract, NULL, cd, len);
+        free(cd);
+      }
+      submitted++;
+    }
+    assert_true(submitted > head);
+    const uint8_t *pl[M];
+    size_t pll[M];
+    for (int i = 0; i < M; i++) pl[i] = q[head][i], pll[i] = qlen[head];
+    must(bbvfl_cenc_aggregate(head, pl, pll, M, &cd, &len, &e), &e);
+    int train = head % per < c.train_rounds;
+    /* a passive client aggregates the first evaluation round of each epoch */
+    transact(cs[!train && head % per == c.train_rounds ? (ai + 1) % M : ai], out->contract, NULL, cd, len);
+    free(cd);
+    if (train) {
+      uint8_t grad[H_K * BATCH * DIM * 4] = {0};
+      must(bbvfl_cenc_post_gradient(head, grad, qlen[head] * 4, fusion, sizeof fusion, &cd, &len, &e), &e);
+      transact(cs[ai], out->contract, NULL, cd, len);
+      free(cd);
+    }
+    if (head % per == per - 1) {
+      uint32_t ep = (uint32_t)(head / per);
+      must(bbvfl_cenc_post_metrics(ep, 900000, 800000, 450000, &cd, &len, &e), &e);
+      transact(cs[ai], out->contract, NULL, cd, len);
+      free(cd);
+      must(bbvfl_cenc_pay_rewards(ep, &cd, &len, &e), &e);
+      transact(cs[ai], out->contract, NULL, cd, len);
+      free(cd);
+    }
+  }
+  for (int i = 0; i < M; i++) {
+    bbvfl_sender_free(cs[i]);
+    bbvfl_key_wipe(&keys[i]);
+  }
+  bbvfl_sender_free(ds);
+  bbvfl_key_wipe(&dev);
+}
+
 /* Runs `bbvfl audit --json` on the contract; returns the parsed document, *status the exit status. */
 static json_t *audit(const uint8_t contract[20], int *status) {
   char addr[43], cmd[1024];
   bbvfl_hex_encode(contract, 20, addr);
-  snprintf(cmd, sizeof cmd, "'%s' audit --rpc '%s' --contract %s --train-rows 5 --json --quiet", getenv("BBVFL_BIN"),
+  snprintf(cmd, sizeof cmd, "'%s' audit --rpc '%s' --contract %s --json --quiet", getenv("BBVFL_BIN"),
            getenv("BBVFL_RPC_URL"), addr);
   FILE *p = popen(cmd, "r");
   assert_non_null(p);
@@ -350,6 +482,50 @@ static void test_masked_session_with_reopened_round(void **st) {
   json_decref(doc);
 }
 
+static void test_hashed_pipelined_session_audits_clean(void **st) {
+  (void)st;
+  session_out s;
+  run_hashed("hashed", &s);
+  json_t *doc = audit_all_pass(s.contract);
+  json_t *f = json_object_get(doc, "figures");
+  assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 8);
+  assert_int_equal(json_integer_value(json_object_get(f, "submissions")), 8 * M);
+  assert_int_equal(json_integer_value(json_object_get(f, "gradients")), 4);
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(f, "rewards_per_client"), i, c) {
+    assert_int_equal(json_integer_value(json_object_get(c, "accepted")), 8);
+    assert_string_equal(json_string_value(json_object_get(c, "transferred")), "8000");
+  }
+  json_t *p = json_object_get(doc, "params");
+  assert_string_equal(json_string_value(json_object_get(p, "aggregation")), "hashed");
+  assert_int_equal(json_integer_value(json_object_get(p, "staleness")), 1);
+  assert_int_equal(json_integer_value(json_object_get(p, "window")), H_K);
+  assert_int_equal(json_array_size(json_object_get(f, "schedule")), 2);
+  json_decref(doc);
+}
+
+static void test_hashed_sum_mismatch_is_caught(void **st) {
+  (void)st;
+  session_out s;
+  run_hashed("hashsum", &s);
+  int code = -1;
+  json_t *doc = audit(s.contract, &code);
+  assert_int_equal(code, 3);
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "checks"), i, c) {
+    const char *n = json_string_value(json_object_get(c, "name"));
+    const char *v = json_string_value(json_object_get(c, "status"));
+    if (strcmp(v, strcmp(n, "sums") ? "PASS" : "FAIL")) fail_msg("check %s is %s", n, v);
+  }
+  json_t *ff = json_object_get(check(doc, "sums"), "first_failure");
+  assert_int_equal(json_integer_value(json_object_get(ff, "round")), 1);
+  assert_non_null(strstr(json_string_value(json_object_get(ff, "detail")), "lane 0:"));
+  assert_true(json_is_string(json_object_get(ff, "tx")));
+  json_decref(doc);
+}
+
 static int setup(void **st) {
   (void)st;
   const char *url = getenv("BBVFL_RPC_URL"), *src = getenv("BBVFL_SOURCE_DIR");
@@ -384,6 +560,8 @@ int main(void) {
       cmocka_unit_test(test_stranger_submission_is_caught),
       cmocka_unit_test(test_reelection_and_expired_round_are_justified),
       cmocka_unit_test(test_masked_session_with_reopened_round),
+      cmocka_unit_test(test_hashed_pipelined_session_audits_clean),
+      cmocka_unit_test(test_hashed_sum_mismatch_is_caught),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
