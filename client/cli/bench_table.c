@@ -104,7 +104,7 @@ static int run_demo(const bench_table1_opts *o, int M, int b, const char *dir, j
   const char *args[32] = {"demo", "--clients", sM, "--b", sb, "--beta", sbeta, "--epochs", sE, "--batch", sB,
                           "--P", sP, "--seed", sseed, "--out", dir, "--json", "--window", "1",
                           "--eval-rows-per-round", sB};
-  int a = 21;
+  int a = 22;
   if (o->data) {
     args[a++] = "--data";
     args[a++] = o->data;

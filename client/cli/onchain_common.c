@@ -15,7 +15,6 @@ void session_flags_defaults(session_flags *f) {
   f->b = 16;
   f->beta = 0.2;
   f->mechanism = "pbm";
-  f->window = 1;
   f->aggregation = "lane";
 }
 
@@ -26,15 +25,6 @@ size_t session_flags_opts(session_flags *f, cli_opt *o) {
   o[n++] = (cli_opt){"beta", OPT_DBL, &f->beta, "X", "PBM bias in (0, 0.5) (default 0.2)"};
   o[n++] = (cli_opt){"mechanism", OPT_STR, &f->mechanism, "NAME", "pbm (the only one the contract sums)"};
   o[n++] = (cli_opt){"seed", OPT_STR, &f->seed, "N", "session seed: split, model init (default: random)"};
-  o[n++] = (cli_opt){"window", OPT_INT, &f->window, "K",
-                     "minibatches per round: one submission carries K batches, the head steps K times, one "
-                     "gradient post carries K gradients (default 1; on a chain with a block time use the batches of "
-                     "an epoch, e.g. 45 for Breast Cancer: docs/ONCHAIN.md)"};
-  o[n++] = (cli_opt){"staleness", OPT_INT, &f->staleness, "S",
-                     "pipelining: a client may submit up to S windows before it has applied their gradients "
-                     "(0..8, default 0; needs --aggregation hashed)"};
-  o[n++] = (cli_opt){"eval-rows-per-round", OPT_INT, &f->eval_rows_per_round, "N",
-                     "test rows per evaluation round (default 0: every test row in one round)"};
   o[n++] = (cli_opt){"aggregation", OPT_STR, &f->aggregation, "MODE",
                      "lane (default: each submission adds into packed storage lanes) or hashed (each submission "
                      "stores its keccak; the active client re-supplies the payloads, the contract checks and sums "
@@ -70,9 +60,9 @@ int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err
     const char **sp = NULL;
     if (!strcmp(key, "clients")) ip = &f->clients;
     else if (!strcmp(key, "b")) ip = &f->b;
-    else if (!strcmp(key, "window")) ip = &f->window;
-    else if (!strcmp(key, "staleness")) ip = &f->staleness;
-    else if (!strcmp(key, "eval-rows-per-round")) ip = &f->eval_rows_per_round;
+    else if (!strcmp(key, "window")) ip = &f->tc.window;
+    else if (!strcmp(key, "staleness")) ip = &f->tc.staleness;
+    else if (!strcmp(key, "eval-rows-per-round")) ip = &f->tc.eval_rows;
     else if (!strcmp(key, "aggregation")) sp = &f->aggregation;
     else if (!strcmp(key, "epochs")) ip = &f->tc.epochs;
     else if (!strcmp(key, "batch")) ip = &f->tc.batch;
@@ -139,21 +129,13 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   c->mech.beta = f->beta;
   if (bbvfl_mech_check(&c->mech, err) < 0) return -1;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
-  if (f->window < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--window must be >= 1, got %d", f->window);
-  if (f->staleness < 0 || f->staleness > 8)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness must be in 0..8, got %d", f->staleness);
-  if (f->eval_rows_per_round < 0)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--eval-rows-per-round must be >= 0, got %d", f->eval_rows_per_round);
   if (strcmp(f->aggregation, "lane") && strcmp(f->aggregation, "hashed"))
     return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation '%s': expected lane or hashed", f->aggregation);
   s->cparams.hashed = !strcmp(f->aggregation, "hashed");
-  if (f->staleness > 0 && !s->cparams.hashed)
+  if (c->staleness > 0 && !s->cparams.hashed)
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "--staleness %d needs --aggregation hashed (the lane contract keeps one round open at a time)",
-                      f->staleness);
-  c->window = (size_t)f->window;
-  c->staleness = f->staleness;
-  c->eval_rows_per_round = (size_t)f->eval_rows_per_round;
+                      c->staleness);
   if (f->seed) {
     char *end;
     errno = 0;

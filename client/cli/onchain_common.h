@@ -22,14 +22,12 @@ typedef struct {
   int clients, b;
   double beta;
   const char *mechanism, *seed;
-  /* the round structure (vfl/contract.h): windows, pipelining, aggregation mode */
-  int window, staleness, eval_rows_per_round;
-  const char *aggregation; /* "lane" or "hashed" */
+  const char *aggregation; /* "lane" or "hashed" (window, staleness: tc) */
 } session_flags;
 
 void session_flags_defaults(session_flags *f);
 /* Appends the options (room for TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS), returns how many. */
-#define SESSION_FLAGS_NOPTS 9
+#define SESSION_FLAGS_NOPTS 6
 size_t session_flags_opts(session_flags *f, cli_opt *o);
 /* Applies --config FILE.json (keys named like the flags: "clients", "b", "beta", "epochs", ...)
  * found in argv to f before the flags are parsed (flags given on the command line win). */

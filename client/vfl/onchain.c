@@ -228,8 +228,8 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   c.probs = calloc(c.neval * (size_t)c.K + 1, sizeof *c.probs);
   c.yb = malloc(maxrows * sizeof *c.yb);
   c.yeval = malloc((c.neval + 1) * sizeof *c.yeval);
-  /* the unfinished rounds: s windows ahead, an evaluation round beside them, the one in hand */
-  c.nslots = (size_t)c.stale + 3;
+  /* the unfinished rounds: s windows ahead, the evaluation rounds beside them, the one in hand */
+  c.nslots = (size_t)c.stale + c.V + 2;
   c.slots = calloc(c.nslots, sizeof *c.slots);
   res->epochs = (int)s->cparams.epochs;
   res->per_epoch = calloc((size_t)res->epochs, sizeof *res->per_epoch);

@@ -324,8 +324,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   c->beta_micro = (uint32_t)(t->mech.beta * 1e6 + 0.5);
   c->batches_per_epoch = (uint32_t)(ntr / t->B);
   size_t K = t->window ? t->window : 1;
-  if (K > c->batches_per_epoch)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--window %zu exceeds the %u minibatches of an epoch", K, c->batches_per_epoch);
+  if (K > c->batches_per_epoch) K = c->batches_per_epoch; /* a window never crosses an epoch */
   c->window = (uint32_t)K;
   c->train_rows = (uint32_t)ntr;
   c->test_rows = (uint32_t)nte;

@@ -46,8 +46,8 @@ typedef struct {
 
 /* Deploys the aggregator (which deploys its reward token) for the training setup in s->train and
  * the table ds, and fills the rest of *s (chain id, addresses, deploy block, contract
- * parameters: R = floor(N_train/B) minibatches per epoch in windows of s->train.window (T =
- * ceil(R/K) rounds), every test row evaluated each epoch in rounds of s->train.eval_rows_per_round
+ * parameters: R = floor(N_train/B) minibatches per epoch in windows of s->train.window (clamped
+ * to R; T = ceil(R/K) rounds), every test row evaluated each epoch in rounds of s->train.eval_rows_per_round
  * rows (0: one round), s->train.staleness, 1 token (1e18 units) per accepted
  * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks,
  * active and round timeout 100000 blocks (blocks advance only with transactions on an automining
