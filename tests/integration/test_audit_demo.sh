@@ -12,7 +12,10 @@
 #    active client may stop first: a short count makes the sum exceed count*b, which it refuses);
 #  - a wrong initial pick (election), half a public key for client 1 (registration), an AUROC above
 #    1 in epoch 1 (metrics), params() misreporting a deadline (params): only that check fails;
-#  - a wrong --train-rows: the schedule check fails. (gradients: test_audit_gradient_poster.sh)
+#  - the schedule from the chain alone; --train-rows the chain's passes, another fails `schedule`;
+#  - windows: a session of K = 45 (one window per epoch, all test rows in one EVAL round) audits
+#    clean; one of K = 7 (a ragged last window) with 3 evaluation rounds against the mis-added lane
+#    fails only `sums`, at round 1. (gradients: test_audit_gradient_poster.sh)
 # Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN and BBVFL_SOURCE_DIR.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
@@ -27,15 +30,18 @@ check() { # description, then a command that must succeed
 
 "$BBVFL_SOURCE_DIR/contract/testonly/make-tampered.sh" "$work/tamper"
 
+# DEMO_ARGS: extra demo options (windows, evaluation rounds) for one call
 demo() { # name [env...]: a short 3-client session
   local name=$1; shift
-  env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 --out "$work/$name" \
+  # shellcheck disable=SC2086
+  env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 ${DEMO_ARGS:-} --out "$work/$name" \
     >"$work/$name.log" 2>&1 || { cat "$work/$name.log" >&2; echo "demo $name failed" >&2; exit 1; }
 }
 
 demo_may_fail() { # name [env...]: as demo, but a client refusing the tampered history is allowed
   local name=$1; shift
-  env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 --out "$work/$name" \
+  # shellcheck disable=SC2086
+  env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 ${DEMO_ARGS:-} --out "$work/$name" \
     >"$work/$name.log" 2>&1 || echo "demo $name stopped early (allowed): $(tail -n 1 "$work/$name.log")"
   test -f "$work/$name/session.json" || { cat "$work/$name.log" >&2; echo "demo $name deployed nothing" >&2; exit 1; }
 }
@@ -89,15 +95,65 @@ rc=$?
 set -e
 check "human report: exit 0 and verdict first" sh -c "test $rc = 0 && head -1 '$work/honest.txt' | grep -q '^bbvfl audit: PASS'"
 
-# a wrong training row count is caught by the schedule check
+# the schedule comes from the chain (params() records the training rows); --train-rows is only a
+# cross-check: the chain's count passes, another one fails the schedule check naming both
+rows=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['params']['train_rows'])" "$work/honest.audit.json")
 set +e
+"$BBVFL_BIN" audit --session "$work/honest/session.json" --train-rows "$rows" --json --quiet >"$work/rows-ok.json"
+rc_ok=$?
 "$BBVFL_BIN" audit --session "$work/honest/session.json" --train-rows 1000 --json --quiet >"$work/rows.json"
 rc=$?
 set -e
-check "schedule: a row count that does not give T batches fails (exit $rc)" sh -c "test $rc = 3 && python3 -c \"
+check "schedule: --train-rows $rows (the chain's) passes (exit $rc_ok)" test "$rc_ok" = 0
+check "schedule: a row count other than the chain's fails, naming both (exit $rc)" sh -c "test $rc = 3 && python3 -c \"
 import json; a = json.load(open('$work/rows.json'))
-s = {c['name']: c['status'] for c in a['checks']}
-assert s['schedule'] == 'FAIL' and s['sums'] == 'PASS', s\""
+s = {c['name']: c for c in a['checks']}
+assert s['schedule']['status'] == 'FAIL' and s['sums']['status'] == 'PASS', s
+d = s['schedule']['first_failure']['detail']
+assert '1000' in d and '$rows' in d, d\""
+
+# ------------------------------------------------------------------ windows
+# K = 45 minibatches per TRAIN round (one window per epoch) and the whole test split in one EVAL
+# round: every check passes, the schedule without --train-rows, and the figures are per round
+DEMO_ARGS="--window 45" demo win45
+rc=$(audit win45)
+check "windowed session (K=45): exit status 0 (got $rc)" test "$rc" = 0
+check "windowed session (K=45): every check passes, rounds of their own length" python3 - \
+  "$work/win45.audit.json" "$work/win45/report.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+bad = {c["name"]: c["first_failure"] or c["note"] for c in a["checks"] if c["status"] != "PASS"}
+assert a["ok"] is True and not bad, bad
+p = a["params"]
+assert p["window"] == 45 and p["train_rounds"] == 1 and p["eval_rounds"] == 1, p
+assert p["aggregation"] == "lanes" and p["staleness"] == 0, p
+assert p["eval_rows"] == p["test_rows"] and p["eval_rows_per_round"] == p["eval_rows"], p  # every test row, one round
+f = a["figures"]
+assert f["rounds"] == r["rounds"] == 2 * p["epochs"], (f["rounds"], r["rounds"])
+assert f["gradients"] == p["epochs"], f["gradients"]
+assert len(f["schedule"]) == p["epochs"], f["schedule"]
+st = {c["name"]: c for c in a["checks"]}
+assert st["schedule"]["checked"] == p["epochs"] and "training rows" in st["schedule"]["note"], st["schedule"]
+PY
+
+# a ragged window (K = 7: six windows of 7 batches and one of 3) and three evaluation rounds
+# (114 test rows in rounds of 50) against the contract whose RoundCompleted of round 1 (a window
+# of 7 batches) mis-adds lane 0: only sums fails, there
+DEMO_ARGS="--window 7 --eval-rows-per-round 50" demo_may_fail sumwin BBVFL_ABI_DIR="$work/tamper/sum"
+rc=$(audit sumwin)
+check "windowed mis-added lane: exit 3 (got $rc)" test "$rc" = 3
+check "windowed mis-added lane: only sums fails, round 1, lane 0" python3 - "$work/sumwin.audit.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))
+st = {c["name"]: c for c in a["checks"]}
+failed = [n for n, c in st.items() if c["status"] == "FAIL"]
+assert failed == ["sums"], (failed, {n: st[n]["first_failure"] for n in failed})
+ff = st["sums"]["first_failure"]
+assert ff["round"] == 1 and ff["tx"] and ff["detail"].startswith("lane 0:"), ff
+p = a["params"]
+assert p["window"] == 7 and p["train_rounds"] == 7 and p["eval_rounds"] == 3, p
+assert st["gradients"]["checked"] >= 7, st["gradients"]  # the ragged last window's gradient too
+PY
 
 # the HTML report: self-contained, renders, shows the charts
 html="$work/honest.html"
@@ -133,7 +189,8 @@ rc=$?
 set -e
 check "run folder only: the audit resumes the run's devnet and passes (exit $rc)" sh -c \
   "test $rc = 0 && grep -q 'resuming the run' '$work/kept.audit.err' && python3 -c \"
-import json; a = json.load(open('$work/kept.audit.json')); assert a['ok'] and a['figures']['rounds'] == 56, a['summary']\""
+import json; a = json.load(open('$work/kept.audit.json')); r = json.load(open('$work/kept/report.json'))
+assert a['ok'] and a['figures']['rounds'] == r['rounds'] == 46, (a['summary'], a['figures']['rounds'], r['rounds'])\""
 check "run folder only: the resumed devnet was stopped again" sh -c "! test -e '$work/kept/devnet/devnet.json'"
 
 # ------------------------------------------------------------------ tampered contracts
