@@ -372,11 +372,13 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (bbvfl_cenc_config(c, &args, &alen, err) < 0) return -1;
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
-  int ok = bbvfl_deploy(snd, "BbvflAggregator", args, alen, 120, s->contract, &rc, err);
+  /* lane storage and hashed aggregation are two contracts on one base (contract/src/BbvflBase.sol) */
+  const char *name = c->hashed ? "BbvflHashAggregator" : "BbvflAggregator";
+  int ok = bbvfl_deploy(snd, name, args, alen, 120, s->contract, &rc, err);
   free(args);
   s->deploy_block = rc.block_number;
   bbvfl_receipt_clear(&rc);
-  if (ok < 0) return bbvfl_wrap(err, "deploying BbvflAggregator");
+  if (ok < 0) return bbvfl_wrap(err, "deploying %s", name);
   bbvfl_aggc a;
   bbvfl_aggc_init(&a, rpc, s->contract);
   bbvfl_cparams p;
