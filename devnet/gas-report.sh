@@ -2,9 +2,10 @@
 # Gas per coordinate of on-chain aggregation, measured from transaction receipts on a fresh anvil.
 #
 #   devnet/gas-report.sh [--rounds N] [--quick] [--rpc URL] [--hardfork NAME]   (Markdown report)
-#   --rounds N  rounds per session (default 7, >= 5); --quick  first table row only;
+#   --rounds N  rounds per lane-mode session (default 7, >= 5); --quick  K=5 rows only;
 #   --rpc URL   use a running loopback anvil instead of starting one;
 #   --hardfork NAME  start anvil with --hardfork NAME (default: anvil's default, Prague/Osaka rules).
+#   --hashed-rounds N  rounds per hashed-mode session (default 10, >= 9: the ring has 8 slots).
 #   GAS_REPORT_VERBOSE=1 prints every transaction hash and its gas on stderr.
 #
 # Starts the pinned anvil on a free 127.0.0.1 port, deploys BbvflAggregator from abi/ with
@@ -19,7 +20,9 @@
 # steady-state rounds (round >= RING, when every slot of the ring has been written once), and
 # round 0 (first use of storage) for comparison. The naive baseline (NaiveAggregator: one
 # uint256 storage word per value, sum in a separate aggregate() call) is measured the same way;
-# its figure counts its M submissions plus its aggregate() call.
+# its figure counts its M submissions plus its aggregate() call. The hashed mode
+# (BbvflHashAggregator) is driven the same way with an aggregate(round, payloads) transaction per
+# round (sent by the deployer: anyone may); its figure counts the M submissions plus that call.
 # anvil is stopped by its pid on exit.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,20 +30,23 @@ rounds=7
 quick=0
 rpc=
 hardfork=
+hashed_rounds=10
 while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --rpc) rpc=$2; shift 2 ;;
     --hardfork) hardfork=$2; shift 2 ;;
-    -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+    --hashed-rounds) hashed_rounds=$2; shift 2 ;;
+    -h|--help) sed -n 2,27p "$0"; exit 0 ;;
     *) echo "gas-report: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [ "$rounds" -ge 5 ] || { echo "gas-report: --rounds must be >= 5 (4 ring slots + 1 steady round)" >&2; exit 2; }
+[ "$hashed_rounds" -ge 9 ] || { echo "gas-report: --hashed-rounds must be >= 9 (8 ring slots + 1 steady round)" >&2; exit 2; }
 tool="$root/devnet/tool.sh"
 cast() { "$tool" cast "$@"; }
-for f in BbvflAggregator NaiveAggregator; do
+for f in BbvflAggregator BbvflHashAggregator NaiveAggregator; do
   [ -f "$root/abi/$f.json" ] || { echo "gas-report: abi/$f.json missing; run devnet/gen-abi.sh" >&2; exit 1; }
 done
 
@@ -50,7 +56,8 @@ cleanup() {
   if [ -n "$anvil_pid" ]; then kill "$anvil_pid" 2>/dev/null || true; wait "$anvil_pid" 2>/dev/null || true; fi
   if [ -n "${GAS_REPORT_KEEP:-}" ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 if [ -n "$rpc" ]; then
   case $rpc in http://127.0.0.1:*|http://localhost:*) ;; *) echo "gas-report: --rpc must be a loopback URL" >&2; exit 2 ;; esac
@@ -91,6 +98,9 @@ values() { # m_index round count levels format(hex|list) -> deterministic values
 import random, sys
 i, r, n, lv, fmt = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 g = random.Random(1000003 * i + r)
+if fmt == "hex16":  # masked mode: uniform 16-bit lanes, big-endian
+    print("0x" + b"".join(g.randrange(65536).to_bytes(2, "big") for _ in range(n)).hex())
+    sys.exit(0)
 v = [g.randint(0, lv) for _ in range(n)]
 print("0x" + bytes(v).hex() if fmt == "hex" else "[" + ",".join(map(str, v)) + "]")
 EOF
@@ -133,6 +143,56 @@ run_bbvfl() { # m b p levels k
   python3 -c "import sys; m,n,f,s,k=map(int,sys.argv[1:]); print(f'{f/(m*n):.1f} {s/k/(m*n):.1f} {s//k//m}')" "$m" "$n" "$first" "$steady" "$steady_rounds"
 }
 
+# hashed mode (BbvflHashAggregator): one session, M submissions then one aggregate() (sent by the
+# deployer: anyone may) and the gradient per round; prints "first steady submit-per-tx aggregate"
+# with the per-coordinate figures counting the M submissions plus the aggregate() transaction.
+# Steady = rounds >= 8 (every slot of the 8-slot ring written once).
+run_hashed() { # m b p levels k masked(true|false)
+  local m=$1 b=$2 p=$3 lv=$4 k=$5 masked=$6 n
+  n=$((k * b * p))
+  local hr=$hashed_rounds
+  local bytecode args out agg i r a active g total sub first=0 steady=0 steady_sub=0 steady_agg=0 steady_rounds=0
+  bytecode=$(jq -r .bytecode "$root/abi/BbvflHashAggregator.json")
+  local nb=$(((hr + 1) * k)) fmt=hex
+  [ "$masked" = true ] && fmt=hex16
+  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64))" \
+    "($m,$b,$p,$lv,200000,$masked,$nb,$k,0,0,$((nb * b)),0,0,true,1,1,$((m * (hr + 1))),50,50,50,50)")
+  out=$(cast send --unlocked --from "$deployer" --json --create "$bytecode${args#0x}")
+  agg=$(jq -r .contractAddress <<<"$out")
+  setup_clients "$m"
+  for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "register(bytes)" "$(client_pk "$i")" >/dev/null; done
+  for ((i = 0; i < m; i++)); do
+    a=$(client_addr "$i")
+    send "$a" "$agg" "commit(bytes32)" "$(cast keccak "$(cast keccak "s$i")${a#0x}")" >/dev/null
+  done
+  for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "reveal(bytes32)" "$(cast keccak "s$i")" >/dev/null; done
+  active=$(cast call "$agg" "active()(address)")
+  local grad; grad="0x$(printf '%0*d' $((n * 8)) 0)"
+  local q list
+  for ((r = 0; r < hr; r++)); do
+    sub=0
+    list=
+    for ((i = 0; i < m; i++)); do
+      q=$(values "$i" "$r" "$n" "$lv" "$fmt")
+      g=$(send "$(client_addr "$i")" "$agg" "submit(uint64,bytes)" "$r" "$q")
+      sub=$((sub + g))
+      list="$list${list:+,}$q"
+    done
+    g=$(send "$deployer" "$agg" "aggregate(uint64,bytes[])" "$r" "[$list]")
+    total=$((sub + g))
+    [ -n "${GAS_REPORT_VERBOSE:-}" ] && echo "hashed round $r: submits $sub aggregate $g" >&2
+    [ "$r" -eq 0 ] && first=$total
+    if [ "$r" -ge 8 ]; then
+      steady=$((steady + total)); steady_sub=$((steady_sub + sub)); steady_agg=$((steady_agg + g))
+      steady_rounds=$((steady_rounds + 1))
+    fi
+    send "$active" "$agg" "postGradient(uint64,bytes,bytes)" "$r" "$grad" 0x >/dev/null
+  done
+  [ "$(cast call "$agg" "currentRound()(uint64)" | cut -d' ' -f1)" = "$hr" ] || { echo "gas-report: hashed session did not advance" >&2; exit 1; }
+  python3 -c "import sys; m,n,f,s,ss,sa,k=map(int,sys.argv[1:]); print(f'{f/(m*n):.1f} {s/k/(m*n):.1f} {ss//k//m} {sa//k}')" \
+    "$m" "$n" "$first" "$steady" "$steady_sub" "$steady_agg" "$steady_rounds"
+}
+
 # naive: every round is fresh storage; prints "first steady" per coordinate incl. aggregate()
 run_naive() { # m b p levels
   local m=$1 lv=$4 n
@@ -158,23 +218,32 @@ run_naive() { # m b p levels
   python3 -c "import sys; m,n,f,s,k=map(int,sys.argv[1:]); print(f'{f/(m*n):.1f} {s/k/(m*n):.1f} {s//k//m}')" "$m" "$n" "$first" "$steady" "$k"
 }
 
-echo "# Aggregation gas per coordinate"
+echo "## Gas per coordinate, hardfork: ${hardfork:-anvil default (Prague/Osaka rules, EIP-7623 calldata floor)}"
 echo
-echo "Measured $(date -u +%Y-%m-%d) by devnet/gas-report.sh on $anvil_version (hardfork: ${hardfork:-anvil default}), $rounds rounds per session."
-echo "Gas per coordinate = gasUsed of a round's M submit transactions (whole transaction: 21000 base +"
-echo "calldata + execution) / (M x K x B x P), K = minibatches per round (window). Steady state = mean over rounds >= 4, when each of the 4 ring"
-echo "slots has been written once; round 0 writes fresh storage. Budget (DESIGN.md): <= 400 steady for"
-echo "M=5, B=10, P=16, b=16. The naive baseline adds its aggregate() call to the round's total."
+echo "Measured $(date -u +%Y-%m-%d) by devnet/gas-report.sh on $anvil_version; lane mode $rounds rounds per session (steady ="
+echo "rounds >= 4), hashed mode $hashed_rounds rounds (steady = rounds >= 8). Gas per coordinate = gasUsed of a round's M"
+echo "submit transactions, plus its aggregate() transaction in the hashed mode (whole transactions: 21000 base + calldata"
+echo "+ execution, or the EIP-7623 floor where it applies) / (M x K x B x P), K = minibatches per round (window)."
 echo
-echo "| contract | M | B | P | b | K | lane bits | gas/coordinate, round 0 | gas/coordinate, steady | gas per submit tx, steady |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| contract | values | M | B | P | b | K | lane bits | gas/coord, round 0 | gas/coord, steady | submit tx, steady | aggregate tx, steady |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 rows=("5 10 16 16 1" "5 10 16 16 5" "5 10 16 16 45" "10 10 16 16 1" "5 100 64 16 1" "5 10 16 64 1" "5 100 64 64 1")
-[ "$quick" -eq 1 ] && rows=("5 10 16 16 1")
+hrows=("5 10 16 16 1 false" "5 10 16 16 5 false" "5 10 16 16 45 false" "10 10 16 16 5 false" "5 10 16 64 5 false" "5 10 16 16 5 true")
+if [ "$quick" -eq 1 ]; then rows=("5 10 16 16 5"); hrows=("5 10 16 16 5 false"); fi
 for row in "${rows[@]}"; do
   read -r m b p lv k <<<"$row"
   bits=8; [ $((m * lv)) -ge 256 ] && bits=16
   read -r f s per <<<"$(run_bbvfl "$m" "$b" "$p" "$lv" "$k")"
-  echo "| BbvflAggregator | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per |"
+  echo "| BbvflAggregator (lanes) | plain | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per | - |"
 done
-read -r f s per <<<"$(run_naive 5 10 16 16)"
-echo "| NaiveAggregator (baseline, submits + aggregate) | 5 | 10 | 16 | 16 | 1 | 256 | $f | **$s** | $per |"
+for row in "${hrows[@]}"; do
+  read -r m b p lv k masked <<<"$row"
+  bits=8; [ $((m * lv)) -ge 256 ] || [ "$masked" = true ] && bits=16
+  read -r f s per ag <<<"$(run_hashed "$m" "$b" "$p" "$lv" "$k" "$masked")"
+  vals=plain; [ "$masked" = true ] && vals=masked
+  echo "| BbvflHashAggregator (hashed) | $vals | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per | $ag |"
+done
+if [ "$quick" -eq 0 ]; then
+  read -r f s per <<<"$(run_naive 5 10 16 16)"
+  echo "| NaiveAggregator (baseline, submits + aggregate) | plain | 5 | 10 | 16 | 16 | 1 | 256 | $f | **$s** | $per | - |"
+fi

@@ -9,11 +9,13 @@ import {BbvflBase} from "./BbvflBase.sol";
 /// a round's sum is formed and which rounds are open:
 ///
 /// - submit(round, q): same sender and length checks as the lane mode; plain mode range-checks
-///   every value <= b (SWAR over calldata). The contract stores only keccak256(q) for (the round's
-///   ring slot, the client's index) and sets the client's bit in the slot's header word
-///   (round + 1 as a tag, submission bitmap, aggregated flag); it emits Submitted(round, client,
-///   keccak256(q)) as the lane mode does. No lane words are written: the sum is formed later, in
-///   memory, from the payloads themselves.
+///   every value <= b (SWAR over calldata). The contract writes ONE storage word: for (the round's
+///   ring slot, the client's index) the word (round + 1) << 192 | low 192 bits of keccak256(q)
+///   (the tag says which round the word belongs to: a word of an older round in the same slot
+///   means "not submitted"); it emits Submitted(round, client, keccak256(q)) as the lane mode
+///   does. No lane words, no bitmap, no hot-word write: the sum is formed later, in memory, from
+///   the payloads themselves. (A steady-state submit: one cold read + one rewrite of that word,
+///   the client's word, the hot word, the event, keccak and the range check.)
 /// - Pipelining. head = the oldest round that is not done (a TRAIN round is done when its
 ///   gradient is posted, an EVAL round when it is aggregated); currentRound() returns head
 ///   (totalRounds after the session ended). A submission to round r is accepted iff
@@ -45,19 +47,22 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   done round), frozen at exclusion for an excluded client; clientInfo().lastRoundPlus1 = that.
 /// - reelect(): the active deadline (activeBlocks) runs while head has every participant's
 ///   submission but is not done (not aggregated, or aggregated without a gradient), counted from
-///   the later of the block head became complete (roundState().completedAt) and the current
-///   active client's election; the epoch metrics/rewards deadline is as in the lane mode.
-/// - roundState() describes head; roundStatus(r) gives any ring round's submission bitmap and
-///   aggregated flag; hasSubmitted(r, client) is exact for rounds in the ring and true for a round
+///   the later of roundState().completedAt and the current active client's election. In this
+///   mode completedAt is the block head opened (or an expireRound made it complete), and for an
+///   aggregated TRAIN head the block of its aggregation: submit does not record when the last
+///   submission arrived (that would cost every submission a write). The epoch metrics/rewards
+///   deadline is as in the lane mode.
+/// - roundState() describes head (submitted = participants whose word holds head); roundStatus(r)
+///   gives a ring round's submission bitmap (read from the M words) and whether its sum was
+///   emitted; hasSubmitted(r, client) is exact for rounds in the ring and true for a round
 ///   before head that the client contributed to. roundSum() has no stored sum to return: read the
 ///   RoundCompleted event.
 contract BbvflHashAggregator is BbvflBase {
     uint256 public constant RING = 8;
-    uint256 private constant HDR_BASE = uint256(keccak256("bbvfl.hash.headers"));
     uint256 private constant HASH_BASE = uint256(keccak256("bbvfl.hash.hashes"));
     uint256 private constant M64 = 0xFFFFFFFFFFFFFFFF;
-    uint256 private constant AGG = 1 << 128;
-    uint256 private constant HOT_SH_COMPLETED = 136;
+    uint256 private constant M192 = (1 << 192) - 1;
+    uint256 private constant VOID = 1; // a voided submission word (tag 0, never a round's)
 
     constructor(Config memory c) BbvflBase(c, true) {}
 
@@ -79,34 +84,18 @@ contract BbvflHashAggregator is BbvflBase {
         if (!(w & F_EXCL == 0)) _fail("excluded");
         if (!(q.length == _dataLen(round))) _fail("bad length");
         if (!MASKED) if (!(!_aboveB(q))) _fail("value above b");
-        uint256 idx = (w >> SH_INDEX) & 0xFF;
-        uint256 slot = round % RING;
-        uint256 hk = HDR_BASE + slot;
-        uint256 hdr;
+        uint256 dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
+        uint256 old;
         assembly ("memory-safe") {
-            hdr := sload(hk)
+            old := sload(dk)
         }
-        if (hdr & M64 != uint256(round) + 1) hdr = uint256(round) + 1;
-        uint256 bit = 1 << (64 + idx);
-        if (!(hdr & bit == 0)) _fail("already submitted");
-        hdr |= bit;
+        if (!(old >> 192 != uint256(round) + 1)) _fail("already submitted");
         bytes32 d = _hash(q);
-        uint256 dk = HASH_BASE + (slot << 6) + idx;
+        uint256 word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
         assembly ("memory-safe") {
-            sstore(hk, hdr)
-            sstore(dk, d)
+            sstore(dk, word)
         }
         emit Submitted(round, msg.sender, d);
-        if (round == head) {
-            uint256 mask = (hw >> HOT_SH_SUBMITTED) & M64;
-            if ((hdr >> 64) & mask == mask) {
-                // head just became complete: the active deadline starts now
-                hw = (hw & ~(uint256(0xFFFFFFFFFF) << HOT_SH_COMPLETED)) | (block.number << HOT_SH_COMPLETED);
-                assembly ("memory-safe") {
-                    sstore(_hot.slot, hw)
-                }
-            }
-        }
     }
 
     /// r is open for submissions while head is `head` (r >= head given).
@@ -151,11 +140,10 @@ contract BbvflHashAggregator is BbvflBase {
         if (!(h.started && !h.ended)) _fail("not training");
         if (!(round >= h.round)) _fail("round closed");
         if (!(round == h.round)) _fail("round not open");
-        uint256 slot = round % RING;
-        uint256 hdr = _header(round);
-        if (!(hdr & AGG == 0)) _fail("already aggregated");
+        if (!(h.count == 0)) _fail("already aggregated");
         uint64 mask = h.submitted;
-        if (!(uint64(hdr >> 64) & mask == mask)) _fail("round not complete");
+        uint256 base = HASH_BASE + ((round % RING) << 6);
+        if (!(_submitted(round, mask) == mask)) _fail("round not complete");
         if (!(payloads.length == h.n)) _fail("bad payload count");
         uint256 len = _dataLen(round);
         bytes memory sum = new bytes(len << (LANE_BITS == 16 && !MASKED ? 1 : 0));
@@ -163,25 +151,24 @@ contract BbvflHashAggregator is BbvflBase {
         for (uint256 i = 0; mask >> i != 0; i++) {
             if ((mask >> i) & 1 == 0) continue;
             bytes calldata p = payloads[k++];
-            bytes32 want;
-            uint256 dk = HASH_BASE + (slot << 6) + i;
+            uint256 want;
+            uint256 dk = base + i;
             assembly ("memory-safe") {
                 want := sload(dk)
             }
-            if (!(p.length == len && _hash(p) == want)) _fail("payload hash mismatch");
+            if (!(p.length == len && uint256(_hash(p)) & M192 == want & M192)) _fail("payload hash mismatch");
             _add(sum, p);
         }
         emit RoundCompleted(round, h.n, sum);
         _markEpoch(round);
         if (_isTrain(round)) {
-            uint256 hk = HDR_BASE + slot;
-            assembly ("memory-safe") {
-                sstore(hk, or(hdr, AGG))
-            }
+            // aggregated, waiting for the gradient: the active deadline counts from now
+            h.count = 1;
+            h.completedAt = uint40(block.number);
         } else {
             _advance(h);
-            _hot = h;
         }
+        _hot = h;
     }
 
     function _hash(bytes calldata p) private pure returns (bytes32 d) {
@@ -234,18 +221,19 @@ contract BbvflHashAggregator is BbvflBase {
         }
     }
 
-    /// Header word of round r's ring slot, or 0 when the slot holds another round.
-    function _header(uint256 r) private view returns (uint256 hdr) {
-        uint256 hk = HDR_BASE + r % RING;
-        assembly ("memory-safe") {
-            hdr := sload(hk)
+    /// The clients of `mask` (bit = index) whose submission word holds round r.
+    function _submitted(uint256 r, uint64 mask) private view returns (uint64 got) {
+        uint256 base = HASH_BASE + ((r % RING) << 6);
+        uint256 tag = r + 1;
+        for (uint256 i = 0; mask >> i != 0; i++) {
+            if ((mask >> i) & 1 == 0) continue;
+            uint256 dk = base + i;
+            uint256 x;
+            assembly ("memory-safe") {
+                x := sload(dk)
+            }
+            if (x >> 192 == tag) got |= uint64(1 << i);
         }
-        if (hdr & M64 != r + 1) hdr = 0;
-    }
-
-    /// Every participant in `mask` submitted to round r.
-    function _full(uint256 r, uint64 mask) private view returns (bool) {
-        return uint64(_header(r) >> 64) & mask == mask;
     }
 
     // ------------------------------------------------------------------ timeout
@@ -255,28 +243,31 @@ contract BbvflHashAggregator is BbvflBase {
     function expireRound() external {
         Hot memory h = _hot;
         if (!(h.started && !h.ended)) _fail("not training");
-        uint64 keep = uint64(_header(h.round) >> 64) & h.submitted;
+        uint64 keep = _submitted(h.round, h.submitted);
         if (!(keep != h.submitted)) _fail("round complete");
         if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _fail("round not timed out");
         if (!(keep != 0)) _fail("no submissions");
         if (_excludeMissing(h, keep)) _reelect(h.round, 2);
         h.submitted = keep;
+        h.completedAt = uint40(block.number);
         if (MASKED) {
             // the missing clients' masks do not cancel: every round with submissions re-opens
             uint256 end = uint256(h.round) + RING;
             if (end > TOTAL_ROUNDS) end = TOTAL_ROUNDS;
             for (uint256 r = h.round; r < end; r++) {
-                uint256 hdr = _header(r);
-                if (r != h.round && hdr >> 64 == 0) continue;
-                uint256 hk = HDR_BASE + r % RING;
-                assembly ("memory-safe") {
-                    sstore(hk, add(r, 1))
+                uint64 got = _submitted(r, keep);
+                if (r != h.round && got == 0) continue;
+                uint256 base = HASH_BASE + ((r % RING) << 6);
+                for (uint256 i = 0; got >> i != 0; i++) {
+                    if ((got >> i) & 1 == 0) continue;
+                    uint256 dk = base + i;
+                    assembly ("memory-safe") {
+                        sstore(dk, VOID)
+                    }
                 }
                 emit RoundReopened(uint64(r), keep, h.n);
             }
             h.openedAt = uint40(block.number);
-        } else {
-            h.completedAt = uint40(block.number);
         }
         _hot = h;
     }
@@ -288,12 +279,12 @@ contract BbvflHashAggregator is BbvflBase {
         revert("hashed mode: read RoundCompleted");
     }
 
-    /// Submission bitmap (bit = client index; all clients that submitted, excluded ones too) and
-    /// aggregated flag of round r while its ring slot holds it (zeros otherwise).
+    /// Submission bitmap (bit = client index, every registered client, excluded ones too) of round
+    /// r while its ring slot holds it (r < head + RING), and whether r's sum was emitted.
     function roundStatus(uint64 r) external view returns (uint64 submitted, bool aggregated) {
-        uint256 hdr = _header(r);
-        submitted = uint64(hdr >> 64);
-        aggregated = hdr & AGG != 0;
+        Hot memory h = _hot;
+        submitted = _submitted(r, uint64((1 << _clients.length) - 1));
+        aggregated = h.started && (r < h.round || (r == h.round && (h.ended || h.count != 0)));
     }
 
     /// Whether `client` submitted to `round`: exact for rounds in the ring (head and later); for
@@ -303,31 +294,32 @@ contract BbvflHashAggregator is BbvflBase {
         uint256 w = _client[client];
         Hot memory h = _hot;
         if (round < _accepted(w, h)) return true;
-        if (!h.started || h.ended || round < h.round) return false;
-        return (_header(round) >> (64 + ((w >> SH_INDEX) & 0xFF))) & 1 != 0 && w & F_REG != 0;
+        if (!h.started || h.ended || round < h.round || w & F_REG == 0) return false;
+        return _submitted(round, uint64(1 << ((w >> SH_INDEX) & 0xFF))) != 0;
     }
 
     // ------------------------------------------------------------------ mode hooks
 
     function _advance(Hot memory h) internal override {
         super._advance(h);
-        if (!h.ended && _full(h.round, h.submitted)) h.completedAt = uint40(block.number);
+        // the active deadline of a complete but unaggregated head counts from its opening
+        h.completedAt = uint40(block.number);
     }
 
     function _acceptedLive(uint256, Hot memory h) internal pure override returns (uint256) {
         return uint256(h.round) + (h.ended ? 1 : 0);
     }
 
-    function _headComplete(Hot memory h) internal view override returns (bool) {
-        return _header(h.round) & AGG != 0;
+    function _headComplete(Hot memory h) internal pure override returns (bool) {
+        return h.count != 0;
     }
 
     function _headWaiting(Hot memory h) internal view override returns (bool) {
-        return _full(h.round, h.submitted);
+        return h.count != 0 || _submitted(h.round, h.submitted) == h.submitted;
     }
 
     function _headCount(Hot memory h) internal view override returns (uint8 n) {
-        uint64 b = uint64(_header(h.round) >> 64) & h.submitted;
+        uint64 b = _submitted(h.round, h.submitted);
         for (; b != 0; b &= b - 1) n++;
     }
 
