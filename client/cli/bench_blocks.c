@@ -2,7 +2,8 @@
  *
  * For each row (K, s, and one full-batch row) on the bundled Breast Cancer data, M = 5:
  *  - test AUROC after E epochs, median over seeds 1..N, from the off-chain trainer (the on-chain
- *    run trains bit-identically: its seed-1 AUROC is reported beside it as the check);
+ *    run trains bit-identically: its seed-1 AUROC is reported beside the off-chain replay of that
+ *    very session, same seed and the chain's session seed, as the check);
  *  - an on-chain session (`bbvfl demo`, M client processes) on an anvil that mines a block every
  *    --block-time seconds, a few epochs long: blocks per epoch (steady state, evaluation and the
  *    epoch's metrics and rewards included), blocks of the training windows and of the evaluation
@@ -231,8 +232,8 @@ static int demo_row(const bopts *o, const brow *row, const char *rpc_url, int ep
   snprintf(what, sizeof what, "the %s demo of row %s", tag, row->label);
   const char *agg = row->s > 0 ? "hashed" : o->aggregation;
   const char *args[40] = {"demo", "--rpc", rpc_url, "--epochs", sE, "--seed", "1", "--window", sK, "--staleness",
-                          sS, "--aggregation", agg, "--clients", sM, "--out", run, "--json", "--round-timeout", "300"};
-  int n = 20;
+                          sS, "--aggregation", agg, "--clients", sM, "--out", run, "--json", "--round-timeout", "300", "--compare"};
+  int n = 21;
   args[n++] = "--batch";
   args[n++] = sB;
   if (o->data) {
@@ -254,21 +255,22 @@ static void bench_blocks_print(const json_t *t, FILE *f) {
              "(%d-epoch runs), %s aggregation unless staleness > 0\n",
           (int)jnum(cfg, "M"), (int)jnum(cfg, "epochs"), (int)jnum(cfg, "seeds"), jnum(cfg, "block_time"),
           (int)jnum(cfg, "block_time_epochs"), json_string_value(json_object_get(cfg, "aggregation")));
-  fprintf(f, "%-16s %6s %6s %6s %8s %8s %8s %9s %9s %8s %8s %10s %10s\n", "row", "T+V", "blk/ep", "train", "eval",
-          "wall/ep", "auto/ep", "gas/coord", "AUROC", "onchain", "blk->tgt", "30ep@2s", "30ep@12s");
+  fprintf(f, "%-16s %6s %6s %6s %8s %8s %8s %9s %9s %8s %8s %8s %10s %10s\n", "row", "T+V", "blk/ep", "train", "eval",
+          "wall/ep", "auto/ep", "gas/coord", "AUROC", "chain#1", "replay#1", "blk->tgt", "30ep@2s", "30ep@12s");
   size_t i;
   const json_t *r;
   json_array_foreach(json_object_get(t, "rows"), i, r) {
-    fprintf(f, "%-16s %3d+%-2d %6.1f %6.1f %8.1f %7.1fs %7.2fs %9.1f %9.4f %8.4f %8.0f %9.0fs %9.0fs\n",
+    fprintf(f, "%-16s %3d+%-2d %6.1f %6.1f %8.1f %7.1fs %7.2fs %9.1f %9.4f %8.4f %8.4f %8.0f %9.0fs %9.0fs\n",
             json_string_value(json_object_get(r, "row")), (int)jnum(r, "train_rounds_per_epoch"),
             (int)jnum(r, "eval_rounds_per_epoch"), jnum(r, "blocks_per_epoch"), jnum(r, "train_blocks_per_epoch"),
             jnum(r, "eval_blocks_per_epoch"), jnum(r, "wall_per_epoch_s"), jnum(r, "wall_per_epoch_automine_s"),
             jnum(r, "gas_per_coordinate"), jnum(r, "auroc_median"), jnum(r, "auroc_onchain_seed1"),
-            jnum(r, "blocks_to_target"), jnum(r, "projected_session_s_2s"), jnum(r, "projected_session_s_12s"));
+            jnum(r, "auroc_offchain_replay"), jnum(r, "blocks_to_target"), jnum(r, "projected_session_s_2s"), jnum(r, "projected_session_s_12s"));
   }
   fprintf(f, "blk/ep: blocks per epoch in steady state (evaluation, metrics and rewards included); train/eval: blocks "
              "spanned by an epoch's training windows / evaluation; wall/ep: per epoch at the block time; auto/ep: per "
-             "epoch on an automining devnet; blk->tgt: blocks until the median AUROC is within 0.005 of the K=1 s=0 "
+             "epoch on an automining devnet; chain#1/replay#1: the on-chain seed-1 run's AUROC and the off-chain trainer "
+             "replaying that session (same seed and session seed); blk->tgt: blocks until the median AUROC is within 0.005 of the K=1 s=0 "
              "row's final one; 30ep@Xs: projected session (setup + epochs x blocks per epoch) x X s.\n");
 }
 
@@ -281,7 +283,7 @@ static char *bench_blocks_csv(const json_t *t) {
                                      "eval_rounds_per_epoch", "blocks_per_epoch", "train_blocks_per_epoch",
                                      "eval_blocks_per_epoch", "first_epoch_blocks", "setup_blocks",
                                      "wall_per_epoch_s", "wall_per_epoch_automine_s", "gas_per_coordinate",
-                                     "gas_per_window", "auroc_median", "auroc_onchain_seed1", "auroc_offchain_seed1",
+                                     "gas_per_window", "auroc_median", "auroc_onchain_seed1", "auroc_offchain_replay",
                                      "blocks_to_target", "projected_session_s_2s", "projected_session_s_12s"};
   fprintf(f, "row,aggregation");
   for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) fprintf(f, ",%s", cols[k]);
@@ -437,10 +439,10 @@ int bench_blocks(int argc, char **argv) {
         goto out;
       json_object_set_new(r, "wall_per_epoch_automine_s", num_or_null(jnum(rep, "training_wall_s") / o.epochs));
       json_object_set_new(r, "auroc_onchain_seed1", num_or_null(jnum(rep, "auroc")));
+      /* the off-chain trainer replaying that session (same seed, the chain's session seed S) */
+      json_object_set_new(r, "auroc_offchain_replay", num_or_null(jnum(rep, "auroc_offchain_same_seed")));
       json_object_set_new(r, "gas_per_coordinate", num_or_null(jnum(rep, "gas_per_coordinate")));
       json_object_set_new(r, "gas_per_window", num_or_null(jnum(rep, "gas_per_window")));
-      const json_t *seeds = json_object_get(r, "auroc_seeds");
-      json_object_set(r, "auroc_offchain_seed1", json_array_get(seeds, 0));
       json_decref(rep);
       bench_progress_step(&pr, 1, what);
     }

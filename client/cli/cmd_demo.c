@@ -1,5 +1,6 @@
 /* bbvfl demo: the whole on-chain session on one machine, one process per organisation. */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -182,7 +183,7 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"round-timeout", OPT_DBL, &round_timeout, "S", "a client gives up when a round takes longer (default 60)"};
   opts[no++] = (cli_opt){"block-time", OPT_DBL, &block_time, "S",
                          "embedded devnet: mine a block every S seconds, as a real chain does (default 0: a block per "
-                         "transaction)"};
+                         "transaction); then, unless given, --window is a whole epoch and --aggregation hashed"};
   opts[no++] = (cli_opt){"full-history", OPT_FLAG, &full_history, NULL, "embedded devnet: keep every old state (slower; only eth_call on old blocks needs it)"};
   opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each client's submission (docs/MASKED.md)"};
   opts[no++] = (cli_opt){"round-timeout-blocks", OPT_U64, &timeout_blocks, "N",
@@ -207,6 +208,18 @@ int cmd_demo(int argc, char **argv) {
   if (!(block_time >= 0 && block_time <= 3600)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--block-time must be in 0..3600 seconds, got %g", block_time);
     return cli_report(&err);
+  }
+  /* On a chain with a block time the round structure is what costs: unless told otherwise, a
+     window of a whole epoch (one training round per epoch) and hashed aggregation (the next epoch's
+     window goes out beside the evaluation round): 2 blocks per epoch (docs/ONCHAIN.md). */
+  if (block_time > 0) {
+    int given_window = 0, given_agg = 0;
+    for (int i = 0; i < argc; i++) {
+      given_window |= !strcmp(argv[i], "--window") || !strncmp(argv[i], "--window=", 9);
+      given_agg |= !strcmp(argv[i], "--aggregation") || !strncmp(argv[i], "--aggregation=", 14);
+    }
+    if (!given_window) f.tc.window = INT_MAX; /* clamped to the batches of an epoch */
+    if (!given_agg) f.aggregation = "hashed";
   }
   if (block_time > 0 && rpc_url) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--block-time sets up the embedded devnet; with --rpc the node's own block time applies");

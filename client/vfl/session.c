@@ -195,6 +195,10 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   t->B = c->batch;
   t->P = (int)c->dim;
   t->epochs = (int)c->epochs;
+  /* the round structure is the contract's: the training setup follows it */
+  t->window = c->window;
+  t->staleness = c->staleness;
+  t->eval_rows_per_round = c->eval_rows_per_round;
   if (get_int(tr, "seed", 0, INT64_MAX, &v, path, err) < 0) goto out;
   t->seed = (uint64_t)v;
   t->seeded_noise = 0;
@@ -339,6 +343,9 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
                       "open at a time)", t->staleness);
   c->epochs = (uint32_t)t->epochs;
   if (bbvfl_cconfig_derive(c, err) < 0) return -1;
+  /* the training setup follows the contract's round structure (K clamped to R) */
+  s->train.window = c->window;
+  s->train.eval_rows_per_round = c->eval_rows_per_round;
   uint64_t maxc = bbvfl_cconfig_max_coords(c);
   if (maxc > BBVFL_MAX_ROUND_COORDS)
     return bbvfl_fail(err, BBVFL_E_ARG,
