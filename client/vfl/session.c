@@ -22,7 +22,9 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
   char contract[43], token[43];
   bbvfl_addr_checksum(s->contract, contract);
   bbvfl_addr_checksum(s->token, token);
-  const bbvfl_cconfig *c = &s->cparams;
+  bbvfl_cconfig derived = s->cparams; /* a configuration given in the pre-window form is written whole */
+  if (bbvfl_cconfig_derive(&derived, err) < 0) return bbvfl_wrap(err, "session file: the contract parameters");
+  const bbvfl_cconfig *c = &derived;
   const bbvfl_offchain_cfg *t = &s->train;
   json_t *hidden = json_array();
   for (int i = 0; hidden && i < t->nhidden; i++) json_array_append_new(hidden, json_integer(t->hidden[i]));

@@ -123,18 +123,49 @@ static void test_encoders_vs_cast(void **state) {
   expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "expireRound()", NULL}));
   free(cd);
 
-  /* the constructor's Config tuple */
+  /* the constructor's Config tuple: a windowed, hashed, pipelined session */
   bbvfl_cconfig c = {.clients = 5, .batch = 10, .dim = 16, .levels = 16, .beta_micro = 200000, .masked = 1,
-                     .train_rounds = 45, .eval_rounds = 11, .epochs = 30, .commit_blocks = 1000,
-                     .reveal_blocks = 1001, .active_blocks = 100000, .round_timeout_blocks = 99};
+                     .batches_per_epoch = 45, .window = 5, .eval_rows = 114, .eval_rows_per_round = 60,
+                     .train_rows = 455, .test_rows = 114, .staleness = 1, .hashed = 1, .epochs = 30,
+                     .commit_blocks = 1000, .reveal_blocks = 1001, .active_blocks = 100000, .round_timeout_blocks = 99};
   c.reward_per_submission = bbvfl_u256_from_u64(1000000000000000000ULL);
   bbvfl_u256_mul_u64(&c.reward_pool, &c.reward_per_submission, 8400);
   assert_int_equal(bbvfl_cenc_config(&c, &cd, &len, &err), 0);
   const char *enc = run_cast((const char *[]){
       cast, "abi-encode",
-      "f((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint256,uint256,uint64,uint64,uint64,uint64))",
-      "(5,10,16,16,200000,true,45,11,30,1000000000000000000,8400000000000000000000,1000,1001,100000,99)", NULL});
+      "f((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,"
+      "uint256,uint64,uint64,uint64,uint64))",
+      "(5,10,16,16,200000,true,45,5,114,60,455,114,1,true,30,1000000000000000000,8400000000000000000000,1000,1001,"
+      "100000,99)",
+      NULL});
   expect_hex(cd, len, enc);
+  free(cd);
+  /* a configuration in the form before windows (T batches, V evaluation rounds of B rows) encodes
+     as K = 1 with every field filled in */
+  bbvfl_cconfig old = {.clients = 5, .batch = 10, .dim = 16, .levels = 16, .beta_micro = 200000,
+                       .train_rounds = 45, .eval_rounds = 11, .epochs = 30, .commit_blocks = 1000,
+                       .reveal_blocks = 1001, .active_blocks = 100000, .round_timeout_blocks = 99};
+  old.reward_per_submission = c.reward_per_submission;
+  old.reward_pool = c.reward_pool;
+  assert_int_equal(bbvfl_cenc_config(&old, &cd, &len, &err), 0);
+  enc = run_cast((const char *[]){
+      cast, "abi-encode",
+      "f((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,"
+      "uint256,uint64,uint64,uint64,uint64))",
+      "(5,10,16,16,200000,false,45,1,110,10,450,110,0,false,30,1000000000000000000,8400000000000000000000,1000,1001,"
+      "100000,99)",
+      NULL});
+  expect_hex(cd, len, enc);
+  free(cd);
+  /* aggregate(uint64,bytes[]) */
+  const uint8_t p0[3] = {1, 2, 3}, p1[33] = {[0] = 0xaa, [32] = 0xbb};
+  const uint8_t *pl[2] = {p0, p1};
+  const size_t pll[2] = {sizeof p0, sizeof p1};
+  assert_int_equal(bbvfl_cenc_aggregate(77, pl, pll, 2, &cd, &len, &err), 0);
+  expect_hex(cd, len,
+             run_cast((const char *[]){cast, "calldata", "aggregate(uint64,bytes[])", "77",
+                                       "[0x010203,0xaa00000000000000000000000000000000000000000000000000000000000000bb]",
+                                       NULL}));
   free(cd);
 
   /* commitment = keccak256(secret || sender), as cast computes it */
@@ -158,27 +189,74 @@ static void put_word(uint8_t *w, uint64_t v) {
 static void test_view_decoders(void **state) {
   (void)state;
   bbvfl_err err = {0};
-  uint8_t d[20 * 32];
-  uint64_t vals[20] = {5, 10, 16, 16, 200000, 0, 45, 11, 30, 7, 8, 100, 101, 102, 103, 8, 0, 1680, 160, 160};
-  for (int i = 0; i < 20; i++) put_word(d + 32 * i, vals[i]);
-  for (int i = 0; i < 20; i++) d[32 * 16 + 12 + i] = (uint8_t)(0xc0 + i); /* token address */
+  enum { NW = 27 };
+  uint8_t d[NW * 32];
+  /* Config (21 words: ... R 45, K 5, NE 114, ER 60, rows 455/114, s 1, hashed, epochs 30 ...), then
+     T 9, V 2, laneBits 8, token, totalRounds 330, maxCoords 960 */
+  uint64_t vals[NW] = {5, 10, 16, 16, 200000, 0, 45, 5, 114, 60, 455, 114, 1, 1, 30, 7, 8, 100, 101, 102, 103,
+                       9, 2, 8, 0, 330, 960};
+  for (int i = 0; i < NW; i++) put_word(d + 32 * i, vals[i]);
+  for (int i = 0; i < 20; i++) d[32 * 24 + 12 + i] = (uint8_t)(0xc0 + i); /* token address */
   bbvfl_cparams p;
   assert_int_equal(bbvfl_cdec_params(d, sizeof d, &p, &err), 0);
   assert_int_equal(p.cfg.clients, 5);
-  assert_int_equal(p.cfg.train_rounds, 45);
+  assert_int_equal(p.cfg.batches_per_epoch, 45);
+  assert_int_equal(p.cfg.window, 5);
+  assert_int_equal(p.cfg.eval_rows, 114);
+  assert_int_equal(p.cfg.eval_rows_per_round, 60);
+  assert_int_equal(p.cfg.train_rows, 455);
+  assert_int_equal(p.cfg.test_rows, 114);
+  assert_int_equal(p.cfg.staleness, 1);
+  assert_true(p.cfg.hashed);
+  assert_int_equal(p.cfg.train_rounds, 9);
+  assert_int_equal(p.cfg.eval_rounds, 2);
   assert_int_equal(p.lane_bits, 8);
-  assert_int_equal(p.total_rounds, 1680);
+  assert_int_equal(p.total_rounds, 330);
+  assert_int_equal(p.max_coords, 960);
   assert_int_equal(p.token[0], 0xc0);
   assert_int_equal(p.token[19], 0xc0 + 19);
   uint64_t r7;
   bbvfl_u256_to_u64(&p.cfg.reward_per_submission, &r7);
   assert_int_equal(r7, 7);
+  /* the layout of each round, as the contract's roundLayout(r): window 8 of an epoch is the short
+     last one (45 = 8 x 5 + 5: not short here), the second evaluation round has 54 rows */
+  bbvfl_round_layout L;
+  assert_int_equal(bbvfl_cconfig_round(&p.cfg, 8, &L, &err), 0);
+  assert_true(L.train);
+  assert_int_equal(L.nb, 5);
+  assert_int_equal(L.first, 40);
+  assert_int_equal(L.coords, 5 * 10 * 16);
+  assert_int_equal(bbvfl_cconfig_round(&p.cfg, 10, &L, &err), 0);
+  assert_false(L.train);
+  assert_int_equal(L.index, 1);
+  assert_int_equal(L.first, 60);
+  assert_int_equal(L.rows, 54);
+  assert_int_equal(L.coords, 54 * 16);
+  assert_int_equal(bbvfl_cconfig_round(&p.cfg, 11 + 8, &L, &err), 0);
+  assert_int_equal(L.epoch, 1);
+  assert_int_equal(bbvfl_cconfig_max_coords(&p.cfg), 960);
+  assert_int_equal(bbvfl_cconfig_round(&p.cfg, 330, &L, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  /* a ragged last window: R = 45, K = 4 gives 12 windows, the last of one batch */
+  bbvfl_cconfig w = p.cfg;
+  w.window = 4;
+  assert_int_equal(bbvfl_cconfig_derive(&w, &err), 0);
+  assert_int_equal(w.train_rounds, 12);
+  assert_int_equal(bbvfl_cconfig_round(&w, 11, &L, &err), 0);
+  assert_int_equal(L.nb, 1);
+  assert_int_equal(L.rows, 10);
+  /* inconsistent configurations are refused */
+  w.window = 46;
+  assert_int_equal(bbvfl_cconfig_derive(&w, &err), -1);
+  w.window = 5;
+  w.train_rows = 449;
+  assert_int_equal(bbvfl_cconfig_derive(&w, &err), -1);
   /* a dirty uint8 word and short data are errors */
   d[30] = 1;
   assert_int_equal(bbvfl_cdec_params(d, sizeof d, &p, &err), -1);
   assert_int_equal(err.code, BBVFL_E_PARSE);
   d[30] = 0;
-  assert_int_equal(bbvfl_cdec_params(d, 19 * 32, &p, &err), -1);
+  assert_int_equal(bbvfl_cdec_params(d, (NW - 1) * 32, &p, &err), -1);
 
   uint8_t rs[6 * 32];
   uint64_t rv[6] = {17, 2, 5, 0, 1234, 1200};

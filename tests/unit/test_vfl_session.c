@@ -31,8 +31,16 @@ static void make_session(bbvfl_session *s) {
   c->levels = 32;
   c->beta_micro = 250000;
   c->masked = 1;
-  c->train_rounds = 45;
-  c->eval_rounds = 11;
+  c->batches_per_epoch = 45;
+  c->window = 9;
+  c->eval_rows = 114;
+  c->eval_rows_per_round = 57;
+  c->train_rows = 455;
+  c->test_rows = 114;
+  c->staleness = 2;
+  c->hashed = 1;
+  c->train_rounds = 5;
+  c->eval_rounds = 2;
   c->epochs = 2;
   c->reward_per_submission = bbvfl_u256_from_u64(1000);
   c->reward_pool = bbvfl_u256_from_u64(448000);
@@ -91,6 +99,17 @@ static void test_round_trip(void **st) {
   assert_true(a->masked);
   assert_int_equal(a->train_rounds, b->train_rounds);
   assert_int_equal(a->eval_rounds, b->eval_rounds);
+  assert_int_equal(a->batches_per_epoch, b->batches_per_epoch);
+  assert_int_equal(a->window, b->window);
+  assert_int_equal(a->eval_rows, b->eval_rows);
+  assert_int_equal(a->eval_rows_per_round, b->eval_rows_per_round);
+  assert_int_equal(a->train_rows, b->train_rows);
+  assert_int_equal(a->test_rows, b->test_rows);
+  assert_int_equal(a->staleness, b->staleness);
+  assert_true(a->hashed);
+  assert_int_equal(t.train.window, 9); /* the training setup follows the contract's round structure */
+  assert_int_equal(t.train.staleness, 2);
+  assert_int_equal(t.train.eval_rows_per_round, 57);
   assert_int_equal(a->epochs, b->epochs);
   assert_memory_equal(&a->reward_per_submission, &b->reward_per_submission, sizeof a->reward_per_submission);
   assert_memory_equal(&a->reward_pool, &b->reward_pool, sizeof a->reward_pool);
@@ -143,6 +162,38 @@ static void load_with(const char *obj, const char *key, const char *value, bbvfl
   assert_int_equal(bbvfl_session_load(g_path, &t, err), -1);
 }
 
+/* A session file written before windows (no round-structure keys) loads as the one-minibatch
+   protocol: K = 1, evaluation rounds of B rows. */
+static void test_file_before_windows(void **st) {
+  (void)st;
+  bbvfl_session s, t;
+  make_session(&s);
+  bbvfl_cconfig *c = &s.cparams;
+  c->batches_per_epoch = 0; /* the pre-window form: T and V only */
+  c->train_rounds = 45;
+  c->eval_rounds = 11;
+  c->staleness = 0;
+  c->hashed = 0;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_session_save(&s, g_path, &err), 0);
+  json_t *o = json_load_file(g_path, 0, NULL);
+  assert_non_null(o);
+  json_t *cp = json_object_get(o, "contract_params");
+  static const char *const keys[] = {"batches_per_epoch", "window", "eval_rows", "eval_rows_per_round", "train_rows",
+                                     "test_rows", "staleness", "hashed"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) assert_int_equal(json_object_del(cp, keys[i]), 0);
+  assert_int_equal(json_dump_file(o, g_path, 0), 0);
+  json_decref(o);
+  if (bbvfl_session_load(g_path, &t, &err) != 0) fail_msg("load: %s", err.msg);
+  assert_int_equal(t.cparams.window, 1);
+  assert_int_equal(t.cparams.batches_per_epoch, 45);
+  assert_int_equal(t.cparams.eval_rows, 110);
+  assert_int_equal(t.cparams.eval_rows_per_round, 10);
+  assert_int_equal(t.cparams.train_rounds, 45);
+  assert_int_equal(t.cparams.eval_rounds, 11);
+  assert_false(t.cparams.hashed);
+}
+
 static void test_bad_fields_are_named(void **st) {
   (void)st;
   struct {
@@ -178,6 +229,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_bad_fields_are_named),
+      cmocka_unit_test(test_file_before_windows),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
