@@ -701,6 +701,10 @@ static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
                         (unsigned long long)S->round, S->p.cfg.staleness);
     valid = 0;
   }
+  if (sl && ev->round > S->round) {
+    S->r->ahead++;
+    if (ev->round - S->round > S->r->max_ahead) S->r->max_ahead = ev->round - S->round;
+  }
   rslot *gs = sl ? sl : head(S);
   if (gs) {
     if (fx->have_gas) gs->gas += fx->gas;

@@ -125,6 +125,8 @@ typedef struct {
   uint64_t logs, rounds_completed, submissions, gradients, epochs_completed;
   uint64_t labels_read;     /* on_labels: rows whose label was read back from a gradient */
   uint64_t labels_unread;   /* on_labels: gradients it could not be read from (rows) */
+  uint64_t ahead;           /* submissions to a round after the head (hashed mode's pipelining) */
+  uint64_t max_ahead;       /* the furthest such round, in rounds after the head */
   int session_ended;
   uint64_t gas_total;
   double seconds_total;

@@ -86,6 +86,9 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
           (unsigned long long)r->gradients, (unsigned long long)r->epochs_completed,
           r->session_ended ? ", session ended" : ", session still running",
           r->reelections ? ", with re-elections" : "");
+  if (r->ahead)
+    fprintf(f, "  pipelined: %llu submissions went to a round after the oldest open one (up to %llu rounds ahead)\n",
+            (unsigned long long)r->ahead, (unsigned long long)r->max_ahead);
   fprintf(f, "  checks: %zu passed, %zu failed, %zu skipped (audit took %.2f s)\n\n", count_status(r, BBVFL_AS_PASS),
           count_status(r, BBVFL_AS_FAIL), count_status(r, BBVFL_AS_SKIP), r->elapsed_s);
   for (int c = 0; c < BBVFL_AC_COUNT; c++) {
@@ -214,6 +217,8 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_object_set_new(fig, "gradients", json_integer((json_int_t)r->gradients));
   json_object_set_new(fig, "epochs", json_integer((json_int_t)r->epochs_completed));
   json_object_set_new(fig, "session_ended", json_boolean(r->session_ended));
+  json_object_set_new(fig, "submissions_ahead", json_integer((json_int_t)r->ahead));
+  json_object_set_new(fig, "max_rounds_ahead", json_integer((json_int_t)r->max_ahead));
   json_object_set_new(fig, "reelections", json_integer((json_int_t)r->reelections));
   json_object_set_new(fig, "seed", r->has_seed ? jhex(r->seed, 32) : json_null());
   json_object_set_new(fig, "active", r->has_active ? jaddr(r->active) : json_null());

@@ -15,7 +15,10 @@
 #  - the schedule from the chain alone; --train-rows the chain's passes, another fails `schedule`;
 #  - windows: a session of K = 45 (one window per epoch, all test rows in one EVAL round) audits
 #    clean; one of K = 7 (a ragged last window) with 3 evaluation rounds against the mis-added lane
-#    fails only `sums`, at round 1. (gradients: test_audit_gradient_poster.sh)
+#    fails only `sums`, at round 1;
+#  - hashed aggregation (--aggregation hashed --staleness 1 --window 5): the pipelined session
+#    audits clean and the audit counts the submissions ahead of the head. (gradients:
+#    test_audit_gradient_poster.sh)
 # Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN and BBVFL_SOURCE_DIR.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
@@ -134,6 +137,28 @@ assert f["gradients"] == p["epochs"], f["gradients"]
 assert len(f["schedule"]) == p["epochs"], f["schedule"]
 st = {c["name"]: c for c in a["checks"]}
 assert st["schedule"]["checked"] == p["epochs"] and "training rows" in st["schedule"]["note"], st["schedule"]
+PY
+
+# hashed aggregation, windows of 5, staleness 1: the clients submit ahead of the oldest open
+# round (Submitted of round r+1 before RoundCompleted/GradientPosted of round r); every check
+# passes and the audit saw the pipelining
+DEMO_ARGS="--aggregation hashed --staleness 1 --window 5" demo hashed
+rc=$(audit hashed)
+check "hashed pipelined session: exit status 0 (got $rc)" test "$rc" = 0
+check "hashed pipelined session: every check passes, submissions ahead of the head" python3 - \
+  "$work/hashed.audit.json" "$work/hashed/report.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+bad = {c["name"]: c["first_failure"] or c["note"] for c in a["checks"] if c["status"] != "PASS"}
+assert a["ok"] is True and not bad, bad
+p = a["params"]
+assert p["aggregation"] == "hashed" and p["staleness"] == 1 and p["window"] == 5 and p["train_rounds"] == 9, p
+f = a["figures"]
+assert f["rounds"] == r["rounds"] == (p["train_rounds"] + p["eval_rounds"]) * p["epochs"], (f["rounds"], r["rounds"])
+assert f["submissions_ahead"] > 0 and f["max_rounds_ahead"] >= 1, (f["submissions_ahead"], f["max_rounds_ahead"])
+assert a["code_matches_artifact"] is True, a["code_matches_artifact"]
+paid = {c["client"].lower(): c["transferred"] for c in f["rewards_per_client"]}
+assert paid == {k.lower(): v for k, v in r["rewards"].items()}, paid
 PY
 
 # a ragged window (K = 7: six windows of 7 batches and one of 3) and three evaluation rounds

@@ -491,6 +491,10 @@ static void test_hashed_pipelined_session_audits_clean(void **st) {
   assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 8);
   assert_int_equal(json_integer_value(json_object_get(f, "submissions")), 8 * M);
   assert_int_equal(json_integer_value(json_object_get(f, "gradients")), 4);
+  /* every round but 0 goes in before the head reaches it: 1 (head 0), 2, 3, 4 (head 1: s = 1 lets
+     window 4 of the next epoch in, the EVAL rounds 2 and 3 do not gate), 5 (head 2), 6, 7 (head 5) */
+  assert_int_equal(json_integer_value(json_object_get(f, "submissions_ahead")), 7 * M);
+  assert_int_equal(json_integer_value(json_object_get(f, "max_rounds_ahead")), 3);
   size_t i;
   json_t *c;
   json_array_foreach(json_object_get(f, "rewards_per_client"), i, c) {
