@@ -10,6 +10,12 @@ import {BbvflBase} from "./BbvflBase.sol";
 /// event log alone is enough to recompute every sum, the election, the minibatch seed and every
 /// payment.
 ///
+/// Two deployable modes share this interface: this contract (lane storage, one round open at a
+/// time) and BbvflHashAggregator (hashed: hashes in storage, aggregate() forms the sum from the
+/// payloads, rounds pipelined within a staleness bound; see its header). The session logic they
+/// share (registration, election, re-election, gradients, labels, metrics, rewards, views) is the
+/// abstract BbvflBase; Config, Params and Phase are declared there (BbvflBase.Config).
+///
 /// Interface notes (what the clients and the auditor rely on):
 /// - Constructor takes one `Config` tuple. All of its fields are static, so its ABI encoding is the
 ///   same as the flat argument list (M, B, P, b, betaMicro, masked, R = batchesPerEpoch,
@@ -83,7 +89,11 @@ import {BbvflBase} from "./BbvflBase.sol";
 /// - Masked mode: the contract cannot range-check masked values (they look uniform); a masked
 ///   client could add any value to the sum. Only plain mode enforces values <= b.
 /// - currentRound() returns totalRounds once the session has ended.
-/// - Errors are require-style revert strings (Error(string)).
+/// - hasSubmitted(round, client): whether the client submitted to that round (for a round before
+///   the open one: whether it contributed, i.e. round < its accepted count).
+/// - Errors are revert strings (Error(string)), the same bytes as require(cond, "reason"); most
+///   go through one shared encoder (_fail) to keep the code under EIP-170. Reasons longer than
+///   32 bytes stay require()s.
 /// - Labels split across clients (DP-BBVFL Algorithm 2, lines 11-14): a client that holds labels
 ///   registers with registerLabelHolder(pubkey) instead of register(pubkey) (same checks, plus the
 ///   LabelHolder event). The set of label holders is therefore fixed when registration closes and
@@ -134,7 +144,7 @@ contract BbvflAggregator is BbvflBase {
         if (!(q.length == _dataLen(cur))) _fail("bad length");
 
         bool bad = _accumulate(q, SUMS_BASE + (cur % RING) * LANE_WORDS, count == 0);
-        if (!(!bad)) _fail("value above b");
+        if (bad) _fail("value above b");
 
         emit Submitted(round, msg.sender, keccak256(q));
         hw = (hw | bit) + (1 << HOT_SH_COUNT);

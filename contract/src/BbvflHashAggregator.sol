@@ -83,7 +83,7 @@ contract BbvflHashAggregator is BbvflBase {
         if (!(w & F_REG != 0)) _fail("not registered");
         if (!(w & F_EXCL == 0)) _fail("excluded");
         if (!(q.length == _dataLen(round))) _fail("bad length");
-        if (!MASKED) if (!(!_aboveB(q))) _fail("value above b");
+        if (!MASKED && _aboveB(q)) _fail("value above b");
         uint256 dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
         uint256 old;
         assembly ("memory-safe") {
