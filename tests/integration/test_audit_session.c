@@ -216,7 +216,10 @@ static void run_session(const plan *pl, session_out *out) {
 #define H_NE 3
 #define H_ER 2
 
-static void run_hashed(const char *variant, session_out *out) {
+/* pl->deadlines: client 2 skips round 5 (the next epoch's second window) but submits rounds 6 and 7
+   ahead; once round 5 is head, anyone expires it and client 2 is excluded: its submissions to 6
+   and 7 no longer count (plain), or 5, 6 and 7 re-open and clients 0 and 1 submit again (masked). */
+static void run_hashed(const char *variant, const plan *pl, session_out *out) {
   char dir[300];
   snprintf(dir, sizeof dir, "%s/%s", tamper_dir, variant);
   char art[400];
@@ -240,8 +243,8 @@ static void run_hashed(const char *variant, session_out *out) {
   bbvfl_cconfig c = {.clients = M, .batch = BATCH, .dim = DIM, .levels = LEVELS, .beta_micro = 100000,
                      .batches_per_epoch = H_R, .window = H_K, .eval_rows = H_NE, .eval_rows_per_round = H_ER,
                      .train_rows = H_R * BATCH + 1, .test_rows = H_NE, .staleness = 1, .hashed = 1, .epochs = 2,
-                     .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = 100000,
-                     .round_timeout_blocks = 100000};
+                     .masked = pl->masked, .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = 100000,
+                     .round_timeout_blocks = pl->deadlines ? 2 : 100000};
   must(bbvfl_cconfig_derive(&c, &e), &e);
   const uint64_t per = c.train_rounds + c.eval_rounds, total = per * c.epochs;
   assert_int_equal(per, 4);
@@ -277,8 +280,10 @@ static void run_hashed(const char *variant, session_out *out) {
   bbvfl_aggc_init(&ag, rpc, out->contract);
   int ai = active_index(&ag, keys);
   /* every client's payload of every round (plain values 0..b), kept for aggregate() */
-  static uint8_t q[16][M][H_K * BATCH * DIM];
+  static uint8_t q[16][M][H_K * BATCH * DIM * 2];
   size_t qlen[16];
+  int in[M] = {1, 1, 1};
+  const int lane = pl->masked ? 2 : 1;
   assert_true(total <= 16);
   uint64_t submitted = 0; /* rounds below this one have every client's submission */
   uint8_t fusion[40] = {1, 2, 3};
@@ -291,9 +296,12 @@ static void run_hashed(const char *variant, session_out *out) {
       if (trains > c.staleness) break;
       bbvfl_round_layout L;
       must(bbvfl_cconfig_round(&c, r, &L, &e), &e);
-      qlen[r] = (size_t)L.coords;
+      qlen[r] = (size_t)L.coords * (size_t)lane;
       for (int i = 0; i < M; i++) {
-        for (size_t j = 0; j < qlen[r]; j++) q[r][i][j] = (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
+        if (!in[i] || (pl->deadlines && i == 2 && r == 5)) continue;
+        for (size_t j = 0; j < qlen[r]; j++)
+          q[r][i][j] = pl->masked ? (uint8_t)(0xF1 + 37 * j + 11 * (size_t)i + r)
+                                  : (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
         must(bbvfl_cenc_submit(r, q[r][i], qlen[r], &cd, &len, &e), &e);
         transact(cs[i], out->contract, NULL, cd, len);
         free(cd);
@@ -301,17 +309,36 @@ static void run_hashed(const char *variant, session_out *out) {
       submitted++;
     }
     assert_true(submitted > head);
-    const uint8_t *pl[M];
-    size_t pll[M];
-    for (int i = 0; i < M; i++) pl[i] = q[head][i], pll[i] = qlen[head];
-    must(bbvfl_cenc_aggregate(head, pl, pll, M, &cd, &len, &e), &e);
+    if (pl->deadlines && head == 5) { /* client 2 missed the head round: expire it */
+      mine(cs[0], 3);
+      must(bbvfl_cenc_expire_round(&cd, &len, &e), &e);
+      transact(cs[0], out->contract, NULL, cd, len);
+      free(cd);
+      in[2] = 0;
+      ai = active_index(&ag, keys);
+      for (uint64_t r = head; pl->masked && r < submitted; r++) /* re-opened: submit again for the new set */
+        for (int i = 0; i < M; i++) {
+          if (!in[i]) continue;
+          for (size_t j = 0; j < qlen[r]; j++) q[r][i][j] = (uint8_t)(0x3C + 29 * j + 5 * (size_t)i + r);
+          must(bbvfl_cenc_submit(r, q[r][i], qlen[r], &cd, &len, &e), &e);
+          transact(cs[i], out->contract, NULL, cd, len);
+          free(cd);
+        }
+    }
+    const uint8_t *pls[M];
+    size_t pll[M], np = 0;
+    for (int i = 0; i < M; i++)
+      if (in[i]) pls[np] = q[head][i], pll[np++] = qlen[head];
+    must(bbvfl_cenc_aggregate(head, pls, pll, np, &cd, &len, &e), &e);
     int train = head % per < c.train_rounds;
     /* a passive client aggregates the first evaluation round of each epoch */
-    transact(cs[!train && head % per == c.train_rounds ? (ai + 1) % M : ai], out->contract, NULL, cd, len);
+    int other = (ai + 1) % M == 2 && !in[2] ? (ai + 2) % M : (ai + 1) % M;
+    transact(cs[!train && head % per == c.train_rounds ? other : ai], out->contract, NULL, cd, len);
     free(cd);
     if (train) {
       uint8_t grad[H_K * BATCH * DIM * 4] = {0};
-      must(bbvfl_cenc_post_gradient(head, grad, qlen[head] * 4, fusion, sizeof fusion, &cd, &len, &e), &e);
+      must(bbvfl_cenc_post_gradient(head, grad, qlen[head] / (size_t)lane * 4, fusion, sizeof fusion, &cd, &len, &e),
+           &e);
       transact(cs[ai], out->contract, NULL, cd, len);
       free(cd);
     }
@@ -485,7 +512,8 @@ static void test_masked_session_with_reopened_round(void **st) {
 static void test_hashed_pipelined_session_audits_clean(void **st) {
   (void)st;
   session_out s;
-  run_hashed("hashed", &s);
+  plan pl = {0};
+  run_hashed("hashed", &pl, &s);
   json_t *doc = audit_all_pass(s.contract);
   json_t *f = json_object_get(doc, "figures");
   assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 8);
@@ -509,10 +537,44 @@ static void test_hashed_pipelined_session_audits_clean(void **st) {
   json_decref(doc);
 }
 
+/* Hashed mode with an expired round: client 2 is excluded at round 5 with its submissions to 6
+   and 7 already in; the audit counts only the participants' payloads in those sums, credits
+   client 2 the 5 rounds done before (paid 4 + 1), and justifies the exclusion by block numbers. */
+static void hashed_expired(int masked) {
+  session_out s;
+  plan pl = {.deadlines = 1, .masked = masked};
+  run_hashed("hashed", &pl, &s);
+  json_t *doc = audit_all_pass(s.contract);
+  json_t *f = json_object_get(doc, "figures");
+  assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 8);
+  /* 5 rounds x 3, round 5 x 2, rounds 6 and 7 x 3; masked: 5, 6, 7 again by clients 0 and 1 */
+  assert_int_equal(json_integer_value(json_object_get(f, "submissions")), masked ? 29 : 23);
+  json_t *cls = json_object_get(f, "rewards_per_client");
+  json_t *c2 = json_array_get(cls, 2), *c0 = json_array_get(cls, 0);
+  assert_true(json_is_true(json_object_get(c2, "excluded")));
+  assert_int_equal(json_integer_value(json_object_get(c2, "excluded_reason")), 3);
+  assert_int_equal(json_integer_value(json_object_get(c2, "accepted")), 5);
+  assert_string_equal(json_string_value(json_object_get(c2, "transferred")), "5000");
+  assert_int_equal(json_integer_value(json_object_get(c0, "accepted")), 8);
+  assert_string_equal(json_string_value(json_object_get(c0, "transferred")), "8000");
+  json_decref(doc);
+}
+
+static void test_hashed_expired_round_plain(void **st) {
+  (void)st;
+  hashed_expired(0);
+}
+
+static void test_hashed_expired_round_masked(void **st) {
+  (void)st;
+  hashed_expired(1);
+}
+
 static void test_hashed_sum_mismatch_is_caught(void **st) {
   (void)st;
   session_out s;
-  run_hashed("hashsum", &s);
+  plan pl = {0};
+  run_hashed("hashsum", &pl, &s);
   int code = -1;
   json_t *doc = audit(s.contract, &code);
   assert_int_equal(code, 3);
@@ -566,6 +628,8 @@ int main(void) {
       cmocka_unit_test(test_masked_session_with_reopened_round),
       cmocka_unit_test(test_hashed_pipelined_session_audits_clean),
       cmocka_unit_test(test_hashed_sum_mismatch_is_caught),
+      cmocka_unit_test(test_hashed_expired_round_plain),
+      cmocka_unit_test(test_hashed_expired_round_masked),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
