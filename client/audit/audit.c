@@ -681,13 +681,11 @@ static void on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   /* the round it goes to: the head round, or in hashed mode a later one within the staleness */
   rslot *sl = NULL;
   int valid = 1;
-  if (round_acceptable(S, ev->round)) {
+  /* a round not done yet keeps what was submitted to it, acceptable or not: its sum is then
+     judged on its own terms (the contract may have counted a submission it should have refused) */
+  if (ev->round >= S->round && ev->round < S->p.total_rounds && ev->round - S->round < MAX_SLOTS)
     sl = slot_of(S, ev->round, 1);
-    if (!sl) {
-      round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "out of memory (rounds in flight)");
-      return;
-    }
-  } else {
+  if (!round_acceptable(S, ev->round)) {
     if (!S->hashed || ev->round <= S->round || ev->round >= S->p.total_rounds)
       round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is not open (open: %llu%s)",
                         (unsigned long long)ev->round, (unsigned long long)S->round, S->complete ? ", complete" : "");

@@ -16,6 +16,8 @@
 #   gradient  postGradient() does not check that the sender is the active client
 #   hashed    (BbvflHashAggregator.json) the hashed-mode contract unchanged, when the source has it
 #   hashsum   (BbvflHashAggregator.json) aggregate() of round 1 emits lane 0 plus one
+#   stale     (BbvflHashAggregator.json) submit() lets a client run one TRAIN round further ahead
+#             than the staleness allows
 # Usage: contract/testonly/make-tampered.sh OUTDIR
 # Each substitution must match exactly once; when the product source changes shape the script
 # fails and says which one no longer applies.
@@ -71,6 +73,10 @@ if [ -f "$root/contract/src/BbvflHashAggregator.sol" ]; then
     's/emit RoundCompleted\(round, h\.n, sum\);/if (round == 1) sum[0] = bytes1(uint8(sum[0]) + 1);\n        emit RoundCompleted(round, h.n, sum);/g' \
     BbvflHashAggregator.sol
   echo BbvflHashAggregator >"$src/hashsum/TARGET"
+  variant stale \
+    's/_trainBefore\(r\) - _trainBefore\(head\) <= STALENESS;/_trainBefore(r) - _trainBefore(head) <= uint256(STALENESS) + 1;/g' \
+    BbvflHashAggregator.sol
+  echo BbvflHashAggregator >"$src/stale/TARGET"
 fi
 
 node - "$root" "$src" "$out" <<'JS'

@@ -17,7 +17,8 @@
  *  - hashed mode (BbvflHashAggregator, windows of K = 2, two evaluation rounds, staleness 1) with
  *    the clients running ahead as far as the contract lets them: every check passes and each
  *    client is credited the rounds done; with aggregate() mis-adding a lane of round 1 only
- *    `sums` fails, at round 1. */
+ *    `sums` fails, at round 1; with a client let one TRAIN round beyond the staleness only
+ *    `submissions` fails, there; an expired round (plain and masked) audits clean. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,6 +74,7 @@ typedef struct {
   int stranger;  /* an unregistered key submits to round 1 first; client 0 does not */
   int deadlines; /* no gradient for round 0 until someone re-elects; client 2 misses round 1 */
   int masked;
+  int stale;     /* hashed: client 0 submits round 2 while round 0 is head (2 TRAIN rounds ahead, s = 1) */
 } plan;
 
 /* Lets `blocks` blocks pass on an automining devnet (one self-transfer each). */
@@ -283,6 +285,8 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
   static uint8_t q[16][M][H_K * BATCH * DIM * 2];
   size_t qlen[16];
   int in[M] = {1, 1, 1};
+  static int sent[16][M];
+  memset(sent, 0, sizeof sent);
   const int lane = pl->masked ? 2 : 1;
   assert_true(total <= 16);
   uint64_t submitted = 0; /* rounds below this one have every client's submission */
@@ -298,7 +302,8 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
       must(bbvfl_cconfig_round(&c, r, &L, &e), &e);
       qlen[r] = (size_t)L.coords * (size_t)lane;
       for (int i = 0; i < M; i++) {
-        if (!in[i] || (pl->deadlines && i == 2 && r == 5)) continue;
+        if (!in[i] || sent[r][i] || (pl->deadlines && i == 2 && r == 5)) continue;
+        sent[r][i] = 1;
         for (size_t j = 0; j < qlen[r]; j++)
           q[r][i][j] = pl->masked ? (uint8_t)(0xF1 + 37 * j + 11 * (size_t)i + r)
                                   : (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
@@ -309,6 +314,16 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
       submitted++;
     }
     assert_true(submitted > head);
+    if (pl->stale && head == 0) { /* one TRAIN round further ahead than s = 1 allows */
+      bbvfl_round_layout L;
+      must(bbvfl_cconfig_round(&c, 2, &L, &e), &e);
+      qlen[2] = (size_t)L.coords * (size_t)lane;
+      for (size_t j = 0; j < qlen[2]; j++) q[2][0][j] = (uint8_t)((j + 2) % (LEVELS + 1));
+      must(bbvfl_cenc_submit(2, q[2][0], qlen[2], &cd, &len, &e), &e);
+      transact(cs[0], out->contract, NULL, cd, len);
+      free(cd);
+      sent[2][0] = 1;
+    }
     if (pl->deadlines && head == 5) { /* client 2 missed the head round: expire it */
       mine(cs[0], 3);
       must(bbvfl_cenc_expire_round(&cd, &len, &e), &e);
@@ -570,6 +585,33 @@ static void test_hashed_expired_round_masked(void **st) {
   hashed_expired(1);
 }
 
+/* A contract that lets a client run one TRAIN round further ahead than the staleness: only the
+   submissions check fails, at that submission (round 2, client 0, while round 0 was head); the
+   round's sum, contributors and rewards are judged on what the contract did and pass. */
+static void test_hashed_submission_beyond_staleness_is_caught(void **st) {
+  (void)st;
+  session_out s;
+  plan pl = {.stale = 1};
+  run_hashed("stale", &pl, &s);
+  int code = -1;
+  json_t *doc = audit(s.contract, &code);
+  assert_int_equal(code, 3);
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "checks"), i, c) {
+    const char *n = json_string_value(json_object_get(c, "name"));
+    const char *v = json_string_value(json_object_get(c, "status"));
+    if (strcmp(v, strcmp(n, "submissions") ? "PASS" : "FAIL"))
+      fail_msg("check %s is %s: %s", n, v, json_dumps(json_object_get(c, "first_failure"), 0));
+  }
+  json_t *ff = json_object_get(check(doc, "submissions"), "first_failure");
+  assert_int_equal(json_integer_value(json_object_get(ff, "round")), 2);
+  assert_true(same_addr(json_object_get(ff, "client"), s.clients[0]));
+  assert_true(json_is_string(json_object_get(ff, "tx")));
+  assert_non_null(strstr(json_string_value(json_object_get(ff, "detail")), "2 TRAIN rounds lie between it and the oldest open round 0 (staleness 1)"));
+  json_decref(doc);
+}
+
 static void test_hashed_sum_mismatch_is_caught(void **st) {
   (void)st;
   session_out s;
@@ -630,6 +672,7 @@ int main(void) {
       cmocka_unit_test(test_hashed_sum_mismatch_is_caught),
       cmocka_unit_test(test_hashed_expired_round_plain),
       cmocka_unit_test(test_hashed_expired_round_masked),
+      cmocka_unit_test(test_hashed_submission_beyond_staleness_is_caught),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
