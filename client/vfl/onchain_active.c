@@ -41,7 +41,7 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
   uint64_t back = sl->r >= OC_DONE_RING - 1 ? sl->r - (OC_DONE_RING - 1) : UINT64_MAX;
   uint64_t from = back != UINT64_MAX && c->done_blk[back % OC_DONE_RING] ? c->done_blk[back % OC_DONE_RING]
                                                                          : c->sess->deploy_block;
-  double t0 = bbvfl_now(), delay = POLL_MIN_S, last_parts = -1;
+  double t0 = bbvfl_now(), delay = POLL_MIN_S, last_parts = -1, last_nudge = 0;
   for (;;) {
     if (bbvfl_now() - last_parts >= 1.0) {
       free(parts);
@@ -57,7 +57,26 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
       for (size_t i = 0; i < n; i++)
         if (!memcmp(parts[k], c->addrs[i], 20) && pl[i]) have++;
     if (have == np && np > 0) break;
-    if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
+    /* as oc_wait_event: dropouts (masked re-open, --expire) and, for the active client, expireRound()
+       for the clients that stopped submitting after --takeover-after */
+    double now = bbvfl_now();
+    if (c->masked || c->cfg->expire) {
+      int k = oc_expire_wait_step(c, sl->r, now - t0, err);
+      if (k < 0) goto out;
+      if (k == 1) {
+        t0 = bbvfl_now();
+        last_parts = -1;
+        continue;
+      }
+    }
+    if (c->is_active && c->cfg->takeover_after_s > 0 && now - t0 > c->cfg->takeover_after_s && now - last_nudge >= 1.0) {
+      last_nudge = now;
+      int reset = 0;
+      if (oc_nudge_active(c, sl->r, &reset, err) < 0) goto out;
+      last_parts = -1; /* an exclusion shrinks the participants */
+      continue;
+    }
+    if (!c->cfg->expire && bbvfl_now() - t0 > c->cfg->round_timeout_s) {
       bbvfl_fail(err, BBVFL_E_TIMEOUT,
                  "round %llu: %zu of %zu participants submitted within %.0f s; restart the missing clients",
                  (unsigned long long)sl->r, have, np, c->cfg->round_timeout_s);
