@@ -113,8 +113,9 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
             (unsigned long long)c->rewarded, d, c->excluded ? "  (excluded)" : "");
   }
   if (r->rounds_completed)
-    fprintf(f, "gas: %llu in total, %.0f per completed round (submissions + gradient)\n",
-            (unsigned long long)r->gas_total, (double)r->gas_total / (double)r->rounds_completed);
+    fprintf(f, "gas: %llu in total, %.0f per completed round (submissions%s + gradient)\n",
+            (unsigned long long)r->gas_total, (double)r->gas_total / (double)r->rounds_completed,
+            r->params.cfg.hashed ? " + aggregate()" : "");
   size_t shown = 0;
   for (size_t i = 0; i < r->nepochs; i++) shown += r->epochs[i].has_metrics;
   if (shown) {
@@ -462,9 +463,10 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
       secs[i] = x->seconds / w;
       blocks[i] = (double)x->blocks / w;
     }
-    fprintf(f, "<h2>Rounds</h2>\n<p>Gas of the M submissions and the gradient post of each round; time from the "
+    fprintf(f, "<h2>Rounds</h2>\n<p>Gas of the M submissions%s and the gradient post of each round; time from the "
                "block that opened the round to the block that completed it (block timestamps, 1 s resolution)%s.</p>\n"
                "<div class=\"charts\">\n",
+            c->hashed ? ", the aggregate() call" : "",
             r->bucket_width > 1 ? "; long history: each point averages adjacent rounds" : "");
     series sg = {"gas", "#2f6db5", gas};
     svg_chart(f, "gas per round", "round", xs, n, &sg, 1, 0, 0);
