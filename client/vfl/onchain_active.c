@@ -1,5 +1,7 @@
 #include "vfl/onchain_int.h"
 
+#include "eth/abi.h"
+
 /* ------------------------------------------------------------------ rounds */
 
 /* The number of submissions round r's sum covers, as the round's RoundCompleted event states it
@@ -22,6 +24,29 @@ int oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err) {
 int oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err) {
   if (oc_take_contributors(c, ev->round, ev->participants, err) < 0) return -1;
   return bbvfl_sum_unpack(ev->data, ev->data_len, c->cp.lane_bits, c->sum, coords, err);
+}
+
+/* Masked hashed mode: the block of the latest RoundReopened(r) at or after from (0: none). The
+   submissions before it were masked for the old set and no longer count: only those from that
+   block on may be summed. */
+static int reopened_at(cl *c, uint64_t r, uint64_t from, uint64_t *blk, bbvfl_err *err) {
+  *blk = 0;
+  uint8_t topic[32], t1[32];
+  bbvfl_abi_event_topic(BBVFL_ROUND_REOPENED_SIG, topic);
+  bbvfl_topic_u64(r, t1);
+  json_t *f = json_pack("{s:o, s:o, s:s, s:[o, o]}", "address", bbvfl_json_hex(c->agg.address, 20), "fromBlock",
+                        bbvfl_json_quantity(from), "toBlock", "latest", "topics", bbvfl_json_hex(topic, 32),
+                        bbvfl_json_hex(t1, 32));
+  if (!f) return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+  json_t *logs = NULL;
+  if (bbvfl_rpc_call(c->rpc, "eth_getLogs", json_pack("[o]", f), &logs, err) != 0)
+    return bbvfl_wrap(err, "eth_getLogs %s", BBVFL_ROUND_REOPENED_SIG);
+  int rc = 0;
+  size_t n = json_array_size(logs);
+  if (n && bbvfl_rpc_parse_u64(json_object_get(json_array_get(logs, n - 1), "blockNumber"), blk, err) < 0)
+    rc = bbvfl_wrap(err, "a %s log", BBVFL_ROUND_REOPENED_SIG);
+  json_decref(logs);
+  return rc;
 }
 
 /* Hashed mode: the payloads of round sl from the chain, once every participant has submitted
@@ -50,6 +75,11 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
       last_parts = bbvfl_now();
     }
     for (size_t i = 0; i < n; i++) free(pl[i]);
+    if (c->masked) { /* after a re-open only the submissions masked for the new set count */
+      uint64_t ro = 0;
+      if (reopened_at(c, sl->r, from, &ro, err) < 0) goto out;
+      if (ro > from) from = ro;
+    }
     if (bbvfl_aggc_round_payloads(&c->agg, sl->r, from, (const uint8_t(*)[20])c->addrs, n, pl, plen, &got, err) < 0)
       goto out;
     size_t have = 0;

@@ -13,14 +13,22 @@
 #    active client: the contract elects a new one, which takes the head over from the chain);
 #  - the active client's summary reports the masked bound for 3 participants next to the local one;
 #  - `bbvfl audit --session` passes (exit 0) and reports the masked bound for 3 participants.
+# Window variants (ctest test_masked_session_window_sh, _hashed_sh): BBVFL_TEST_WINDOW=K deploys
+# windows of K minibatches per training round, BBVFL_TEST_AGG=hashed hashed aggregation (the
+# active client re-supplies the masked payloads to aggregate()); the kill is still after round 6.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 session_test masked
 M=4
+variant=()
+[ -n "${BBVFL_TEST_WINDOW:-}" ] && variant+=(--window "$BBVFL_TEST_WINDOW")
+[ -n "${BBVFL_TEST_AGG:-}" ] && variant+=(--aggregation "$BBVFL_TEST_AGG")
+[ -n "${BBVFL_TEST_STALENESS:-}" ] && variant+=(--staleness "$BBVFL_TEST_STALENESS")
+[ ${#variant[@]} = 0 ] || echo "variant: ${variant[*]}"
 
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients $M --epochs 3 --seed 5 --masked --round-timeout-blocks 12 ${BBVFL_TEST_KILL_ACTIVE:+--active-blocks 12} \
-  --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
+  ${variant[@]+"${variant[@]}"} --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
 contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
 python3 -c 'import json,sys; s=json.load(open(sys.argv[1])); assert s["contract_params"]["masked"] is True' \
   "$work/session.json" || fail "the session file does not say masked"
@@ -97,6 +105,8 @@ M, B, P, levels, masked = pp['M'], pp['B'], pp['P'], pp['levels'], pp['masked']
 lane_bits, total = pp['lane_bits'], pp['total']
 def ncoords(r): return bbvfl_params.layout(pp, r)['coords']
 assert M == 4 and masked == 1 and lane_bits == 16, (M, masked, lane_bits)
+w, agg = os.environ.get("BBVFL_TEST_WINDOW"), os.environ.get("BBVFL_TEST_AGG")
+assert (not w or pp["K"] == int(w)) and pp["hashed"] == (agg == "hashed"), pp
 
 index = {"0x" + l["topics"][1][-40:]: word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
 vidx = index[addrs[victim]]
