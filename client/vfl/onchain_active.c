@@ -53,6 +53,22 @@ static int reopened_at(cl *c, uint64_t r, uint64_t from, uint64_t *blk, bbvfl_er
    (waited for within the round timeout), summed into c->sum; the active client sends the
    aggregate() call that makes the contract do the same sum. */
 static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
+  if (c->is_active && sl->submitted_before) {
+    /* a restart: the round may have been aggregated before (aggregate() again reverts "round
+       closed"); then its sum is in its RoundCompleted */
+    bbvfl_cev ev;
+    uint64_t blk = c->blk;
+    c->blk = c->sess->deploy_block;
+    int f = oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err);
+    c->blk = blk;
+    if (f < 0) return -1;
+    if (f == 1) {
+      int ok = oc_sum_from_event(c, &ev, sl->L.coords, err);
+      if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = ev.block_number;
+      bbvfl_cev_clear(&ev);
+      return ok;
+    }
+  }
   size_t n = c->naddrs;
   uint8_t **pl = calloc(n ? n : 1, sizeof *pl);
   size_t *plen = calloc(n ? n : 1, sizeof *plen);

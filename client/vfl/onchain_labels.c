@@ -157,9 +157,10 @@ int oc_active_split_step(cl *c, const oc_slot *sl, double *loss, bbvfl_err *err)
    chain already has it). 0 done, 2 this client was elected active while waiting for the sum. */
 int oc_holder_post(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err) {
   uint64_t r = sl->r;
-  if (c->hashed) {
-    if (oc_round_sum(c, sl, NULL, err) < 0) return -1; /* from the payloads: the sum is not public yet */
-  } else {
+  /* Both modes from the round's RoundCompleted: postLabelGradient() needs the round complete, which
+     in hashed mode is the active client's aggregate() (the payloads alone are there earlier, and a
+     post made then reverts "round not complete") */
+  {
     bbvfl_cev ev;
     int f = rc ? oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
     if (f < 0) return -1;

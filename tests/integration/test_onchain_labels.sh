@@ -10,11 +10,22 @@
 #    labelled test rows is above chance;
 #  - `bbvfl audit` passes (it checks the posts too);
 #  - bad --label-rows gets a clear error before anything touches the chain.
+# Window variants (ctest test_onchain_labels_window_sh, _hashed_sh): BBVFL_TEST_WINDOW=K deploys
+# windows of K minibatches (a post is then K x B rows x 1 binary32 per window), BBVFL_TEST_AGG=hashed
+# hashed aggregation (BBVFL_TEST_STALENESS=s with it); holder 1 then stops after 6 rounds (a 2-epoch
+# session of K=5 has 20).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 session_test labels
+variant=()
+[ -n "${BBVFL_TEST_WINDOW:-}" ] && variant+=(--window "$BBVFL_TEST_WINDOW")
+[ -n "${BBVFL_TEST_AGG:-}" ] && variant+=(--aggregation "$BBVFL_TEST_AGG")
+[ -n "${BBVFL_TEST_STALENESS:-}" ] && variant+=(--staleness "$BBVFL_TEST_STALENESS")
+[ ${#variant[@]} = 0 ] || echo "variant: ${variant[*]}"
+stop_after=20
+[ -n "${BBVFL_TEST_WINDOW:-}" ] && stop_after=6
 
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 7 --out "$work/session.json" --json \
+"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 7 ${variant[@]+"${variant[@]}"} --out "$work/session.json" --json \
   >"$work/deploy.json" || fail "deploy"
 read -r contract nrows < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=json.load(open(sys.argv[2])); print(d["contract"], s["training"]["n_rows"])' "$work/deploy.json" "$work/session.json")
 half=$((nrows / 2))
@@ -52,10 +63,10 @@ start_client() {
 # the election; both cases must work.
 victim=1
 start_client 0
-start_client 1 --exit-after-round 20
+start_client 1 --exit-after-round $stop_after
 start_client 2
-if wait "${pids[$victim]}"; then fail "client $victim did not stop after 20 rounds"; fi
-grep -q "stopped after 20 rounds" "$work/c$victim.out" || { cat "$work/c$victim.out" >&2; fail "client $victim: unexpected exit"; }
+if wait "${pids[$victim]}"; then fail "client $victim did not stop after $stop_after rounds"; fi
+grep -q "stopped after $stop_after rounds" "$work/c$victim.out" || { cat "$work/c$victim.out" >&2; fail "client $victim: unexpected exit"; }
 start_client "$victim"
 for m in 0 1 2; do
   wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
@@ -65,7 +76,7 @@ grep -q "resuming at round" "$work/c$victim.out" || { cat "$work/c$victim.out" >
 if grep -iE "[0-9a-f]{64}" "$work"/c*.out | grep -vi "session_seed" >/dev/null; then fail "a client log holds a 32-byte hex value"; fi
 
 python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" "$work" "$victim" "${addrs[@]}" <<'PY'
-import json, struct, subprocess, sys, urllib.request
+import json, os, struct, subprocess, sys, urllib.request
 url, contract, cast, work = sys.argv[1:5]
 victim = int(sys.argv[5])
 addrs = [a.lower() for a in sys.argv[6:9]]
@@ -88,6 +99,8 @@ p = call("params()")
 import os as _os, sys as _sys; _sys.path.insert(0, _os.path.join(_os.environ["BBVFL_SOURCE_DIR"], "tests", "support")); import bbvfl_params
 pp = bbvfl_params.decode(p)
 B, T, V, total = pp['B'], pp['T'], pp['V'], pp['total']
+w, agg = os.environ.get("BBVFL_TEST_WINDOW"), os.environ.get("BBVFL_TEST_AGG")
+assert (not w or pp["K"] == int(w)) and pp["hashed"] == (agg == "hashed"), pp
 reg = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
 lh = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("LabelHolder(address,uint8)")}
 assert sorted(lh) == sorted(addrs[:2]), (lh, addrs)
@@ -100,8 +113,10 @@ for l in logs("LabelGradientPosted(uint64,address,bytes)"):
     r = int(l["topics"][1], 16); who = "0x" + l["topics"][2][-40:]
     d = bytes.fromhex(l["data"][2:])
     g = d[64:64 + word(d, 1)]
-    rows = bbvfl_params.layout(pp, r)['rows']
-    assert len(g) == 4 * rows, (r, len(g))
+    L = bbvfl_params.layout(pp, r)
+    rows = L['rows']
+    assert L['train'] and rows == L['nb'] * B and L['nb'] == min(pp['K'], pp['R'] - L['first']), L
+    assert len(g) == 4 * rows, "round %d: a label gradient of %d bytes, not 4 x %d rows (window of %d)" % (r, len(g), rows, L['nb'])
     vals = struct.unpack(">%df" % rows, g)
     assert all(v == v and abs(v) <= 1.0 / B + 1e-6 for v in vals), vals
     assert (r, who) not in posts, "two posts of one holder for round %d" % r
