@@ -278,6 +278,13 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
     }
     if (r.block_number > c->blk) c->blk = r.block_number;
     bbvfl_receipt_clear(&r);
+    if (ok < 0 && c->out[i].kind == OC_GAS_AGGREGATE && e.code == BBVFL_E_REVERT &&
+        (strstr(e.msg, "already aggregated") || strstr(e.msg, "round closed"))) {
+      /* another client (a demoted or a new active client) aggregated the same hash-checked payloads
+         first: the sum on chain is the one this client computed */
+      oc_log(c, "%s: the round was already aggregated by another client", c->out[i].what);
+      ok = 0;
+    }
     if (ok < 0 && rc == 0) {
       rc = -1;
       *err = e;

@@ -7,14 +7,24 @@
 # expireRound() excluded it and it stops with a clear error; either way the audit passes.
 # Every client freezes itself right after submitting round 8 (--pause-after-submit); the others are
 # resumed at once, the active client only once the chain names another one.
+# Window variants (ctest test_onchain_slow_active_window_sh, _hashed_sh): BBVFL_TEST_WINDOW=K,
+# BBVFL_TEST_AGG=hashed, BBVFL_TEST_STALENESS=s shape the session (round 8 is then a window).
+# Hashed with staleness 0 fails the audit's election check as of this writing (see
+# test_onchain_reelect.sh: the audit and the contract count the hashed activeBlocks deadline from
+# different blocks).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 session_test slow-active
 EPOCHS=4
+variant=()
+[ -n "${BBVFL_TEST_WINDOW:-}" ] && variant+=(--window "$BBVFL_TEST_WINDOW")
+[ -n "${BBVFL_TEST_AGG:-}" ] && variant+=(--aggregation "$BBVFL_TEST_AGG")
+[ -n "${BBVFL_TEST_STALENESS:-}" ] && variant+=(--staleness "$BBVFL_TEST_STALENESS")
+[ ${#variant[@]} = 0 ] || echo "variant: ${variant[*]}"
 
 "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs $EPOCHS --seed 5 --active-blocks 4 \
-  --round-timeout-blocks 4 --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
+  --round-timeout-blocks 4 ${variant[@]+"${variant[@]}"} --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
 contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
 
 addrs=()
