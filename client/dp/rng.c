@@ -1,56 +1,46 @@
 #include "dp/rng.h"
 
-#include <errno.h>
 #include <math.h>
+#include <sodium.h>
+#include <stdatomic.h>
 #include <string.h>
-#include <sys/random.h>
 
-#define ROTL(v, c) (((v) << (c)) | ((v) >> (32 - (c))))
-#define QR(a, b, c, d)                                                                             \
-  do {                                                                                             \
-    a += b; d ^= a; d = ROTL(d, 16);                                                               \
-    c += d; b ^= c; b = ROTL(b, 12);                                                               \
-    a += b; d ^= a; d = ROTL(d, 8);                                                                \
-    c += d; b ^= c; b = ROTL(b, 7);                                                                \
-  } while (0)
+/* libsodium is initialised once, on first use. sodium_init() is itself thread-safe and idempotent;
+ * the flag only spares its lock on every block. The ChaCha20 functions work before sodium_init()
+ * too (with the portable implementation: same bytes), so a failed init matters only to the OS
+ * key (bbvfl_rng_init_os), which reports it. */
+static atomic_int sodium_ready;
 
-static void chacha_words(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
-                         uint32_t out[16]) {
-  uint32_t s[16] = {0x61707865u, 0x3320646eu, 0x79622d32u, 0x6b206574u};
-  for (int i = 0; i < 8; i++) s[4 + i] = key[i];
-  s[12] = counter;
-  s[13] = nonce[0];
-  s[14] = nonce[1];
-  s[15] = nonce[2];
-  uint32_t x[16];
-  memcpy(x, s, sizeof x);
-  for (int i = 0; i < 10; i++) {
-    QR(x[0], x[4], x[8], x[12]);
-    QR(x[1], x[5], x[9], x[13]);
-    QR(x[2], x[6], x[10], x[14]);
-    QR(x[3], x[7], x[11], x[15]);
-    QR(x[0], x[5], x[10], x[15]);
-    QR(x[1], x[6], x[11], x[12]);
-    QR(x[2], x[7], x[8], x[13]);
-    QR(x[3], x[4], x[9], x[14]);
-  }
-  for (int i = 0; i < 16; i++) out[i] = x[i] + s[i];
+static int sodium_ensure(void) {
+  if (atomic_load_explicit(&sodium_ready, memory_order_acquire)) return 0;
+  if (sodium_init() < 0) return -1; /* 0: initialised now, 1: already was */
+  atomic_store_explicit(&sodium_ready, 1, memory_order_release);
+  return 0;
 }
 
-void bbvfl_chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
-                          uint8_t out[64]) {
-  uint32_t w[16];
-  chacha_words(key, counter, nonce, w);
-  for (int i = 0; i < 16; i++) {
-    out[4 * i] = (uint8_t)w[i];
-    out[4 * i + 1] = (uint8_t)(w[i] >> 8);
-    out[4 * i + 2] = (uint8_t)(w[i] >> 16);
-    out[4 * i + 3] = (uint8_t)(w[i] >> 24);
-  }
+static void put_le32(uint8_t *p, uint32_t v) {
+  p[0] = (uint8_t)v;
+  p[1] = (uint8_t)(v >> 8);
+  p[2] = (uint8_t)(v >> 16);
+  p[3] = (uint8_t)(v >> 24);
 }
 
 static uint32_t le32(const uint8_t *p) {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* One block of the RFC 8439 key stream: libsodium's IETF ChaCha20 (96-bit nonce, 32-bit block
+ * counter) over 64 zero bytes, starting at block `counter`. */
+void bbvfl_chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
+                          uint8_t out[64]) {
+  uint8_t k[crypto_stream_chacha20_ietf_KEYBYTES], n[crypto_stream_chacha20_ietf_NONCEBYTES];
+  for (int i = 0; i < 8; i++) put_le32(k + 4 * i, key[i]);
+  for (int i = 0; i < 3; i++) put_le32(n + 4 * i, nonce[i]);
+  (void)sodium_ensure();
+  memset(out, 0, 64);
+  /* one block at any counter, 2^32-1 included, is within libsodium's limit (ic + blocks <= 2^32) */
+  crypto_stream_chacha20_ietf_xor_ic(out, out, 64, n, counter, k);
+  sodium_memzero(k, sizeof k);
 }
 
 static void init_key(bbvfl_rng *r, const uint8_t key[32]) {
@@ -66,18 +56,12 @@ int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, uint64_t strea
 }
 
 int bbvfl_rng_init_os(bbvfl_rng *r, bbvfl_err *err) {
+  if (sodium_ensure() != 0)
+    return bbvfl_fail(err, BBVFL_E_CRYPTO, "libsodium could not be initialised (sodium_init failed)");
   uint8_t key[32];
-  size_t got = 0;
-  while (got < sizeof key) {
-    ssize_t n = getrandom(key + got, sizeof key - got, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return bbvfl_fail(err, BBVFL_E_CRYPTO, "getrandom failed: %s", strerror(errno));
-    }
-    got += (size_t)n;
-  }
+  randombytes_buf(key, sizeof key); /* getrandom() on Linux; aborts rather than return weak bytes */
   init_key(r, key);
-  memset(key, 0, sizeof key);
+  sodium_memzero(key, sizeof key);
   return 0;
 }
 
@@ -97,7 +81,11 @@ uint64_t bbvfl_rng_stream(uint32_t purpose, uint32_t index) {
 
 uint32_t bbvfl_rng_u32(bbvfl_rng *r) {
   if (r->pos >= 16) {
-    chacha_words(r->key, r->counter, r->nonce, r->block);
+    /* the 64 key-stream bytes straight into block, then read in place as little-endian words (no
+     * copy of the noise left on the stack; on a little-endian host the loop is a no-op) */
+    uint8_t *b = (uint8_t *)r->block;
+    bbvfl_chacha20_block(r->key, r->counter, r->nonce, b);
+    for (int i = 0; i < 16; i++) r->block[i] = le32(b + 4 * i);
     r->counter++;
     if (r->counter == 0) r->nonce[0]++; /* 2^32 blocks used: move to a fresh nonce */
     r->pos = 0;

@@ -1,12 +1,20 @@
-/* A cryptographic random generator: ChaCha20 (RFC 8439 block function) in counter mode.
+/* A cryptographic random generator: ChaCha20 (RFC 8439: 96-bit nonce, 32-bit block counter) in
+ * counter mode. The block function and the OS randomness are libsodium's
+ * (crypto_stream_chacha20_ietf_xor_ic, randombytes_buf); this file adds the keying, the stream ids
+ * and the draws. Every output is byte-identical to the hand-written ChaCha20 this replaced
+ * (tests/unit/test_dp_rng_pinned.c pins it; test_dp_rng.c checks the RFC's vectors).
  *
- * Two ways to key it: from the operating system (getrandom, for noise nobody may predict), or
- * from a 64-bit seed plus a 64-bit stream id (for repeatable runs: every client derives its own
- * streams from (seed, client index, purpose), never from a shared sequential stream, so a run gives
- * the same numbers whether the clients share a process or not).
+ * Two ways to key it: from the operating system (randombytes_buf: getrandom on Linux, for noise
+ * nobody may predict), or from a 64-bit seed plus a 64-bit stream id (for repeatable runs: every
+ * client derives its own streams from (seed, client index, purpose), never from a shared
+ * sequential stream, so a run gives the same numbers whether the clients share a process or not).
  *
- * The generator is caller-owned plain data (no allocation); copy it to save its state. Not
- * thread-safe: one generator per thread. bbvfl_rng_wipe clears the key material. */
+ * libsodium is initialised (sodium_init) lazily, by the first call here that needs it; a program
+ * may also call sodium_init itself first: it is idempotent and thread-safe.
+ *
+ * The generator is caller-owned plain data (no allocation); copy it to save its state (party
+ * checkpoints store it byte for byte: keep the layout). Not thread-safe: one generator per thread.
+ * bbvfl_rng_wipe clears the key material. */
 #ifndef BBVFL_DP_RNG_H
 #define BBVFL_DP_RNG_H
 
@@ -27,14 +35,15 @@ typedef struct {
 void bbvfl_chacha20_block(const uint32_t key[8], uint32_t counter, const uint32_t nonce[3],
                           uint8_t out[64]);
 
-/* Keys the generator from getrandom(). */
+/* Keys the generator from randombytes_buf (getrandom). 0, or -1 (BBVFL_E_CRYPTO) when libsodium
+ * cannot be initialised. */
 int bbvfl_rng_init_os(bbvfl_rng *r, bbvfl_err *err);
 /* Keys the generator from (seed, stream): key = LE64(seed) || LE64(stream) || "bbvfl-rng-v1\0\0\0\0". */
 void bbvfl_rng_init_seeded(bbvfl_rng *r, uint64_t seed, uint64_t stream);
 /* Stream ids: purpose in the high 32 bits, client index (or 0) in the low 32. */
 uint64_t bbvfl_rng_stream(uint32_t purpose, uint32_t index);
 /* The private noise of one purpose: bbvfl_rng_init_seeded(r, seed, stream) when seeded (repeatable
- * runs and tests), else bbvfl_rng_init_os (seed and stream unused). 0, or -1 when getrandom fails. */
+ * runs and tests), else bbvfl_rng_init_os (seed and stream unused). 0, or -1 as bbvfl_rng_init_os. */
 int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, uint64_t stream, bbvfl_err *err);
 enum { BBVFL_STREAM_SPLIT = 1, BBVFL_STREAM_INIT = 2, BBVFL_STREAM_NOISE = 3, BBVFL_STREAM_SCHEDULE = 4,
        BBVFL_STREAM_HEAD = 5, BBVFL_STREAM_TEST = 6, BBVFL_STREAM_LABELS = 7,
