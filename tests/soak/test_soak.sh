@@ -20,8 +20,9 @@ cleanup() {
 }
 trap cleanup EXIT
 export OPENBLAS_NUM_THREADS=1
-# the bundled table gives 45 training + 11 evaluation rounds per epoch (checked below)
-epochs=$(( (rounds + 55) / 56 ))
+# the bundled table gives 45 training rounds + 1 evaluation round (every test row) per epoch at
+# the default window of one minibatch (checked below)
+epochs=$(( (rounds + 45) / 46 ))
 run="$work/run"
 # everything the sampler needs is ready before the demo starts: a session of a few seconds must not
 # be over before a slow start of the sampler on a loaded machine
