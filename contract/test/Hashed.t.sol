@@ -4,6 +4,7 @@ pragma solidity ^0.8.24;
 import {Base, VmExtra} from "./utils/Base.sol";
 import {BbvflBase} from "../src/BbvflBase.sol";
 import {BbvflHashAggregator} from "../src/BbvflHashAggregator.sol";
+import {BbvflAggregator} from "../src/BbvflAggregator.sol";
 
 /// Hashed mode (BbvflHashAggregator): submissions store hashes, aggregate() forms the sum from
 /// the payloads, rounds pipeline within the staleness bound, eval rounds never gate.
@@ -473,6 +474,57 @@ contract HashedTest is Base {
             finish(agg, head);
         }
         assertEq(agg.currentRound(), total, "ended");
+    }
+
+    uint256 internal fseed;
+
+    /// The hashed mode emits exactly the lane mode's sum bytes for the same submissions.
+    function testFuzz_same_sum_as_lanes(uint256 seed, uint8 mRaw, uint8 lvRaw, bool masked, uint8 pRaw) public {
+        BbvflBase.Config memory k =
+            configW(uint8(bound(mRaw, 1, 6)), 3, uint32(bound(pRaw, 1, 23)), uint8(bound(lvRaw, 1, 100)), masked, 3, 2, 0, 0, 1);
+        BbvflAggregator lanes = startSession(k);
+        k.hashed = true;
+        fseed = seed;
+        BbvflHashAggregator agg = start(k);
+        for (uint64 r = 0; r < 2; r++) sameRound(lanes, agg, r);
+    }
+
+    function fuzzPayload(uint256 i, uint64 r, uint256 coords) internal view returns (bytes memory q) {
+        q = new bytes(c.masked ? 2 * coords : coords);
+        for (uint256 j = 0; j < q.length; j++) {
+            uint256 v = uint256(keccak256(abi.encode(fseed, i, r, j)));
+            q[j] = bytes1(uint8(c.masked ? v : v % (uint256(c.levels) + 1)));
+        }
+    }
+
+    function sameRound(BbvflAggregator lanes, BbvflHashAggregator agg, uint64 r) internal {
+        (,,,, uint32 coords) = agg.roundLayout(r);
+        bytes[] memory ps = new bytes[](c.clients);
+        for (uint256 i = 0; i < c.clients; i++) {
+            ps[i] = fuzzPayload(i, r, coords);
+            vm.prank(clientAddr(i));
+            agg.submit(r, ps[i]);
+            vm.prank(clientAddr(i));
+            lanes.submit(r, ps[i]);
+        }
+        bytes memory want = lanes.roundSum(r);
+        vx.recordLogs();
+        agg.aggregate(r, ps);
+        VmExtra.Log[] memory logs = vx.getRecordedLogs();
+        uint256 seen;
+        for (uint256 x = 0; x < logs.length; x++) {
+            if (logs[x].topics[0] != RC) continue;
+            (, bytes memory got) = abi.decode(logs[x].data, (uint8, bytes));
+            assertEq(got, want, "hashed sum = lane sum");
+            seen++;
+        }
+        assertEq(seen, 1, "one RoundCompleted");
+        address a1 = agg.active();
+        vm.prank(a1);
+        agg.postGradient(r, new bytes(uint256(coords) * 4), "");
+        address a2 = lanes.active();
+        vm.prank(a2);
+        lanes.postGradient(r, new bytes(uint256(coords) * 4), "");
     }
 
     function test_runtime_size_below_eip170() public {
