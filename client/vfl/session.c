@@ -314,9 +314,10 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (bbvfl_split(ds->n, t->test_frac, t->seed, &tr, &ntr, &te, &nte, err) < 0) return -1;
   free(tr);
   free(te);
-  if (ntr < t->B || nte < t->B)
-    return bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: each needs at least one batch of %zu", ntr, nte,
-                      t->B);
+  if (ntr < t->B || nte < 1)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "%zu training / %zu test rows: training needs at least one batch of %zu, evaluation one row", ntr,
+                      nte, t->B);
   bbvfl_cconfig *c = &s->cparams;
   int masked = c->masked, hashed = c->hashed;
   uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
