@@ -176,12 +176,45 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
   double t_agg0 = bbvfl_now();
   if (oc_round_sum(c, sl, rc, err) < 0) return -1;
   c->agg_sum += bbvfl_now() - t_agg0;
-  int f = resumed ? posted_before(c, sl, err) : 0;
-  if (f < 0) return -1;
-  if (f == 1) return oc_out_wait(c, err);
-  if (oc_active_train(c, sl, err) < 0) return -1;
-  bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
-  bbvfl_vhead_params_be(&c->head, c->head_be);
+  if (resumed && !c->split) {
+    /* A restart: the window's head steps again from the checkpoint (so the optimizer state is the
+       one an uninterrupted run has; the chain holds the parameters, not the moments), then, when
+       the gradient was posted before the restart, the post is not sent again: it must be the
+       same, else the chain's is taken. (In hashed mode with staleness the checkpoint is always a
+       window behind the finished ones, so every restart of the active client comes here.) */
+    if (oc_active_train(c, sl, err) < 0) return -1;
+    bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
+    bbvfl_vhead_params_be(&c->head, c->head_be);
+    bbvfl_cev gp;
+    c->blk = c->ev_blk;
+    int q = oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
+    if (q < 0) return -1;
+    if (q == 1) {
+      int same = gp.data_len == 4 * sl->L.coords && !memcmp(gp.data, c->grad_be, gp.data_len) &&
+                 gp.data2_len == c->head_len && !memcmp(gp.data2, c->head_be, c->head_len);
+      int bad = 0;
+      if (!same) {
+        oc_log(c, "round %llu: the recomputed gradient differs from the one posted before the restart; taking the chain's",
+               (unsigned long long)sl->r);
+        if (gp.data_len != 4 * sl->L.coords || bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err) < 0) {
+          if (!err->code) bbvfl_fail(err, BBVFL_E_PARSE, "posted gradient has the wrong length");
+          bad = 1;
+        } else {
+          bbvfl_f32_from_be(gp.data, sl->L.coords, c->grad);
+        }
+      }
+      c->ev_blk = gp.block_number;
+      bbvfl_cev_clear(&gp);
+      return bad ? -1 : oc_out_wait(c, err);
+    }
+  } else {
+    int f = resumed ? posted_before(c, sl, err) : 0;
+    if (f < 0) return -1;
+    if (f == 1) return oc_out_wait(c, err);
+    if (oc_active_train(c, sl, err) < 0) return -1;
+    bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
+    bbvfl_vhead_params_be(&c->head, c->head_be);
+  }
   uint8_t *cd;
   size_t len;
   if (bbvfl_cenc_post_gradient(sl->r, c->grad_be, 4 * sl->L.coords, c->head_be, c->head_len, &cd, &len, err) < 0)

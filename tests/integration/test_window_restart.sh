@@ -12,12 +12,15 @@
 #    submitted before the restart";
 #  - Submitted events: each client submitted each round exactly once (none twice, none lost);
 #  - `bbvfl audit --session` passes;
+#  - a third run of the same session where the victim instead stops itself after 6 finished rounds
+#    (--exit-after-round 6: its checkpoint then names a window it already finished on chain) and
+#    is restarted: it completes, the audit passes;
 #  - the same session replayed without the kill gives the same chain: the test fixes each client's
 #    election secret (state-dir/election-secret.hex, which the client takes when present) and the
 #    registration order, so a second deployment with the same seeds has the same session seed S; its
 #    run, uninterrupted, must post bit-identical submissions (every Submitted dataHash per round and
 #    client) and the same per-epoch AUROC (MetricsPosted and the active client's summary) as the run
-#    with the kill. (`bbvfl train --offchain` cannot be given the chain's S, so the replay is on
+#    with the kill and the run with the stop. (`bbvfl train --offchain` cannot be given the chain's S, so the replay is on
 #    chain; `bbvfl demo --compare` shows elsewhere that an uninterrupted on-chain run equals the
 #    off-chain trainer.)
 set -euo pipefail
@@ -67,7 +70,8 @@ setup() {
   for m in 0 1 2; do
     mkdir -p "$work/$run/c$m" && chmod 700 "$work/$run/c$m"
     install -m 600 "$work/secret$m.hex" "$work/$run/c$m/election-secret.hex"
-    start_client "$run" "$m" "$@"
+    # shellcheck disable=SC2086
+    start_client "$run" "$m" "$@" ${only_flags[$m]:-}
     for i in $(seq 1 2400); do # the next client registers only after this one (same indices in both runs)
       [ "$(registered "$run")" -gt "$m" ] && break
       kill -0 "${pids[$m]}" 2>/dev/null || { cat "$work/$run/c$m.out" >&2; fail "client $m ($run) exited before registering"; }
@@ -78,6 +82,7 @@ setup() {
 }
 
 # ------------------------------------------------------------------ the run with the kill
+only_flags=()
 setup kill --pause-after-submit 4
 contract=$(cat "$work/kill/contract")
 wait_paused "$work/kill" "${pids[@]}" || fail "the clients did not all reach round 3"
@@ -107,6 +112,30 @@ arc=$?
 set -e
 [ "$arc" = 0 ] || { cat "$work/kill/audit.txt" >&2; fail "bbvfl audit exit $arc"; }
 head -1 "$work/kill/audit.txt"
+
+# ------------------------------------------------------------------ a stop after a finished window
+# The same session again (the same secrets: the same active client), the victim stopping itself
+# after 6 finished rounds (--exit-after-round 6, as if killed): its last checkpoint then names a
+# round it already finished on chain (for the active client: aggregated, gradient posted), which
+# the restart must take from the chain instead of sending it again.
+pids=()
+only_flags=()
+only_flags[$victim]="--exit-after-round 6"
+setup exit
+if wait "${pids[$victim]}"; then fail "exit run: client $victim did not stop after 6 rounds"; fi
+grep -q "stopped after 6 rounds" "$work/exit/c$victim.out" || { cat "$work/exit/c$victim.out" >&2; fail "exit run: client $victim: unexpected exit"; }
+only_flags=()
+start_client exit "$victim"
+for m in 0 1 2; do
+  wait "${pids[$m]}" || { cat "$work/exit/c$m.out" >&2; fail "exit run: client $m exited with an error"; }
+done
+grep -q "resuming at round" "$work/exit/c$victim.out" || { cat "$work/exit/c$victim.out" >&2; fail "exit run: client $victim did not resume"; }
+grep -h "resuming at round\|already submitted" "$work/exit/c$victim.out" | sed 's/^/  exit run: /'
+set +e
+"$BBVFL_BIN" audit --session "$work/exit/session.json" --quiet >"$work/exit/audit.txt" 2>&1
+arc=$?
+set -e
+[ "$arc" = 0 ] || { cat "$work/exit/audit.txt" >&2; fail "exit run: bbvfl audit exit $arc"; }
 
 # ------------------------------------------------------------------ the same session, no kill
 pids=()
@@ -155,7 +184,12 @@ def run(name):
     summ = json.load(open(os.path.join(work, name, "c%d" % addrs.index(active), "summary.json")))
     assert summ["active"], summ
     return dict(pp=pp, subs=subs, seed=seed, active=active, met=met, auroc=[e["auroc"] for e in summ["epochs"]])
-a, b = run("kill"), run("replay")
+a, b, x = run("kill"), run("replay"), run("exit")
+for o, what in ((x, "the run stopped after 6 rounds"),):
+    assert o["seed"] == b["seed"] and o["active"] == b["active"], what
+    d = sorted(k for k in o["subs"] if o["subs"][k] != b["subs"][k])
+    assert not d, "%s: submissions differ from the uninterrupted replay at %s" % (what, d[:6])
+    assert o["met"] == b["met"] and o["auroc"] == b["auroc"], (what, o["auroc"], b["auroc"])
 assert a["seed"] == b["seed"], "the replay has another session seed: the test's set-up is broken"
 assert a["active"] == b["active"]
 diff = sorted(k for k in a["subs"] if a["subs"][k] != b["subs"][k])
@@ -164,6 +198,6 @@ assert a["met"] == b["met"], "MetricsPosted differ: %s vs %s" % (a["met"], b["me
 assert a["auroc"] == b["auroc"], (a["auroc"], b["auroc"])
 assert 0.5 < a["auroc"][-1] <= 1, a["auroc"]
 print("ok: %d rounds x 3 clients submitted once each; %d submissions bit-identical to the uninterrupted replay; "
-      "AUROC per epoch %s on both chains" % (a["pp"]["total"], len(a["subs"]), a["auroc"]))
+      "AUROC per epoch %s on all three chains (kill, stop after 6 rounds, replay)" % (a["pp"]["total"], len(a["subs"]), a["auroc"]))
 PY
 echo ok
