@@ -7,6 +7,7 @@
 int bbvfl_fail(bbvfl_err *err, bbvfl_errcode code, const char *fmt, ...) {
   if (!err) return -1;
   err->code = code;
+  memset(&err->revert, 0, sizeof err->revert); /* a new error: no revert data unless set after */
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -39,6 +40,11 @@ void bbvfl_err_clear(bbvfl_err *err) {
   if (!err) return;
   err->code = BBVFL_OK;
   err->msg[0] = '\0';
+  memset(&err->revert, 0, sizeof err->revert);
+}
+
+int bbvfl_err_revert_is(const bbvfl_err *err, const char *reason) {
+  return err && err->code == BBVFL_E_REVERT && err->revert.present && strcmp(err->revert.reason, reason) == 0;
 }
 
 const char *bbvfl_errcode_name(bbvfl_errcode code) {

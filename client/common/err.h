@@ -25,9 +25,20 @@ typedef enum {
   BBVFL_E_INTERNAL = 11
 } bbvfl_errcode;
 
+/* A contract's revert, as data (code BBVFL_E_REVERT): the 4-byte selector of the revert data
+ * and, for Error(string), the reason string itself. Callers that recover from a particular
+ * revert branch on these (bbvfl_err_revert_is), never on the message, which is for people and
+ * may be reworded or wrapped. */
+typedef struct {
+  int present;               /* 1: the revert data was seen and decoded */
+  unsigned char selector[4]; /* Error(string) = 08c379a0, Panic(uint256) = 4e487b71, custom errors */
+  char reason[128];          /* Error(string)'s text (printable, cut at 127 bytes); "" otherwise */
+} bbvfl_revert;
+
 typedef struct {
   bbvfl_errcode code;
   char msg[512];
+  bbvfl_revert revert;       /* with code BBVFL_E_REVERT when the node returned revert data */
 } bbvfl_err;
 
 /* Sets err (if non-NULL) and returns -1. printf-style message. */
@@ -38,6 +49,10 @@ int bbvfl_fail(bbvfl_err *err, bbvfl_errcode code, const char *fmt, ...)
 int bbvfl_wrap(bbvfl_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 void bbvfl_err_clear(bbvfl_err *err);
+
+/* 1 when err is a revert whose Error(string) reason is exactly `reason` (the contract's own
+ * text, not the message), else 0. */
+int bbvfl_err_revert_is(const bbvfl_err *err, const char *reason);
 
 /* A short name for an error category, e.g. "rpc". */
 const char *bbvfl_errcode_name(bbvfl_errcode code);

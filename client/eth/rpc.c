@@ -406,6 +406,24 @@ static int word_to_size(const uint8_t *w, size_t max, size_t *out) {
   return 0;
 }
 
+void bbvfl_revert_decode(const uint8_t *data, size_t len, bbvfl_revert *out) {
+  memset(out, 0, sizeof *out);
+  if (!data || len < 4) return;
+  out->present = 1;
+  memcpy(out->selector, data, 4);
+  static const uint8_t ERROR_SEL[4] = {0x08, 0xc3, 0x79, 0xa0}; /* Error(string) */
+  const uint8_t *p = data + 4;
+  size_t plen = len - 4, off, slen;
+  if (memcmp(data, ERROR_SEL, 4) || plen < 32 || word_to_size(p, plen, &off) != 0 || off > plen - 32 ||
+      word_to_size(p + off, plen - off - 32, &slen) != 0 || slen > plen - off - 32)
+    return;
+  const uint8_t *s = p + off + 32;
+  size_t o = 0;
+  for (size_t i = 0; i < slen && o + 1 < sizeof out->reason; i++)
+    out->reason[o++] = (s[i] >= 0x20 && s[i] != 0x7f) ? (char)s[i] : '?';
+  out->reason[o] = 0;
+}
+
 void bbvfl_revert_describe(const uint8_t *data, size_t len, char *out, size_t n) {
   if (!n) return;
   out[0] = 0;
@@ -499,13 +517,18 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
     char reason[400];
     uint8_t *bytes = NULL;
     size_t blen = 0;
+    bbvfl_revert rv;
+    memset(&rv, 0, sizeof rv);
     if (data && bbvfl_hex_decode_alloc(data, &bytes, &blen, NULL) == 0) {
       bbvfl_revert_describe(bytes, blen, reason, sizeof reason);
+      bbvfl_revert_decode(bytes, blen, &rv);
       free(bytes);
     } else {
       snprintf(reason, sizeof reason, "no revert data");
     }
-    return bbvfl_fail(err, BBVFL_E_REVERT, "execution reverted: %s (node: %s)", reason, msg);
+    bbvfl_fail(err, BBVFL_E_REVERT, "execution reverted: %s (node: %s)", reason, msg);
+    if (err) err->revert = rv;
+    return -1;
   }
   return bbvfl_fail(err, BBVFL_E_RPC, "the node refused: %s (JSON-RPC error %lld)", msg,
                     (long long)code);

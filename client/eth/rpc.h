@@ -166,6 +166,8 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err);
  * "Panic(0x11): arithmetic overflow or underflow", "custom error 0x12345678 (data 0x...)",
  * "no reason given". */
 void bbvfl_revert_describe(const uint8_t *data, size_t len, char *out, size_t n);
+/* The revert data as structure (selector; Error(string)'s reason): fills out (cleared first). */
+void bbvfl_revert_decode(const uint8_t *data, size_t len, bbvfl_revert *out);
 
 /* Parses a JSON-RPC quantity ("0x1a", no leading zeros tolerated leniently) into a u64. */
 int bbvfl_rpc_parse_u64(const json_t *v, uint64_t *out, bbvfl_err *err);

@@ -322,9 +322,11 @@ static int explain_revert(bbvfl_sender *s, const bbvfl_receipt *rc, const uint8_
   int crc = bbvfl_rpc_eth_call_value(s->rpc, s->key->addr, to, value, data, len, blk, &out,
                                      &out_len, &e);
   free(out);
-  if (crc != 0 && e.code == BBVFL_E_REVERT)
-    return bbvfl_fail(err, BBVFL_E_REVERT, "transaction %s reverted in block %" PRIu64 ": %s", h,
-                      rc->block_number, e.msg);
+  if (crc != 0 && e.code == BBVFL_E_REVERT) {
+    bbvfl_fail(err, BBVFL_E_REVERT, "transaction %s reverted in block %" PRIu64 ": %s", h, rc->block_number, e.msg);
+    if (err) err->revert = e.revert; /* the replay's revert data is the transaction's */
+    return -1;
+  }
   if (gas_limit && rc->gas_used >= gas_limit)
     return bbvfl_fail(err, BBVFL_E_REVERT,
                       "transaction %s reverted in block %" PRIu64 ": out of gas (used all %" PRIu64

@@ -264,6 +264,40 @@ static void test_revert_panic_and_custom(void **state) {
   assert_non_null(strstr(out, "malformed revert data"));
 }
 
+/* The revert travels as data: callers branch on the contract's reason (bbvfl_err_revert_is),
+   which a reworded node message, a wrapped error or a custom error do not change. */
+static void test_revert_as_data(void **state) {
+  (void)state;
+  char body[1024];
+  error_string_body(body, sizeof body,
+                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"the node words this "
+                    "its own way\",\"data\":\"",
+                    "not active", "\"}}");
+  bbvfl_err err = {0};
+  json_t *res = NULL;
+  assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_REVERT);
+  assert_true(err.revert.present);
+  static const unsigned char sel[4] = {0x08, 0xc3, 0x79, 0xa0};
+  assert_memory_equal(err.revert.selector, sel, 4);
+  assert_string_equal(err.revert.reason, "not active");
+  assert_true(bbvfl_err_revert_is(&err, "not active"));
+  assert_false(bbvfl_err_revert_is(&err, "not"));        /* exact, not a substring */
+  bbvfl_wrap(&err, "postGradient() of round %d", 7);   /* context added for people */
+  assert_true(bbvfl_err_revert_is(&err, "not active"));
+  bbvfl_fail(&err, BBVFL_E_STATE, "something else, mentioning not active");
+  assert_false(bbvfl_err_revert_is(&err, "not active")); /* a new error carries no stale revert */
+  /* a custom error: the selector, no reason */
+  uint8_t c[36] = {0xde, 0xad, 0xbe, 0xef};
+  bbvfl_revert rv;
+  bbvfl_revert_decode(c, sizeof c, &rv);
+  assert_true(rv.present);
+  assert_memory_equal(rv.selector, c, 4);
+  assert_string_equal(rv.reason, "");
+  bbvfl_revert_decode(c, 3, &rv);
+  assert_false(rv.present);
+}
+
 static void test_revert_malformed_error_string(void **state) {
   (void)state;
   uint8_t d[256];
@@ -552,6 +586,7 @@ int main(void) {
       cmocka_unit_test(test_revert_custom_with_nul_message),
       cmocka_unit_test(test_revert_panic_and_custom),
       cmocka_unit_test(test_revert_malformed_error_string),
+      cmocka_unit_test(test_revert_as_data),
       cmocka_unit_test(test_parse_u64),
       cmocka_unit_test(test_parse_receipt),
       cmocka_unit_test(test_url_refused),
