@@ -8,6 +8,7 @@
 #include "ml/metrics.h"
 #include "vfl/aggregator.h"
 #include "vfl/head.h"
+#include "vfl/rounds.h"
 #include "vfl/schedule.h"
 #include "vfl/setup.h"
 
@@ -144,15 +145,8 @@ static int run_round(trainer *t, const bbvfl_offchain_cfg *c, const bbvfl_round_
     for (int m = 0; m < c->M; m++) bbvfl_party_epoch(&t->parties[m], rp->epoch);
     bbvfl_vhead_epoch(&t->head, rp->epoch);
   }
-  /* 1. every party applies the pending gradients the staleness rule names, oldest first */
-  for (size_t j = 0; j < rp->apply; j++) {
-    uint64_t gr = rp->apply_round + j;
-    size_t nb = bbvfl_plan_window_batches(&t->plan, (size_t)(gr % t->plan.T));
-    for (int m = 0; m < c->M; m++)
-      if (bbvfl_party_apply(&t->parties[m], ring_slot(t, gr), nb, B, err) != 0)
-        return bbvfl_wrap(err, "applying the gradient of round %llu", (unsigned long long)gr);
-  }
-  /* 2. forward, submit, sum */
+  /* 1. (the pending gradients the staleness rule names were applied by finish_round: the round
+     loop of vfl/rounds.h finished those rounds first) 2. forward, submit, sum */
   const size_t *rows;
   if (rp->train) {
     const size_t *pos = bbvfl_schedule_batch(&t->sched, (uint64_t)rp->epoch, rp->first_batch);
@@ -185,6 +179,40 @@ static int run_round(trainer *t, const bbvfl_offchain_cfg *c, const bbvfl_round_
   if (bbvfl_agg_post_gradient(&t->agg, rp->round, t->grad, n, NULL, 0, err) != 0) return -1;
   /* 4. the gradient becomes pending for every party (each applies it when the plan says) */
   return bbvfl_agg_read_gradient(&t->agg, rp->round, ring_slot(t, rp->round), n, err);
+}
+
+typedef struct {
+  trainer *t;
+  const bbvfl_offchain_cfg *c;
+  int nclasses;
+  bbvfl_offchain_result *res;
+} loop_ctx;
+
+/* Round seq's results for every party: a training window's gradients applied (the head stepped
+   and posted them when the round started: its sum was there at once). */
+static int finish_round(void *ctx, uint64_t seq, bbvfl_err *err) {
+  loop_ctx *x = ctx;
+  trainer *t = x->t;
+  bbvfl_round_plan rp;
+  if (bbvfl_window_plan(&t->plan, seq, &rp, err) != 0) return -1;
+  if (!rp.train) return 0;
+  for (int m = 0; m < x->c->M; m++)
+    if (bbvfl_party_apply(&t->parties[m], ring_slot(t, rp.round), rp.nbatches, x->c->B, err) != 0)
+      return bbvfl_wrap(err, "applying the gradient of round %llu", (unsigned long long)rp.round);
+  return 0;
+}
+
+static int start_round(void *ctx, uint64_t seq, bbvfl_err *err) {
+  loop_ctx *x = ctx;
+  trainer *t = x->t;
+  bbvfl_round_plan rp;
+  if (bbvfl_window_plan(&t->plan, seq, &rp, err) != 0) return -1;
+  if (run_round(t, x->c, &rp, err) != 0)
+    return bbvfl_wrap(err, "epoch %d, %s round %zu", rp.epoch + 1, rp.train ? "training" : "evaluation", rp.index);
+  size_t per = t->plan.T + t->plan.V;
+  if (x->c->on_round) x->c->on_round(x->c->ctx, rp.epoch + 1, (size_t)(seq % per) + 1, per);
+  if (rp.epoch_end) epoch_metrics(t, x->c, x->nclasses, rp.epoch, x->res);
+  return 0;
 }
 
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_offchain_result *res,
@@ -291,18 +319,13 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
       goto out;
   }
 
-  uint64_t nrounds = bbvfl_plan_rounds(&t.plan);
-  size_t per = t.plan.T + t.plan.V;
-  for (uint64_t seq = 0; seq < nrounds; seq++) {
-    bbvfl_round_plan rp;
-    if (bbvfl_window_plan(&t.plan, seq, &rp, err) != 0) goto out;
-    if (run_round(&t, c, &rp, err) != 0) {
-      bbvfl_wrap(err, "epoch %d, %s round %zu", rp.epoch + 1, rp.train ? "training" : "evaluation", rp.index);
-      goto out;
-    }
-    if (c->on_round) c->on_round(c->ctx, rp.epoch + 1, (size_t)(seq % per) + 1, per);
-    if (rp.epoch_end) epoch_metrics(&t, c, ds->nclasses, rp.epoch, res);
-  }
+  /* the round loop every participant runs (vfl/rounds.h, the on-chain client's too): it finishes
+     the rounds the staleness rule names before each round starts */
+  loop_ctx lx = {.t = &t, .c = c, .nclasses = ds->nclasses, .res = res};
+  bbvfl_rounds_sched sched = {.T = (uint32_t)t.plan.T, .V = (uint32_t)t.plan.V,
+                              .staleness = (unsigned)t.plan.staleness, .one_open = 0, .slots = 0};
+  bbvfl_rounds_ops ops = {.finish = finish_round, .checkpoint = NULL, .start = start_round};
+  if (bbvfl_rounds_run(&sched, 0, 0, bbvfl_plan_rounds(&t.plan), &ops, &lx, err) != 0) goto out;
   res->agg_train_s_per_epoch = t.agg_total / c->epochs;
   res->wall_s = bbvfl_now() - t_start;
   rc = 0;

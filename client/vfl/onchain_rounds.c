@@ -1,21 +1,18 @@
 #include "vfl/onchain_int.h"
+#include "vfl/rounds.h"
 
-/* The round loop of one client. Every client goes through the rounds in order: for round r it
- * first finishes the earlier rounds the schedule says must be finished (below), then runs the
- * forward of r (its rows: the window's minibatches from the session seed, or the evaluation
- * round's test rows), submits without waiting for the receipt, and moves on. Finishing a round:
- * the submission's receipt; for a passive client the window's gradients (GradientPosted), applied
- * through the activations of the forward that made the submission; for the active client the sum,
- * the head's steps, the gradient post (and in hashed mode the aggregate() call), the evaluation
- * scores and, after an epoch, its metrics and rewards.
- *
- * Which earlier rounds must be finished before the forward of r (the same rule as the off-chain
- * trainer, so both run the same schedule):
- *  - lane mode: all of them (the contract keeps one round open);
- *  - hashed mode, r a training window: every training window but the latest s (staleness);
- *  - hashed mode, r an evaluation round: every training window (evaluation sees the epoch's model).
- * Evaluation rounds never hold anything up in hashed mode: the next epoch's first window is
- * submitted next to the evaluation round, in the same block on a chain with a block time. */
+/* The round steps of one client; the loop that orders them is vfl/rounds.h's (the off-chain
+ * trainer runs the same loop with its in-process steps). For round r: the rounds the schedule
+ * says must be finished first are finished, the checkpoint is written, then r starts: its forward
+ * (the window's minibatches from the schedule of S, or the evaluation round's test rows), the
+ * submission sent without waiting for its receipt. Finishing a round: the submission's receipt;
+ * for a passive client the window's gradients (GradientPosted), applied through the activations
+ * of the forward that made the submission; for the active client the sum, the head's steps, the
+ * gradient post (and in hashed mode the aggregate() call), the evaluation scores and, after an
+ * epoch, its metrics and rewards. Lane storage keeps one round open (every earlier round is
+ * finished before the next starts); hashed aggregation pipelines within the staleness, and its
+ * evaluation rounds hold nothing up: the next epoch's first window is submitted next to the
+ * evaluation round, in the same block on a chain with a block time. */
 
 static int oc_dump_q(cl *c, const oc_slot *sl, bbvfl_err *err) {
   char p[1300];
@@ -296,26 +293,76 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
   return 0;
 }
 
-/* The last round that must be finished before the forward of round r, plus one (rounds below
-   the result); `from` is the oldest round not finished yet. */
-static uint64_t finish_until(const cl *c, uint64_t from, uint64_t r) {
-  if (!c->hashed) return r;
-  int eval = !oc_is_train_round(c, r);
-  unsigned skip = eval ? 0 : c->stale, seen = 0;
-  uint64_t until = from;
-  for (uint64_t p = r; p > from; p--) {
-    if (!oc_is_train_round(c, p - 1)) continue;
-    if (seen++ < skip) continue;
-    until = p;
-    break;
+/* The round loop is vfl/rounds.h's (the off-chain trainer runs the same one); these are this
+   client's steps. */
+typedef struct {
+  cl *c;
+  int resumed;      /* after a restart, until this process submits something itself */
+  uint64_t done;    /* rounds finished by this process */
+} run_ctx;
+
+static int step_finish(void *ctx, uint64_t r, bbvfl_err *err) {
+  run_ctx *x = ctx;
+  cl *c = x->c;
+  oc_slot *sl = oc_slot_of(c, r);
+  if (sl->r != r) return bbvfl_fail(err, BBVFL_E_INTERNAL, "round %llu: not open", (unsigned long long)r);
+  if (finish(c, sl, x->resumed && sl->submitted_before, err) < 0) return -1;
+  free_slot(sl);
+  x->done++;
+  if (c->cfg->exit_after_round && x->done >= (uint64_t)c->cfg->exit_after_round)
+    return bbvfl_fail(err, BBVFL_E_STATE, "stopped after %llu rounds as asked (testing)", (unsigned long long)x->done);
+  return 0;
+}
+
+/* the state before round r's forward, with every round before first_open finished */
+static int step_checkpoint(void *ctx, uint64_t r, uint64_t first_open, bbvfl_err *err) {
+  run_ctx *x = ctx;
+  if (oc_save_progress(x->c, r, first_open, err) < 0)
+    return bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r);
+  return 0;
+}
+
+static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
+  run_ctx *x = ctx;
+  cl *c = x->c;
+  oc_slot *sl;
+  if (take_slot(c, r, &sl, err) < 0) return -1;
+  double tl = bbvfl_now();
+  int frc = sl->L.train ? bbvfl_party_forward_train(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err)
+                        : bbvfl_party_forward_eval(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err);
+  c->res->learn_s += bbvfl_now() - tl;
+  if (frc < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+  int yes = 0;
+  if (x->resumed && already_submitted(c, r, &yes, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+  if (yes) {
+    oc_log(c, "round %llu: already submitted before the restart", (unsigned long long)r);
+    sl->submitted_before = 1;
+    return 0;
   }
-  if (r >= c->nslots && until < r - c->nslots + 1) until = r - c->nslots + 1; /* the ring of slots */
-  return until;
+  x->resumed = 0;
+  uint8_t *cd;
+  size_t len;
+  if (encode_submission(c, sl, &cd, &len, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
+  double t0 = bbvfl_now();
+  int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx, err);
+  c->res->send_s += bbvfl_now() - t0;
+  free(cd);
+  if (ok < 0) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)r);
+  c->res->submissions++;
+  if (c->cfg->pause_after_submit && r + 1 == (uint64_t)c->cfg->pause_after_submit) {
+    /* testing: freeze mid-round (submitted, sum and gradient not yet read) so a test can
+       SIGKILL this process at a known point however fast the session runs */
+    bbvfl_receipt rc;
+    int have = 0;
+    if (submission_receipt(c, sl, &rc, &have, err) < 0) return -1;
+    bbvfl_receipt_clear(&rc);
+    oc_log(c, "round %llu: submitted; pausing (SIGSTOP) as asked (testing)", (unsigned long long)r);
+    raise(SIGSTOP);
+  }
+  return 0;
 }
 
 int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err) {
-  uint64_t total = c->cp.total_rounds, done = 0;
-  uint64_t next = first_open; /* the oldest round this client has not finished */
   /* after a restart: the rounds between the checkpoint's oldest unfinished round and its next
      round were submitted before it (their activations are in the checkpoint) */
   for (uint64_t p = first_open; p < start; p++) {
@@ -323,55 +370,14 @@ int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl
     if (take_slot(c, p, &sl, err) < 0) return -1;
     sl->submitted_before = 1;
   }
-  for (uint64_t r = start; r <= total; r++) {
-    uint64_t until = r == total ? total : finish_until(c, next, r);
-    for (; next < until; next++) {
-      oc_slot *sl = oc_slot_of(c, next);
-      if (finish(c, sl, resumed && sl->submitted_before, err) < 0) return -1;
-      free_slot(sl);
-      done++;
-      if (c->cfg->exit_after_round && done >= (uint64_t)c->cfg->exit_after_round)
-        return bbvfl_fail(err, BBVFL_E_STATE, "stopped after %llu rounds as asked (testing)", (unsigned long long)done);
-    }
-    if (r == total) break;
-    /* checkpoint: the state before round r's forward, with every round before `next` finished */
-    if (oc_save_progress(c, r, next, err) < 0) return bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r);
-    oc_slot *sl;
-    if (take_slot(c, r, &sl, err) < 0) return -1;
-    double tl = bbvfl_now();
-    int frc = sl->L.train ? bbvfl_party_forward_train(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err)
-                          : bbvfl_party_forward_eval(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err);
-    c->res->learn_s += bbvfl_now() - tl;
-    if (frc < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
-    int yes = 0;
-    if (resumed && already_submitted(c, r, &yes, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
-    if (yes) {
-      oc_log(c, "round %llu: already submitted before the restart", (unsigned long long)r);
-      sl->submitted_before = 1;
-      continue;
-    }
-    resumed = 0;
-    uint8_t *cd;
-    size_t len;
-    if (encode_submission(c, sl, &cd, &len, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
-    double t0 = bbvfl_now();
-    int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx, err);
-    c->res->send_s += bbvfl_now() - t0;
-    free(cd);
-    if (ok < 0) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)r);
-    c->res->submissions++;
-    if (c->cfg->pause_after_submit && r + 1 == (uint64_t)c->cfg->pause_after_submit) {
-      /* testing: freeze mid-round (submitted, sum and gradient not yet read) so a test can
-         SIGKILL this process at a known point however fast the session runs */
-      bbvfl_receipt rc;
-      int have = 0;
-      if (submission_receipt(c, sl, &rc, &have, err) < 0) return -1;
-      bbvfl_receipt_clear(&rc);
-      oc_log(c, "round %llu: submitted; pausing (SIGSTOP) as asked (testing)", (unsigned long long)r);
-      raise(SIGSTOP);
-    }
-  }
+  /* lane storage keeps one round open; hashed aggregation pipelines within the staleness */
+  bbvfl_rounds_sched sched = {.T = (uint32_t)c->T, .V = (uint32_t)c->V, .staleness = c->stale,
+                              .one_open = !c->hashed, .slots = c->nslots};
+  bbvfl_rounds_ops ops = {.finish = step_finish, .checkpoint = step_checkpoint, .start = step_start};
+  run_ctx x = {.c = c, .resumed = resumed};
+  if (bbvfl_rounds_run(&sched, start, first_open, c->cp.total_rounds, &ops, &x, err) < 0) return -1;
   if (oc_out_wait(c, err) < 0) return bbvfl_wrap(err, "the last transactions");
+  uint64_t total = c->cp.total_rounds;
   if (oc_save_progress(c, total, total, err) < 0) return bbvfl_wrap(err, "final checkpoint");
   return 0;
 }
