@@ -103,6 +103,9 @@ typedef struct {
   size_t min_reopen;       /* masked: smallest re-opened participant set (0: none) */
   int complete; uint64_t completed_at;
   int head_full; uint64_t head_full_at; /* hashed: every participant submitted to the head (since) */
+  uint64_t head_base;      /* hashed: where the contract counts the active deadline from (its
+                              roundState().completedAt): the block the head opened, re-opened or
+                              was completed by an expiry, or, for a TRAIN head, was aggregated */
   int ended;
   /* the rounds in flight (head first in practice; a small set keyed by round) */
   rslot *slots; size_t nslots;
@@ -358,6 +361,7 @@ static void open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   }
   S->round++;
   S->opened_at = ev->block_number;
+  S->head_base = ev->block_number;
   S->opened_ts_ok = fx->have_ts;
   S->opened_ts = fx->ts;
   S->complete = 0;
@@ -480,6 +484,7 @@ static void on_excluded(st_t *S, const bbvfl_cev *ev) {
     if (S->hashed && !S->p.cfg.masked && S->elected && !S->ended) { /* head is complete with the others */
       S->head_full = 1;
       S->head_full_at = ev->block_number;
+      S->head_base = ev->block_number;
     }
   } else {
     client_fail(S, BBVFL_AC_ELECTION, ev, "unknown exclusion reason %u", ev->reason);
@@ -561,6 +566,7 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     S->active_since = ev->block_number;
     S->round = 0;
     S->opened_at = ev->block_number;
+    S->head_base = ev->block_number;
     S->opened_ts_ok = fx->have_ts;
     S->opened_ts = fx->ts;
     ok(S, BBVFL_AC_ELECTION);
@@ -574,8 +580,10 @@ static void on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->r->reelections++;
   if (ev->reason == 1) {
     int overdue = 0;
-    if (!S->ended && S->hashed && S->head_full) { /* hashed: from every participant's submission to the head */
-      uint64_t from = S->head_full_at > S->active_since ? S->head_full_at : S->active_since;
+    if (!S->ended && S->hashed && S->head_full) {
+      /* hashed: while the head has every participant's submission, counted as the contract does
+         (BbvflHashAggregator: roundState().completedAt), not from the last submission */
+      uint64_t from = S->head_base > S->active_since ? S->head_base : S->active_since;
       overdue = ev->block_number > from + S->p.cfg.active_blocks;
     } else if (!S->ended && !S->hashed && S->complete && is_train(S, S->round)) {
       uint64_t from = S->completed_at > S->active_since ? S->completed_at : S->active_since;
@@ -810,6 +818,7 @@ static void on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) 
   }
   if (fx->have_gas) h->gas += fx->gas; /* hashed: the aggregate() call */
   size_t np = n_participants(S), coords = (size_t)h->L.coords;
+  if (S->hashed && is_train(S, ev->round)) S->head_base = ev->block_number; /* aggregated, gradient pending */
   if (S->hashed) {
     /* aggregate(): the sum of the current participants' payloads, each checked against its hash
        by the contract; recomputed here from the submit() calldata */
@@ -1217,6 +1226,7 @@ static void on_reopened(st_t *S, const bbvfl_cev *ev) {
   memset(sl->sum, 0, (size_t)sl->L.coords * sizeof *sl->sum);
   if (at_head) {
     S->opened_at = ev->block_number;
+    S->head_base = ev->block_number;
     S->head_full = 0;
   }
 }
