@@ -7,7 +7,8 @@
 int bbvfl_fail(bbvfl_err *err, bbvfl_errcode code, const char *fmt, ...) {
   if (!err) return -1;
   err->code = code;
-  memset(&err->revert, 0, sizeof err->revert); /* a new error: no revert data unless set after */
+  memset(&err->revert, 0, sizeof err->revert); /* a new error: no revert or node data unless set after */
+  memset(&err->rpc, 0, sizeof err->rpc);
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(err->msg, sizeof err->msg, fmt, ap);
@@ -41,7 +42,10 @@ void bbvfl_err_clear(bbvfl_err *err) {
   err->code = BBVFL_OK;
   err->msg[0] = '\0';
   memset(&err->revert, 0, sizeof err->revert);
+  memset(&err->rpc, 0, sizeof err->rpc);
 }
+
+int bbvfl_err_node_refused(const bbvfl_err *err) { return err && err->code == BBVFL_E_RPC && err->rpc.present; }
 
 int bbvfl_err_revert_is(const bbvfl_err *err, const char *reason) {
   return err && err->code == BBVFL_E_REVERT && err->revert.present && strcmp(err->revert.reason, reason) == 0;

@@ -35,10 +35,19 @@ typedef struct {
   char reason[128];          /* Error(string)'s text (printable, cut at 127 bytes); "" otherwise */
 } bbvfl_revert;
 
+/* A JSON-RPC error object the node answered with (code BBVFL_E_RPC): its code and its own
+ * message, apart from bbvfl_err.msg (ours, for people). */
+typedef struct {
+  int present;               /* 1: the node answered with an error object */
+  long long code;            /* e.g. -32601 method not found, -32000 (geth) server error */
+  char message[160];         /* the node's message, control characters cut */
+} bbvfl_rpc_error;
+
 typedef struct {
   bbvfl_errcode code;
   char msg[512];
   bbvfl_revert revert;       /* with code BBVFL_E_REVERT when the node returned revert data */
+  bbvfl_rpc_error rpc;       /* with code BBVFL_E_RPC when the node refused a request */
 } bbvfl_err;
 
 /* Sets err (if non-NULL) and returns -1. printf-style message. */
@@ -53,6 +62,8 @@ void bbvfl_err_clear(bbvfl_err *err);
 /* 1 when err is a revert whose Error(string) reason is exactly `reason` (the contract's own
  * text, not the message), else 0. */
 int bbvfl_err_revert_is(const bbvfl_err *err, const char *reason);
+/* 1 when the node refused the request with a JSON-RPC error object (err->rpc), else 0. */
+int bbvfl_err_node_refused(const bbvfl_err *err);
 
 /* A short name for an error category, e.g. "rpc". */
 const char *bbvfl_errcode_name(bbvfl_errcode code);

@@ -530,8 +530,15 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
     if (err) err->revert = rv;
     return -1;
   }
-  return bbvfl_fail(err, BBVFL_E_RPC, "the node refused: %s (JSON-RPC error %lld)", msg,
-                    (long long)code);
+  bbvfl_fail(err, BBVFL_E_RPC, "the node refused: %s (JSON-RPC error %lld)", msg, (long long)code);
+  if (err) {
+    err->rpc.present = 1;
+    err->rpc.code = (long long)code;
+    size_t ml = strnlen(msg, sizeof err->rpc.message - 1); /* the node's words, cut to fit */
+    memcpy(err->rpc.message, msg, ml);
+    err->rpc.message[ml] = 0;
+  }
+  return -1;
 }
 
 static int parse_one(const json_t *resp, json_t **result, bbvfl_err *err) {
@@ -918,11 +925,13 @@ int bbvfl_rpc_send_raw(bbvfl_rpc *r, const uint8_t *raw, size_t len, uint8_t has
 }
 
 static int already_sent(bbvfl_rpc *r, const bbvfl_err *e, const uint8_t hash[32]) {
-  if (e->code != BBVFL_E_RPC || !strstr(e->msg, "the node refused")) return 0;
-  if (strcasestr(e->msg, "already known") || strcasestr(e->msg, "already imported") ||
-      strcasestr(e->msg, "known transaction"))
+  /* nodes answer these with their own words and a generic code (-32000 on geth): the node's own
+     message (e->rpc), never our formatted one */
+  if (!bbvfl_err_node_refused(e)) return 0;
+  const char *m = e->rpc.message;
+  if (strcasestr(m, "already known") || strcasestr(m, "already imported") || strcasestr(m, "known transaction"))
     return 1;
-  if (strcasestr(e->msg, "nonce too low")) {
+  if (strcasestr(m, "nonce too low")) {
     bbvfl_err e2 = {0};
     return bbvfl_rpc_get_tx(r, hash, NULL, &e2) == 1;
   }
@@ -959,9 +968,9 @@ int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double
     }
     return 0;
   }
-  int refused = e.code == BBVFL_E_RPC && strstr(e.msg, "the node refused") != NULL;
-  if (refused && (strstr(e.msg, "-32601") || strcasestr(e.msg, "not found") ||
-                  strcasestr(e.msg, "not supported") || strcasestr(e.msg, "unsupported"))) {
+  int refused = bbvfl_err_node_refused(&e);
+  if (refused && (e.rpc.code == -32601 /* method not found */ || strcasestr(e.rpc.message, "not found") ||
+                  strcasestr(e.rpc.message, "not supported") || strcasestr(e.rpc.message, "unsupported"))) {
     r->no_sync = 1; /* and send the ordinary way */
     if (bbvfl_rpc_send_raw(r, raw, len, hash, err) != 0) return -1;
     return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
@@ -974,7 +983,7 @@ int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double
     return bbvfl_fail(err, BBVFL_E_RPC, "eth_sendRawTransactionSync: the node at %s restarted during the call (%s)",
                       r->url, e.msg);
   if (already_sent(r, &e, hash) ||
-      (refused && strcasestr(e.msg, "timeout") && bbvfl_rpc_get_tx(r, hash, NULL, NULL) == 1))
+      (refused && strcasestr(e.rpc.message, "timeout") && bbvfl_rpc_get_tx(r, hash, NULL, NULL) == 1))
     return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
   if (err) *err = e;
   return -1;

@@ -198,11 +198,11 @@ out:
   return rc;
 }
 
-static int node_refused(const bbvfl_err *e) {
-  return e->code == BBVFL_E_RPC && strstr(e->msg, "the node refused") != NULL;
-}
+static int node_refused(const bbvfl_err *e) { return bbvfl_err_node_refused(e); }
 
-static int has(const bbvfl_err *e, const char *needle) { return strcasestr(e->msg, needle) != NULL; }
+/* The node's own message (a refusal's reason has no standard code: geth and anvil answer -32000
+   with words), never our formatted one. */
+static int has(const bbvfl_err *e, const char *needle) { return strcasestr(e->rpc.message, needle) != NULL; }
 
 /* Builds, signs and sends one transaction with the current nonce and fees. On success *raw
  * (malloc'd, caller frees) holds the signed bytes. */

@@ -185,6 +185,14 @@ static void test_node_error(void **state) {
   assert_int_equal(err.code, BBVFL_E_RPC);
   assert_non_null(strstr(err.msg, "nonce too low"));
   assert_non_null(strstr(err.msg, "-32003"));
+  /* the node's answer as data: its code and its own message, kept through a wrap */
+  bbvfl_wrap(&err, "sending");
+  assert_true(bbvfl_err_node_refused(&err));
+  assert_int_equal(err.rpc.code, -32003);
+  assert_string_equal(err.rpc.message, "nonce too low");
+  assert_false(err.revert.present);
+  bbvfl_fail(&err, BBVFL_E_RPC, "the node refused: a message of ours");
+  assert_false(bbvfl_err_node_refused(&err)); /* our own text is not the node's answer */
 }
 
 /* body = head + the hex of Error(string) revert data carrying text + tail. */
