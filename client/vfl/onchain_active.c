@@ -180,7 +180,6 @@ out:
 }
 
 int oc_round_sum(cl *c, oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err) {
-  c->nr = sl->L.coords;
   if (c->hashed) return hashed_sum(c, sl, err);
   bbvfl_cev ev;
   int f = rc ? oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err) : 0;

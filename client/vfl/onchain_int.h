@@ -97,11 +97,10 @@ typedef struct {
   /* progress of the open epoch (active client) */
   double loss_sum, agg_sum;
   int slot;
-  /* masked mode (docs/MASKED.md): pair keys and participant set; round_blk: the block before this
-     round's first submission (RoundReopened events of the round are at or after it) */
+  /* masked mode (docs/MASKED.md): pair keys and participant set (a round's RoundReopened events are
+     at or after its slot's sub_blk) */
   int masked;
   bbvfl_mclient mc;
-  uint64_t round_blk;
   double last_expire;
   uint64_t only_active_late; /* r + 1 once round r was seen with every submission in (waiting for
                                 the active client only: re-election's business, not expiry's) */
@@ -123,7 +122,6 @@ typedef struct {
   /* the round structure (vfl/contract.h: windows, evaluation rounds, pipelining, hashed aggregation) */
   int hashed;
   unsigned stale;        /* staleness s */
-  size_t nr;             /* values in the round being handled (c->n: in the largest) */
   oc_slot *slots;
   size_t nslots;
   uint64_t ev_blk;       /* the events of unfinished rounds are at or after this block */
@@ -148,7 +146,7 @@ int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *
 /* Awaits every transaction in flight, in nonce order. A revert is an error naming the call
    (err->code BBVFL_E_REVERT); the later ones are still awaited. */
 int oc_out_wait(cl *c, bbvfl_err *err);
-/* The round's sum into c->sum (c->nr values) and the count it covers into the head: lane mode
+/* The round's sum into c->sum (sl->L.coords values) and the count it covers into the head: lane mode
    from RoundCompleted; hashed mode from the submitted payloads (read from the chain, checked
    against their Submitted hashes), whose aggregate() call it sends. */
 int oc_round_sum(cl *c, oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err);

@@ -26,7 +26,6 @@ static int encode_submission(cl *c, oc_slot *sl, uint8_t **cd, size_t *len, bbvf
   if (c->cfg->dump_q_dir && oc_dump_q(c, sl, err) < 0) return -1;
   if (!c->masked) return bbvfl_cenc_submit(sl->r, sl->q, sl->L.coords, cd, len, err);
   sl->sub_blk = c->blk;
-  c->round_blk = c->blk;
   c->mc.n = sl->L.coords;
   if (bbvfl_mclient_mask(&c->mc, sl->r, sl->q, err) < 0) return -1;
   return bbvfl_cenc_submit(sl->r, c->mc.lanes, 2 * sl->L.coords, cd, len, err);
@@ -236,7 +235,6 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
   bbvfl_receipt rc;
   int have_rc = 0;
   if (submission_receipt(c, sl, &rc, &have_rc, err) < 0) return -1;
-  c->nr = sl->L.coords;
   const bbvfl_receipt *rcp = have_rc ? &rc : NULL;
   int fail = 0;
   if (!c->is_active) {
