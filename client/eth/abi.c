@@ -1,3 +1,5 @@
+/* Solidity ABI values, the encoder and the hostile-input decoder, event logs (eth/abi.h). The type
+ * parser is in abi_type.c, the flat builder in abi_builder.c, what they share in abi_int.h. */
 #include "eth/abi.h"
 
 #include <ctype.h>
@@ -5,11 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eth/abi_int.h"
 #include "eth/buf.h"
 #include "eth/keccak.h"
-
-#define ABI_MAX_DEPTH 32
-#define ABI_MAX_STATIC_HEAD ((size_t)1 << 24) /* bytes; larger static types are refused */
 
 void bbvfl_abi_selector(const char *signature, uint8_t out[4]) {
   uint8_t h[32];
@@ -19,286 +19,6 @@ void bbvfl_abi_selector(const char *signature, uint8_t out[4]) {
 
 void bbvfl_abi_event_topic(const char *signature, uint8_t out[32]) {
   bbvfl_keccak256(signature, strlen(signature), out);
-}
-
-/* ---------------------------------------------------------------- types */
-
-void bbvfl_abi_type_free(bbvfl_abi_type *t) {
-  if (!t) return;
-  bbvfl_abi_type_free(t->elem);
-  for (size_t i = 0; i < t->nfields; i++) bbvfl_abi_type_free(t->fields[i]);
-  free(t->fields);
-  free(t);
-}
-
-int bbvfl_abi_type_is_dynamic(const bbvfl_abi_type *t) {
-  switch (t->kind) {
-    case BBVFL_ABI_BYTES:
-    case BBVFL_ABI_STRING:
-    case BBVFL_ABI_ARRAY: return 1;
-    case BBVFL_ABI_FIXED_ARRAY: return bbvfl_abi_type_is_dynamic(t->elem);
-    case BBVFL_ABI_TUPLE:
-      for (size_t i = 0; i < t->nfields; i++)
-        if (bbvfl_abi_type_is_dynamic(t->fields[i])) return 1;
-      return 0;
-    default: return 0;
-  }
-}
-
-/* Bytes the type takes in the head of its enclosing tuple. Bounded by the parser. */
-static size_t head_size(const bbvfl_abi_type *t) {
-  if (bbvfl_abi_type_is_dynamic(t)) return 32;
-  if (t->kind == BBVFL_ABI_FIXED_ARRAY) return t->size * head_size(t->elem);
-  if (t->kind == BBVFL_ABI_TUPLE) {
-    size_t s = 0;
-    for (size_t i = 0; i < t->nfields; i++) s += head_size(t->fields[i]);
-    return s;
-  }
-  return 32;
-}
-
-typedef struct {
-  const char *text;
-  const char *p;
-  bbvfl_err *err;
-} type_parser;
-
-static int tp_fail(type_parser *tp, const char *what) {
-  return bbvfl_fail(tp->err, BBVFL_E_PARSE, "ABI type \"%.200s\" at position %zu: %s", tp->text,
-                    (size_t)(tp->p - tp->text), what);
-}
-
-static bbvfl_abi_type *new_type(bbvfl_abi_kind kind) {
-  bbvfl_abi_type *t = calloc(1, sizeof *t);
-  if (t) t->kind = kind;
-  return t;
-}
-
-static int parse_width(const char *s, size_t n, unsigned *out) {
-  if (n == 0) return 1; /* default */
-  if (n > 3 || s[0] == '0') return -1;
-  unsigned v = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!isdigit((unsigned char)s[i])) return -1;
-    v = v * 10 + (unsigned)(s[i] - '0');
-  }
-  *out = v;
-  return 0;
-}
-
-static bbvfl_abi_type *parse_type(type_parser *tp, int depth, int top);
-
-static bbvfl_abi_type *parse_base(type_parser *tp, int depth, int top) {
-  if (*tp->p == '(') {
-    tp->p++;
-    bbvfl_abi_type *t = new_type(BBVFL_ABI_TUPLE);
-    if (!t) {
-      bbvfl_fail(tp->err, BBVFL_E_NOMEM, "out of memory parsing an ABI type");
-      return NULL;
-    }
-    if (*tp->p == ')') {
-      if (!top) {
-        tp_fail(tp, "empty tuples are only allowed as an empty parameter list");
-        bbvfl_abi_type_free(t);
-        return NULL;
-      }
-      tp->p++;
-      return t;
-    }
-    for (;;) {
-      bbvfl_abi_type *f = parse_type(tp, depth + 1, 0);
-      if (!f) {
-        bbvfl_abi_type_free(t);
-        return NULL;
-      }
-      bbvfl_abi_type **nf = realloc(t->fields, (t->nfields + 1) * sizeof *nf);
-      if (!nf) {
-        bbvfl_abi_type_free(f);
-        bbvfl_abi_type_free(t);
-        bbvfl_fail(tp->err, BBVFL_E_NOMEM, "out of memory parsing an ABI type");
-        return NULL;
-      }
-      t->fields = nf;
-      t->fields[t->nfields++] = f;
-      if (*tp->p == ',') {
-        tp->p++;
-        continue;
-      }
-      if (*tp->p == ')') {
-        tp->p++;
-        return t;
-      }
-      tp_fail(tp, "expected ',' or ')' in a tuple");
-      bbvfl_abi_type_free(t);
-      return NULL;
-    }
-  }
-  const char *s = tp->p;
-  while (isalnum((unsigned char)*tp->p)) tp->p++;
-  size_t n = (size_t)(tp->p - s);
-  bbvfl_abi_type *t = NULL;
-  unsigned w = 0;
-  if (n == 0) {
-    tp_fail(tp, "expected a type name or '('");
-    return NULL;
-  }
-  if ((n >= 4 && !strncmp(s, "uint", 4)) || (n >= 3 && !strncmp(s, "int", 3))) {
-    int is_uint = s[0] == 'u';
-    size_t name_len = is_uint ? 4 : 3;
-    w = 256;
-    if (parse_width(s + name_len, n - name_len, &w) < 0 || w == 0 || w > 256 || w % 8) {
-      tp->p = s;
-      tp_fail(tp, is_uint ? "uint width must be 8..256 in steps of 8" : "int width must be 8..256 in steps of 8");
-      return NULL;
-    }
-    t = new_type(is_uint ? BBVFL_ABI_UINT : BBVFL_ABI_INT);
-    if (t) t->bits = w;
-  } else if (n == 7 && !strncmp(s, "address", 7)) {
-    t = new_type(BBVFL_ABI_ADDRESS);
-  } else if (n == 4 && !strncmp(s, "bool", 4)) {
-    t = new_type(BBVFL_ABI_BOOL);
-  } else if (n == 6 && !strncmp(s, "string", 6)) {
-    t = new_type(BBVFL_ABI_STRING);
-  } else if (n == 5 && !strncmp(s, "bytes", 5)) {
-    t = new_type(BBVFL_ABI_BYTES);
-  } else if (n > 5 && !strncmp(s, "bytes", 5)) {
-    if (parse_width(s + 5, n - 5, &w) < 0 || w == 0 || w > 32) {
-      tp->p = s;
-      tp_fail(tp, "bytesN needs N in 1..32");
-      return NULL;
-    }
-    t = new_type(BBVFL_ABI_FIXED_BYTES);
-    if (t) t->size = w;
-  } else {
-    tp->p = s;
-    tp_fail(tp, "unknown type name");
-    return NULL;
-  }
-  if (!t) bbvfl_fail(tp->err, BBVFL_E_NOMEM, "out of memory parsing an ABI type");
-  return t;
-}
-
-static bbvfl_abi_type *parse_type(type_parser *tp, int depth, int top) {
-  if (depth > ABI_MAX_DEPTH) {
-    tp_fail(tp, "nested too deeply");
-    return NULL;
-  }
-  bbvfl_abi_type *t = parse_base(tp, depth, top);
-  if (t && t->kind == BBVFL_ABI_TUPLE && t->nfields == 0 && *tp->p == '[') {
-    tp_fail(tp, "arrays of empty tuples are not allowed");
-    bbvfl_abi_type_free(t);
-    return NULL;
-  }
-  while (t && *tp->p == '[') {
-    tp->p++;
-    bbvfl_abi_type *a = new_type(BBVFL_ABI_ARRAY);
-    if (!a) {
-      bbvfl_abi_type_free(t);
-      bbvfl_fail(tp->err, BBVFL_E_NOMEM, "out of memory parsing an ABI type");
-      return NULL;
-    }
-    a->elem = t;
-    t = a;
-    if (*tp->p != ']') {
-      if (!isdigit((unsigned char)*tp->p) || *tp->p == '0') {
-        tp_fail(tp, "array length must be a positive decimal number");
-        bbvfl_abi_type_free(t);
-        return NULL;
-      }
-      size_t k = 0;
-      while (isdigit((unsigned char)*tp->p)) {
-        k = k * 10 + (size_t)(*tp->p++ - '0');
-        if (k > ABI_MAX_STATIC_HEAD) {
-          tp_fail(tp, "array length too large");
-          bbvfl_abi_type_free(t);
-          return NULL;
-        }
-      }
-      t->kind = BBVFL_ABI_FIXED_ARRAY;
-      t->size = k;
-      if (head_size(t->elem) > ABI_MAX_STATIC_HEAD / k) {
-        tp_fail(tp, "fixed-size type too large");
-        bbvfl_abi_type_free(t);
-        return NULL;
-      }
-    }
-    if (*tp->p != ']') {
-      tp_fail(tp, "expected ']'");
-      bbvfl_abi_type_free(t);
-      return NULL;
-    }
-    tp->p++;
-    depth++;
-    if (depth > ABI_MAX_DEPTH) {
-      tp_fail(tp, "nested too deeply");
-      bbvfl_abi_type_free(t);
-      return NULL;
-    }
-  }
-  if (t && t->kind == BBVFL_ABI_TUPLE && head_size(t) > ABI_MAX_STATIC_HEAD) {
-    tp_fail(tp, "fixed-size type too large");
-    bbvfl_abi_type_free(t);
-    return NULL;
-  }
-  return t;
-}
-
-int bbvfl_abi_type_parse(const char *text, bbvfl_abi_type **out, bbvfl_err *err) {
-  *out = NULL;
-  if (!text) return bbvfl_fail(err, BBVFL_E_PARSE, "missing ABI type");
-  type_parser tp = {text, text, err};
-  bbvfl_abi_type *t = parse_type(&tp, 0, 1);
-  if (!t) return -1;
-  if (*tp.p) {
-    tp_fail(&tp, "unexpected characters after the type");
-    bbvfl_abi_type_free(t);
-    return -1;
-  }
-  *out = t;
-  return 0;
-}
-
-static int fmt_append(char *out, size_t cap, size_t *pos, const char *s) {
-  size_t n = strlen(s);
-  if (*pos + n + 1 > cap) return -1;
-  memcpy(out + *pos, s, n + 1);
-  *pos += n;
-  return 0;
-}
-
-static int type_format(const bbvfl_abi_type *t, char *out, size_t cap, size_t *pos) {
-  char tmp[32];
-  switch (t->kind) {
-    case BBVFL_ABI_UINT: snprintf(tmp, sizeof tmp, "uint%u", t->bits); return fmt_append(out, cap, pos, tmp);
-    case BBVFL_ABI_INT: snprintf(tmp, sizeof tmp, "int%u", t->bits); return fmt_append(out, cap, pos, tmp);
-    case BBVFL_ABI_ADDRESS: return fmt_append(out, cap, pos, "address");
-    case BBVFL_ABI_BOOL: return fmt_append(out, cap, pos, "bool");
-    case BBVFL_ABI_FIXED_BYTES: snprintf(tmp, sizeof tmp, "bytes%zu", t->size); return fmt_append(out, cap, pos, tmp);
-    case BBVFL_ABI_BYTES: return fmt_append(out, cap, pos, "bytes");
-    case BBVFL_ABI_STRING: return fmt_append(out, cap, pos, "string");
-    case BBVFL_ABI_ARRAY:
-      if (type_format(t->elem, out, cap, pos) < 0) return -1;
-      return fmt_append(out, cap, pos, "[]");
-    case BBVFL_ABI_FIXED_ARRAY:
-      if (type_format(t->elem, out, cap, pos) < 0) return -1;
-      snprintf(tmp, sizeof tmp, "[%zu]", t->size);
-      return fmt_append(out, cap, pos, tmp);
-    case BBVFL_ABI_TUPLE:
-      if (fmt_append(out, cap, pos, "(") < 0) return -1;
-      for (size_t i = 0; i < t->nfields; i++) {
-        if (i && fmt_append(out, cap, pos, ",") < 0) return -1;
-        if (type_format(t->fields[i], out, cap, pos) < 0) return -1;
-      }
-      return fmt_append(out, cap, pos, ")");
-  }
-  return -1;
-}
-
-int bbvfl_abi_type_format(const bbvfl_abi_type *t, char *out, size_t cap) {
-  size_t pos = 0;
-  if (cap == 0) return -1;
-  out[0] = '\0';
-  return type_format(t, out, cap, &pos);
 }
 
 /* ---------------------------------------------------------------- values */
@@ -458,7 +178,7 @@ static int enc(const bbvfl_abi_type *t, const bbvfl_abi_value *v, bbvfl_buf *out
 static int enc_seq(const bbvfl_abi_type *const *fields, const bbvfl_abi_type *elem, const bbvfl_abi_value *items,
                    size_t n, bbvfl_buf *out, bbvfl_err *err) {
   size_t hsize = 0;
-  for (size_t i = 0; i < n; i++) hsize += head_size(fields ? fields[i] : elem);
+  for (size_t i = 0; i < n; i++) hsize += bbvfl_abi_head_size(fields ? fields[i] : elem);
   bbvfl_buf head, tail;
   bbvfl_buf_init(&head);
   bbvfl_buf_init(&tail);
@@ -608,7 +328,7 @@ static int dec_content(dec_ctx *c, const bbvfl_abi_type *t, const uint8_t *p, si
 /* A sequence (tuple / array items) whose head starts at p; offsets are relative to p. */
 static int dec_seq(dec_ctx *c, const bbvfl_abi_type *const *fields, const bbvfl_abi_type *elem, size_t count,
                    const uint8_t *p, size_t n, bbvfl_abi_value *v) {
-  if (elem && count > n / head_size(elem)) return dfail(c, p, "input ends inside an array head");
+  if (elem && count > n / bbvfl_abi_head_size(elem)) return dfail(c, p, "input ends inside an array head");
   if (spend(c, p, count * sizeof(bbvfl_abi_value)) < 0) return -1;
   if (count) {
     v->items = calloc(count, sizeof *v->items);
@@ -618,7 +338,7 @@ static int dec_seq(dec_ctx *c, const bbvfl_abi_type *const *fields, const bbvfl_
   size_t off = 0;
   for (size_t i = 0; i < count; i++) {
     const bbvfl_abi_type *t = fields ? fields[i] : elem;
-    size_t hs = head_size(t);
+    size_t hs = bbvfl_abi_head_size(t);
     if (hs > n - off) return dfail(c, p + off, "input ends inside a tuple or array head");
     if (bbvfl_abi_type_is_dynamic(t)) {
       size_t o;
@@ -668,7 +388,7 @@ static int dec_content(dec_ctx *c, const bbvfl_abi_type *t, const uint8_t *p, si
       size_t count;
       if (n < 32) return dfail(c, p, "input ends before an array length");
       if (read_size(c, p, &count) < 0) return -1;
-      size_t hs = head_size(t->elem);
+      size_t hs = bbvfl_abi_head_size(t->elem);
       if (count > (n - 32) / hs) return dfail(c, p, "array length larger than the input can hold");
       return dec_seq(c, NULL, t->elem, count, p + 32, n - 32, v);
     }
@@ -818,134 +538,3 @@ done:
   return rc;
 }
 
-/* ---------------------------------------------------------------- builder */
-
-void bbvfl_abi_builder_init(bbvfl_abi_builder *b, const char *signature) {
-  memset(b, 0, sizeof *b);
-  if (signature) {
-    bbvfl_abi_selector(signature, b->selector);
-    b->has_selector = 1;
-  }
-}
-
-static int grow_bytes(uint8_t **p, size_t *cap, size_t need) {
-  if (need <= *cap) return 0;
-  size_t nc = *cap ? *cap : 256;
-  while (nc < need) {
-    if (nc > SIZE_MAX / 2) return -1;
-    nc *= 2;
-  }
-  uint8_t *np = realloc(*p, nc);
-  if (!np) return -1;
-  *p = np;
-  *cap = nc;
-  return 0;
-}
-
-void bbvfl_abi_put_word(bbvfl_abi_builder *b, const uint8_t word[32]) {
-  if (b->oom || grow_bytes(&b->head, &b->head_cap, b->head_len + 32) < 0) {
-    b->oom = 1;
-    return;
-  }
-  memcpy(b->head + b->head_len, word, 32);
-  b->head_len += 32;
-}
-
-void bbvfl_abi_put_u256(bbvfl_abi_builder *b, const bbvfl_u256 *v) { bbvfl_abi_put_word(b, v->be); }
-
-void bbvfl_abi_put_u64(bbvfl_abi_builder *b, uint64_t v) {
-  bbvfl_u256 u = bbvfl_u256_from_u64(v);
-  bbvfl_abi_put_word(b, u.be);
-}
-
-void bbvfl_abi_put_i64(bbvfl_abi_builder *b, int64_t v) {
-  bbvfl_u256 u = bbvfl_u256_from_u64((uint64_t)v);
-  if (v < 0) memset(u.be, 0xff, 24);
-  bbvfl_abi_put_word(b, u.be);
-}
-
-void bbvfl_abi_put_address(bbvfl_abi_builder *b, const uint8_t addr[20]) {
-  uint8_t w[32] = {0};
-  memcpy(w + 12, addr, 20);
-  bbvfl_abi_put_word(b, w);
-}
-
-void bbvfl_abi_put_bool(bbvfl_abi_builder *b, int v) { bbvfl_abi_put_u64(b, v ? 1 : 0); }
-
-void bbvfl_abi_put_fixed_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t n) {
-  uint8_t w[32] = {0};
-  if (n > 32) {
-    b->oom = 1; /* caller error; reported by finish */
-    return;
-  }
-  if (n) memcpy(w, data, n);
-  bbvfl_abi_put_word(b, w);
-}
-
-void bbvfl_abi_put_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t n) {
-  if (b->oom) return;
-  size_t pad = (32 - n % 32) % 32;
-  if (n > SIZE_MAX / 4 || grow_bytes(&b->tail, &b->tail_cap, b->tail_len + 32 + n + pad) < 0) {
-    b->oom = 1;
-    return;
-  }
-  if (b->ndyn == b->dyn_cap) {
-    size_t nc = b->dyn_cap ? 2 * b->dyn_cap : 8;
-    size_t *nd = realloc(b->dyn, nc * sizeof *nd);
-    if (!nd) {
-      b->oom = 1;
-      return;
-    }
-    b->dyn = nd;
-    b->dyn_cap = nc;
-  }
-  b->dyn[b->ndyn++] = b->head_len;
-  bbvfl_abi_put_u64(b, b->tail_len); /* fixed up by finish: + head size */
-  uint8_t *t = b->tail + b->tail_len;
-  memset(t, 0, 32);
-  for (int i = 0; i < 8; i++) t[31 - i] = (uint8_t)((uint64_t)n >> (8 * i));
-  if (n) memcpy(t + 32, data, n);
-  memset(t + 32 + n, 0, pad);
-  b->tail_len += 32 + n + pad;
-}
-
-void bbvfl_abi_put_string(bbvfl_abi_builder *b, const char *s) {
-  bbvfl_abi_put_bytes(b, (const uint8_t *)s, strlen(s));
-}
-
-void bbvfl_abi_builder_free(bbvfl_abi_builder *b) {
-  free(b->head);
-  free(b->tail);
-  free(b->dyn);
-  memset(b, 0, sizeof *b);
-}
-
-int bbvfl_abi_builder_finish(bbvfl_abi_builder *b, uint8_t **out, size_t *len, bbvfl_err *err) {
-  *out = NULL;
-  *len = 0;
-  if (b->oom) {
-    bbvfl_abi_builder_free(b);
-    return bbvfl_fail(err, BBVFL_E_NOMEM, "ABI builder: out of memory (or a bytesN longer than 32)");
-  }
-  size_t sel = b->has_selector ? 4 : 0;
-  size_t total = sel + b->head_len + b->tail_len;
-  uint8_t *r = malloc(total ? total : 1);
-  if (!r) {
-    bbvfl_abi_builder_free(b);
-    return bbvfl_fail(err, BBVFL_E_NOMEM, "ABI builder: out of memory");
-  }
-  memcpy(r, b->selector, sel);
-  if (b->head_len) memcpy(r + sel, b->head, b->head_len);
-  if (b->tail_len) memcpy(r + sel + b->head_len, b->tail, b->tail_len);
-  for (size_t i = 0; i < b->ndyn; i++) {
-    uint8_t *w = r + sel + b->dyn[i];
-    uint64_t v = 0;
-    for (int k = 24; k < 32; k++) v = (v << 8) | w[k];
-    v += b->head_len;
-    for (int k = 0; k < 8; k++) w[31 - k] = (uint8_t)(v >> (8 * k));
-  }
-  *out = r;
-  *len = total;
-  bbvfl_abi_builder_free(b);
-  return 0;
-}
