@@ -650,6 +650,29 @@ static void test_sync_fallback(void **state) {
   canned_stop(&c);
 }
 
+/* The sender's recovery, driven by what the node said (the refusal's kind), not by how anything
+   is worded: a node that already has the bytes ("already known", anvil's "transaction already
+   imported") means sent; any other refusal stays an error, with the node's words for people. */
+static void test_send_raw_already_known(void **state) {
+  (void)state;
+  const uint8_t raw[3] = {1, 2, 3};
+  const char *bodies[] = {"{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"already known\"}}",
+                          "{\"id\":2,\"error\":{\"code\":-32003,\"message\":\"transaction already imported\"}}",
+                          "{\"id\":3,\"error\":{\"code\":-32000,\"message\":\"intrinsic gas too low\"}}"};
+  canned c;
+  canned_start(&c, bodies, NULL, 3);
+  bbvfl_rpc *r = canned_rpc(&c, -1, 0);
+  uint8_t h[32];
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), 0);
+  assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), 0);
+  assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), -1);
+  assert_int_equal(err.rpc.kind, BBVFL_NODE_OTHER);
+  assert_non_null(strstr(err.msg, "intrinsic gas too low"));
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_result_ok),
@@ -672,6 +695,7 @@ int main(void) {
       cmocka_unit_test(test_no_retry_on_node_error),
       cmocka_unit_test(test_batch_matching),
       cmocka_unit_test(test_sync_fallback),
+      cmocka_unit_test(test_send_raw_already_known),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
