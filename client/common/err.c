@@ -47,8 +47,14 @@ void bbvfl_err_clear(bbvfl_err *err) {
 
 int bbvfl_err_node_refused(const bbvfl_err *err) { return err && err->code == BBVFL_E_RPC && err->rpc.present; }
 
-int bbvfl_err_revert_is(const bbvfl_err *err, const char *reason) {
-  return err && err->code == BBVFL_E_REVERT && err->revert.present && strcmp(err->revert.reason, reason) == 0;
+int bbvfl_err_node_refused_is(const bbvfl_err *err, bbvfl_node_refusal kind) {
+  return bbvfl_err_node_refused(err) && err->rpc.kind == kind;
+}
+
+int bbvfl_err_revert_sel_is(const bbvfl_err *err, uint32_t selector) {
+  if (!err || err->code != BBVFL_E_REVERT || !err->revert.present) return 0;
+  const unsigned char *s = err->revert.selector;
+  return ((uint32_t)s[0] << 24 | (uint32_t)s[1] << 16 | (uint32_t)s[2] << 8 | s[3]) == selector;
 }
 
 const char *bbvfl_errcode_name(bbvfl_errcode code) {

@@ -9,6 +9,7 @@
 #define BBVFL_COMMON_ERR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum {
   BBVFL_OK = 0,
@@ -25,21 +26,49 @@ typedef enum {
   BBVFL_E_INTERNAL = 11
 } bbvfl_errcode;
 
-/* A contract's revert, as data (code BBVFL_E_REVERT): the 4-byte selector of the revert data
- * and, for Error(string), the reason string itself. Callers that recover from a particular
- * revert branch on these (bbvfl_err_revert_is), never on the message, which is for people and
- * may be reworded or wrapped. */
+/* A contract's revert, as data (code BBVFL_E_REVERT): the 4-byte selector of the revert data,
+ * for a custom error the contract declares (abi/, generated into bbvfl_errors.h as
+ * BBVFL_SEL_<Name>) its name and integer arguments, for Error(string) the reason text. Callers
+ * that recover from a particular revert branch on the selector (bbvfl_err_revert_sel_is) and,
+ * where it matters, the arguments; never on a message, which is for people and may be reworded
+ * or wrapped. */
 typedef struct {
   int present;               /* 1: the revert data was seen and decoded */
   unsigned char selector[4]; /* Error(string) = 08c379a0, Panic(uint256) = 4e487b71, custom errors */
   char reason[128];          /* Error(string)'s text (printable, cut at 127 bytes); "" otherwise */
+  char error[160];           /* a known custom error with its arguments, for people:
+                                "BadLength(expected=10, got=11)"; "" otherwise */
+  unsigned nargs;            /* leading arguments of a known custom error that are integers of
+                                at most 64 bits, in args[] (decoding stops at any other) */
+  unsigned long long args[4];
 } bbvfl_revert;
 
-/* A JSON-RPC error object the node answered with (code BBVFL_E_RPC): its code and its own
- * message, apart from bbvfl_err.msg (ours, for people). */
+/* Why a node refused a request, as far as it says: JSON-RPC has codes only for malformed
+ * requests (-32700..-32600) and a missing method (-32601); every refusal of a transaction comes
+ * with a generic code (geth: -32000 "nonce too low", "already known", "replacement transaction
+ * underpriced", "insufficient funds for gas * price + value", "invalid chain id"; anvil: -32003
+ * or -32000 with its own wording, e.g. "nonce too low", "transaction already imported"), so
+ * the node's message is the only data that tells them apart. It is read in exactly one place,
+ * where the node's error object enters (eth/rpc.c, bbvfl_rpc_error_from_json), and turned into
+ * this enum; every caller branches on the enum. */
+typedef enum {
+  BBVFL_NODE_OTHER = 0,          /* none of the below: see code and message */
+  BBVFL_NODE_METHOD_NOT_FOUND,   /* -32601, or the method is not supported by this node */
+  BBVFL_NODE_ALREADY_KNOWN,      /* the pool already has this very transaction */
+  BBVFL_NODE_NONCE_TOO_LOW,      /* the account's nonce is past this one (it may be ours, mined) */
+  BBVFL_NODE_NONCE_TOO_HIGH,     /* a gap, or an otherwise invalid nonce */
+  BBVFL_NODE_UNDERPRICED,        /* fee below the base fee or a replacement's minimum */
+  BBVFL_NODE_INSUFFICIENT_FUNDS, /* the account cannot pay gas * price + value */
+  BBVFL_NODE_WRONG_CHAIN,        /* signed for another chain id */
+  BBVFL_NODE_TIMEOUT             /* the node gave up waiting (e.g. eth_sendRawTransactionSync) */
+} bbvfl_node_refusal;
+
+/* A JSON-RPC error object the node answered with (code BBVFL_E_RPC): its code, its own
+ * message, and what that says (kind), apart from bbvfl_err.msg (ours, for people). */
 typedef struct {
   int present;               /* 1: the node answered with an error object */
   long long code;            /* e.g. -32601 method not found, -32000 (geth) server error */
+  bbvfl_node_refusal kind;   /* classified from (code, message) where the error entered */
   char message[160];         /* the node's message, control characters cut */
 } bbvfl_rpc_error;
 
@@ -59,11 +88,13 @@ int bbvfl_wrap(bbvfl_err *err, const char *fmt, ...) __attribute__((format(print
 
 void bbvfl_err_clear(bbvfl_err *err);
 
-/* 1 when err is a revert whose Error(string) reason is exactly `reason` (the contract's own
- * text, not the message), else 0. */
-int bbvfl_err_revert_is(const bbvfl_err *err, const char *reason);
+/* 1 when err is a revert whose selector is `selector` (BBVFL_SEL_<Name> of bbvfl_errors.h:
+ * the first byte of the revert data in the high byte), else 0. A wrap keeps it. */
+int bbvfl_err_revert_sel_is(const bbvfl_err *err, uint32_t selector);
 /* 1 when the node refused the request with a JSON-RPC error object (err->rpc), else 0. */
 int bbvfl_err_node_refused(const bbvfl_err *err);
+/* 1 when the node refused the request for reason `kind` (err->rpc.kind), else 0. */
+int bbvfl_err_node_refused_is(const bbvfl_err *err, bbvfl_node_refusal kind);
 
 /* A short name for an error category, e.g. "rpc". */
 const char *bbvfl_errcode_name(bbvfl_errcode code);

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "bbvfl_errors.h" /* generated from abi/: the contracts' custom errors */
 #include "common/fsutil.h"
+#include "eth/abi.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
 
@@ -406,11 +408,90 @@ static int word_to_size(const uint8_t *w, size_t max, size_t *out) {
   return 0;
 }
 
+/* Appends one decoded argument to out (at *o, capacity n), in words for people. */
+static void put_arg(const bbvfl_abi_value *v, char *out, size_t n, size_t *o) {
+  char buf[120];
+  uint64_t u;
+  int64_t i;
+  switch (v->kind) {
+    case BBVFL_ABI_UINT:
+      if (bbvfl_abi_value_get_u64(v, &u, NULL) == 0) snprintf(buf, sizeof buf, "%" PRIu64, u);
+      else hex_into(v->word, 32, buf, sizeof buf);
+      break;
+    case BBVFL_ABI_INT:
+      if (bbvfl_abi_value_get_i64(v, &i, NULL) == 0) snprintf(buf, sizeof buf, "%" PRId64, i);
+      else hex_into(v->word, 32, buf, sizeof buf);
+      break;
+    case BBVFL_ABI_BOOL: snprintf(buf, sizeof buf, "%s", v->word[31] ? "true" : "false"); break;
+    case BBVFL_ABI_ADDRESS: hex_into(v->word + 12, 20, buf, sizeof buf); break;
+    case BBVFL_ABI_FIXED_BYTES: hex_into(v->word, 32, buf, sizeof buf); break;
+    case BBVFL_ABI_STRING: {
+      size_t k = 0;
+      buf[k++] = '"';
+      for (size_t j = 0; j < v->len && k + 5 < sizeof buf; j++)
+        buf[k++] = (v->bytes[j] >= 0x20 && v->bytes[j] != 0x7f) ? (char)v->bytes[j] : '?';
+      if (k + 5 >= sizeof buf) { /* cut: the last three characters become "..." */
+        memcpy(buf + k - 3, "...", 3);
+      }
+      buf[k++] = '"';
+      buf[k] = 0;
+      break;
+    }
+    case BBVFL_ABI_BYTES: hex_into(v->bytes, v->len, buf, sizeof buf); break;
+    default: snprintf(buf, sizeof buf, "(...)"); break;
+  }
+  int w = snprintf(out + *o, n - *o, "%s", buf);
+  if (w > 0) *o += (size_t)w < n - *o ? (size_t)w : n - *o - 1;
+}
+
+/* A custom error the contracts declare (bbvfl_errors.h): "Name(param=value, ...)" into out and
+ * its leading integer arguments into rv (when non-NULL). Returns 0, or -1 when the selector is
+ * not one of them. Arguments that do not decode are shown as their hex. */
+static int describe_known_error(const uint8_t *data, size_t len, char *out, size_t n, bbvfl_revert *rv) {
+  uint32_t sel = (uint32_t)data[0] << 24 | (uint32_t)data[1] << 16 | (uint32_t)data[2] << 8 | data[3];
+  const bbvfl_contract_error *ce = bbvfl_contract_error_find(sel);
+  if (!ce || n < 8) return -1;
+  size_t o = 0;
+  int w = snprintf(out, n, "%s(", ce->name);
+  o = w > 0 && (size_t)w < n ? (size_t)w : n - 1;
+  bbvfl_abi_type *t = NULL;
+  bbvfl_abi_value v;
+  memset(&v, 0, sizeof v);
+  if (bbvfl_abi_type_parse(ce->types, &t, NULL) == 0 &&
+      bbvfl_abi_decode(t, data + 4, len - 4, &v, NULL) == 0) {
+    const char *pn = ce->params;
+    int ints = 1;
+    for (size_t k = 0; k < v.n; k++) {
+      size_t pl = strcspn(pn, ",");
+      w = snprintf(out + o, n - o, "%s%.*s=", k ? ", " : "", (int)pl, pn);
+      if (w > 0) o += (size_t)w < n - o ? (size_t)w : n - o - 1;
+      pn += pl + (pn[pl] == ',');
+      put_arg(&v.items[k], out, n, &o);
+      uint64_t u;
+      if (ints && rv && rv->nargs < sizeof rv->args / sizeof rv->args[0] &&
+          bbvfl_abi_value_get_u64(&v.items[k], &u, NULL) == 0 && v.items[k].kind == BBVFL_ABI_UINT)
+        rv->args[rv->nargs++] = u;
+      else
+        ints = 0;
+    }
+  } else if (len > 4) {
+    char h[120];
+    hex_into(data + 4, len - 4, h, sizeof h);
+    w = snprintf(out + o, n - o, "malformed arguments %s", h);
+    if (w > 0) o += (size_t)w < n - o ? (size_t)w : n - o - 1;
+  }
+  bbvfl_abi_value_clear(&v);
+  bbvfl_abi_type_free(t);
+  snprintf(out + o, n - o, ")");
+  return 0;
+}
+
 void bbvfl_revert_decode(const uint8_t *data, size_t len, bbvfl_revert *out) {
   memset(out, 0, sizeof *out);
   if (!data || len < 4) return;
   out->present = 1;
   memcpy(out->selector, data, 4);
+  if (describe_known_error(data, len, out->error, sizeof out->error, out) == 0) return;
   static const uint8_t ERROR_SEL[4] = {0x08, 0xc3, 0x79, 0xa0}; /* Error(string) */
   const uint8_t *p = data + 4;
   size_t plen = len - 4, off, slen;
@@ -467,6 +548,7 @@ void bbvfl_revert_describe(const uint8_t *data, size_t len, char *out, size_t n)
     snprintf(out, n, "malformed Panic(uint256) revert data");
     return;
   }
+  if (describe_known_error(data, len, out, n, NULL) == 0) return;
   char sel[16], args[300];
   hex_into(data, 4, sel, sizeof sel);
   if (plen) {
@@ -491,6 +573,25 @@ static const char *revert_data_of(const json_t *error) {
     else return NULL;
   }
   return NULL;
+}
+
+/* What a node's refusal says, from its code and its own words (see bbvfl_node_refusal in
+ * common/err.h: JSON-RPC gives transaction refusals no code of their own, so the message is the
+ * only data; geth's and anvil's wordings). The one place in the client that reads a message. */
+static bbvfl_node_refusal classify_refusal(long long code, const char *m) {
+  if (code == -32601 || strcasestr(m, "method not found") || strcasestr(m, "not supported") ||
+      strcasestr(m, "unsupported") || (strcasestr(m, "method") && strcasestr(m, "not found")))
+    return BBVFL_NODE_METHOD_NOT_FOUND;
+  if (strcasestr(m, "already known") || strcasestr(m, "already imported") || strcasestr(m, "known transaction"))
+    return BBVFL_NODE_ALREADY_KNOWN;
+  if (strcasestr(m, "nonce too low")) return BBVFL_NODE_NONCE_TOO_LOW;
+  if (strcasestr(m, "nonce too high") || strcasestr(m, "invalid nonce")) return BBVFL_NODE_NONCE_TOO_HIGH;
+  if (strcasestr(m, "insufficient funds")) return BBVFL_NODE_INSUFFICIENT_FUNDS;
+  if (strcasestr(m, "underpriced") || strcasestr(m, "base fee") || strcasestr(m, "fee cap") || strcasestr(m, "max fee"))
+    return BBVFL_NODE_UNDERPRICED;
+  if (strcasestr(m, "chain id") || strcasestr(m, "chainid") || strcasestr(m, "chain-id")) return BBVFL_NODE_WRONG_CHAIN;
+  if (strcasestr(m, "timeout") || strcasestr(m, "timed out")) return BBVFL_NODE_TIMEOUT;
+  return BBVFL_NODE_OTHER;
 }
 
 int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
@@ -534,6 +635,7 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
   if (err) {
     err->rpc.present = 1;
     err->rpc.code = (long long)code;
+    err->rpc.kind = classify_refusal((long long)code, msg);
     size_t ml = strnlen(msg, sizeof err->rpc.message - 1); /* the node's words, cut to fit */
     memcpy(err->rpc.message, msg, ml);
     err->rpc.message[ml] = 0;
@@ -925,13 +1027,8 @@ int bbvfl_rpc_send_raw(bbvfl_rpc *r, const uint8_t *raw, size_t len, uint8_t has
 }
 
 static int already_sent(bbvfl_rpc *r, const bbvfl_err *e, const uint8_t hash[32]) {
-  /* nodes answer these with their own words and a generic code (-32000 on geth): the node's own
-     message (e->rpc), never our formatted one */
-  if (!bbvfl_err_node_refused(e)) return 0;
-  const char *m = e->rpc.message;
-  if (strcasestr(m, "already known") || strcasestr(m, "already imported") || strcasestr(m, "known transaction"))
-    return 1;
-  if (strcasestr(m, "nonce too low")) {
+  if (bbvfl_err_node_refused_is(e, BBVFL_NODE_ALREADY_KNOWN)) return 1;
+  if (bbvfl_err_node_refused_is(e, BBVFL_NODE_NONCE_TOO_LOW)) { /* ours, mined, or someone else's */
     bbvfl_err e2 = {0};
     return bbvfl_rpc_get_tx(r, hash, NULL, &e2) == 1;
   }
@@ -968,9 +1065,7 @@ int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double
     }
     return 0;
   }
-  int refused = bbvfl_err_node_refused(&e);
-  if (refused && (e.rpc.code == -32601 /* method not found */ || strcasestr(e.rpc.message, "not found") ||
-                  strcasestr(e.rpc.message, "not supported") || strcasestr(e.rpc.message, "unsupported"))) {
+  if (bbvfl_err_node_refused_is(&e, BBVFL_NODE_METHOD_NOT_FOUND)) {
     r->no_sync = 1; /* and send the ordinary way */
     if (bbvfl_rpc_send_raw(r, raw, len, hash, err) != 0) return -1;
     return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
@@ -983,7 +1078,7 @@ int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double
     return bbvfl_fail(err, BBVFL_E_RPC, "eth_sendRawTransactionSync: the node at %s restarted during the call (%s)",
                       r->url, e.msg);
   if (already_sent(r, &e, hash) ||
-      (refused && strcasestr(e.rpc.message, "timeout") && bbvfl_rpc_get_tx(r, hash, NULL, NULL) == 1))
+      (bbvfl_err_node_refused_is(&e, BBVFL_NODE_TIMEOUT) && bbvfl_rpc_get_tx(r, hash, NULL, NULL) == 1))
     return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
   if (err) *err = e;
   return -1;

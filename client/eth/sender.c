@@ -66,8 +66,6 @@ void bbvfl_sender_free(bbvfl_sender *s) {
   free(s);
 }
 
-static int node_refused(const bbvfl_err *e);
-static int has(const bbvfl_err *e, const char *needle);
 
 /* Keeps a copy of a transaction the node took (nonce slot nonce % RECENT). */
 static void remember(bbvfl_sender *s, uint64_t nonce, const uint8_t *raw, size_t len) {
@@ -96,7 +94,7 @@ int bbvfl_sender_recover(bbvfl_sender *s, unsigned *resent, bbvfl_err *err) {
     uint8_t h[32];
     bbvfl_err e = {0};
     if (bbvfl_rpc_send_raw(s->rpc, s->recent[i].raw, s->recent[i].len, h, &e) != 0 &&
-        !(node_refused(&e) && has(&e, "nonce too low"))) {
+        !bbvfl_err_node_refused_is(&e, BBVFL_NODE_NONCE_TOO_LOW)) {
       if (err) *err = e;
       return bbvfl_wrap(err, "re-sending transaction %" PRIu64 " that the node lost", k);
     }
@@ -198,12 +196,6 @@ out:
   return rc;
 }
 
-static int node_refused(const bbvfl_err *e) { return bbvfl_err_node_refused(e); }
-
-/* The node's own message (a refusal's reason has no standard code: geth and anvil answer -32000
-   with words), never our formatted one. */
-static int has(const bbvfl_err *e, const char *needle) { return strcasestr(e->rpc.message, needle) != NULL; }
-
 /* Builds, signs and sends one transaction with the current nonce and fees. On success *raw
  * (malloc'd, caller frees) holds the signed bytes. */
 static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
@@ -261,15 +253,16 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
   bbvfl_err e = {0};
   int rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, sync_out, sync_timeout,
                        &e);
-  if (rc != 0 && node_refused(&e)) {
+  /* what the node said, classified where its answer entered (rpc.c; common/err.h) */
+  bbvfl_node_refusal why = bbvfl_err_node_refused(&e) ? e.rpc.kind : BBVFL_NODE_OTHER;
+  if (rc != 0 && why != BBVFL_NODE_OTHER) {
     int retry = 0;
-    if (has(&e, "nonce too low") || has(&e, "nonce too high") || has(&e, "invalid nonce")) {
+    if (why == BBVFL_NODE_NONCE_TOO_LOW || why == BBVFL_NODE_NONCE_TOO_HIGH) {
       /* someone else used this key, or our count drifted: ask the node and re-sign once */
       uint64_t old = s->nonce;
       if (fetch_nonce(s, err) != 0) return -1;
       retry = s->nonce != old;
-    } else if (has(&e, "base fee") || has(&e, "underpriced") || has(&e, "fee cap") ||
-               has(&e, "max fee")) {
+    } else if (why == BBVFL_NODE_UNDERPRICED) {
       s->fee_time = -1;
       if (fetch_fees(s, err) != 0) return -1;
       retry = 1;
@@ -281,7 +274,7 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
     }
   }
   if (rc != 0) {
-    if (node_refused(&e) && (has(&e, "chain id") || has(&e, "chainid") || has(&e, "chain-id"))) {
+    if (bbvfl_err_node_refused_is(&e, BBVFL_NODE_WRONG_CHAIN)) {
       uint64_t node_chain = 0;
       if (bbvfl_rpc_chain_id(s->rpc, &node_chain, NULL) == 0 && node_chain != s->chain_id)
         return bbvfl_fail(err, BBVFL_E_RPC,
@@ -290,7 +283,7 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
                           s->chain_id, bbvfl_rpc_url(s->rpc), node_chain, e.msg);
     }
     /* A node that answered "no" did not take the nonce; anything else leaves it unknown. */
-    if (!node_refused(&e) && e.code != BBVFL_E_REVERT) s->have_nonce = 0;
+    if (!bbvfl_err_node_refused(&e) && e.code != BBVFL_E_REVERT) s->have_nonce = 0;
     if (err) *err = e;
     return bbvfl_wrap(err, "sending the transaction");
   }

@@ -1,5 +1,7 @@
 #include "vfl/onchain_int.h"
 
+#include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
+
 #include "eth/abi.h"
 
 /* ------------------------------------------------------------------ rounds */
@@ -278,7 +280,7 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
     if (r.block_number > c->blk) c->blk = r.block_number;
     bbvfl_receipt_clear(&r);
     if (ok < 0 && c->out[i].kind == OC_GAS_AGGREGATE && e.code == BBVFL_E_REVERT &&
-        (bbvfl_err_revert_is(&e, "already aggregated") || bbvfl_err_revert_is(&e, "round closed"))) {
+        (bbvfl_err_revert_sel_is(&e, BBVFL_SEL_AlreadyAggregated) || bbvfl_err_revert_sel_is(&e, BBVFL_SEL_RoundClosed))) {
       /* another client (a demoted or a new active client) aggregated the same hash-checked payloads
          first: the sum on chain is the one this client computed */
       oc_log(c, "%s: the round was already aggregated by another client", c->out[i].what);
@@ -379,11 +381,11 @@ int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
 }
 
 
-/* After an active-only call reverted with "not active": 1 when the chain has elected another
+/* After an active-only call reverted with NotActive(): 1 when the chain has elected another
    client (this one was slow, not dead): it carries on as a passive client (err cleared); 0 when
    not (err kept). */
 int oc_demoted(cl *c, uint64_t r, bbvfl_err *err) {
-  if (!bbvfl_err_revert_is(err, "not active")) return 0;
+  if (!bbvfl_err_revert_sel_is(err, BBVFL_SEL_NotActive)) return 0;
   uint8_t act[20];
   bbvfl_err e2 = {0};
   if (bbvfl_aggc_active(&c->agg, act, &e2) < 0 || !memcmp(act, c->me, 20)) return 0;

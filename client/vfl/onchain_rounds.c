@@ -1,4 +1,6 @@
 #include "vfl/onchain_int.h"
+
+#include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 #include "vfl/rounds.h"
 
 /* The round steps of one client; the loop that orders them is vfl/rounds.h's (the off-chain
@@ -78,8 +80,9 @@ static int already_submitted(cl *c, uint64_t r, int *yes, bbvfl_err *err) {
   return 0;
 }
 
-/* The receipt of a round's submission: a revert is explained ("already submitted" after a send
-   that looked lost is fine: the chain has it). rc receives the receipt (cleared by the caller). */
+/* The receipt of a round's submission: a revert is explained (AlreadySubmitted, or RoundClosed once
+   the round completed, after a send that looked lost is fine when the chain has this client's
+   submission; ClientExcluded says why). rc receives the receipt (cleared by the caller). */
 static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, bbvfl_err *err) {
   *have = 0;
   memset(rc, 0, sizeof *rc);
@@ -97,14 +100,19 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
   if (err->code != BBVFL_E_REVERT) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)sl->r);
   bbvfl_err e2 = {0};
   int yes = 0;
-  if (already_submitted(c, sl->r, &yes, &e2) == 0 && yes) {
+  /* the revert's selector says which case this is; without revert data (the replay could not
+     tell) the chain decides alone */
+  int maybe_ours = !err->revert.present || bbvfl_err_revert_sel_is(err, BBVFL_SEL_AlreadySubmitted) ||
+                   bbvfl_err_revert_sel_is(err, BBVFL_SEL_RoundClosed);
+  if (maybe_ours && already_submitted(c, sl->r, &yes, &e2) == 0 && yes) {
     oc_log(c, "round %llu: the contract already has this client's submission (an earlier send that looked lost)",
            (unsigned long long)sl->r);
     memset(err, 0, sizeof *err);
     return 0;
   }
   bbvfl_client_info ci;
-  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
+  if ((!err->revert.present || bbvfl_err_revert_sel_is(err, BBVFL_SEL_ClientExcluded)) &&
+      bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was excluded from the session after %u accepted rounds (it missed a "
                       "round's deadline and someone called expireRound())",

@@ -91,9 +91,8 @@ import {BbvflBase} from "./BbvflBase.sol";
 /// - currentRound() returns totalRounds once the session has ended.
 /// - hasSubmitted(round, client): whether the client submitted to that round (for a round before
 ///   the open one: whether it contributed, i.e. round < its accepted count).
-/// - Errors are revert strings (Error(string)), the same bytes as require(cond, "reason"); most
-///   go through one shared encoder (_fail) to keep the code under EIP-170. Reasons longer than
-///   32 bytes stay require()s.
+/// - Errors are custom errors declared in BbvflBase (`NotActive()`, `BadLength(expected, got)` ...):
+///   the revert data is the error's 4-byte selector and its ABI-encoded arguments, never a string.
 /// - Labels split across clients (DP-BBVFL Algorithm 2, lines 11-14): a client that holds labels
 ///   registers with registerLabelHolder(pubkey) instead of register(pubkey) (same checks, plus the
 ///   LabelHolder event). The set of label holders is therefore fixed when registration closes and
@@ -130,21 +129,21 @@ contract BbvflAggregator is BbvflBase {
         assembly ("memory-safe") {
             hw := sload(_hot.slot)
         }
-        if (!(hw & HOT_STARTED != 0)) _fail("not training");
-        if (!(hw & HOT_ENDED == 0)) _fail("session over");
+        if (!(hw & HOT_STARTED != 0)) _revert(NotTraining.selector);
+        if (!(hw & HOT_ENDED == 0)) _revert(SessionOver.selector);
         uint256 cur = hw & 0xFFFFFFFFFFFFFFFF;
-        if (!(round <= cur)) _fail("round not open");
+        if (!(round <= cur)) _revert(RoundNotOpen.selector, round, cur);
         uint256 count = (hw >> HOT_SH_COUNT) & 0xFF;
-        if (!(round == cur && count < (hw >> HOT_SH_N) & 0xFF)) _fail("round closed");
+        if (!(round == cur && count < (hw >> HOT_SH_N) & 0xFF)) _revert(RoundClosed.selector, round, cur);
         uint256 w = _client[msg.sender];
-        if (!(w & F_REG != 0)) _fail("not registered");
-        if (!(w & F_EXCL == 0)) _fail("excluded");
+        if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
+        if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
         uint256 bit = 1 << (HOT_SH_SUBMITTED + ((w >> SH_INDEX) & 0xFF));
-        if (!(hw & bit == 0)) _fail("already submitted");
-        if (!(q.length == _dataLen(cur))) _fail("bad length");
+        if (!(hw & bit == 0)) _revert(AlreadySubmitted.selector, round);
+        if (!(q.length == _dataLen(cur))) _revert(BadLength.selector, _dataLen(cur), q.length);
 
         bool bad = _accumulate(q, SUMS_BASE + (cur % RING) * LANE_WORDS, count == 0);
-        if (bad) _fail("value above b");
+        if (bad) _revert(ValueAboveLevels.selector, LEVELS);
 
         emit Submitted(round, msg.sender, keccak256(q));
         hw = (hw | bit) + (1 << HOT_SH_COUNT);
@@ -265,10 +264,10 @@ contract BbvflAggregator is BbvflBase {
     /// that did not submit to it and completes it with the submissions it has.
     function expireRound() external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _fail("not training");
-        if (!(h.count < h.n)) _fail("round complete");
-        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _fail("round not timed out");
-        if (!(h.count > 0)) _fail("no submissions");
+        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
+        if (!(h.count < h.n)) _revert(RoundAlreadyComplete.selector);
+        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
+        if (!(h.count > 0)) _revert(NoSubmissions.selector);
         if (_excludeMissing(h, h.submitted)) _reelect(h.round, 2);
         if (MASKED) {
             // the masks of the missing clients do not cancel, so this attempt's sum is garbage:
@@ -287,8 +286,8 @@ contract BbvflAggregator is BbvflBase {
     /// The flat sum of a complete round still held by the ring (see header for the format).
     function roundSum(uint64 r) external view returns (bytes memory) {
         Hot memory h = _hot;
-        if (!(_isComplete(r, h))) _fail("round not complete");
-        require(uint256(r) + RING > h.round, "sum overwritten: read RoundCompleted");
+        if (!(_isComplete(r, h))) _revert(RoundNotComplete.selector, r);
+        if (!(uint256(r) + RING > h.round)) _revert(SumOverwritten.selector, r);
         return _readSum(r);
     }
 

@@ -196,29 +196,167 @@ abstract contract BbvflBase {
     /// participant set `participants` (bit i = client index i), n = its size.
     event RoundReopened(uint64 indexed round, uint64 participants, uint8 n);
 
+    // ------------------------------------------------------------------ errors
+    // Every refusal is a custom error (selector + ABI-encoded arguments): clients branch on the
+    // selector, people read the name and the arguments. Both deployable contracts revert with
+    // these; the C client gets their selectors from abi/ at build time.
+
+    /// @notice The constructor's Config breaks a rule.
+    /// @param what the rule, e.g. "M must be 1..64"
+    error BadConfig(string what);
+    /// @notice All M clients have registered already.
+    error RegistrationClosed();
+    /// @notice A public key must be 64 bytes (uncompressed secp256k1 x || y).
+    /// @param expected 64
+    /// @param got the length sent
+    error BadPubkeyLength(uint256 expected, uint256 got);
+    /// @notice The public key does not hash to the sender's address.
+    error PubkeyNotSender();
+    /// @notice The sender is registered already.
+    error AlreadyRegistered();
+    /// @notice Registration is still open: commits, reveals and the election wait for M clients.
+    error RegistrationOpen();
+    /// @notice The commit deadline (registration close + commitBlocks) has passed.
+    error CommitDeadlinePassed();
+    /// @notice The sender is not a registered client.
+    error NotRegistered();
+    /// @notice The sender has committed already.
+    error AlreadyCommitted();
+    /// @notice A commitment must not be zero.
+    error EmptyCommitment();
+    /// @notice The election has run (or the session ended without one).
+    error ElectionOver();
+    /// @notice Reveals open when every client committed or the commit deadline passed.
+    error RevealNotOpen();
+    /// @notice The reveal deadline (commit deadline + revealBlocks) has passed.
+    error RevealDeadlinePassed();
+    /// @notice The sender did not commit.
+    error NotCommitted();
+    /// @notice The sender has revealed already.
+    error AlreadyRevealed();
+    /// @notice keccak256(secret, sender) is not the sender's commitment.
+    error SecretMismatch();
+    /// @notice finalizeElection waits for the reveal deadline to pass.
+    error RevealDeadlineNotPassed();
+    /// @notice No election has run yet.
+    error NoElectionYet();
+    /// @notice reelect: the active client is within its deadline (activeBlocks).
+    error ActiveNotOverdue();
+    /// @notice Only the active client may call this (it may have been re-elected away).
+    error NotActive();
+    /// @notice Training has not started or the session is over.
+    error NotTraining();
+    /// @notice The session has ended.
+    error SessionOver();
+    /// @notice The round is not open yet (after the open round, beyond the ring or the
+    /// staleness bound).
+    /// @param round the round asked for
+    /// @param open the open round (hashed mode: the oldest round not done)
+    error RoundNotOpen(uint64 round, uint64 open);
+    /// @notice The round is closed: before the open round, or complete (lane mode).
+    /// @param round the round asked for
+    /// @param open the open round (hashed mode: the oldest round not done)
+    error RoundClosed(uint64 round, uint64 open);
+    /// @notice An evaluation round takes no gradient.
+    /// @param round the round asked for
+    error EvalRound(uint64 round);
+    /// @notice The round's sum does not exist yet (a submission is missing; hashed: not aggregated).
+    /// @param round the round asked for
+    error RoundNotComplete(uint64 round);
+    /// @notice The gradient must be coords * 4 bytes (binary32 per coordinate).
+    /// @param expected bytes the round needs
+    /// @param got bytes sent
+    error BadGradientLength(uint256 expected, uint256 got);
+    /// @notice The fusion parameters are longer than MAX_FUSION_PARAMS bytes.
+    /// @param max MAX_FUSION_PARAMS
+    /// @param got bytes sent
+    error FusionParamsTooLong(uint256 max, uint256 got);
+    /// @notice The sender did not register as a label holder.
+    error NotLabelHolder();
+    /// @notice The sender was excluded from the session.
+    error ClientExcluded();
+    /// @notice A label gradient must be a non-zero multiple of rows * 4 bytes, at most 256 of them.
+    /// @param unit rows * 4 of the round
+    /// @param got bytes sent
+    error BadLabelGradientLength(uint256 unit, uint256 got);
+    /// @notice The sender posted its label gradient for this round already.
+    /// @param round the round
+    error LabelGradientAlreadyPosted(uint64 round);
+    /// @notice The epoch is beyond the session's epochs.
+    /// @param epoch the epoch asked for
+    error NoSuchEpoch(uint32 epoch);
+    /// @notice Some round of the epoch is not complete yet.
+    /// @param epoch the epoch asked for
+    error EpochNotComplete(uint32 epoch);
+    /// @notice The epoch's metrics were posted already.
+    /// @param epoch the epoch
+    error MetricsAlreadyPosted(uint32 epoch);
+    /// @notice AUROC and accuracy are micro units: at most 1e6.
+    error MetricAbove1e6();
+    /// @notice The epoch's rewards were paid already.
+    /// @param epoch the epoch
+    error RewardsAlreadyPaid(uint32 epoch);
+    /// @notice The reward token refused a transfer.
+    error TransferFailed();
+    /// @notice The round is beyond the session's rounds.
+    /// @param round the round asked for
+    error NoSuchRound(uint64 round);
+    /// @notice The sender submitted to this round already.
+    /// @param round the round
+    error AlreadySubmitted(uint64 round);
+    /// @notice A submission must carry exactly the round's bytes (coords, masked: 2 * coords).
+    /// @param expected bytes the round needs
+    /// @param got bytes sent
+    error BadLength(uint256 expected, uint256 got);
+    /// @notice Plain mode: some value of the submission is above b.
+    /// @param levels b
+    error ValueAboveLevels(uint256 levels);
+    /// @notice expireRound: the open round is complete.
+    error RoundAlreadyComplete();
+    /// @notice expireRound: the open round's timeout has not passed.
+    /// @param afterBlock the round may be expired in blocks after this one
+    error RoundNotTimedOut(uint256 afterBlock);
+    /// @notice expireRound: nobody submitted to the open round (nothing to complete it with).
+    error NoSubmissions();
+    /// @notice Lane mode: the round's ring slot holds a later round; read RoundCompleted instead.
+    /// @param round the round asked for
+    error SumOverwritten(uint64 round);
+    /// @notice Hashed mode: no sum is stored; read RoundCompleted instead.
+    error NoStoredSum();
+    /// @notice Hashed mode: the round's sum was formed already.
+    /// @param round the round
+    error AlreadyAggregated(uint64 round);
+    /// @notice Hashed mode: aggregate needs one payload per participant.
+    /// @param expected participants
+    /// @param got payloads sent
+    error BadPayloadCount(uint256 expected, uint256 got);
+    /// @notice Hashed mode: a payload does not hash to the participant's stored submission.
+    /// @param index position of the payload in the list
+    error PayloadHashMismatch(uint256 index);
+
     constructor(Config memory c, bool hashedMode) {
-        require(c.clients >= 1 && c.clients <= 64, "M must be 1..64");
-        require(c.batch >= 1 && c.dim >= 1, "B and P must be >= 1");
-        require(c.levels >= 1, "b must be >= 1");
-        require(c.betaMicro <= 500000, "beta must be <= 0.5");
-        require(c.batchesPerEpoch >= 1, "R must be >= 1");
-        require(c.window >= 1 && c.window <= c.batchesPerEpoch, "window must be 1..R");
-        require(c.evalRows == 0 || c.evalRowsPerRound >= 1, "evalRowsPerRound must be >= 1");
-        require(c.trainRows >= uint256(c.batchesPerEpoch) * c.batch, "trainRows below R*B");
-        require(c.testRows >= c.evalRows, "testRows below evalRows");
+        require(c.clients >= 1 && c.clients <= 64, BadConfig("M must be 1..64"));
+        require(c.batch >= 1 && c.dim >= 1, BadConfig("B and P must be >= 1"));
+        require(c.levels >= 1, BadConfig("b must be >= 1"));
+        require(c.betaMicro <= 500000, BadConfig("beta must be <= 0.5"));
+        require(c.batchesPerEpoch >= 1, BadConfig("R must be >= 1"));
+        require(c.window >= 1 && c.window <= c.batchesPerEpoch, BadConfig("window must be 1..R"));
+        require(c.evalRows == 0 || c.evalRowsPerRound >= 1, BadConfig("evalRowsPerRound must be >= 1"));
+        require(c.trainRows >= uint256(c.batchesPerEpoch) * c.batch, BadConfig("trainRows below R*B"));
+        require(c.testRows >= c.evalRows, BadConfig("testRows below evalRows"));
         if (hashedMode) {
-            require(c.hashed, "lanes: deploy BbvflAggregator");
-            require(c.staleness < 8, "staleness must be < 8");
+            require(c.hashed, BadConfig("lanes: deploy BbvflAggregator"));
+            require(c.staleness < 8, BadConfig("staleness must be < 8"));
         } else {
-            require(!c.hashed, "hashed: deploy BbvflHashAggregator");
-            require(c.staleness == 0, "staleness needs hashed mode");
+            require(!c.hashed, BadConfig("hashed: deploy BbvflHashAggregator"));
+            require(c.staleness == 0, BadConfig("staleness needs hashed mode"));
         }
-        require(c.epochs >= 1, "epochs must be >= 1");
-        require(c.commitBlocks >= 1 && c.revealBlocks >= 1, "commit/reveal deadlines must be >= 1");
-        require(c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1, "active/round deadlines must be >= 1");
+        require(c.epochs >= 1, BadConfig("epochs must be >= 1"));
+        require(c.commitBlocks >= 1 && c.revealBlocks >= 1, BadConfig("commit/reveal deadlines must be >= 1"));
+        require(c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1, BadConfig("active/round deadlines must be >= 1"));
         require(
             (c.commitBlocks | c.revealBlocks | c.activeBlocks | c.roundTimeoutBlocks) < 1 << 32,
-            "deadlines must be < 2^32 blocks"
+            BadConfig("deadlines must be < 2^32 blocks")
         );
         uint256 t = (uint256(c.batchesPerEpoch) + c.window - 1) / c.window;
         uint256 v = c.evalRows == 0 ? 0 : (uint256(c.evalRows) + c.evalRowsPerRound - 1) / c.evalRowsPerRound;
@@ -226,16 +364,16 @@ abstract contract BbvflBase {
         uint256 rows = uint256(c.window) * c.batch;
         if (er > rows) rows = er;
         uint256 coords = rows * c.dim;
-        require(coords <= 1 << 20, "round above 2^20 coordinates");
+        require(coords <= 1 << 20, BadConfig("round above 2^20 coordinates"));
         uint256 total = uint256(c.epochs) * (t + v);
-        require(total <= M32, "too many rounds");
+        require(total <= M32, BadConfig("too many rounds"));
         uint256 sumMax = uint256(c.clients) * c.levels;
         uint8 bits;
         if (c.masked) bits = 16;
         else if (sumMax < 256) bits = 8;
         else if (sumMax < 65536) bits = 16;
-        else revert("M*b too large for 16-bit lanes");
-        require(c.rewardPool / total / c.clients >= c.rewardPerSubmission, "pool below rate * M * rounds");
+        else revert BadConfig("M*b too large for 16-bit lanes");
+        require(c.rewardPool / total / c.clients >= c.rewardPerSubmission, BadConfig("pool below rate * M * rounds"));
 
         M = c.clients;
         B = c.batch;
@@ -285,10 +423,10 @@ abstract contract BbvflBase {
     }
 
     function _register(bytes calldata pubkey) internal returns (uint256 index) {
-        if (!(_clients.length < M)) _fail("registration closed");
-        if (!(pubkey.length == 64)) _fail("pubkey must be 64 bytes");
-        if (!(address(uint160(uint256(keccak256(pubkey)))) == msg.sender)) _fail("pubkey does not match sender");
-        if (!(_client[msg.sender] & F_REG == 0)) _fail("already registered");
+        if (!(_clients.length < M)) _revert(RegistrationClosed.selector);
+        if (!(pubkey.length == 64)) _revert(BadPubkeyLength.selector, 64, pubkey.length);
+        if (!(address(uint160(uint256(keccak256(pubkey)))) == msg.sender)) _revert(PubkeyNotSender.selector);
+        if (!(_client[msg.sender] & F_REG == 0)) _revert(AlreadyRegistered.selector);
         index = _clients.length;
         _client[msg.sender] = F_REG | (index << SH_INDEX);
         _clients.push(msg.sender);
@@ -301,12 +439,12 @@ abstract contract BbvflBase {
 
     /// Commits to a secret: c = keccak256(abi.encodePacked(secret, msg.sender)).
     function commit(bytes32 c) external {
-        if (!(_clients.length == M)) _fail("registration open");
-        if (!(block.number <= _closeBlock + COMMIT_BLOCKS)) _fail("commit deadline passed");
+        if (!(_clients.length == M)) _revert(RegistrationOpen.selector);
+        if (!(block.number <= _closeBlock + COMMIT_BLOCKS)) _revert(CommitDeadlinePassed.selector);
         uint256 w = _client[msg.sender];
-        if (!(w & F_REG != 0)) _fail("not registered");
-        if (!(w & F_COMMIT == 0)) _fail("already committed");
-        if (!(c != bytes32(0))) _fail("empty commitment");
+        if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
+        if (!(w & F_COMMIT == 0)) _revert(AlreadyCommitted.selector);
+        if (!(c != bytes32(0))) _revert(EmptyCommitment.selector);
         _client[msg.sender] = w | F_COMMIT;
         _commitment[msg.sender] = c;
         _committed += 1;
@@ -315,15 +453,15 @@ abstract contract BbvflBase {
 
     /// Reveals the committed secret. The election runs in the reveal that completes the set.
     function reveal(bytes32 secret) external {
-        if (!(_clients.length == M)) _fail("registration open");
-        if (!(!_hot.started && !_hot.ended)) _fail("election over");
+        if (!(_clients.length == M)) _revert(RegistrationOpen.selector);
+        if (!(!_hot.started && !_hot.ended)) _revert(ElectionOver.selector);
         uint256 commitDeadline = _closeBlock + COMMIT_BLOCKS;
-        if (!(_committed == M || block.number > commitDeadline)) _fail("reveal not open");
-        if (!(block.number <= commitDeadline + REVEAL_BLOCKS)) _fail("reveal deadline passed");
+        if (!(_committed == M || block.number > commitDeadline)) _revert(RevealNotOpen.selector);
+        if (!(block.number <= commitDeadline + REVEAL_BLOCKS)) _revert(RevealDeadlinePassed.selector);
         uint256 w = _client[msg.sender];
-        if (!(w & F_COMMIT != 0)) _fail("not committed");
-        if (!(w & F_REVEAL == 0)) _fail("already revealed");
-        if (!(keccak256(abi.encodePacked(secret, msg.sender)) == _commitment[msg.sender])) _fail("secret does not match commitment");
+        if (!(w & F_COMMIT != 0)) _revert(NotCommitted.selector);
+        if (!(w & F_REVEAL == 0)) _revert(AlreadyRevealed.selector);
+        if (!(keccak256(abi.encodePacked(secret, msg.sender)) == _commitment[msg.sender])) _revert(SecretMismatch.selector);
         _client[msg.sender] = w | F_REVEAL;
         _secret[msg.sender] = secret;
         _revealed += 1;
@@ -334,9 +472,9 @@ abstract contract BbvflBase {
     /// After the reveal deadline anyone may close the election: non-committers and non-revealers
     /// are excluded. With no reveal at all the session ends.
     function finalizeElection() external {
-        if (!(_clients.length == M)) _fail("registration open");
-        if (!(!_hot.started && !_hot.ended)) _fail("election over");
-        if (!(block.number > uint256(_closeBlock) + COMMIT_BLOCKS + REVEAL_BLOCKS)) _fail("reveal deadline not passed");
+        if (!(_clients.length == M)) _revert(RegistrationOpen.selector);
+        if (!(!_hot.started && !_hot.ended)) _revert(ElectionOver.selector);
+        if (!(block.number > uint256(_closeBlock) + COMMIT_BLOCKS + REVEAL_BLOCKS)) _revert(RevealDeadlineNotPassed.selector);
         _elect();
     }
 
@@ -386,7 +524,7 @@ abstract contract BbvflBase {
     /// the current active client's election).
     function reelect() external {
         Hot memory h = _hot;
-        if (!(h.started)) _fail("no election yet");
+        if (!(h.started)) _revert(NoElectionYet.selector);
         uint256 since = _activeSince;
         bool overdue;
         if (!h.ended && _headWaiting(h)) {
@@ -403,7 +541,7 @@ abstract contract BbvflBase {
                 overdue = block.number > from + ACTIVE_BLOCKS;
             }
         }
-        if (!(overdue)) _fail("active client not overdue");
+        if (!(overdue)) _revert(ActiveNotOverdue.selector);
         _reelect(h.round, 1);
     }
 
@@ -475,15 +613,15 @@ abstract contract BbvflBase {
     /// (coords IEEE-754 binary32, big-endian: the window's batches in order, each B*P row-major)
     /// and the fusion head's parameters (opaque bytes).
     function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {
-        if (!(msg.sender == _active)) _fail("not active");
+        if (!(msg.sender == _active)) _revert(NotActive.selector);
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _fail("not training");
-        if (!(round <= h.round)) _fail("round not open");
-        if (!(round == h.round)) _fail("round closed");
-        if (!(_isTrain(round))) _fail("eval round");
-        if (!(_headComplete(h))) _fail("round not complete");
-        if (!(gradient.length == _coords(round) * 4)) _fail("bad gradient length");
-        if (!(fusionParams.length <= MAX_FUSION_PARAMS)) _fail("fusion params too long");
+        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
+        if (!(round <= h.round)) _revert(RoundNotOpen.selector, round, h.round);
+        if (!(round == h.round)) _revert(RoundClosed.selector, round, h.round);
+        if (!(_isTrain(round))) _revert(EvalRound.selector, round);
+        if (!(_headComplete(h))) _revert(RoundNotComplete.selector, round);
+        if (!(gradient.length == _coords(round) * 4)) _revert(BadGradientLength.selector, _coords(round) * 4, gradient.length);
+        if (!(fusionParams.length <= MAX_FUSION_PARAMS)) _revert(FusionParamsTooLong.selector, MAX_FUSION_PARAMS, fusionParams.length);
         _fusionHash = keccak256(fusionParams);
         _fusionRound = round;
         emit GradientPosted(round, msg.sender, gradient, fusionParams);
@@ -495,32 +633,32 @@ abstract contract BbvflBase {
     /// not posted yet, once per round (see the header for the encoding).
     function postLabelGradient(uint64 round, bytes calldata grad) external {
         uint256 w = _client[msg.sender];
-        if (!(w & F_LABEL != 0)) _fail("not a label holder");
-        if (!(w & F_EXCL == 0)) _fail("excluded");
+        if (!(w & F_LABEL != 0)) _revert(NotLabelHolder.selector);
+        if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _fail("not training");
-        if (!(round <= h.round)) _fail("round not open");
-        if (!(round == h.round)) _fail("round closed");
-        if (!(_isTrain(round))) _fail("eval round");
-        if (!(_headComplete(h))) _fail("round not complete");
+        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
+        if (!(round <= h.round)) _revert(RoundNotOpen.selector, round, h.round);
+        if (!(round == h.round)) _revert(RoundClosed.selector, round, h.round);
+        if (!(_isTrain(round))) _revert(EvalRound.selector, round);
+        if (!(_headComplete(h))) _revert(RoundNotComplete.selector, round);
         uint256 unit = _rows(round) * 4;
-        if (!(grad.length != 0 && grad.length % unit == 0 && grad.length <= unit * 256)) _fail("bad label gradient length");
+        if (!(grad.length != 0 && grad.length % unit == 0 && grad.length <= unit * 256)) _revert(BadLabelGradientLength.selector, unit, grad.length);
         uint256 lp = _labelPosts;
         uint256 posted = lp >> 64 == round ? lp & 0xFFFFFFFFFFFFFFFF : 0;
         uint256 bit = uint256(1) << ((w >> SH_INDEX) & 0xFF);
-        if (!(posted & bit == 0)) _fail("label gradient already posted");
+        if (!(posted & bit == 0)) _revert(LabelGradientAlreadyPosted.selector, round);
         _labelPosts = (uint256(round) << 64) | posted | bit;
         emit LabelGradientPosted(round, msg.sender, grad);
     }
 
     /// The active client posts the epoch's test metrics (micro units), once per epoch.
     function postMetrics(uint32 epoch, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro) external {
-        if (!(msg.sender == _active)) _fail("not active");
-        if (!(epoch < EPOCHS)) _fail("no such epoch");
-        if (!(_epochComplete(epoch, _hot))) _fail("epoch not complete");
+        if (!(msg.sender == _active)) _revert(NotActive.selector);
+        if (!(epoch < EPOCHS)) _revert(NoSuchEpoch.selector, epoch);
+        if (!(_epochComplete(epoch, _hot))) _revert(EpochNotComplete.selector, epoch);
         uint256 st = _epoch[epoch];
-        if (!(st & 1 == 0)) _fail("metrics already posted");
-        if (!(aurocMicro <= 1e6 && accuracyMicro <= 1e6)) _fail("metric above 1e6");
+        if (!(st & 1 == 0)) _revert(MetricsAlreadyPosted.selector, epoch);
+        if (!(aurocMicro <= 1e6 && accuracyMicro <= 1e6)) _revert(MetricAbove1e6.selector);
         _epoch[epoch] = st | 1;
         emit MetricsPosted(epoch, msg.sender, aurocMicro, accuracyMicro, lossMicro);
         _settle();
@@ -529,11 +667,11 @@ abstract contract BbvflBase {
     /// The active client triggers the epoch's payout; the contract decides who gets what:
     /// every client gets (accepted - rewarded) * rewardPerSubmission.
     function payRewards(uint32 epoch) external {
-        if (!(msg.sender == _active)) _fail("not active");
-        if (!(epoch < EPOCHS)) _fail("no such epoch");
-        if (!(_epochComplete(epoch, _hot))) _fail("epoch not complete");
+        if (!(msg.sender == _active)) _revert(NotActive.selector);
+        if (!(epoch < EPOCHS)) _revert(NoSuchEpoch.selector, epoch);
+        if (!(_epochComplete(epoch, _hot))) _revert(EpochNotComplete.selector, epoch);
         uint256 st = _epoch[epoch];
-        if (!(st & 2 == 0)) _fail("rewards already paid");
+        if (!(st & 2 == 0)) _revert(RewardsAlreadyPaid.selector, epoch);
         _epoch[epoch] = st | 2;
         uint256 n = _clients.length;
         Hot memory h = _hot;
@@ -548,7 +686,7 @@ abstract contract BbvflBase {
             _client[a] = (w & ~(M32 << SH_REW)) | (acc << SH_REW);
             uint256 amount = (acc - rew) * RATE;
             emit RewardsPaid(epoch, a, amount, uint32(acc - rew));
-            if (!(token.transfer(a, amount))) _fail("transfer failed");
+            if (!(token.transfer(a, amount))) _revert(TransferFailed.selector);
         }
         // nobody was due (all already paid by an earlier call): still log that the epoch is settled
         if (!paid) emit RewardsPaid(epoch, address(0), 0, 0);
@@ -572,17 +710,34 @@ abstract contract BbvflBase {
         return _acceptedLive(w, h);
     }
 
-    /// Reverts with Error(string) of the left-aligned message m (at most 32 bytes): the same
-    /// revert data as require(false, m), with one shared encoding instead of one per call site.
-    function _fail(bytes32 m) internal pure {
+    /// Reverts with custom error `sel` and no arguments. One shared encoding for every call site
+    /// (an inline `revert E()` repeats it per site; the contracts stay under EIP-170 this way).
+    function _revert(bytes4 sel) internal pure {
         assembly ("memory-safe") {
-            let n := 32
-            for {} iszero(byte(sub(n, 1), m)) {} { n := sub(n, 1) }
-            mstore(0, 0x08c379a000000000000000000000000000000000000000000000000000000000)
-            mstore(4, 32)
-            mstore(36, n)
-            mstore(68, m)
-            revert(0, 100)
+            let p := mload(0x40)
+            mstore(p, sel)
+            revert(p, 4)
+        }
+    }
+
+    /// Reverts with custom error `sel` and one static argument word (uint/bool/address).
+    function _revert(bytes4 sel, uint256 a) internal pure {
+        assembly ("memory-safe") {
+            let p := mload(0x40)
+            mstore(p, sel)
+            mstore(add(p, 4), a)
+            revert(p, 36)
+        }
+    }
+
+    /// Reverts with custom error `sel` and two static argument words.
+    function _revert(bytes4 sel, uint256 a, uint256 b) internal pure {
+        assembly ("memory-safe") {
+            let p := mload(0x40)
+            mstore(p, sel)
+            mstore(add(p, 4), a)
+            mstore(add(p, 36), b)
+            revert(p, 68)
         }
     }
 
@@ -775,7 +930,7 @@ abstract contract BbvflBase {
         view
         returns (bool train, uint32 epoch, uint32 index, uint32 rows, uint32 coords)
     {
-        if (!(r < TOTAL_ROUNDS)) _fail("no such round");
+        if (!(r < TOTAL_ROUNDS)) _revert(NoSuchRound.selector, r);
         uint256 n;
         (train, epoch, index, n) = _layout(r);
         rows = uint32(n);

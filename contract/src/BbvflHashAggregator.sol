@@ -22,14 +22,14 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   head <= r < totalRounds, r < head + RING (RING = 8 slots) and at most `staleness` TRAIN
 ///   rounds lie in [head, r). So with staleness 0 the clients may already submit the next rounds
 ///   while EVAL rounds are open (eval rounds never gate), and with staleness s a client may run s
-///   TRAIN rounds ahead of the last posted gradient. Rejected: r < head "round closed", otherwise
-///   "round not open".
+///   TRAIN rounds ahead of the last posted gradient. Rejected: r < head RoundClosed(r, head),
+///   otherwise RoundNotOpen(r, head).
 /// - aggregate(round, payloads): anyone may call it, the contract checks everything. round must
 ///   be head, not aggregated yet, and every current participant must have submitted to it
-///   ("round not complete"). payloads = the bytes each participant submitted (the `q` of its
+///   (RoundNotComplete). payloads = the bytes each participant submitted (the `q` of its
 ///   submit transaction's calldata), one per participant, in client index order; each must
-///   hash to the stored keccak256 ("payload hash mismatch": wrong bytes or wrong order),
-///   "bad payload count" otherwise. The sum is formed in memory with the lane rules of the lane
+///   hash to the stored keccak256 (PayloadHashMismatch(index): wrong bytes or wrong order),
+///   BadPayloadCount otherwise. The sum is formed in memory with the lane rules of the lane
 ///   mode (8-bit lanes when M*b < 256 in plain mode, else 16-bit; masked: 16-bit wrapping mod
 ///   2^16) and emitted as RoundCompleted(round, contributors, sum) with the same bytes. Then an
 ///   EVAL round is done (head advances; epoch completion, SessionEnded after the last round); a
@@ -74,22 +74,22 @@ contract BbvflHashAggregator is BbvflBase {
         assembly ("memory-safe") {
             hw := sload(_hot.slot)
         }
-        if (!(hw & HOT_STARTED != 0)) _fail("not training");
-        if (!(hw & HOT_ENDED == 0)) _fail("session over");
+        if (!(hw & HOT_STARTED != 0)) _revert(NotTraining.selector);
+        if (!(hw & HOT_ENDED == 0)) _revert(SessionOver.selector);
         uint256 head = hw & M64;
-        if (!(round >= head)) _fail("round closed");
-        if (!(_open(round, head))) _fail("round not open");
+        if (!(round >= head)) _revert(RoundClosed.selector, round, head);
+        if (!(_open(round, head))) _revert(RoundNotOpen.selector, round, head);
         uint256 w = _client[msg.sender];
-        if (!(w & F_REG != 0)) _fail("not registered");
-        if (!(w & F_EXCL == 0)) _fail("excluded");
-        if (!(q.length == _dataLen(round))) _fail("bad length");
-        if (!MASKED && _aboveB(q)) _fail("value above b");
+        if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
+        if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
+        if (!(q.length == _dataLen(round))) _revert(BadLength.selector, _dataLen(round), q.length);
+        if (!MASKED && _aboveB(q)) _revert(ValueAboveLevels.selector, LEVELS);
         uint256 dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
         uint256 old;
         assembly ("memory-safe") {
             old := sload(dk)
         }
-        if (!(old >> 192 != uint256(round) + 1)) _fail("already submitted");
+        if (!(old >> 192 != uint256(round) + 1)) _revert(AlreadySubmitted.selector, round);
         bytes32 d = _hash(q);
         uint256 word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
         assembly ("memory-safe") {
@@ -137,14 +137,14 @@ contract BbvflHashAggregator is BbvflBase {
     /// against its stored hash, emits RoundCompleted. Anyone may call it.
     function aggregate(uint64 round, bytes[] calldata payloads) external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _fail("not training");
-        if (!(round >= h.round)) _fail("round closed");
-        if (!(round == h.round)) _fail("round not open");
-        if (!(h.count == 0)) _fail("already aggregated");
+        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
+        if (!(round >= h.round)) _revert(RoundClosed.selector, round, h.round);
+        if (!(round == h.round)) _revert(RoundNotOpen.selector, round, h.round);
+        if (!(h.count == 0)) _revert(AlreadyAggregated.selector, round);
         uint64 mask = h.submitted;
         uint256 base = HASH_BASE + ((round % RING) << 6);
-        if (!(_submitted(round, mask) == mask)) _fail("round not complete");
-        if (!(payloads.length == h.n)) _fail("bad payload count");
+        if (!(_submitted(round, mask) == mask)) _revert(RoundNotComplete.selector, round);
+        if (!(payloads.length == h.n)) _revert(BadPayloadCount.selector, h.n, payloads.length);
         uint256 len = _dataLen(round);
         bytes memory sum = new bytes(len << (LANE_BITS == 16 && !MASKED ? 1 : 0));
         uint256 k;
@@ -156,7 +156,7 @@ contract BbvflHashAggregator is BbvflBase {
             assembly ("memory-safe") {
                 want := sload(dk)
             }
-            if (!(p.length == len && uint256(_hash(p)) & M192 == want & M192)) _fail("payload hash mismatch");
+            if (!(p.length == len && uint256(_hash(p)) & M192 == want & M192)) _revert(PayloadHashMismatch.selector, k - 1);
             _add(sum, p);
         }
         emit RoundCompleted(round, h.n, sum);
@@ -242,11 +242,11 @@ contract BbvflHashAggregator is BbvflBase {
     /// participants that did not submit to it (see the header for plain and masked mode).
     function expireRound() external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _fail("not training");
+        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
         uint64 keep = _submitted(h.round, h.submitted);
-        if (!(keep != h.submitted)) _fail("round complete");
-        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _fail("round not timed out");
-        if (!(keep != 0)) _fail("no submissions");
+        if (!(keep != h.submitted)) _revert(RoundAlreadyComplete.selector);
+        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
+        if (!(keep != 0)) _revert(NoSubmissions.selector);
         if (_excludeMissing(h, keep)) _reelect(h.round, 2);
         h.submitted = keep;
         h.completedAt = uint40(block.number);
@@ -276,7 +276,7 @@ contract BbvflHashAggregator is BbvflBase {
 
     /// No sum is stored in the hashed mode: the sums are in the RoundCompleted events.
     function roundSum(uint64) external pure returns (bytes memory) {
-        revert("hashed mode: read RoundCompleted");
+        _revert(NoStoredSum.selector);
     }
 
     /// Submission bitmap (bit = client index, every registered client, excluded ones too) of round

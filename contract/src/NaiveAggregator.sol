@@ -18,6 +18,26 @@ contract NaiveAggregator {
     mapping(uint256 => uint256[]) private _sums;
 
     event Submitted(uint256 indexed round, address indexed client);
+
+    /// @notice All clients have registered already.
+    error RegistrationClosed();
+    /// @notice The sender is registered already.
+    error AlreadyRegistered();
+    /// @notice The sender is not registered.
+    error NotRegistered();
+    /// @notice The sender submitted to this round already.
+    /// @param round the round
+    error NaiveAlreadySubmitted(uint256 round);
+    /// @notice A submission must carry exactly `coords` values.
+    /// @param expected coords
+    /// @param got values sent
+    error BadLength(uint256 expected, uint256 got);
+    /// @notice The round's sum was computed already.
+    /// @param round the round
+    error NaiveAlreadyAggregated(uint256 round);
+    /// @notice A registered client has not submitted to the round.
+    /// @param client its address
+    error MissingSubmission(address client);
     event Aggregated(uint256 indexed round, uint256[] sum);
 
     constructor(uint256 m, uint256 coordinates) {
@@ -26,16 +46,16 @@ contract NaiveAggregator {
     }
 
     function register() external {
-        require(clients.length < clientCount, "registration closed");
-        require(!registered[msg.sender], "already registered");
+        if (clients.length >= clientCount) revert RegistrationClosed();
+        if (registered[msg.sender]) revert AlreadyRegistered();
         registered[msg.sender] = true;
         clients.push(msg.sender);
     }
 
     function submit(uint256 round, uint256[] calldata values) external {
-        require(registered[msg.sender], "not registered");
-        require(!submitted[round][msg.sender], "already submitted");
-        require(values.length == coords, "bad length");
+        if (!registered[msg.sender]) revert NotRegistered();
+        if (submitted[round][msg.sender]) revert NaiveAlreadySubmitted(round);
+        if (values.length != coords) revert BadLength(coords, values.length);
         submitted[round][msg.sender] = true;
         uint256[] storage dst = _values[round][msg.sender];
         for (uint256 j = 0; j < values.length; j++) dst.push(values[j]);
@@ -43,12 +63,12 @@ contract NaiveAggregator {
     }
 
     function aggregate(uint256 round) external {
-        require(_sums[round].length == 0, "already aggregated");
+        if (_sums[round].length != 0) revert NaiveAlreadyAggregated(round);
         uint256[] storage sum = _sums[round];
         for (uint256 j = 0; j < coords; j++) sum.push(0);
         for (uint256 i = 0; i < clients.length; i++) {
             address a = clients[i];
-            require(submitted[round][a], "missing submission");
+            if (!submitted[round][a]) revert MissingSubmission(a);
             uint256[] storage v = _values[round][a];
             for (uint256 j = 0; j < coords; j++) sum[j] += v[j];
         }

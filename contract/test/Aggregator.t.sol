@@ -15,9 +15,6 @@ contract AggregatorTest is Base {
         c = config(3, 2, 5, 16, false, 2, 1, 2);
     }
 
-    function expectRevertMsg(string memory m) internal {
-        vm.expectRevert(bytes(m));
-    }
 
     /// Submits a deterministic vector for every participant of round r; returns the plain sum.
     function fillRound(BbvflAggregator agg, uint64 r) internal returns (bytes memory want) {
@@ -96,61 +93,61 @@ contract AggregatorTest is Base {
     function test_constructor_reverts() public {
         BbvflBase.Config memory k = c;
         k.clients = 0;
-        expectRevertMsg("M must be 1..64");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "M must be 1..64"));
         new BbvflAggregator(k);
         k = c;
         k.clients = 65;
-        expectRevertMsg("M must be 1..64");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "M must be 1..64"));
         new BbvflAggregator(k);
         k = c;
         k.batch = 0;
-        expectRevertMsg("B and P must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "B and P must be >= 1"));
         new BbvflAggregator(k);
         k = c;
         k.dim = 0;
-        expectRevertMsg("B and P must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "B and P must be >= 1"));
         new BbvflAggregator(k);
         k = c;
         k.levels = 0;
-        expectRevertMsg("b must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "b must be >= 1"));
         new BbvflAggregator(k);
         k = c;
         k.betaMicro = 500001;
-        expectRevertMsg("beta must be <= 0.5");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "beta must be <= 0.5"));
         new BbvflAggregator(k);
         k = c;
         k.batchesPerEpoch = 0;
-        expectRevertMsg("R must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "R must be >= 1"));
         new BbvflAggregator(k);
         k = c;
         k.epochs = 0;
-        expectRevertMsg("epochs must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "epochs must be >= 1"));
         new BbvflAggregator(k);
         k = c;
         k.revealBlocks = 0;
-        expectRevertMsg("commit/reveal deadlines must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "commit/reveal deadlines must be >= 1"));
         new BbvflAggregator(k);
         k = c;
         k.roundTimeoutBlocks = 0;
-        expectRevertMsg("active/round deadlines must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "active/round deadlines must be >= 1"));
         new BbvflAggregator(k);
         k = c;
         k.activeBlocks = 1 << 32;
-        expectRevertMsg("deadlines must be < 2^32 blocks");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "deadlines must be < 2^32 blocks"));
         new BbvflAggregator(k);
         k = c;
         k.batch = 1025;
         k.dim = 1024;
         k.trainRows = 2 * 1025;
-        expectRevertMsg("round above 2^20 coordinates");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "round above 2^20 coordinates"));
         new BbvflAggregator(k);
         k = c;
         k.epochs = type(uint32).max;
-        expectRevertMsg("too many rounds");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "too many rounds"));
         new BbvflAggregator(k);
         k = c;
         k.rewardPool -= 1;
-        expectRevertMsg("pool below rate * M * rounds");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "pool below rate * M * rounds"));
         new BbvflAggregator(k);
     }
 
@@ -202,21 +199,21 @@ contract AggregatorTest is Base {
         BbvflAggregator agg = new BbvflAggregator(c);
         (address a0, bytes memory pk0) = clientKey(0);
         vm.prank(a0);
-        expectRevertMsg("pubkey must be 64 bytes");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadPubkeyLength.selector, 64, 2));
         agg.register(hex"0011");
         (, bytes memory pk1) = clientKey(1);
         vm.prank(a0);
-        expectRevertMsg("pubkey does not match sender");
+        vm.expectRevert(BbvflBase.PubkeyNotSender.selector);
         agg.register(pk1);
         vm.prank(a0);
         agg.register(pk0);
         vm.prank(a0);
-        expectRevertMsg("already registered");
+        vm.expectRevert(BbvflBase.AlreadyRegistered.selector);
         agg.register(pk0);
         registerAll2(agg, 1, 3);
         (address a3, bytes memory pk3) = clientKey(3);
         vm.prank(a3);
-        expectRevertMsg("registration closed");
+        vm.expectRevert(BbvflBase.RegistrationClosed.selector);
         agg.register(pk3);
     }
 
@@ -257,59 +254,59 @@ contract AggregatorTest is Base {
     function test_commit_reverts() public {
         BbvflAggregator agg = new BbvflAggregator(c);
         vm.prank(clientAddr(0));
-        expectRevertMsg("registration open");
+        vm.expectRevert(BbvflBase.RegistrationOpen.selector);
         agg.commit(bytes32(uint256(1)));
         registerAll(agg, 3);
         vm.prank(clientAddr(7));
-        expectRevertMsg("not registered");
+        vm.expectRevert(BbvflBase.NotRegistered.selector);
         agg.commit(bytes32(uint256(1)));
         vm.prank(clientAddr(0));
-        expectRevertMsg("empty commitment");
+        vm.expectRevert(BbvflBase.EmptyCommitment.selector);
         agg.commit(bytes32(0));
         vm.prank(clientAddr(0));
         agg.commit(bytes32(uint256(1)));
         vm.prank(clientAddr(0));
-        expectRevertMsg("already committed");
+        vm.expectRevert(BbvflBase.AlreadyCommitted.selector);
         agg.commit(bytes32(uint256(2)));
         vm.roll(block.number + 11);
         vm.prank(clientAddr(1));
-        expectRevertMsg("commit deadline passed");
+        vm.expectRevert(BbvflBase.CommitDeadlinePassed.selector);
         agg.commit(bytes32(uint256(1)));
     }
 
     function test_reveal_reverts() public {
         BbvflAggregator agg = new BbvflAggregator(c);
         vm.prank(clientAddr(0));
-        expectRevertMsg("registration open");
+        vm.expectRevert(BbvflBase.RegistrationOpen.selector);
         agg.reveal(secretOf(0));
         registerAll(agg, 3);
         address a0 = clientAddr(0);
         vm.prank(a0);
         agg.commit(keccak256(abi.encodePacked(secretOf(0), a0)));
         vm.prank(a0);
-        expectRevertMsg("reveal not open");
+        vm.expectRevert(BbvflBase.RevealNotOpen.selector);
         agg.reveal(secretOf(0));
         address a1 = clientAddr(1);
         vm.prank(a1);
         agg.commit(keccak256(abi.encodePacked(secretOf(1), a1)));
         vm.roll(block.number + 11); // client 2 never commits
         vm.prank(clientAddr(2));
-        expectRevertMsg("not committed");
+        vm.expectRevert(BbvflBase.NotCommitted.selector);
         agg.reveal(secretOf(2));
         vm.prank(a0);
-        expectRevertMsg("secret does not match commitment");
+        vm.expectRevert(BbvflBase.SecretMismatch.selector);
         agg.reveal(secretOf(1));
         vm.prank(a0);
         agg.reveal(secretOf(0));
         vm.prank(a0);
-        expectRevertMsg("already revealed");
+        vm.expectRevert(BbvflBase.AlreadyRevealed.selector);
         agg.reveal(secretOf(0));
         vm.roll(block.number + 9); // the reveal deadline block itself
-        expectRevertMsg("reveal deadline not passed");
+        vm.expectRevert(BbvflBase.RevealDeadlineNotPassed.selector);
         agg.finalizeElection();
         vm.roll(block.number + 1);
         vm.prank(a1);
-        expectRevertMsg("reveal deadline passed");
+        vm.expectRevert(BbvflBase.RevealDeadlinePassed.selector);
         agg.reveal(secretOf(1));
         vx.recordLogs();
         agg.finalizeElection(); // client 1 did not reveal, client 2 did not commit
@@ -331,14 +328,14 @@ contract AggregatorTest is Base {
         assertEq(ps[0], a0, "client 0 participates");
         assertEq(agg.seed(), keccak256(abi.encodePacked(secretOf(0))), "seed from the revealed secret only");
         assertEq(agg.active(), a0, "only participant is active");
-        expectRevertMsg("election over");
+        vm.expectRevert(BbvflBase.ElectionOver.selector);
         agg.finalizeElection();
         vm.prank(a1);
-        expectRevertMsg("election over");
+        vm.expectRevert(BbvflBase.ElectionOver.selector);
         agg.reveal(secretOf(1));
         // excluded clients cannot submit
         vm.prank(a1);
-        expectRevertMsg("excluded");
+        vm.expectRevert(BbvflBase.ClientExcluded.selector);
         agg.submit(0, new bytes(10));
     }
 
@@ -369,7 +366,7 @@ contract AggregatorTest is Base {
         agg.finalizeElection();
         assertEq(uint256(agg.phase()), 4, "ended");
         vm.prank(clientAddr(0));
-        expectRevertMsg("not training");
+        vm.expectRevert(BbvflBase.NotTraining.selector);
         agg.submit(0, new bytes(10));
     }
 
@@ -396,7 +393,7 @@ contract AggregatorTest is Base {
         assertEq(last, 1, "last round + 1");
         assertEq(acc, 1, "accepted 1");
         checkOutsider(agg);
-        expectRevertMsg("round not complete");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundNotComplete.selector, 0));
         agg.roundSum(0);
         bytes memory q1 = plainData(1, 0, 10, 16);
         bytes memory q2 = plainData(2, 0, 10, 16);
@@ -428,57 +425,57 @@ contract AggregatorTest is Base {
     function test_submit_reverts() public {
         BbvflAggregator agg = new BbvflAggregator(c);
         vm.prank(clientAddr(0));
-        expectRevertMsg("not training");
+        vm.expectRevert(BbvflBase.NotTraining.selector);
         agg.submit(0, new bytes(10));
         registerAll(agg, 3);
         commitAll(agg, 3);
         revealAll(agg, 3);
         vm.prank(clientAddr(9));
-        expectRevertMsg("not registered");
+        vm.expectRevert(BbvflBase.NotRegistered.selector);
         agg.submit(0, new bytes(10));
         vm.prank(clientAddr(0));
-        expectRevertMsg("round not open");
+        vx.expectPartialRevert(BbvflBase.RoundNotOpen.selector);
         agg.submit(1, new bytes(10));
         vm.prank(clientAddr(0));
-        expectRevertMsg("bad length");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadLength.selector, 10, 11));
         agg.submit(0, new bytes(11));
         vm.prank(clientAddr(0));
-        expectRevertMsg("bad length");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadLength.selector, 10, 9));
         agg.submit(0, new bytes(9));
         bytes memory q = new bytes(10);
         q[9] = bytes1(uint8(17));
         vm.prank(clientAddr(0));
-        expectRevertMsg("value above b");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.ValueAboveLevels.selector, 16));
         agg.submit(0, q);
         q[9] = bytes1(uint8(255));
         vm.prank(clientAddr(0));
-        expectRevertMsg("value above b");
+        vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
         agg.submit(0, q);
         q[9] = bytes1(uint8(16));
         q[0] = bytes1(uint8(128));
         vm.prank(clientAddr(0));
-        expectRevertMsg("value above b");
+        vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
         agg.submit(0, q);
         q[0] = bytes1(uint8(16));
         vm.prank(clientAddr(0));
         agg.submit(0, q); // b itself is fine
         vm.prank(clientAddr(0));
-        expectRevertMsg("already submitted");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.AlreadySubmitted.selector, 0));
         agg.submit(0, q);
         vm.prank(clientAddr(1));
         agg.submit(0, q);
         vm.prank(clientAddr(2));
         agg.submit(0, q);
         vm.prank(clientAddr(0));
-        expectRevertMsg("round closed");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundClosed.selector, 0, 0));
         agg.submit(0, q); // complete
         postGrad(agg, 0);
         vm.prank(clientAddr(0));
-        expectRevertMsg("round closed");
+        vx.expectPartialRevert(BbvflBase.RoundClosed.selector);
         agg.submit(0, q); // past
         runRounds(agg, 1, 6);
         vm.prank(clientAddr(0));
-        expectRevertMsg("session over");
+        vm.expectRevert(BbvflBase.SessionOver.selector);
         agg.submit(5, q);
     }
 
@@ -520,7 +517,7 @@ contract AggregatorTest is Base {
                 bytes memory bad = new bytes(21);
                 bad[20] = bytes1(uint8(201));
                 vm.prank(clientAddr(0));
-                expectRevertMsg("value above b");
+                vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
                 agg.submit(0, bad);
             }
             vm.prank(clientAddr(i));
@@ -533,7 +530,7 @@ contract AggregatorTest is Base {
         BbvflBase.Config memory k = config(2, 1, 3, 16, true, 1, 0, 1);
         BbvflAggregator agg = startSession(k);
         vm.prank(clientAddr(0));
-        expectRevertMsg("bad length");
+        vx.expectPartialRevert(BbvflBase.BadLength.selector);
         agg.submit(0, new bytes(3));
         // lanes: 0xffff + 0x0002 wraps to 0x0001; no range check on masked values
         vm.prank(clientAddr(0));
@@ -567,9 +564,9 @@ contract AggregatorTest is Base {
         }
         assertEq(uint256(agg.phase()), 4, "ended");
         assertEq(agg.currentRound(), 8, "currentRound = total after the end");
-        expectRevertMsg("sum overwritten: read RoundCompleted");
+        vx.expectPartialRevert(BbvflBase.SumOverwritten.selector);
         agg.roundSum(3);
-        expectRevertMsg("round not complete");
+        vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
         agg.roundSum(9);
     }
 
@@ -578,21 +575,21 @@ contract AggregatorTest is Base {
         address act = agg.active();
         bytes memory grad = new bytes(40);
         vm.prank(act);
-        expectRevertMsg("round not complete");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundNotComplete.selector, 0));
         agg.postGradient(0, grad, "");
         fillRound(agg, 0);
         address other = act == clientAddr(0) ? clientAddr(1) : clientAddr(0);
         vm.prank(other);
-        expectRevertMsg("not active");
+        vm.expectRevert(BbvflBase.NotActive.selector);
         agg.postGradient(0, grad, "");
         vm.prank(act);
-        expectRevertMsg("round not open");
+        vx.expectPartialRevert(BbvflBase.RoundNotOpen.selector);
         agg.postGradient(1, grad, "");
         vm.prank(act);
-        expectRevertMsg("bad gradient length");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadGradientLength.selector, 40, 39));
         agg.postGradient(0, new bytes(39), "");
         vm.prank(act);
-        expectRevertMsg("fusion params too long");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.FusionParamsTooLong.selector, 262144, 262145));
         agg.postGradient(0, grad, new bytes(262145));
         assertEq(agg.lastFusionParamsHash(), bytes32(0), "no params yet");
         bytes memory fp = hex"3f8000004000000040400000";
@@ -608,18 +605,18 @@ contract AggregatorTest is Base {
         assertEq(agg.lastFusionRound(), 0, "params round");
         assertEq(agg.currentRound(), 1, "next round open");
         vm.prank(act);
-        expectRevertMsg("round closed");
+        vx.expectPartialRevert(BbvflBase.RoundClosed.selector);
         agg.postGradient(0, grad, fp);
         fillRound(agg, 1);
         postGrad(agg, 1);
         fillRound(agg, 2); // eval round: opens round 3 by itself
         assertEq(agg.currentRound(), 3, "eval completion opens the next round");
         vm.prank(act);
-        expectRevertMsg("round closed");
+        vx.expectPartialRevert(BbvflBase.RoundClosed.selector);
         agg.postGradient(2, grad, fp);
         runRounds(agg, 3, 6);
         vm.prank(act);
-        expectRevertMsg("not training");
+        vm.expectRevert(BbvflBase.NotTraining.selector);
         agg.postGradient(5, grad, fp);
     }
 
@@ -631,7 +628,7 @@ contract AggregatorTest is Base {
         // round 1 is EVAL and opens round 2 on completion; round 2 is EVAL and the last
         fillRound(agg, 1);
         vm.prank(agg.active());
-        expectRevertMsg("eval round");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.EvalRound.selector, 2));
         agg.postGradient(2, new bytes(16), "");
     }
 
@@ -654,20 +651,20 @@ contract AggregatorTest is Base {
         address act = agg.active();
         address other = act == clientAddr(0) ? clientAddr(1) : clientAddr(0);
         vm.prank(act);
-        expectRevertMsg("epoch not complete");
+        vx.expectPartialRevert(BbvflBase.EpochNotComplete.selector);
         agg.postMetrics(0, 1, 1, 1);
         runRounds(agg, 0, 3);
         vm.prank(other);
-        expectRevertMsg("not active");
+        vm.expectRevert(BbvflBase.NotActive.selector);
         agg.postMetrics(0, 1, 1, 1);
         vm.prank(act);
-        expectRevertMsg("no such epoch");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.NoSuchEpoch.selector, 2));
         agg.postMetrics(2, 1, 1, 1);
         vm.prank(act);
-        expectRevertMsg("metric above 1e6");
+        vm.expectRevert(BbvflBase.MetricAbove1e6.selector);
         agg.postMetrics(0, 1000001, 1, 1);
         vm.prank(act);
-        expectRevertMsg("metric above 1e6");
+        vm.expectRevert(BbvflBase.MetricAbove1e6.selector);
         agg.postMetrics(0, 1, 1000001, 1);
         vx.recordLogs();
         vm.prank(act);
@@ -683,10 +680,10 @@ contract AggregatorTest is Base {
         (bool any, uint32 le, uint64 at) = agg.lastEpochCompleted();
         assertTrue(any && le == 0 && at == block.number, "latest completed epoch recorded");
         vm.prank(act);
-        expectRevertMsg("metrics already posted");
+        vx.expectPartialRevert(BbvflBase.MetricsAlreadyPosted.selector);
         agg.postMetrics(0, 1, 1, 1);
         vm.prank(act);
-        expectRevertMsg("epoch not complete");
+        vx.expectPartialRevert(BbvflBase.EpochNotComplete.selector);
         agg.postMetrics(1, 1, 1, 1);
     }
 
@@ -695,16 +692,16 @@ contract AggregatorTest is Base {
         BbvflRewardToken t = agg.token();
         address act = agg.active();
         vm.prank(act);
-        expectRevertMsg("epoch not complete");
+        vx.expectPartialRevert(BbvflBase.EpochNotComplete.selector);
         agg.payRewards(0);
         runRounds(agg, 0, 3);
         fillRound(agg, 3); // one round of epoch 1 already accepted
         address other = act == clientAddr(0) ? clientAddr(1) : clientAddr(0);
         vm.prank(other);
-        expectRevertMsg("not active");
+        vm.expectRevert(BbvflBase.NotActive.selector);
         agg.payRewards(0);
         vm.prank(act);
-        expectRevertMsg("no such epoch");
+        vx.expectPartialRevert(BbvflBase.NoSuchEpoch.selector);
         agg.payRewards(7);
         vx.recordLogs();
         vm.prank(act);
@@ -727,7 +724,7 @@ contract AggregatorTest is Base {
             assertEq(rew, 4, "rewarded");
         }
         vm.prank(act);
-        expectRevertMsg("rewards already paid");
+        vx.expectPartialRevert(BbvflBase.RewardsAlreadyPaid.selector);
         agg.payRewards(0);
         postGrad(agg, 3);
         runRounds(agg, 4, 6);
@@ -736,7 +733,7 @@ contract AggregatorTest is Base {
         for (uint256 i = 0; i < 3; i++) assertEq(t.balanceOf(clientAddr(i)), 6e18, "all 6 rounds paid");
         // an epoch is paid once
         vm.prank(act);
-        vm.expectRevert(bytes("rewards already paid"));
+        vx.expectPartialRevert(BbvflBase.RewardsAlreadyPaid.selector);
         agg.payRewards(1);
         assertEq(t.balanceOf(address(agg)), c.rewardPool - 18e18, "pool debited");
         assertEq(t.totalSupply(), c.rewardPool, "supply unchanged");
@@ -752,12 +749,12 @@ contract AggregatorTest is Base {
 
     function test_reelect_after_missed_gradient() public {
         BbvflAggregator agg = startSession(c);
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
         fillRound(agg, 0);
         address old = agg.active();
         vm.roll(block.number + 20);
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
         vm.roll(block.number + 1);
         bytes32 s0 = agg.electionSeed();
@@ -773,11 +770,11 @@ contract AggregatorTest is Base {
         checkElectedEvent(s1, agg.active(), 0, 3, 1);
         // the old active one can no longer post; the new one resumes
         vm.prank(old);
-        expectRevertMsg("not active");
+        vm.expectRevert(BbvflBase.NotActive.selector);
         agg.postGradient(0, new bytes(40), "");
         postGrad(agg, 0);
         assertEq(agg.currentRound(), 1, "resumed");
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
     }
 
@@ -816,26 +813,26 @@ contract AggregatorTest is Base {
     function test_reelect_overdue_metrics() public {
         BbvflAggregator agg = startSession(c);
         runRounds(agg, 0, 3); // epoch 0 complete, round 3 open
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
         vm.roll(block.number + 21);
         address old = agg.active();
         agg.reelect();
         assertTrue(agg.active() != old, "new active client");
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect(); // the new one has its own deadline
         vm.prank(agg.active());
         agg.postMetrics(0, 1, 1, 1);
         vm.prank(agg.active());
         agg.payRewards(0);
         vm.roll(block.number + 100);
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
     }
 
     function test_reelect_reverts_before_election() public {
         BbvflAggregator agg = new BbvflAggregator(c);
-        expectRevertMsg("no election yet");
+        vm.expectRevert(BbvflBase.NoElectionYet.selector);
         agg.reelect();
     }
 
@@ -853,7 +850,7 @@ contract AggregatorTest is Base {
 
     function test_expireRound() public {
         BbvflAggregator agg = startSession(c);
-        expectRevertMsg("no submissions");
+        vm.expectRevert(BbvflBase.NoSubmissions.selector);
         vm.roll(block.number + 31);
         agg.expireRound();
         vm.roll(block.number - 31);
@@ -868,7 +865,7 @@ contract AggregatorTest is Base {
             vm.prank(clientAddr(i));
             agg.submit(0, q);
         }
-        expectRevertMsg("round not timed out");
+        vx.expectPartialRevert(BbvflBase.RoundNotTimedOut.selector);
         agg.expireRound();
         vm.roll(block.number + 31);
         vx.recordLogs();
@@ -890,7 +887,7 @@ contract AggregatorTest is Base {
         (,, uint8 n, bool complete,,) = agg.roundState();
         assertEq(n, 2, "n = 2");
         assertTrue(complete, "complete");
-        expectRevertMsg("round complete");
+        vm.expectRevert(BbvflBase.RoundAlreadyComplete.selector);
         agg.expireRound();
         postGrad(agg, 0);
         runRounds(agg, 1, 3);
@@ -900,7 +897,7 @@ contract AggregatorTest is Base {
         (,,,,,, uint32 acc,) = agg.clientInfo(agg.active());
         assertEq(acc, 3, "participants: 3 accepted");
         runRounds(agg, 3, 6);
-        expectRevertMsg("not training");
+        vm.expectRevert(BbvflBase.NotTraining.selector);
         agg.expireRound();
     }
 

@@ -127,7 +127,7 @@ contract AggregatorFuzzTest is Base {
         for (uint256 j = 0; j < len; j++) q[j] = bytes1(uint8(randValue(seed, 0, 0, j, uint256(levels) + 1)));
         q[pos % len] = bytes1(val);
         vm.prank(clientAddr(0));
-        if (val > levels) vm.expectRevert(bytes("value above b"));
+        if (val > levels) vm.expectRevert(abi.encodeWithSelector(BbvflBase.ValueAboveLevels.selector, uint256(levels)));
         agg.submit(0, q);
     }
 

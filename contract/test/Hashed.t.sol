@@ -15,9 +15,6 @@ contract HashedTest is Base {
 
     BbvflBase.Config internal c;
 
-    function expectRevertMsg(string memory m) internal {
-        vm.expectRevert(bytes(m));
-    }
 
     function configH(uint8 m, bool masked, uint32 r, uint32 k, uint32 ne, uint32 er, uint32 epochs, uint8 s)
         internal
@@ -132,7 +129,7 @@ contract HashedTest is Base {
         try agg.submit(r, q) {
             return true;
         } catch (bytes memory err) {
-            assertEq(err, abi.encodeWithSignature("Error(string)", "round not open"), "refusal reason");
+            assertEq(err, abi.encodeWithSelector(BbvflBase.RoundNotOpen.selector, r, agg.currentRound()), "refusal");
             return false;
         }
     }
@@ -176,7 +173,7 @@ contract HashedTest is Base {
         }
         bytes memory q8 = payload(agg, 0, 8);
         vm.prank(clientAddr(0));
-        expectRevertMsg("session over");
+        vm.expectRevert(BbvflBase.SessionOver.selector);
         agg.submit(8, q8);
     }
 
@@ -207,7 +204,7 @@ contract HashedTest is Base {
         finish(agg, 4);
         bytes memory q4 = payload(agg, 0, 4);
         vm.prank(clientAddr(0));
-        expectRevertMsg("round closed");
+        vx.expectPartialRevert(BbvflBase.RoundClosed.selector);
         agg.submit(4, q4);
     }
 
@@ -220,7 +217,7 @@ contract HashedTest is Base {
         assertTrue(isOpen(agg, 8), "open once head moved");
         bytes memory q8 = payload(agg, 0, 8);
         vm.prank(clientAddr(0));
-        expectRevertMsg("already submitted");
+        vx.expectPartialRevert(BbvflBase.AlreadySubmitted.selector);
         agg.submit(8, q8);
     }
 
@@ -231,55 +228,55 @@ contract HashedTest is Base {
         submitAs(agg, 0, 0);
         submitAs(agg, 2, 0);
         bytes[] memory ps = payloads(agg, 0);
-        expectRevertMsg("round not complete");
+        vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
         agg.aggregate(0, ps);
         submitAs(agg, 1, 0);
-        expectRevertMsg("round not open");
+        vx.expectPartialRevert(BbvflBase.RoundNotOpen.selector);
         agg.aggregate(1, ps);
         // a changed byte, the wrong order, a missing or extra payload, a wrong length
         ps[1][3] = bytes1(uint8(ps[1][3]) ^ 1);
-        expectRevertMsg("payload hash mismatch");
+        vx.expectPartialRevert(BbvflBase.PayloadHashMismatch.selector);
         agg.aggregate(0, ps);
         ps = payloads(agg, 0);
         (ps[0], ps[1]) = (ps[1], ps[0]);
-        expectRevertMsg("payload hash mismatch");
+        vx.expectPartialRevert(BbvflBase.PayloadHashMismatch.selector);
         agg.aggregate(0, ps);
         ps = payloads(agg, 0);
         bytes[] memory two = new bytes[](2);
         two[0] = ps[0];
         two[1] = ps[1];
-        expectRevertMsg("bad payload count");
+        vx.expectPartialRevert(BbvflBase.BadPayloadCount.selector);
         agg.aggregate(0, two);
         bytes[] memory four = new bytes[](4);
         for (uint256 k = 0; k < 3; k++) four[k] = ps[k];
         four[3] = ps[0];
-        expectRevertMsg("bad payload count");
+        vx.expectPartialRevert(BbvflBase.BadPayloadCount.selector);
         agg.aggregate(0, four);
         bytes memory shortP = new bytes(ps[2].length - 1);
         for (uint256 j = 0; j < shortP.length; j++) shortP[j] = ps[2][j];
         ps[2] = shortP;
-        expectRevertMsg("payload hash mismatch");
+        vx.expectPartialRevert(BbvflBase.PayloadHashMismatch.selector);
         agg.aggregate(0, ps);
         // the gradient needs the aggregation
         address act = agg.active();
         vm.prank(act);
-        expectRevertMsg("round not complete");
+        vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
         agg.postGradient(0, new bytes(120), "");
         aggregateAndCheck(agg, 0);
         ps = payloads(agg, 0);
-        expectRevertMsg("already aggregated");
+        vx.expectPartialRevert(BbvflBase.AlreadyAggregated.selector);
         agg.aggregate(0, ps);
         vm.prank(act);
-        expectRevertMsg("bad gradient length");
+        vx.expectPartialRevert(BbvflBase.BadGradientLength.selector);
         agg.postGradient(0, new bytes(4), "");
         vm.prank(clientAddr(0) == act ? clientAddr(1) : clientAddr(0));
-        expectRevertMsg("not active");
+        vm.expectRevert(BbvflBase.NotActive.selector);
         agg.postGradient(0, new bytes(120), "");
         vm.prank(act);
         agg.postGradient(0, new bytes(120), "");
-        expectRevertMsg("round closed");
+        vx.expectPartialRevert(BbvflBase.RoundClosed.selector);
         agg.aggregate(0, ps);
-        vm.expectRevert(bytes("hashed mode: read RoundCompleted"));
+        vm.expectRevert(BbvflBase.NoStoredSum.selector);
         agg.roundSum(0);
     }
 
@@ -288,18 +285,18 @@ contract HashedTest is Base {
         bytes memory q = payload(agg, 0, 0);
         q[0] = bytes1(uint8(17));
         vm.prank(clientAddr(0));
-        expectRevertMsg("value above b");
+        vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
         agg.submit(0, q);
         vm.prank(clientAddr(0));
-        expectRevertMsg("bad length");
+        vx.expectPartialRevert(BbvflBase.BadLength.selector);
         agg.submit(0, new bytes(59));
         bytes memory q0 = payload(agg, 0, 0);
         vm.prank(clientAddr(7));
-        expectRevertMsg("not registered");
+        vm.expectRevert(BbvflBase.NotRegistered.selector);
         agg.submit(0, q0);
         submitAs(agg, 0, 0);
         vm.prank(clientAddr(0));
-        expectRevertMsg("already submitted");
+        vx.expectPartialRevert(BbvflBase.AlreadySubmitted.selector);
         agg.submit(0, q0);
         assertTrue(agg.hasSubmitted(0, clientAddr(0)), "hasSubmitted");
         assertTrue(!agg.hasSubmitted(0, clientAddr(1)), "not yet");
@@ -322,7 +319,7 @@ contract HashedTest is Base {
         submitAs(agg, 2, 1); // client 2 skipped round 0 but submitted round 1
         submitAs(agg, 0, 1);
         submitAs(agg, 1, 1);
-        expectRevertMsg("round not timed out");
+        vx.expectPartialRevert(BbvflBase.RoundNotTimedOut.selector);
         agg.expireRound();
         vm.roll(block.number + 31);
         address act = agg.active();
@@ -385,7 +382,7 @@ contract HashedTest is Base {
         BbvflHashAggregator agg = start(configH(3, false, 10, 5, 4, 4, 1, 1));
         for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
         vm.roll(block.number + 20);
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
         vm.roll(block.number + 1);
         address old = agg.active();
@@ -393,13 +390,13 @@ contract HashedTest is Base {
         assertTrue(agg.active() != old, "new active client");
         aggregateAndCheck(agg, 0);
         vm.roll(block.number + 10);
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
         vm.prank(agg.active());
         agg.postGradient(0, new bytes(120), "");
         // round 1 nobody submitted yet: no deadline
         vm.roll(block.number + 100);
-        expectRevertMsg("active client not overdue");
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
         agg.reelect();
     }
 
@@ -418,11 +415,11 @@ contract HashedTest is Base {
         address other = agg.active() == clientAddr(0) ? clientAddr(1) : clientAddr(0);
         for (uint256 i = 0; i < 2; i++) submitAs(agg, i, 0);
         vm.prank(other);
-        expectRevertMsg("round not complete");
+        vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
         agg.postLabelGradient(0, new bytes(40));
         aggregateAndCheck(agg, 0);
         vm.prank(other);
-        expectRevertMsg("bad label gradient length");
+        vx.expectPartialRevert(BbvflBase.BadLabelGradientLength.selector);
         agg.postLabelGradient(0, new bytes(8));
         vm.prank(other);
         agg.postLabelGradient(0, new bytes(40)); // 10 rows, one logit
@@ -433,10 +430,10 @@ contract HashedTest is Base {
     function test_constructor_mode_checks() public {
         BbvflBase.Config memory k = configH(2, false, 10, 5, 4, 4, 1, 1);
         k.hashed = false;
-        expectRevertMsg("lanes: deploy BbvflAggregator");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "lanes: deploy BbvflAggregator"));
         new BbvflHashAggregator(k);
         k = configH(2, false, 10, 5, 4, 4, 1, 8);
-        expectRevertMsg("staleness must be < 8");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "staleness must be < 8"));
         new BbvflHashAggregator(k);
         k = configH(15, false, 10, 5, 4, 4, 1, 7);
         k.levels = 17; // M*b = 255: 8-bit lanes

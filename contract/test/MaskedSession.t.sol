@@ -127,7 +127,7 @@ contract MaskedSessionTest is Base {
         bytes memory q = new bytes(16);
         q[3] = bytes1(uint8(17));
         vm.prank(clientAddr(0));
-        vm.expectRevert(bytes("value above b"));
+        vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
         plain.submit(0, q);
     }
 
@@ -186,10 +186,10 @@ contract MaskedSessionTest is Base {
         assertEq(np, 3, "3 participants");
         assertTrue(!complete, "not complete");
         assertEq(openedAt, block.number, "fresh timeout");
-        vm.expectRevert(bytes("round not complete"));
+        vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
         agg.roundSum(1);
         vm.roll(block.number + 31);
-        vm.expectRevert(bytes("no submissions"));
+        vm.expectRevert(BbvflBase.NoSubmissions.selector);
         agg.expireRound();
         vm.roll(block.number - 31);
     }
@@ -218,7 +218,7 @@ contract MaskedSessionTest is Base {
 
         // the dropped client cannot come back
         vm.prank(clientAddr(drop));
-        vm.expectRevert(bytes("excluded"));
+        vm.expectRevert(BbvflBase.ClientExcluded.selector);
         agg.submit(1, masked(SEED, drop, 1, FULL, DM, DN, DL));
 
         // re-run among the three with masks for the new set, then the rest of the session

@@ -14,12 +14,12 @@ contract NaiveTest is Base {
             n.register();
             if (i == 0) {
                 vm.prank(clientAddr(0));
-                vm.expectRevert(bytes("already registered"));
+                vm.expectRevert(NaiveAggregator.AlreadyRegistered.selector);
                 n.register();
             }
         }
         vm.prank(clientAddr(3));
-        vm.expectRevert(bytes("registration closed"));
+        vm.expectRevert(NaiveAggregator.RegistrationClosed.selector);
         n.register();
         uint256[] memory want = new uint256[](4);
         for (uint256 i = 0; i < 3; i++) {
@@ -30,25 +30,25 @@ contract NaiveTest is Base {
             }
             if (i == 0) {
                 vm.prank(clientAddr(i));
-                vm.expectRevert(bytes("bad length"));
+                vx.expectPartialRevert(NaiveAggregator.BadLength.selector);
                 n.submit(0, new uint256[](3));
-                vm.expectRevert(bytes("missing submission"));
+                vx.expectPartialRevert(NaiveAggregator.MissingSubmission.selector);
                 n.aggregate(0);
             }
             vm.prank(clientAddr(i));
             n.submit(0, v);
         }
         vm.prank(clientAddr(0));
-        vm.expectRevert(bytes("already submitted"));
+        vx.expectPartialRevert(NaiveAggregator.NaiveAlreadySubmitted.selector);
         n.submit(0, new uint256[](4));
         vm.prank(clientAddr(5));
-        vm.expectRevert(bytes("not registered"));
+        vm.expectRevert(NaiveAggregator.NotRegistered.selector);
         n.submit(0, new uint256[](4));
         n.aggregate(0);
         uint256[] memory got = n.roundSum(0);
         assertEq(got.length, 4, "sum length");
         for (uint256 j = 0; j < 4; j++) assertEq(got[j], want[j], "naive sum");
-        vm.expectRevert(bytes("already aggregated"));
+        vx.expectPartialRevert(NaiveAggregator.NaiveAlreadyAggregated.selector);
         n.aggregate(0);
     }
 }

@@ -11,9 +11,6 @@ import {BbvflBase} from "../src/BbvflBase.sol";
 contract WindowTest is Base {
     bytes32 internal constant RC = keccak256("RoundCompleted(uint64,uint8,bytes)");
 
-    function expectRevertMsg(string memory m) internal {
-        vm.expectRevert(bytes(m));
-    }
 
     function value(uint256 i, uint64 r, uint256 j, uint256 modulus) internal pure returns (uint256) {
         return uint256(keccak256(abi.encode(i, r, j))) % modulus;
@@ -46,11 +43,11 @@ contract WindowTest is Base {
                 // one byte short and one byte long are refused
                 bytes memory shortQ = new bytes(q.length - 1);
                 vm.prank(ps[c]);
-                expectRevertMsg("bad length");
+                vx.expectPartialRevert(BbvflBase.BadLength.selector);
                 agg.submit(r, shortQ);
                 bytes memory longQ = new bytes(q.length + 1);
                 vm.prank(ps[c]);
-                expectRevertMsg("bad length");
+                vx.expectPartialRevert(BbvflBase.BadLength.selector);
                 agg.submit(r, longQ);
             }
             vm.prank(ps[c]);
@@ -90,10 +87,10 @@ contract WindowTest is Base {
             if (train) {
                 address act = agg.active();
                 vm.prank(act);
-                expectRevertMsg("bad gradient length");
+                vx.expectPartialRevert(BbvflBase.BadGradientLength.selector);
                 agg.postGradient(r, new bytes(coords * 4 - 4), "");
                 vm.prank(act);
-                expectRevertMsg("bad gradient length");
+                vx.expectPartialRevert(BbvflBase.BadGradientLength.selector);
                 agg.postGradient(r, new bytes(uint256(k.batch) * k.dim * 4 + (coords == uint256(k.batch) * k.dim ? 4 : 0)), "");
                 vm.prank(act);
                 agg.postGradient(r, new bytes(coords * 4), "");
@@ -140,7 +137,7 @@ contract WindowTest is Base {
             (bool t2, uint32 e2, uint32 i2) = agg.roundKind(r);
             assertTrue(t2 == train && e2 == epoch && i2 == index, "roundKind agrees");
         }
-        expectRevertMsg("no such round");
+        vx.expectPartialRevert(BbvflBase.NoSuchRound.selector);
         agg.roundLayout(12);
     }
 
@@ -223,11 +220,11 @@ contract WindowTest is Base {
             fill(agg, k, r);
             uint256 rows = r == 0 ? 4 : 2; // windows of 2 and 1 batches of B = 2
             vm.prank(other);
-            expectRevertMsg("bad label gradient length");
+            vx.expectPartialRevert(BbvflBase.BadLabelGradientLength.selector);
             agg.postLabelGradient(r, new bytes(4 * rows + 4));
             if (r == 0) {
                 vm.prank(other);
-                expectRevertMsg("bad label gradient length");
+                vx.expectPartialRevert(BbvflBase.BadLabelGradientLength.selector);
                 agg.postLabelGradient(r, new bytes(8)); // one batch's worth: too short
             }
             vm.prank(other);
@@ -243,40 +240,40 @@ contract WindowTest is Base {
         BbvflBase.Config memory base = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         BbvflBase.Config memory k = base;
         k.window = 0;
-        expectRevertMsg("window must be 1..R");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "window must be 1..R"));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.window = 8;
-        expectRevertMsg("window must be 1..R");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "window must be 1..R"));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.evalRowsPerRound = 0;
-        expectRevertMsg("evalRowsPerRound must be >= 1");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "evalRowsPerRound must be >= 1"));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.trainRows = 13;
-        expectRevertMsg("trainRows below R*B");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "trainRows below R*B"));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.testRows = 4;
-        expectRevertMsg("testRows below evalRows");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "testRows below evalRows"));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.staleness = 1;
-        expectRevertMsg("staleness needs hashed mode");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "staleness needs hashed mode"));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.hashed = true;
-        expectRevertMsg("hashed: deploy BbvflHashAggregator");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "hashed: deploy BbvflHashAggregator"));
         new BbvflAggregator(k);
         // the largest round decides: 2^20 coordinates pass, one window more does not
         k = configW(1, 1024, 256, 16, false, 4, 4, 0, 0, 1);
         new BbvflAggregator(k);
         k = configW(1, 1024, 256, 16, false, 5, 5, 0, 0, 1);
-        expectRevertMsg("round above 2^20 coordinates");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "round above 2^20 coordinates"));
         new BbvflAggregator(k);
         k = configW(1, 2, 2, 16, false, 1, 1, 1 << 19 + 1, 1 << 19 + 1, 1);
-        expectRevertMsg("round above 2^20 coordinates");
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "round above 2^20 coordinates"));
         new BbvflAggregator(k);
         // evalRowsPerRound is free when there is no eval
         k = configW(3, 2, 3, 16, false, 7, 3, 0, 0, 1);

@@ -50,7 +50,7 @@ variant count \
 variant pay \
   's/uint256 amount = \(acc - rew\) \* RATE;/uint256 amount = (acc - rew) * RATE - (i == 1 ? 1 : 0);/g'
 variant stranger \
-  's/if \(!\(w & F_REG != 0\)\) _fail\("not registered"\);\n(\s*)if \(!\(w & F_EXCL == 0\)\) _fail\("excluded"\);/if (!(w & F_EXCL == 0)) _fail("excluded");/g'
+  's/if \(!\(w & F_REG != 0\)\) _revert\(NotRegistered\.selector\);\n(\s*)if \(!\(w & F_EXCL == 0\)\) _revert\(ClientExcluded\.selector\);/if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);/g'
 
 variant elect \
   's/address act = _participants\[uint256\(s\) % np\];/address act = _participants[(uint256(s) + 1) % np];/g'
@@ -61,7 +61,7 @@ variant metrics \
 variant params \
   's/p\.commitBlocks = COMMIT_BLOCKS;/p.commitBlocks = COMMIT_BLOCKS + 1;/g'
 variant gradient \
-  's/function postGradient\(uint64 round, bytes calldata gradient, bytes calldata fusionParams\) external \{\n\s*if \(!\(msg\.sender == _active\)\) _fail\("not active"\);/function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {/g'
+  's/function postGradient\(uint64 round, bytes calldata gradient, bytes calldata fusionParams\) external \{\n\s*if \(!\(msg\.sender == _active\)\) _revert\(NotActive\.selector\);/function postGradient(uint64 round, bytes calldata gradient, bytes calldata fusionParams) external {/g'
 
 # the hashed mode (BbvflHashAggregator), when the source has it: the product contract as is (for
 # tests that deploy it before its artifact is in abi/), and one with a mis-added lane

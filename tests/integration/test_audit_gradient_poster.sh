@@ -2,7 +2,7 @@
 # The audit's gradients check against a contract that lets anyone post the gradient
 # (contract/testonly/make-tampered.sh, variant `gradient`): three `bbvfl client` processes freeze
 # themselves after submitting round 2 (--pause-after-submit 3), a PASSIVE client's key then posts
-# round 2's gradient (which the product contract refuses: "not active"), the clients are stopped,
+# round 2's gradient (which the product contract refuses: NotActive()), the clients are stopped,
 # and `bbvfl audit` must fail exactly the gradients check, at round 2, naming that client.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"

@@ -18,8 +18,10 @@
 
 #include "test_skip.h"
 
+#include "bbvfl_errors.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
+#include "bbvfl_errors.h"
 #include "eth/rpc.h"
 
 /* ------------------------------------------------------------ canned HTTP server */
@@ -191,8 +193,51 @@ static void test_node_error(void **state) {
   assert_int_equal(err.rpc.code, -32003);
   assert_string_equal(err.rpc.message, "nonce too low");
   assert_false(err.revert.present);
+  assert_int_equal(err.rpc.kind, BBVFL_NODE_NONCE_TOO_LOW);
+  assert_true(bbvfl_err_node_refused_is(&err, BBVFL_NODE_NONCE_TOO_LOW));
   bbvfl_fail(&err, BBVFL_E_RPC, "the node refused: a message of ours");
   assert_false(bbvfl_err_node_refused(&err)); /* our own text is not the node's answer */
+  /* a reworded message of ours, even one quoting the node's words, classifies nothing */
+  bbvfl_fail(&err, BBVFL_E_RPC, "sending: nonce too low (JSON-RPC error -32003)");
+  assert_false(bbvfl_err_node_refused_is(&err, BBVFL_NODE_NONCE_TOO_LOW));
+}
+
+/* What a node's refusal says, from geth's and anvil's (code, message) pairs: classified once,
+   where the answer enters, and carried as an enum through wraps. */
+static void test_node_refusal_kinds(void **state) {
+  (void)state;
+  static const struct {
+    int code;
+    const char *message;
+    bbvfl_node_refusal kind;
+  } cases[] = {
+      {-32601, "the method eth_sendRawTransactionSync does not exist/is not available", BBVFL_NODE_METHOD_NOT_FOUND},
+      {-32601, "Method not found", BBVFL_NODE_METHOD_NOT_FOUND},
+      {-32000, "already known", BBVFL_NODE_ALREADY_KNOWN},
+      {-32003, "transaction already imported", BBVFL_NODE_ALREADY_KNOWN},
+      {-32000, "nonce too low: next nonce 5, tx nonce 4", BBVFL_NODE_NONCE_TOO_LOW},
+      {-32003, "Nonce too low", BBVFL_NODE_NONCE_TOO_LOW},
+      {-32000, "nonce too high", BBVFL_NODE_NONCE_TOO_HIGH},
+      {-32000, "replacement transaction underpriced", BBVFL_NODE_UNDERPRICED},
+      {-32000, "max fee per gas less than block base fee", BBVFL_NODE_UNDERPRICED},
+      {-32000, "insufficient funds for gas * price + value: balance 0", BBVFL_NODE_INSUFFICIENT_FUNDS},
+      {-32003, "Insufficient funds for gas * price + value", BBVFL_NODE_INSUFFICIENT_FUNDS},
+      {-32000, "invalid chain id for signer", BBVFL_NODE_WRONG_CHAIN},
+      {-32002, "request timed out", BBVFL_NODE_TIMEOUT},
+      {-32000, "boom", BBVFL_NODE_OTHER},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char body[512];
+    snprintf(body, sizeof body, "{\"id\":1,\"error\":{\"code\":%d,\"message\":\"%s\"}}", cases[i].code,
+             cases[i].message);
+    bbvfl_err err = {0};
+    json_t *res = NULL;
+    assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
+    assert_int_equal(err.code, BBVFL_E_RPC);
+    bbvfl_wrap(&err, "sending the transaction"); /* a wrap keeps the kind */
+    if (err.rpc.kind != cases[i].kind) fail_msg("'%s' classified %d, want %d", cases[i].message, (int)err.rpc.kind, (int)cases[i].kind);
+    assert_true(bbvfl_err_node_refused_is(&err, cases[i].kind));
+  }
 }
 
 /* body = head + the hex of Error(string) revert data carrying text + tail. */
@@ -272,29 +317,50 @@ static void test_revert_panic_and_custom(void **state) {
   assert_non_null(strstr(out, "malformed revert data"));
 }
 
-/* The revert travels as data: callers branch on the contract's reason (bbvfl_err_revert_is),
-   which a reworded node message, a wrapped error or a custom error do not change. */
+/* The revert travels as data: callers branch on the contract's custom error (its selector,
+   bbvfl_err_revert_sel_is, and arguments), which a reworded node message, a wrapped error or a
+   reason string of the same words do not change. */
 static void test_revert_as_data(void **state) {
   (void)state;
-  char body[1024];
-  error_string_body(body, sizeof body,
-                    "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"the node words this "
-                    "its own way\",\"data\":\"",
-                    "not active", "\"}}");
+  /* BadLength(uint256 expected, uint256 got) = (10, 11), the node wording things its own way */
+  const char *body =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"the node words this its own "
+      "way\",\"data\":\"0x2e728bb2"
+      "000000000000000000000000000000000000000000000000000000000000000a"
+      "000000000000000000000000000000000000000000000000000000000000000b\"}}";
   bbvfl_err err = {0};
   json_t *res = NULL;
   assert_int_equal(bbvfl_rpc_parse_response(body, strlen(body), &res, &err), -1);
   assert_int_equal(err.code, BBVFL_E_REVERT);
   assert_true(err.revert.present);
-  static const unsigned char sel[4] = {0x08, 0xc3, 0x79, 0xa0};
-  assert_memory_equal(err.revert.selector, sel, 4);
-  assert_string_equal(err.revert.reason, "not active");
-  assert_true(bbvfl_err_revert_is(&err, "not active"));
-  assert_false(bbvfl_err_revert_is(&err, "not"));        /* exact, not a substring */
-  bbvfl_wrap(&err, "postGradient() of round %d", 7);   /* context added for people */
-  assert_true(bbvfl_err_revert_is(&err, "not active"));
-  bbvfl_fail(&err, BBVFL_E_STATE, "something else, mentioning not active");
-  assert_false(bbvfl_err_revert_is(&err, "not active")); /* a new error carries no stale revert */
+  assert_true(bbvfl_err_revert_sel_is(&err, BBVFL_SEL_BadLength));
+  assert_false(bbvfl_err_revert_sel_is(&err, BBVFL_SEL_NotActive));
+  assert_string_equal(err.revert.error, "BadLength(expected=10, got=11)");
+  assert_int_equal(err.revert.nargs, 2);
+  assert_int_equal(err.revert.args[0], 10);
+  assert_int_equal(err.revert.args[1], 11);
+  assert_non_null(strstr(err.msg, "BadLength(expected=10, got=11)")); /* named for people */
+  bbvfl_wrap(&err, "submit() of round %d", 7);                        /* context added for people */
+  assert_true(bbvfl_err_revert_sel_is(&err, BBVFL_SEL_BadLength));
+  bbvfl_fail(&err, BBVFL_E_STATE, "something else, mentioning BadLength(expected=10, got=11)");
+  assert_false(bbvfl_err_revert_sel_is(&err, BBVFL_SEL_BadLength)); /* a new error carries no stale revert */
+
+  /* a reason string that reads like the error is not the error: no recovery path fires on words */
+  char b2[1024];
+  error_string_body(b2, sizeof b2, "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":3,\"message\":\"execution reverted: NotActive()\",\"data\":\"",
+                    "NotActive()", "\"}}");
+  assert_int_equal(bbvfl_rpc_parse_response(b2, strlen(b2), &res, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_REVERT);
+  assert_string_equal(err.revert.reason, "NotActive()");
+  assert_false(bbvfl_err_revert_sel_is(&err, BBVFL_SEL_NotActive));
+
+  /* NotActive() itself, whatever the node's words */
+  const char *b3 = "{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"execution reverted\",\"data\":\"0x80cb55e2\"}}";
+  assert_int_equal(bbvfl_rpc_parse_response(b3, strlen(b3), &res, &err), -1);
+  assert_true(bbvfl_err_revert_sel_is(&err, BBVFL_SEL_NotActive));
+  assert_string_equal(err.revert.error, "NotActive()");
+  assert_int_equal(err.revert.nargs, 0);
+
   /* a custom error: the selector, no reason */
   uint8_t c[36] = {0xde, 0xad, 0xbe, 0xef};
   bbvfl_revert rv;
@@ -584,11 +650,35 @@ static void test_sync_fallback(void **state) {
   canned_stop(&c);
 }
 
+/* The sender's recovery, driven by what the node said (the refusal's kind), not by how anything
+   is worded: a node that already has the bytes ("already known", anvil's "transaction already
+   imported") means sent; any other refusal stays an error, with the node's words for people. */
+static void test_send_raw_already_known(void **state) {
+  (void)state;
+  const uint8_t raw[3] = {1, 2, 3};
+  const char *bodies[] = {"{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"already known\"}}",
+                          "{\"id\":2,\"error\":{\"code\":-32003,\"message\":\"transaction already imported\"}}",
+                          "{\"id\":3,\"error\":{\"code\":-32000,\"message\":\"intrinsic gas too low\"}}"};
+  canned c;
+  canned_start(&c, bodies, NULL, 3);
+  bbvfl_rpc *r = canned_rpc(&c, -1, 0);
+  uint8_t h[32];
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), 0);
+  assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), 0);
+  assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), -1);
+  assert_int_equal(err.rpc.kind, BBVFL_NODE_OTHER);
+  assert_non_null(strstr(err.msg, "intrinsic gas too low"));
+  bbvfl_rpc_free(r);
+  canned_stop(&c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_result_ok),
       cmocka_unit_test(test_malformed),
       cmocka_unit_test(test_node_error),
+      cmocka_unit_test(test_node_refusal_kinds),
       cmocka_unit_test(test_revert_error_string),
       cmocka_unit_test(test_revert_nested_data),
       cmocka_unit_test(test_revert_custom_with_nul_message),
@@ -605,6 +695,7 @@ int main(void) {
       cmocka_unit_test(test_no_retry_on_node_error),
       cmocka_unit_test(test_batch_matching),
       cmocka_unit_test(test_sync_fallback),
+      cmocka_unit_test(test_send_raw_already_known),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

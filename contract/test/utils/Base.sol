@@ -17,6 +17,8 @@ interface VmExtra {
     function recordLogs() external;
     function getRecordedLogs() external returns (Log[] memory);
     function toString(uint256 value) external pure returns (string memory);
+    /// The next call must revert with a custom error whose selector is `sel` (arguments not compared).
+    function expectPartialRevert(bytes4 sel) external;
 }
 
 /// Minimal test base: cheatcodes, assertions with readable messages, and a session fixture.
