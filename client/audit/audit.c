@@ -443,7 +443,7 @@ static void on_revealed(st_t *S, const bbvfl_cev *ev) {
   if (ev->block_number > cd + S->p.cfg.reveal_blocks)
     client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the reveal deadline");
   uint8_t cm[32];
-  bbvfl_commitment(ev->word, ev->client, cm);
+  bbvfl_election_commitment(ev->word, ev->client, cm);
   if (c->committed && memcmp(cm, c->commitment, 32))
     client_fail(S, BBVFL_AC_ELECTION, ev,
          "keccak256(secret, client) does not match the commitment");
@@ -870,7 +870,7 @@ static void on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) 
     } else if (ev->data_len != coords * lane) {
       fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "sum is %zu bytes, expected %zu (%u rows x P = %u, %zu-byte lanes)",
            ev->data_len, coords * lane, h->L.rows, S->p.cfg.dim, lane);
-    } else if (bbvfl_sum_unpack(ev->data, ev->data_len, S->p.lane_bits, got, coords, &e) < 0) {
+    } else if (bbvfl_cdec_sum(ev->data, ev->data_len, S->p.lane_bits, got, coords, &e) < 0) {
       fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
     } else {
       uint32_t mask = S->p.cfg.masked ? 0xFFFFu : 0xFFFFFFFFu;
@@ -1581,7 +1581,7 @@ static void check_stored_sums(st_t *S) {
       continue;
     }
     if (bbvfl_cdec_bytes(out, olen, &sum, &slen, &e) < 0 ||
-        bbvfl_sum_unpack(sum, slen, S->p.lane_bits, got, coords, &e) < 0) {
+        bbvfl_cdec_sum(sum, slen, S->p.lane_bits, got, coords, &e) < 0) {
       fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu): %s", (unsigned long long)rr, e.msg);
     } else if (slen != coords * (S->p.lane_bits / 8)) {
       fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu) is %zu bytes, the round's sum has %zu",
