@@ -109,7 +109,7 @@ static void spans_free(spans *s) {
   free(s->hi);
 }
 
-static int collect(bbvfl_aggc *a, bbvfl_ev_kind kind, uint64_t from, int by_epoch, spans *s, bbvfl_err *err) {
+static int collect(bbvfl_aggc *a, bbvfl_cev_kind kind, uint64_t from, int by_epoch, spans *s, bbvfl_err *err) {
   json_t *logs = NULL;
   if (bbvfl_aggc_logs(a, kind, NULL, from, UINT64_MAX, &logs, err) < 0) return -1;
   size_t i;

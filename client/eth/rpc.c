@@ -1150,27 +1150,72 @@ int bbvfl_rpc_wait_receipt(bbvfl_rpc *r, const uint8_t hash[32], double timeout_
   }
 }
 
-int bbvfl_rpc_get_logs(bbvfl_rpc *r, const uint8_t address[20], uint64_t from_block,
-                       uint64_t to_block, const uint8_t (*topic0)[32], size_t ntopic0,
-                       json_t **logs, bbvfl_err *err) {
-  *logs = NULL;
-  json_t *f = json_object();
-  if (!f) return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+void bbvfl_log_filter_init(bbvfl_log_filter *f, uint64_t from_block, uint64_t to_block) {
+  memset(f, 0, sizeof *f);
+  f->from_block = from_block;
+  f->to_block = to_block;
+}
+
+int bbvfl_log_filter_address(bbvfl_log_filter *f, const uint8_t address[20], bbvfl_err *err) {
+  if (f->naddresses >= BBVFL_LOGF_MAX_ADDRESSES)
+    return bbvfl_fail(err, BBVFL_E_ARG, "log filter: more than %d addresses", BBVFL_LOGF_MAX_ADDRESSES);
+  memcpy(f->addresses[f->naddresses++], address, 20);
+  return 0;
+}
+
+int bbvfl_log_filter_topic0(bbvfl_log_filter *f, const uint8_t topic[32], bbvfl_err *err) {
+  if (f->ntopic0 >= BBVFL_LOGF_MAX_TOPIC0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "log filter: more than %d events", BBVFL_LOGF_MAX_TOPIC0);
+  memcpy(f->topic0[f->ntopic0++], topic, 32);
+  return 0;
+}
+
+void bbvfl_log_filter_topic1(bbvfl_log_filter *f, const uint8_t topic[32]) {
+  f->has_topic1 = 1;
+  memcpy(f->topic1, topic, 32);
+}
+
+/* One entry of the filter's address or topic position: a single value stays a string, several
+   become an array ("one of"). */
+static json_t *logf_one_of(const uint8_t *vals, size_t n, size_t w) {
+  if (n == 1) return bbvfl_json_hex(vals, w);
+  json_t *a = json_array();
+  for (size_t i = 0; a && i < n; i++)
+    if (json_array_append_new(a, bbvfl_json_hex(vals + i * w, w))) {
+      json_decref(a);
+      return NULL;
+    }
+  return a;
+}
+
+json_t *bbvfl_log_filter_json(const bbvfl_log_filter *f) {
+  json_t *o = json_object();
+  if (!o) return NULL;
   int bad = 0;
-  if (address) bad |= json_object_set_new(f, "address", bbvfl_json_hex(address, 20));
-  bad |= json_object_set_new(f, "fromBlock", bbvfl_json_quantity(from_block));
-  bad |= json_object_set_new(f, "toBlock", bbvfl_json_quantity(to_block));
-  if (ntopic0) {
+  if (f->naddresses) bad |= json_object_set_new(o, "address", logf_one_of(&f->addresses[0][0], f->naddresses, 20));
+  bad |= json_object_set_new(o, "fromBlock", bbvfl_json_quantity(f->from_block));
+  bad |= json_object_set_new(o, "toBlock", f->to_block == BBVFL_BLOCK_LATEST ? json_string("latest")
+                                                                            : bbvfl_json_quantity(f->to_block));
+  if (f->ntopic0 || f->has_topic1) {
     json_t *t = json_array();
-    for (size_t i = 0; t && i < ntopic0; i++) bad |= json_array_append_new(t, bbvfl_json_hex(topic0[i], 32));
-    bad |= json_object_set_new(f, "topics", json_pack("[o]", t));
+    bad |= !t;
+    if (t) bad |= json_array_append_new(t, f->ntopic0 ? logf_one_of(&f->topic0[0][0], f->ntopic0, 32) : json_null());
+    if (t && f->has_topic1) bad |= json_array_append_new(t, bbvfl_json_hex(f->topic1, 32));
+    bad |= json_object_set_new(o, "topics", t);
   }
   if (bad) {
-    json_decref(f);
-    return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+    json_decref(o);
+    return NULL;
   }
+  return o;
+}
+
+int bbvfl_rpc_get_logs(bbvfl_rpc *r, const bbvfl_log_filter *f, json_t **logs, bbvfl_err *err) {
+  *logs = NULL;
+  json_t *o = bbvfl_log_filter_json(f);
+  if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
   json_t *res;
-  if (bbvfl_rpc_call(r, "eth_getLogs", json_pack("[o]", f), &res, err) != 0) return -1;
+  if (bbvfl_rpc_call(r, "eth_getLogs", json_pack("[o]", o), &res, err) != 0) return -1;
   if (!json_is_array(res)) {
     json_decref(res);
     return bbvfl_fail(err, BBVFL_E_PARSE, "eth_getLogs: the answer is not an array");

@@ -147,11 +147,40 @@ uint64_t bbvfl_rpc_outages(const bbvfl_rpc *r);
 /* 0 once the node has refused eth_sendRawTransactionSync on this connection, else 1. */
 int bbvfl_rpc_has_sync(const bbvfl_rpc *r);
 
-/* eth_getLogs: *logs is a new json array reference. address may be NULL (any); topic0 is a
- * list of accepted first topics (ntopic0 = 0: any). */
-int bbvfl_rpc_get_logs(bbvfl_rpc *r, const uint8_t address[20], uint64_t from_block,
-                       uint64_t to_block, const uint8_t (*topic0)[32], size_t ntopic0,
-                       json_t **logs, bbvfl_err *err);
+/* ---- Log filters: the one type every eth_getLogs query is built from ---- */
+
+#define BBVFL_BLOCK_LATEST UINT64_MAX /* to_block: the node's "latest" */
+#define BBVFL_LOGF_MAX_ADDRESSES 4
+#define BBVFL_LOGF_MAX_TOPIC0 24
+
+/* Which logs an eth_getLogs query asks for: emitted by one of `addresses` (none: any emitter),
+ * whose topic0 (the event) is one of `topic0` (none: any event) and, with has_topic1, whose first
+ * indexed argument is topic1 (a round, an epoch, an address as its 32-byte word), in blocks
+ * [from_block, to_block] (to_block BBVFL_BLOCK_LATEST: "latest"). A plain value: fill it with the
+ * functions below (or by hand) and pass it by pointer; nothing to free. */
+typedef struct {
+  size_t naddresses;
+  uint8_t addresses[BBVFL_LOGF_MAX_ADDRESSES][20];
+  size_t ntopic0;
+  uint8_t topic0[BBVFL_LOGF_MAX_TOPIC0][32];
+  int has_topic1;
+  uint8_t topic1[32];
+  uint64_t from_block, to_block;
+} bbvfl_log_filter;
+
+/* Empties *f and sets its block range. */
+void bbvfl_log_filter_init(bbvfl_log_filter *f, uint64_t from_block, uint64_t to_block);
+/* Adds an accepted emitter / an accepted topic0. -1 (BBVFL_E_ARG) when the filter is full. */
+int bbvfl_log_filter_address(bbvfl_log_filter *f, const uint8_t address[20], bbvfl_err *err);
+int bbvfl_log_filter_topic0(bbvfl_log_filter *f, const uint8_t topic[32], bbvfl_err *err);
+/* Requires the first indexed argument to be `topic`. */
+void bbvfl_log_filter_topic1(bbvfl_log_filter *f, const uint8_t topic[32]);
+/* The eth_getLogs filter object of *f: a new reference (caller decrefs), NULL when out of memory. */
+json_t *bbvfl_log_filter_json(const bbvfl_log_filter *f);
+
+/* eth_getLogs with *f: *logs is a new json array reference (caller decrefs); an answer that is
+ * not an array is BBVFL_E_PARSE. */
+int bbvfl_rpc_get_logs(bbvfl_rpc *r, const bbvfl_log_filter *f, json_t **logs, bbvfl_err *err);
 
 /* ---- Parsing helpers (no network; exposed for tests and fuzzing) ---- */
 

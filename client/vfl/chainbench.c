@@ -367,7 +367,7 @@ static int setup_bbvfl(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   for (int i = 0; i < M; i++) {
     uint8_t cm[32];
     bbvfl_rng_bytes(&rng, secret[i], 32);
-    bbvfl_commitment(secret[i], p->c[i].key.addr, cm);
+    bbvfl_election_commitment(secret[i], p->c[i].key.addr, cm);
     if (bbvfl_cenc_commit(cm, &d, &len, err) != 0 ||
         tx_owned(&p->c[i], addr, d, len, jitter_gas(400000), NULL, err) != 0) {
       bbvfl_wrap(err, "election commit of benchmark client %d", i);
@@ -476,7 +476,7 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
   res->nrounds = total;
   {
     uint8_t t[32];
-    bbvfl_ev_topic(BBVFL_EV_ROUND_COMPLETED, t);
+    bbvfl_cev_topic(BBVFL_EV_ROUND_COMPLETED, t);
     r.completed_topic[0] = '0';
     r.completed_topic[1] = 'x';
     for (int i = 0; i < 32; i++) snprintf(r.completed_topic + 2 + 2 * i, 3, "%02x", t[i]);

@@ -9,7 +9,7 @@
 
 /* ------------------------------------------------------------------ encoders */
 
-uint32_t bbvfl_windows_per_epoch(uint32_t R, uint32_t K) { return K ? (uint32_t)(((uint64_t)R + K - 1) / K) : 0; }
+uint32_t bbvfl_cconfig_windows(uint32_t R, uint32_t K) { return K ? (uint32_t)(((uint64_t)R + K - 1) / K) : 0; }
 
 int bbvfl_cconfig_derive(bbvfl_cconfig *c, bbvfl_err *err) {
   if (c->batches_per_epoch == 0) {
@@ -32,8 +32,8 @@ int bbvfl_cconfig_derive(bbvfl_cconfig *c, bbvfl_err *err) {
                       c->batches_per_epoch, c->batch);
   if (c->test_rows < c->eval_rows)
     return bbvfl_fail(err, BBVFL_E_ARG, "%u evaluation rows exceed the %u test rows", c->eval_rows, c->test_rows);
-  c->train_rounds = bbvfl_windows_per_epoch(c->batches_per_epoch, c->window);
-  c->eval_rounds = c->eval_rows ? bbvfl_windows_per_epoch(c->eval_rows, c->eval_rows_per_round) : 0;
+  c->train_rounds = bbvfl_cconfig_windows(c->batches_per_epoch, c->window);
+  c->eval_rounds = c->eval_rows ? bbvfl_cconfig_windows(c->eval_rows, c->eval_rows_per_round) : 0;
   return 0;
 }
 
@@ -203,7 +203,7 @@ int bbvfl_cenc_pay_rewards(uint32_t epoch, uint8_t **out, size_t *len, bbvfl_err
   return bbvfl_abi_builder_finish(&b, out, len, err);
 }
 
-void bbvfl_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]) {
+void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]) {
   uint8_t buf[52];
   memcpy(buf, secret, 32);
   memcpy(buf + 32, sender, 20);
@@ -402,7 +402,7 @@ int bbvfl_cdec_address(const uint8_t *d, size_t len, uint8_t out[20], bbvfl_err 
   return word_addr(d, len, 0, out, "view", err);
 }
 
-int bbvfl_sum_unpack(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
+int bbvfl_cdec_sum(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
                      bbvfl_err *err) {
   if (lane_bits != 8 && lane_bits != 16)
     return bbvfl_fail(err, BBVFL_E_ARG, "lane width %u bits is not supported (8 or 16)", lane_bits);
@@ -415,204 +415,6 @@ int bbvfl_sum_unpack(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uin
   else
     for (size_t i = 0; i < n; i++) out[i] = ((uint32_t)sum[2 * i] << 8) | sum[2 * i + 1];
   return 0;
-}
-
-/* ------------------------------------------------------------------ events */
-
-typedef struct {
-  const char *sig;   /* canonical signature (topic0) */
-  const char *decl;  /* with "indexed" markers, for bbvfl_abi_decode_log */
-} ev_def;
-
-static const ev_def EV[BBVFL_EV_COUNT] = {
-    [BBVFL_EV_REGISTERED] = {"Registered(address,uint8,bytes)", "Registered(address indexed,uint8,bytes)"},
-    [BBVFL_EV_COMMITTED] = {"Committed(address,bytes32)", "Committed(address indexed,bytes32)"},
-    [BBVFL_EV_REVEALED] = {"Revealed(address,bytes32)", "Revealed(address indexed,bytes32)"},
-    [BBVFL_EV_EXCLUDED] = {"Excluded(address,uint8)", "Excluded(address indexed,uint8)"},
-    [BBVFL_EV_ELECTED] = {"Elected(bytes32,address,uint64,uint8,uint8)",
-                          "Elected(bytes32,address indexed,uint64,uint8,uint8)"},
-    [BBVFL_EV_SUBMITTED] = {"Submitted(uint64,address,bytes32)", "Submitted(uint64 indexed,address indexed,bytes32)"},
-    [BBVFL_EV_ROUND_COMPLETED] = {"RoundCompleted(uint64,uint8,bytes)",
-                                  "RoundCompleted(uint64 indexed,uint8,bytes)"},
-    [BBVFL_EV_GRADIENT_POSTED] = {"GradientPosted(uint64,address,bytes,bytes)",
-                                  "GradientPosted(uint64 indexed,address indexed,bytes,bytes)"},
-    [BBVFL_EV_METRICS_POSTED] = {"MetricsPosted(uint32,address,uint32,uint32,uint64)",
-                                 "MetricsPosted(uint32 indexed,address indexed,uint32,uint32,uint64)"},
-    [BBVFL_EV_REWARDS_PAID] = {"RewardsPaid(uint32,address,uint256,uint32)",
-                               "RewardsPaid(uint32 indexed,address indexed,uint256,uint32)"},
-    [BBVFL_EV_SESSION_ENDED] = {"SessionEnded(uint64)", "SessionEnded(uint64)"},
-    [BBVFL_EV_LABEL_HOLDER] = {"LabelHolder(address,uint8)", "LabelHolder(address indexed,uint8)"},
-    [BBVFL_EV_LABEL_GRADIENT_POSTED] = {"LabelGradientPosted(uint64,address,bytes)",
-                                        "LabelGradientPosted(uint64 indexed,address indexed,bytes)"},
-    [BBVFL_EV_TRANSFER] = {"Transfer(address,address,uint256)", "Transfer(address indexed,address indexed,uint256)"},
-};
-
-const char *bbvfl_ev_signature(bbvfl_ev_kind k) {
-  if (k <= BBVFL_EV_NONE || k >= BBVFL_EV_COUNT) return NULL;
-  return EV[k].sig;
-}
-
-static uint8_t ev_topics[BBVFL_EV_COUNT][32];
-static int ev_topics_ready;
-
-static void ev_topics_init(void) {
-  if (ev_topics_ready) return;
-  for (int k = 1; k < BBVFL_EV_COUNT; k++) bbvfl_abi_event_topic(EV[k].sig, ev_topics[k]);
-  ev_topics_ready = 1;
-}
-
-void bbvfl_ev_topic(bbvfl_ev_kind k, uint8_t out[32]) {
-  if (k <= BBVFL_EV_NONE || k >= BBVFL_EV_COUNT) {
-    memset(out, 0, 32);
-    return;
-  }
-  bbvfl_abi_event_topic(EV[k].sig, out);
-}
-
-void bbvfl_cev_clear(bbvfl_cev *ev) {
-  if (!ev) return;
-  free(ev->data);
-  free(ev->data2);
-  memset(ev, 0, sizeof *ev);
-}
-
-static int take_bytes(const bbvfl_abi_value *v, uint8_t **out, size_t *len, bbvfl_err *err) {
-  uint8_t *p = malloc(v->len ? v->len : 1);
-  if (!p) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  if (v->len) memcpy(p, v->bytes, v->len);
-  *out = p;
-  *len = v->len;
-  return 0;
-}
-
-static uint64_t val_u64(const bbvfl_abi_value *v) {
-  uint64_t x = 0;
-  for (int k = 24; k < 32; k++) x = (x << 8) | v->word[k];
-  return x;
-}
-
-static int json_hex_fixed(const json_t *o, const char *key, uint8_t *out, size_t n, bbvfl_err *err) {
-  const json_t *v = json_object_get(o, key);
-  if (!json_is_string(v)) return bbvfl_fail(err, BBVFL_E_PARSE, "log: field \"%s\" missing", key);
-  return bbvfl_hex_decode_fixed(json_string_value(v), out, n, err);
-}
-
-int bbvfl_cev_decode(const json_t *log, bbvfl_cev *o, bbvfl_err *err) {
-  memset(o, 0, sizeof *o);
-  if (!json_is_object(log)) return bbvfl_fail(err, BBVFL_E_PARSE, "log: not a JSON object");
-  const json_t *topics = json_object_get(log, "topics");
-  if (!json_is_array(topics) || json_array_size(topics) == 0 || json_array_size(topics) > 4)
-    return bbvfl_fail(err, BBVFL_E_PARSE, "log: topics missing or malformed");
-  uint8_t t[4][32];
-  size_t nt = json_array_size(topics);
-  for (size_t i = 0; i < nt; i++) {
-    const json_t *s = json_array_get(topics, i);
-    if (!json_is_string(s) || bbvfl_hex_decode_fixed(json_string_value(s), t[i], 32, err) < 0)
-      return bbvfl_fail(err, BBVFL_E_PARSE, "log: topic %zu is not 32 bytes of hex", i);
-  }
-  if (json_hex_fixed(log, "address", o->emitter, 20, err) < 0) return -1;
-  const json_t *bn = json_object_get(log, "blockNumber");
-  if (bn && !json_is_null(bn) && bbvfl_rpc_parse_u64(bn, &o->block_number, err) < 0) return -1;
-  const json_t *li = json_object_get(log, "logIndex");
-  if (li && !json_is_null(li) && bbvfl_rpc_parse_u64(li, &o->log_index, err) < 0) return -1;
-  const json_t *th = json_object_get(log, "transactionHash");
-  if (json_is_string(th) && bbvfl_hex_decode_fixed(json_string_value(th), o->tx_hash, 32, err) < 0) return -1;
-
-  ev_topics_init();
-  bbvfl_ev_kind k = BBVFL_EV_NONE;
-  for (int i = 1; i < BBVFL_EV_COUNT; i++)
-    if (!memcmp(t[0], ev_topics[i], 32)) k = (bbvfl_ev_kind)i;
-  if (k == BBVFL_EV_NONE) return 0;
-
-  const json_t *dj = json_object_get(log, "data");
-  if (!json_is_string(dj)) return bbvfl_fail(err, BBVFL_E_PARSE, "log: data missing");
-  uint8_t *data = NULL;
-  size_t dlen = 0;
-  if (bbvfl_hex_decode_alloc(json_string_value(dj), &data, &dlen, err) < 0) return -1;
-  bbvfl_abi_value v;
-  int rc = bbvfl_abi_decode_log(EV[k].decl, (const uint8_t(*)[32])t, nt, data, dlen, &v, err);
-  free(data);
-  if (rc < 0) return bbvfl_wrap(err, "log %s", EV[k].sig);
-  const bbvfl_abi_value *it = v.items;
-  rc = 0;
-  switch (k) {
-    case BBVFL_EV_REGISTERED:
-      memcpy(o->client, it[0].word + 12, 20);
-      o->index = it[1].word[31];
-      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
-      break;
-    case BBVFL_EV_COMMITTED:
-    case BBVFL_EV_REVEALED:
-      memcpy(o->client, it[0].word + 12, 20);
-      memcpy(o->word, it[1].word, 32);
-      break;
-    case BBVFL_EV_EXCLUDED:
-      memcpy(o->client, it[0].word + 12, 20);
-      o->reason = it[1].word[31];
-      break;
-    case BBVFL_EV_ELECTED:
-      memcpy(o->word, it[0].word, 32);
-      memcpy(o->client, it[1].word + 12, 20);
-      o->round = val_u64(&it[2]);
-      o->participants = it[3].word[31];
-      o->reason = it[4].word[31];
-      break;
-    case BBVFL_EV_SUBMITTED:
-      o->round = val_u64(&it[0]);
-      memcpy(o->client, it[1].word + 12, 20);
-      memcpy(o->word, it[2].word, 32);
-      break;
-    case BBVFL_EV_ROUND_COMPLETED:
-      o->round = val_u64(&it[0]);
-      o->participants = it[1].word[31];
-      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
-      break;
-    case BBVFL_EV_GRADIENT_POSTED:
-      o->round = val_u64(&it[0]);
-      memcpy(o->client, it[1].word + 12, 20);
-      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
-      if (!rc) rc = take_bytes(&it[3], &o->data2, &o->data2_len, err);
-      break;
-    case BBVFL_EV_METRICS_POSTED:
-      o->epoch = (uint32_t)val_u64(&it[0]);
-      memcpy(o->client, it[1].word + 12, 20);
-      o->auroc_micro = (uint32_t)val_u64(&it[2]);
-      o->accuracy_micro = (uint32_t)val_u64(&it[3]);
-      o->loss_micro = val_u64(&it[4]);
-      break;
-    case BBVFL_EV_REWARDS_PAID:
-      o->epoch = (uint32_t)val_u64(&it[0]);
-      memcpy(o->client, it[1].word + 12, 20);
-      memcpy(o->amount.be, it[2].word, 32);
-      o->submissions = (uint32_t)val_u64(&it[3]);
-      break;
-    case BBVFL_EV_SESSION_ENDED:
-      o->round = val_u64(&it[0]);
-      break;
-    case BBVFL_EV_LABEL_HOLDER:
-      memcpy(o->client, it[0].word + 12, 20);
-      o->index = it[1].word[31];
-      break;
-    case BBVFL_EV_LABEL_GRADIENT_POSTED:
-      o->round = val_u64(&it[0]);
-      memcpy(o->client, it[1].word + 12, 20);
-      rc = take_bytes(&it[2], &o->data, &o->data_len, err);
-      break;
-    case BBVFL_EV_TRANSFER:
-      memcpy(o->client, it[0].word + 12, 20);
-      memcpy(o->to, it[1].word + 12, 20);
-      memcpy(o->amount.be, it[2].word, 32);
-      break;
-    default:
-      break;
-  }
-  bbvfl_abi_value_clear(&v);
-  if (rc < 0) {
-    bbvfl_cev_clear(o);
-    return -1;
-  }
-  o->kind = k;
-  return 1;
 }
 
 /* ------------------------------------------------------------------ RPC-backed views */
@@ -657,8 +459,8 @@ int bbvfl_aggc_has_submitted(bbvfl_aggc *a, uint64_t round, const uint8_t addr[2
   const char *sig = "hasSubmitted(uint64,address)";
   uint8_t cd[68];
   bbvfl_abi_selector(sig, cd);
-  bbvfl_topic_u64(round, cd + 4);
-  bbvfl_topic_address(addr, cd + 36);
+  bbvfl_cenc_word_u64(round, cd + 4);
+  bbvfl_cenc_word_address(addr, cd + 36);
   uint8_t *d = NULL;
   size_t l = 0;
   if (view_call(a->rpc, a->address, cd, sizeof cd, &d, &l, sig, err) < 0) return -1;
@@ -697,7 +499,7 @@ int bbvfl_aggc_round_state(bbvfl_aggc *a, bbvfl_round_state *out, bbvfl_err *err
 
 int bbvfl_aggc_round_sum(bbvfl_aggc *a, uint64_t round, uint8_t **sum, size_t *len, bbvfl_err *err) {
   uint8_t w[32];
-  bbvfl_topic_u64(round, w);
+  bbvfl_cenc_word_u64(round, w);
   uint8_t *d = NULL;
   size_t l = 0;
   if (view_word(a, "roundSum(uint64)", w, &d, &l, err) < 0) return -1;
@@ -708,7 +510,7 @@ int bbvfl_aggc_round_sum(bbvfl_aggc *a, uint64_t round, uint8_t **sum, size_t *l
 
 int bbvfl_aggc_client_info(bbvfl_aggc *a, const uint8_t addr[20], bbvfl_client_info *out, bbvfl_err *err) {
   uint8_t w[32];
-  bbvfl_topic_address(addr, w);
+  bbvfl_cenc_word_address(addr, w);
   uint8_t *d = NULL;
   size_t l = 0;
   if (view_word(a, "clientInfo(address)", w, &d, &l, err) < 0) return -1;
@@ -755,7 +557,7 @@ int bbvfl_aggc_token(bbvfl_aggc *a, uint8_t token[20], bbvfl_err *err) {
 
 int bbvfl_aggc_epoch_state(bbvfl_aggc *a, uint32_t epoch, bbvfl_epoch_state *out, bbvfl_err *err) {
   uint8_t w[32];
-  bbvfl_topic_u64(epoch, w);
+  bbvfl_cenc_word_u64(epoch, w);
   uint8_t *d = NULL;
   size_t l = 0;
   if (view_word(a, "epochState(uint32)", w, &d, &l, err) < 0) return -1;
@@ -768,7 +570,7 @@ int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t h
                         bbvfl_err *err) {
   uint8_t cd[36];
   bbvfl_abi_selector("balanceOf(address)", cd);
-  bbvfl_topic_address(holder, cd + 4);
+  bbvfl_cenc_word_address(holder, cd + 4);
   uint8_t *d = NULL;
   size_t l = 0;
   if (view_call(rpc, token, cd, sizeof cd, &d, &l, "balanceOf(address)", err) < 0) return -1;
@@ -777,48 +579,14 @@ int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t h
   return rc;
 }
 
-void bbvfl_topic_u64(uint64_t v, uint8_t out[32]) {
+void bbvfl_cenc_word_u64(uint64_t v, uint8_t out[32]) {
   memset(out, 0, 32);
   for (int k = 0; k < 8; k++) out[31 - k] = (uint8_t)(v >> (8 * k));
 }
 
-void bbvfl_topic_address(const uint8_t addr[20], uint8_t out[32]) {
+void bbvfl_cenc_word_address(const uint8_t addr[20], uint8_t out[32]) {
   memset(out, 0, 12);
   memcpy(out + 12, addr, 20);
-}
-
-int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_ev_kind kind, const uint8_t *topic1, uint64_t from_block,
-                    uint64_t to_block, json_t **logs, bbvfl_err *err) {
-  *logs = NULL;
-  if (kind <= BBVFL_EV_NONE || kind >= BBVFL_EV_COUNT)
-    return bbvfl_fail(err, BBVFL_E_ARG, "eth_getLogs: unknown event kind %d", (int)kind);
-  ev_topics_init();
-  json_t *f = json_object();
-  json_t *topics = json_array();
-  int bad = !f || !topics;
-  if (!bad) {
-    bad |= json_array_append_new(topics, bbvfl_json_hex(ev_topics[kind], 32));
-    if (topic1) bad |= json_array_append_new(topics, bbvfl_json_hex(topic1, 32));
-    bad |= json_object_set_new(f, "address", bbvfl_json_hex(a->address, 20));
-    bad |= json_object_set_new(f, "fromBlock", bbvfl_json_quantity(from_block));
-    bad |= json_object_set_new(f, "toBlock",
-                               to_block == UINT64_MAX ? json_string("latest") : bbvfl_json_quantity(to_block));
-    bad |= json_object_set(f, "topics", topics);
-  }
-  json_decref(topics);
-  if (bad) {
-    json_decref(f);
-    return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
-  }
-  json_t *res = NULL;
-  if (bbvfl_rpc_call(a->rpc, "eth_getLogs", json_pack("[o]", f), &res, err) != 0)
-    return bbvfl_wrap(err, "eth_getLogs %s", EV[kind].sig);
-  if (!json_is_array(res)) {
-    json_decref(res);
-    return bbvfl_fail(err, BBVFL_E_PARSE, "eth_getLogs: the answer is not an array");
-  }
-  *logs = res;
-  return 0;
 }
 
 int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block, const uint8_t (*clients)[20],
@@ -826,7 +594,7 @@ int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block
   for (size_t i = 0; i < n; i++) out[i] = NULL, out_len[i] = 0;
   *count = 0;
   uint8_t t1[32];
-  bbvfl_topic_u64(round, t1);
+  bbvfl_cenc_word_u64(round, t1);
   json_t *logs = NULL;
   if (bbvfl_aggc_logs(a, BBVFL_EV_SUBMITTED, t1, from_block, UINT64_MAX, &logs, err) < 0) return -1;
   size_t nl = json_array_size(logs);

@@ -1,14 +1,22 @@
-/* C bindings for the BbvflAggregator contract (contract/src/BbvflAggregator.sol) and its reward
- * token.
+/* C bindings for the aggregator contracts (contract/src/BbvflBase.sol and its two modes,
+ * BbvflAggregator and BbvflHashAggregator) and their reward token.
  *
  * Three layers, usable separately:
  *  1. Pure encoders: calldata of every write call and of the views, and the constructor
  *     arguments (the Config tuple). Output buffers are malloc'd and owned by the caller (free()).
  *  2. Pure decoders: the views' return data (eth_call output) into plain structs, and event logs
- *     (the JSON objects of eth_getLogs / receipts) into a tagged struct. Decoded byte strings
- *     (sums, gradients, pubkeys) are malloc'd inside the struct: bbvfl_cev_clear frees them.
+ *     (the JSON objects of eth_getLogs / receipts) into a tagged struct through the event table
+ *     (one decoder per event; contract_events.c). Decoded byte strings (sums, gradients, pubkeys)
+ *     are malloc'd inside the struct: bbvfl_cev_clear frees them.
  *  3. bbvfl_aggc: a small handle that borrows an RPC connection and runs the views through
- *     eth_call, plus a log query filtered by event and first indexed argument.
+ *     eth_call, plus log queries built as an eth/rpc.h bbvfl_log_filter.
+ *
+ * Naming: one prefix per section of this header, named after what the function works on:
+ *   bbvfl_cconfig_*   the Config and its round layout        bbvfl_cenc_*   calldata, ABI words
+ *   bbvfl_election_*  the election's pure rules              bbvfl_cdec_*   view return data
+ *   bbvfl_cev_*       events: table, decoder, log filters    bbvfl_aggc_*   calls through RPC
+ *   bbvfl_token_*     the reward token's views
+ * Event kinds are BBVFL_EV_* (type bbvfl_cev_kind).
  *
  * Nothing here signs or sends: a caller puts the calldata into a bbvfl_sender. */
 #ifndef BBVFL_VFL_CONTRACT_H
@@ -87,7 +95,7 @@ int bbvfl_cconfig_round(const bbvfl_cconfig *c, uint64_t r, bbvfl_round_layout *
 /* The values in the largest round (sizes the buffers of a client). */
 uint64_t bbvfl_cconfig_max_coords(const bbvfl_cconfig *c);
 /* Windows per epoch for R batches of window K: ceil(R/K). */
-uint32_t bbvfl_windows_per_epoch(uint32_t R, uint32_t K);
+uint32_t bbvfl_cconfig_windows(uint32_t R, uint32_t K);
 
 typedef enum {
   BBVFL_PHASE_REGISTRATION = 0,
@@ -116,6 +124,10 @@ typedef struct {
 } bbvfl_epoch_state;
 
 /* ------------------------------------------------------------------ encoders (pure) */
+
+/* The ABI word of a uint64 / an address: a calldata argument or the topic of an indexed one. */
+void bbvfl_cenc_word_u64(uint64_t v, uint8_t out[32]);
+void bbvfl_cenc_word_address(const uint8_t addr[20], uint8_t out[32]);
 
 /* ABI encoding of the Config tuple (constructor arguments, no selector). */
 int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err);
@@ -147,7 +159,7 @@ int bbvfl_cenc_post_metrics(uint32_t epoch, uint32_t auroc_micro, uint32_t accur
 int bbvfl_cenc_pay_rewards(uint32_t epoch, uint8_t **out, size_t *len, bbvfl_err *err);
 
 /* The election commitment keccak256(abi.encodePacked(secret, sender)). */
-void bbvfl_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]);
+void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]);
 /* The session seed keccak256(secret_0 || ... || secret_{n-1}) of the revealed secrets in client
  * index order, and the active index uint256(S) mod n. */
 void bbvfl_election_seed(const uint8_t (*secrets)[32], size_t n, uint8_t S[32]);
@@ -170,67 +182,88 @@ int bbvfl_cdec_word(const uint8_t *data, size_t len, uint8_t out[32], bbvfl_err 
 int bbvfl_cdec_address(const uint8_t *data, size_t len, uint8_t out[20], bbvfl_err *err);
 
 /* A plain-mode (8-bit or 16-bit lanes) sum as bytes -> n uint32 values. */
-int bbvfl_sum_unpack(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
+int bbvfl_cdec_sum(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
                      bbvfl_err *err);
 
 /* ------------------------------------------------------------------ events */
 
+/* Every event the session's contracts emit: BbvflBase.sol (both aggregators) and the reward
+ * token's ERC-20 events. NaiveAggregator (a gas baseline, never in a session) is not here. The
+ * unit test test_vfl_contract checks the list against abi/. To add one: a kind before
+ * BBVFL_EV_COUNT, its row in the EV table of contract_events.c (signature, declaration with
+ * "indexed", decoder) and the bbvfl_cev fields it fills. */
 typedef enum {
   BBVFL_EV_NONE = 0,
-  BBVFL_EV_REGISTERED,
-  BBVFL_EV_COMMITTED,
-  BBVFL_EV_REVEALED,
-  BBVFL_EV_EXCLUDED,
-  BBVFL_EV_ELECTED,
-  BBVFL_EV_SUBMITTED,
-  BBVFL_EV_ROUND_COMPLETED,
-  BBVFL_EV_GRADIENT_POSTED,
-  BBVFL_EV_METRICS_POSTED,
-  BBVFL_EV_REWARDS_PAID,
-  BBVFL_EV_SESSION_ENDED,
+  BBVFL_EV_REGISTERED,            /* Registered(address indexed client, uint8 index, bytes pubkey) */
+  BBVFL_EV_COMMITTED,             /* Committed(address indexed client, bytes32 commitment) */
+  BBVFL_EV_REVEALED,              /* Revealed(address indexed client, bytes32 secret) */
+  BBVFL_EV_EXCLUDED,              /* Excluded(address indexed client, uint8 reason) */
+  BBVFL_EV_ELECTED,               /* Elected(bytes32 seed, address indexed active, uint64 fromRound,
+                                     uint8 participants, uint8 reason) */
+  BBVFL_EV_SUBMITTED,             /* Submitted(uint64 indexed round, address indexed client, bytes32 dataHash) */
+  BBVFL_EV_ROUND_COMPLETED,       /* RoundCompleted(uint64 indexed round, uint8 contributors, bytes sum) */
+  BBVFL_EV_GRADIENT_POSTED,       /* GradientPosted(uint64 indexed round, address indexed active, bytes gradient,
+                                     bytes fusionParams) */
+  BBVFL_EV_METRICS_POSTED,        /* MetricsPosted(uint32 indexed epoch, address indexed active, uint32 aurocMicro,
+                                     uint32 accuracyMicro, uint64 lossMicro) */
+  BBVFL_EV_REWARDS_PAID,          /* RewardsPaid(uint32 indexed epoch, address indexed client, uint256 amount,
+                                     uint32 submissions) */
+  BBVFL_EV_SESSION_ENDED,         /* SessionEnded(uint64 rounds) */
   BBVFL_EV_LABEL_HOLDER,          /* LabelHolder(address indexed client, uint8 index) */
   BBVFL_EV_LABEL_GRADIENT_POSTED, /* LabelGradientPosted(uint64 indexed round, address indexed client, bytes grad) */
-  BBVFL_EV_TRANSFER, /* the token's ERC-20 Transfer */
+  BBVFL_EV_TRANSFER,              /* the token's Transfer(address indexed from, address indexed to, uint256) */
+  BBVFL_EV_ROUND_REOPENED,        /* RoundReopened(uint64 indexed round, uint64 participants, uint8 n): masked
+                                     mode's expireRound voided the round and re-opened it for that bitmap */
+  BBVFL_EV_APPROVAL,              /* the token's Approval(address indexed owner, address indexed spender, uint256) */
   BBVFL_EV_COUNT
-} bbvfl_ev_kind;
+} bbvfl_cev_kind;
 
-/* The canonical signature ("Submitted(uint64,address,bytes32)") and topic0 of an event. */
-const char *bbvfl_ev_signature(bbvfl_ev_kind k);
-void bbvfl_ev_topic(bbvfl_ev_kind k, uint8_t out[32]);
+/* The canonical signature ("Submitted(uint64,address,bytes32)"), the declaration with its
+ * "indexed" markers, and topic0 of an event (NULL / zeros for NONE or an unknown kind). */
+const char *bbvfl_cev_signature(bbvfl_cev_kind k);
+const char *bbvfl_cev_declaration(bbvfl_cev_kind k);
+void bbvfl_cev_topic(bbvfl_cev_kind k, uint8_t out[32]);
 
 /* One decoded log. Fields are filled according to kind (see the event declarations in the
  * contract); bytes fields are malloc'd and owned by the struct (bbvfl_cev_clear). */
 typedef struct {
-  bbvfl_ev_kind kind;
+  bbvfl_cev_kind kind;
   uint8_t emitter[20];      /* the log's address */
   uint64_t block_number;
   uint64_t log_index;
   uint8_t tx_hash[32];
   uint8_t client[20];       /* Registered, Committed, Revealed, Excluded, Submitted, RewardsPaid,
                                LabelHolder, LabelGradientPosted (client); Elected, GradientPosted, MetricsPosted (active);
-                               Transfer (from) */
-  uint8_t to[20];           /* Transfer */
-  uint64_t round;           /* Submitted, RoundCompleted, GradientPosted, LabelGradientPosted; Elected fromRound;
-                               SessionEnded rounds */
+                               Transfer (from); Approval (owner) */
+  uint8_t to[20];           /* Transfer (to); Approval (spender) */
+  uint64_t round;           /* Submitted, RoundCompleted, GradientPosted, LabelGradientPosted, RoundReopened;
+                               Elected fromRound; SessionEnded rounds */
   uint32_t epoch;           /* MetricsPosted, RewardsPaid */
   uint8_t index;            /* Registered, LabelHolder index */
   uint8_t reason;           /* Excluded, Elected */
   uint8_t participants;     /* Elected: the participant count; RoundCompleted: the number of
-                               submissions the sum covers */
+                               submissions the sum covers; RoundReopened: n */
+  uint64_t bitmap;          /* RoundReopened: the participants' client indexes */
   uint8_t word[32];         /* Committed commitment, Revealed secret, Elected seed, Submitted dataHash */
   uint32_t auroc_micro, accuracy_micro, submissions;
   uint64_t loss_micro;
-  bbvfl_u256 amount;        /* RewardsPaid amount, Transfer value */
+  bbvfl_u256 amount;        /* RewardsPaid amount, Transfer and Approval value */
   uint8_t *data;  size_t data_len;   /* Registered pubkey, RoundCompleted sum, GradientPosted gradient,
                                         LabelGradientPosted grad */
   uint8_t *data2; size_t data2_len;  /* GradientPosted fusionParams */
 } bbvfl_cev;
 
-/* Decodes one log JSON object ({address, topics, data, blockNumber, transactionHash, logIndex}).
- * Returns 1 when decoded, 0 when topic0 is none of the known events (out->kind = NONE), -1 on a
- * malformed log. *out is overwritten (clear it before reuse). */
+/* Decodes one log JSON object ({address, topics, data, blockNumber, transactionHash, logIndex})
+ * with its event's decoder. Returns 1 when decoded, 0 when topic0 is none of the known events
+ * (out->kind = NONE), -1 on a malformed log. *out is overwritten (clear it before reuse). */
 int bbvfl_cev_decode(const json_t *log, bbvfl_cev *out, bbvfl_err *err);
 void bbvfl_cev_clear(bbvfl_cev *ev);
+
+/* Log filters (eth/rpc.h's bbvfl_log_filter): accept event `kind` (adds its topic0; -1 when the
+ * kind is unknown or the filter full), and require the first indexed argument (a round or an
+ * epoch) to be v. */
+int bbvfl_cev_filter_event(bbvfl_log_filter *f, bbvfl_cev_kind kind, bbvfl_err *err);
+void bbvfl_cev_filter_index(bbvfl_log_filter *f, uint64_t v);
 
 /* ------------------------------------------------------------------ RPC-backed handle */
 
@@ -267,10 +300,12 @@ int bbvfl_aggc_label_holders(bbvfl_aggc *a, uint64_t *bitmap, bbvfl_err *err);
 int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t holder[20], bbvfl_u256 *out,
                         bbvfl_err *err);
 
-/* eth_getLogs on the aggregator for one event, blocks [from, to] (to UINT64_MAX: "latest"),
- * optionally filtered by the first indexed argument (topic1, a 32-byte word; NULL: any).
- * *logs is a new JSON array reference (caller decrefs). */
-int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_ev_kind kind, const uint8_t *topic1, uint64_t from_block,
+/* The filter for `kind` events of the aggregator in blocks [from, to] (to BBVFL_BLOCK_LATEST:
+ * "latest"), optionally with the first indexed argument topic1 (a 32-byte word; NULL: any). */
+int bbvfl_aggc_filter(const bbvfl_aggc *a, bbvfl_cev_kind kind, const uint8_t *topic1, uint64_t from_block,
+                      uint64_t to_block, bbvfl_log_filter *f, bbvfl_err *err);
+/* eth_getLogs with that filter: *logs is a new JSON array reference (caller decrefs). */
+int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_cev_kind kind, const uint8_t *topic1, uint64_t from_block,
                     uint64_t to_block, json_t **logs, bbvfl_err *err);
 /* Hashed mode: the submissions to `round`, read back from the chain. For each Submitted(round)
  * log at or after from_block (the latest one per client), the transaction's calldata is fetched
@@ -281,8 +316,5 @@ int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_ev_kind kind, const uint8_t *topic1, ui
  * or a log that is not a submit() call is an error (BBVFL_E_VERIFY). */
 int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block, const uint8_t (*clients)[20],
                               size_t n, uint8_t **out, size_t *out_len, size_t *count, bbvfl_err *err);
-/* The topic word of a uint64 / address indexed argument. */
-void bbvfl_topic_u64(uint64_t v, uint8_t out[32]);
-void bbvfl_topic_address(const uint8_t addr[20], uint8_t out[32]);
 
 #endif

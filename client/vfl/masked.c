@@ -5,11 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "eth/abi.h"
-#include "eth/hex.h"
 #include "eth/rpc.h"
-
-const char BBVFL_ROUND_REOPENED_SIG[] = "RoundReopened(uint64,uint64,uint8)";
 
 /* The bitmap of participants() by client index (position in clients()). */
 static int read_set(bbvfl_aggc *agg, uint64_t *set, bbvfl_err *err) {
@@ -130,41 +126,34 @@ int bbvfl_mclient_poll_reopened(bbvfl_mclient *m, bbvfl_aggc *agg, uint64_t roun
     m->reopen_round = round;
     m->reopen_seen = 0;
   }
-  uint8_t topic[32], t1[32];
-  bbvfl_abi_event_topic(BBVFL_ROUND_REOPENED_SIG, topic);
-  bbvfl_topic_u64(round, t1);
-  json_t *f = json_pack("{s:o, s:o, s:s, s:[o, o]}", "address", bbvfl_json_hex(agg->address, 20), "fromBlock",
-                        bbvfl_json_quantity(from_block), "toBlock", "latest", "topics", bbvfl_json_hex(topic, 32),
-                        bbvfl_json_hex(t1, 32));
-  if (!f) return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(round, t1);
   json_t *logs = NULL;
-  if (bbvfl_rpc_call(agg->rpc, "eth_getLogs", json_pack("[o]", f), &logs, err) != 0)
-    return bbvfl_wrap(err, "eth_getLogs %s", BBVFL_ROUND_REOPENED_SIG);
+  if (bbvfl_aggc_logs(agg, BBVFL_EV_ROUND_REOPENED, t1, from_block, BBVFL_BLOCK_LATEST, &logs, err) < 0) return -1;
   int rc = 0;
   size_t cnt = json_array_size(logs);
-  if (!json_is_array(logs)) {
-    rc = bbvfl_fail(err, BBVFL_E_PARSE, "eth_getLogs: the answer is not an array");
-  } else if (cnt > m->reopen_seen) {
-    const json_t *d = json_object_get(json_array_get(logs, cnt - 1), "data");
-    uint8_t data[64];
-    if (!json_is_string(d) || bbvfl_hex_decode_fixed(json_string_value(d), data, 64, err) < 0) {
-      rc = bbvfl_fail(err, BBVFL_E_PARSE, "a %s log has malformed data", BBVFL_ROUND_REOPENED_SIG);
+  bbvfl_cev ev;
+  memset(&ev, 0, sizeof ev);
+  if (cnt > m->reopen_seen) {
+    int k = bbvfl_cev_decode(json_array_get(logs, cnt - 1), &ev, err);
+    if (k != 1 || ev.kind != BBVFL_EV_ROUND_REOPENED) {
+      if (k >= 0) bbvfl_fail(err, BBVFL_E_PARSE, "eth_getLogs for RoundReopened returned another event");
+      rc = bbvfl_wrap(err, "a RoundReopened log");
     } else {
-      uint64_t set = 0;
-      for (int j = 24; j < 32; j++) set = set << 8 | data[j];
       m->reopen_seen = cnt;
-      if (!(set >> m->mk.self & 1)) {
+      if (!(ev.bitmap >> m->mk.self & 1)) {
         rc = bbvfl_fail(err, BBVFL_E_STATE,
                         "round %llu was re-opened without this client (index %u): it was excluded from the session",
                         (unsigned long long)round, m->mk.self);
       } else {
-        m->set = set;
-        m->nparts = (unsigned)__builtin_popcountll(set);
+        m->set = ev.bitmap;
+        m->nparts = (unsigned)__builtin_popcountll(ev.bitmap);
         if (m->nparts < m->min_parts) m->min_parts = m->nparts;
         rc = 1;
       }
     }
   }
+  bbvfl_cev_clear(&ev);
   json_decref(logs);
   return rc;
 }

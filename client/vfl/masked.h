@@ -48,7 +48,4 @@ int bbvfl_mclient_mask(bbvfl_mclient *m, uint64_t round, const uint8_t *q, bbvfl
 int bbvfl_mclient_poll_reopened(bbvfl_mclient *m, bbvfl_aggc *agg, uint64_t round, uint64_t from_block,
                                 bbvfl_err *err);
 
-/* The event's canonical signature (not in vfl/contract's event table). */
-extern const char BBVFL_ROUND_REOPENED_SIG[];
-
 #endif

@@ -49,7 +49,7 @@ static int oc_election(cl *c, bbvfl_err *err) {
   if (oc_load_or_make_secret(c, secret, err) < 0) return -1;
   if (!ci.committed && ph == BBVFL_PHASE_COMMIT) {
     uint8_t com[32];
-    bbvfl_commitment(secret, c->me, com);
+    bbvfl_election_commitment(secret, c->me, com);
     if (bbvfl_cenc_commit(com, &cd, &len, err) < 0) return -1;
     int rc = oc_tx(c, cd, len, 120000, 0, NULL, "commit()", err);
     free(cd);

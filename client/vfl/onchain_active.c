@@ -25,7 +25,7 @@ int oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err) {
 /* A RoundCompleted event's sum into c->sum (coords values). */
 int oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err) {
   if (oc_take_contributors(c, ev->round, ev->participants, err) < 0) return -1;
-  return bbvfl_sum_unpack(ev->data, ev->data_len, c->cp.lane_bits, c->sum, coords, err);
+  return bbvfl_cdec_sum(ev->data, ev->data_len, c->cp.lane_bits, c->sum, coords, err);
 }
 
 /* Masked hashed mode: the block of the latest RoundReopened(r) at or after from (0: none). The
@@ -33,20 +33,21 @@ int oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *er
    block on may be summed. */
 static int reopened_at(cl *c, uint64_t r, uint64_t from, uint64_t *blk, bbvfl_err *err) {
   *blk = 0;
-  uint8_t topic[32], t1[32];
-  bbvfl_abi_event_topic(BBVFL_ROUND_REOPENED_SIG, topic);
-  bbvfl_topic_u64(r, t1);
-  json_t *f = json_pack("{s:o, s:o, s:s, s:[o, o]}", "address", bbvfl_json_hex(c->agg.address, 20), "fromBlock",
-                        bbvfl_json_quantity(from), "toBlock", "latest", "topics", bbvfl_json_hex(topic, 32),
-                        bbvfl_json_hex(t1, 32));
-  if (!f) return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(r, t1);
   json_t *logs = NULL;
-  if (bbvfl_rpc_call(c->rpc, "eth_getLogs", json_pack("[o]", f), &logs, err) != 0)
-    return bbvfl_wrap(err, "eth_getLogs %s", BBVFL_ROUND_REOPENED_SIG);
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_ROUND_REOPENED, t1, from, BBVFL_BLOCK_LATEST, &logs, err) < 0) return -1;
   int rc = 0;
   size_t n = json_array_size(logs);
-  if (n && bbvfl_rpc_parse_u64(json_object_get(json_array_get(logs, n - 1), "blockNumber"), blk, err) < 0)
-    rc = bbvfl_wrap(err, "a %s log", BBVFL_ROUND_REOPENED_SIG);
+  bbvfl_cev ev;
+  memset(&ev, 0, sizeof ev);
+  if (n) {
+    int k = bbvfl_cev_decode(json_array_get(logs, n - 1), &ev, err);
+    if (k == 1 && ev.kind == BBVFL_EV_ROUND_REOPENED) *blk = ev.block_number;
+    else rc = k < 0 ? bbvfl_wrap(err, "a RoundReopened log")
+                    : bbvfl_fail(err, BBVFL_E_PARSE, "eth_getLogs for RoundReopened returned another event");
+  }
+  bbvfl_cev_clear(&ev);
   json_decref(logs);
   return rc;
 }
@@ -413,14 +414,14 @@ int oc_init_head(cl *c, bbvfl_err *err) {
 }
 
 /* One event of the session for `round`, searched from the deploy block. 0 found, -1 missing/error. */
-int oc_find_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+int oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   uint64_t blk = c->blk;
   c->blk = c->sess->deploy_block;
   int f = oc_query_event(c, kind, round, ev, err);
   c->blk = blk;
   if (f < 0) return -1;
   if (f == 0)
-    return bbvfl_fail(err, BBVFL_E_STATE, "%s for round %llu is not in the node's logs", bbvfl_ev_signature(kind),
+    return bbvfl_fail(err, BBVFL_E_STATE, "%s for round %llu is not in the node's logs", bbvfl_cev_signature(kind),
                       (unsigned long long)round);
   return 0;
 }

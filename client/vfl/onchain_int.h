@@ -133,9 +133,9 @@ typedef struct {
 void oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
           bbvfl_err *err);
-int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev,
+int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,
                      bbvfl_err *err);
-int oc_query_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
 int oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap);
 static inline int oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
 /* The slot of round r (the ring of unfinished rounds). */
@@ -167,7 +167,7 @@ void oc_rpc_wait_log(void *ctx, const char *msg);
 int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err);
 int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err);
 int oc_after_outage(cl *c, uint64_t round, bbvfl_err *err);
-int oc_wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
 int oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err);
 /* Checkpoint at the start of round next_round: every round below first_open is finished, the
    rounds first_open..next_round-1 are submitted and unfinished (their activations are in the
@@ -181,7 +181,7 @@ int oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err);
 int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
 int oc_demoted(cl *c, uint64_t r, bbvfl_err *err);
 int oc_init_head(cl *c, bbvfl_err *err);
-int oc_find_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
 int oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err);
 int oc_take_over(cl *c, uint64_t r, bbvfl_err *err);
 int oc_init_label_rows(cl *c, bbvfl_err *err);

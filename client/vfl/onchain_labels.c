@@ -67,7 +67,7 @@ static int oc_holder_of(const cl *c, const uint8_t a[20]) {
    into c->dlog (add = 1), or only notes who posted (add = 0). */
 int oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err) {
   uint8_t t1[32];
-  bbvfl_topic_u64(r, t1);
+  bbvfl_cenc_word_u64(r, t1);
   json_t *logs = NULL;
   if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_LABEL_GRADIENT_POSTED, t1, c->blk, UINT64_MAX, &logs, err) < 0) return -1;
   size_t i;

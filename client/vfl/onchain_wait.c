@@ -39,7 +39,7 @@ int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbv
 }
 
 /* Finds the event of `kind` for `round` (topic1) among a receipt's logs. 1 found, 0 not. */
-int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev,
+int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,
                          bbvfl_err *err) {
   size_t i;
   json_t *log;
@@ -57,9 +57,9 @@ int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_ev_kind kind, u
 }
 
 /* One query for the event of `kind` with topic1 = round. 1 found (*ev filled), 0 not yet. */
-int oc_query_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+int oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   uint8_t t1[32];
-  bbvfl_topic_u64(round, t1);
+  bbvfl_cenc_word_u64(round, t1);
   json_t *logs = NULL;
   if (bbvfl_aggc_logs(&c->agg, kind, t1, c->blk, UINT64_MAX, &logs, err) < 0) return -1;
   int found = 0;
@@ -261,7 +261,7 @@ int oc_after_outage(cl *c, uint64_t round, bbvfl_err *err) {
 /* Waits for the event of `kind` for `round`, polling with a growing backoff. A passive client
    with takeover_after_s set nudges an overdue active client (nudge_active); returns 2 when this
    client became the active client instead. */
-int oc_wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   double t0 = bbvfl_now(), delay = POLL_MIN_S, t_wait = t0, last_nudge = 0;
   for (;;) {
     if (oc_after_outage(c, round, err) < 0) return -1;
@@ -321,12 +321,12 @@ int oc_wait_event(cl *c, bbvfl_ev_kind kind, uint64_t round, bbvfl_cev *ev, bbvf
     }
     return bbvfl_fail(err, BBVFL_E_TIMEOUT,
                       "round %llu did not complete within %.0f s (waiting for %s); expireRound() failed: %s",
-                      (unsigned long long)round, c->cfg->round_timeout_s, bbvfl_ev_signature(kind), e2.msg);
+                      (unsigned long long)round, c->cfg->round_timeout_s, bbvfl_cev_signature(kind), e2.msg);
   }
   return bbvfl_fail(err, BBVFL_E_TIMEOUT,
                     "round %llu did not complete within %.0f s (waiting for %s). Not submitted yet: %s. Restart the "
                     "missing clients, or run again with --expire to exclude them",
-                    (unsigned long long)round, c->cfg->round_timeout_s, bbvfl_ev_signature(kind), miss);
+                    (unsigned long long)round, c->cfg->round_timeout_s, bbvfl_cev_signature(kind), miss);
 }
 
 /* Waits until phase() is at least `want`. */

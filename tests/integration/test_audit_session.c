@@ -132,7 +132,7 @@ static void run_session(const plan *pl, session_out *out) {
   for (int i = 0; i < M; i++) {
     uint8_t cm[32];
     assert_int_equal(getrandom(secrets[i], 32, 0), 32);
-    bbvfl_commitment(secrets[i], keys[i].addr, cm);
+    bbvfl_election_commitment(secrets[i], keys[i].addr, cm);
     must(bbvfl_cenc_commit(cm, &cd, &len, &e), &e);
     transact(cs[i], out->contract, NULL, cd, len);
     free(cd);
@@ -268,7 +268,7 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
   for (int i = 0; i < M; i++) {
     uint8_t cm[32];
     assert_int_equal(getrandom(secrets[i], 32, 0), 32);
-    bbvfl_commitment(secrets[i], keys[i].addr, cm);
+    bbvfl_election_commitment(secrets[i], keys[i].addr, cm);
     must(bbvfl_cenc_commit(cm, &cd, &len, &e), &e);
     transact(cs[i], out->contract, NULL, cd, len);
     free(cd);

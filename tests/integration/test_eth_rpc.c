@@ -182,9 +182,11 @@ static void test_deploy_eip1559_call_and_logs(void **state) {
   bbvfl_keccak256(ev, strlen(ev), topic[0]);
   assert_int_equal(json_array_size(rc.logs), 1);
   json_t *logs;
-  check(bbvfl_rpc_get_logs(F.rpc, F.probe, rc.block_number, rc.block_number,
-                           (const uint8_t(*)[32])topic, 1, &logs, &err),
-        &err);
+  bbvfl_log_filter lf;
+  bbvfl_log_filter_init(&lf, rc.block_number, rc.block_number);
+  check(bbvfl_log_filter_address(&lf, F.probe, &err), &err);
+  check(bbvfl_log_filter_topic0(&lf, topic[0], &err), &err);
+  check(bbvfl_rpc_get_logs(F.rpc, &lf, &logs, &err), &err);
   assert_int_equal(json_array_size(logs), 1);
   json_t *lg = json_array_get(logs, 0);
   json_t *topics = json_object_get(lg, "topics");
@@ -199,9 +201,26 @@ static void test_deploy_eip1559_call_and_logs(void **state) {
   /* a topic that matches nothing */
   uint8_t other[1][32];
   bbvfl_keccak256("x", 1, other[0]);
-  check(bbvfl_rpc_get_logs(F.rpc, F.probe, 0, rc.block_number, (const uint8_t(*)[32])other, 1,
-                           &logs, &err),
-        &err);
+  bbvfl_log_filter_init(&lf, 0, rc.block_number);
+  check(bbvfl_log_filter_address(&lf, F.probe, &err), &err);
+  check(bbvfl_log_filter_topic0(&lf, other[0], &err), &err);
+  check(bbvfl_rpc_get_logs(F.rpc, &lf, &logs, &err), &err);
+  assert_int_equal(json_array_size(logs), 0);
+  json_decref(logs);
+  /* one of two topics, up to "latest", with the emitter's first indexed argument */
+  bbvfl_log_filter_init(&lf, 0, BBVFL_BLOCK_LATEST);
+  check(bbvfl_log_filter_address(&lf, F.probe, &err), &err);
+  check(bbvfl_log_filter_topic0(&lf, other[0], &err), &err);
+  check(bbvfl_log_filter_topic0(&lf, topic[0], &err), &err);
+  uint8_t who[32] = {0};
+  memcpy(who + 12, F.me.addr, 20);
+  bbvfl_log_filter_topic1(&lf, who);
+  check(bbvfl_rpc_get_logs(F.rpc, &lf, &logs, &err), &err);
+  assert_int_equal(json_array_size(logs), 1);
+  json_decref(logs);
+  who[31] ^= 1; /* another sender: nothing */
+  bbvfl_log_filter_topic1(&lf, who);
+  check(bbvfl_rpc_get_logs(F.rpc, &lf, &logs, &err), &err);
   assert_int_equal(json_array_size(logs), 0);
   json_decref(logs);
   bbvfl_receipt_clear(&rc);

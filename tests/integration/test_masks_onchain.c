@@ -199,7 +199,7 @@ static void test_masked_session(void **st) {
   for (unsigned i = 0; i < M; i++) {
     bbvfl_keccak256(g_keys[i].addr, 20, secrets[i]);
     uint8_t cm[32];
-    bbvfl_commitment(secrets[i], g_keys[i].addr, cm);
+    bbvfl_election_commitment(secrets[i], g_keys[i].addr, cm);
     check(bbvfl_cenc_commit(cm, &d, &len, &err), &err);
     transact(g_s[i], g_agg, d, len);
   }
@@ -273,23 +273,18 @@ static void test_masked_session(void **st) {
   assert_int_equal(rs.participants, 3);
   assert_false(rs.complete);
   /* RoundReopened(round, participants bitmap, n) announces the set */
-  uint8_t topic[1][32];
-  const char *sig = "RoundReopened(uint64,uint64,uint8)";
-  bbvfl_keccak256(sig, strlen(sig), topic[0]);
-  check(bbvfl_rpc_get_logs(g_rpc, g_agg, before + 1, UINT64_MAX, (const uint8_t(*)[32])topic, 1, &logs, &err),
-        &err);
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(1, t1);
+  check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_ROUND_REOPENED, t1, before + 1, BBVFL_BLOCK_LATEST, &logs, &err), &err);
   assert_int_equal(json_array_size(logs), 1);
-  uint8_t *data;
-  size_t dlen;
-  check(bbvfl_hex_decode_alloc(json_string_value(json_object_get(json_array_get(logs, 0), "data")), &data,
-                               &dlen, &err),
-        &err);
-  assert_int_equal(dlen, 64);
-  uint64_t set = 0;
-  for (int k = 24; k < 32; k++) set = set << 8 | data[k];
-  assert_int_equal(set, rest);
-  assert_int_equal(data[63], 3);
-  free(data);
+  bbvfl_cev rev;
+  assert_int_equal(bbvfl_cev_decode(json_array_get(logs, 0), &rev, &err), 1);
+  assert_int_equal(rev.kind, BBVFL_EV_ROUND_REOPENED);
+  assert_int_equal(rev.round, 1);
+  assert_int_equal(rev.bitmap, rest);
+  const uint64_t rev_set = rev.bitmap; /* the set the clients re-mask for: the one the event announces */
+  assert_int_equal(rev.participants, 3);
+  bbvfl_cev_clear(&rev);
   json_decref(logs);
   /* no RoundCompleted for the voided attempt */
   check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_ROUND_COMPLETED, NULL, before + 1, UINT64_MAX, &logs, &err), &err);
@@ -300,7 +295,7 @@ static void test_masked_session(void **st) {
   for (unsigned i = 0; i < M; i++) {
     if (i == drop) continue;
     uint8_t again[2 * N];
-    check(bbvfl_masker_mask_u8(&mk[i], 1, set, LEVELS, q[i], N, y, &err), &err);
+    check(bbvfl_masker_mask_u8(&mk[i], 1, rev_set, LEVELS, q[i], N, y, &err), &err);
     submit(i, 1, y, again);
     assert_not_unmasked(again, q[i]);
     for (unsigned j = 0; j < N; j++) /* fresh masks: every lane differs from the voided attempt */

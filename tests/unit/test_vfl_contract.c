@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "eth/abi.h"
+#include "eth/deploy.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "vfl/contract.h"
@@ -171,7 +172,7 @@ static void test_encoders_vs_cast(void **state) {
   /* commitment = keccak256(secret || sender), as cast computes it */
   uint8_t sender[20], com[32];
   for (int i = 0; i < 20; i++) sender[i] = (uint8_t)(0x11 * (i % 15));
-  bbvfl_commitment(w, sender, com);
+  bbvfl_election_commitment(w, sender, com);
   char packed[200];
   uint8_t buf[52];
   memcpy(buf, w, 32);
@@ -286,13 +287,13 @@ static void test_view_decoders(void **state) {
   free(got);
   free(enc);
   uint32_t un[5];
-  assert_int_equal(bbvfl_sum_unpack(sum, 5, 8, un, 5, &err), 0);
+  assert_int_equal(bbvfl_cdec_sum(sum, 5, 8, un, 5, &err), 0);
   assert_int_equal(un[3], 250);
   uint8_t s16[4] = {0x01, 0x02, 0xff, 0xff};
-  assert_int_equal(bbvfl_sum_unpack(s16, 4, 16, un, 2, &err), 0);
+  assert_int_equal(bbvfl_cdec_sum(s16, 4, 16, un, 2, &err), 0);
   assert_int_equal(un[0], 258);
   assert_int_equal(un[1], 65535);
-  assert_int_equal(bbvfl_sum_unpack(s16, 4, 16, un, 3, &err), -1);
+  assert_int_equal(bbvfl_cdec_sum(s16, 4, 16, un, 3, &err), -1);
 }
 
 /* A log object as a node returns it. */
@@ -319,7 +320,7 @@ static void test_event_decoders(void **state) {
   for (int i = 0; i < 20; i++) who[i] = (uint8_t)(i + 1);
 
   /* RoundCompleted(uint64 indexed round, uint8 contributors, bytes sum) */
-  bbvfl_topic_u64(41, topics[0]);
+  bbvfl_cenc_word_u64(41, topics[0]);
   bbvfl_abi_builder b;
   bbvfl_abi_builder_init(&b, NULL);
   bbvfl_abi_put_u64(&b, 4);
@@ -344,8 +345,8 @@ static void test_event_decoders(void **state) {
   json_decref(log);
 
   /* Submitted(uint64 indexed, address indexed, bytes32) */
-  bbvfl_topic_u64(5, topics[0]);
-  bbvfl_topic_address(who, topics[1]);
+  bbvfl_cenc_word_u64(5, topics[0]);
+  bbvfl_cenc_word_address(who, topics[1]);
   uint8_t h[32];
   bbvfl_keccak256("x", 1, h);
   log = mk_log("Submitted(uint64,address,bytes32)", (const uint8_t(*)[32])topics, 2, h, 32);
@@ -374,8 +375,8 @@ static void test_event_decoders(void **state) {
   json_decref(log);
 
   /* LabelGradientPosted(uint64 indexed, address indexed, bytes) and LabelHolder(address indexed, uint8) */
-  bbvfl_topic_u64(77, topics[0]);
-  bbvfl_topic_address(who, topics[1]);
+  bbvfl_cenc_word_u64(77, topics[0]);
+  bbvfl_cenc_word_address(who, topics[1]);
   bbvfl_abi_builder_init(&b, NULL);
   bbvfl_abi_put_bytes(&b, g, 8);
   assert_int_equal(bbvfl_abi_builder_finish(&b, &data, &dlen, &err), 0);
@@ -389,7 +390,7 @@ static void test_event_decoders(void **state) {
   assert_memory_equal(ev.data, g, 8);
   bbvfl_cev_clear(&ev);
   json_decref(log);
-  bbvfl_topic_address(who, topics[0]);
+  bbvfl_cenc_word_address(who, topics[0]);
   uint8_t idx[32];
   put_word(idx, 3);
   log = mk_log("LabelHolder(address,uint8)", (const uint8_t(*)[32])topics, 1, idx, 32);
@@ -404,7 +405,7 @@ static void test_event_decoders(void **state) {
   uint8_t rd[64];
   put_word(rd, 5000);
   put_word(rd + 32, 5);
-  bbvfl_topic_u64(3, topics[0]);
+  bbvfl_cenc_word_u64(3, topics[0]);
   log = mk_log("RewardsPaid(uint32,address,uint256,uint32)", (const uint8_t(*)[32])topics, 2, rd, 64);
   assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
   uint64_t amt;
@@ -414,7 +415,7 @@ static void test_event_decoders(void **state) {
   assert_int_equal(ev.submissions, 5);
   bbvfl_cev_clear(&ev);
   json_decref(log);
-  bbvfl_topic_address(who, topics[0]);
+  bbvfl_cenc_word_address(who, topics[0]);
   memset(topics[1], 0, 32);
   topics[1][31] = 9;
   log = mk_log("Transfer(address,address,uint256)", (const uint8_t(*)[32])topics, 2, rd, 32);
@@ -431,7 +432,7 @@ static void test_event_decoders(void **state) {
   put_word(ed + 32, 12);
   put_word(ed + 64, 4);
   put_word(ed + 96, 1);
-  bbvfl_topic_address(who, topics[0]);
+  bbvfl_cenc_word_address(who, topics[0]);
   log = mk_log("Elected(bytes32,address,uint64,uint8,uint8)", (const uint8_t(*)[32])topics, 1, ed, sizeof ed);
   assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
   assert_memory_equal(ev.word, h, 32);
@@ -468,11 +469,177 @@ static void test_event_decoders(void **state) {
   assert_memory_equal(S2, want, 32);
 }
 
+/* The event table knows exactly the events the session's contracts declare in abi/ (both
+ * aggregators and the reward token), each with the same indexed markers: an event added to a
+ * contract without its row in the table fails here. */
+static void test_event_table_vs_abi(void **state) {
+  (void)state;
+  static const char *const contracts[] = {"BbvflAggregator", "BbvflHashAggregator", "BbvflRewardToken"};
+  int seen[BBVFL_EV_COUNT] = {0};
+  for (size_t c = 0; c < sizeof contracts / sizeof *contracts; c++) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.json", bbvfl_abi_dir(), contracts[c]);
+    json_error_t je;
+    json_t *art = json_load_file(path, 0, &je);
+    if (!art) {
+      fprintf(stderr, "cannot read %s: %s\n", path, je.text);
+      fail();
+    }
+    size_t i;
+    json_t *item;
+    int events = 0;
+    json_array_foreach(json_object_get(art, "abi"), i, item) {
+      if (strcmp(json_string_value(json_object_get(item, "type")), "event")) continue;
+      char decl[512];
+      int n = snprintf(decl, sizeof decl, "%s(", json_string_value(json_object_get(item, "name")));
+      size_t j;
+      json_t *in;
+      json_array_foreach(json_object_get(item, "inputs"), j, in) {
+        n += snprintf(decl + n, sizeof decl - (size_t)n, "%s%s%s", j ? "," : "",
+                      json_string_value(json_object_get(in, "type")),
+                      json_is_true(json_object_get(in, "indexed")) ? " indexed" : "");
+      }
+      snprintf(decl + n, sizeof decl - (size_t)n, ")");
+      int found = 0;
+      for (int k = 1; k < BBVFL_EV_COUNT; k++)
+        if (!strcmp(bbvfl_cev_declaration((bbvfl_cev_kind)k), decl)) {
+          found = 1;
+          seen[k] = 1;
+        }
+      if (!found) fprintf(stderr, "%s: event %s is not in vfl/contract's table\n", contracts[c], decl);
+      assert_true(found);
+      events++;
+    }
+    assert_true(events > 0);
+    json_decref(art);
+  }
+  for (int k = 1; k < BBVFL_EV_COUNT; k++) {
+    if (!seen[k]) fprintf(stderr, "table event %s is declared by none of the contracts\n", bbvfl_cev_signature(k));
+    assert_true(seen[k]);
+    /* the canonical signature is the declaration without "indexed", and topic0 its keccak */
+    char canon[512];
+    const char *d = bbvfl_cev_declaration((bbvfl_cev_kind)k);
+    size_t n = 0;
+    for (const char *p = d; *p && n + 1 < sizeof canon; p++) {
+      if (!strncmp(p, " indexed", 8)) p += 7;
+      else canon[n++] = *p;
+    }
+    canon[n] = 0;
+    assert_string_equal(canon, bbvfl_cev_signature((bbvfl_cev_kind)k));
+    uint8_t t[32], want[32];
+    bbvfl_cev_topic((bbvfl_cev_kind)k, t);
+    bbvfl_keccak256(canon, n, want);
+    assert_memory_equal(t, want, 32);
+  }
+  assert_null(bbvfl_cev_signature(BBVFL_EV_NONE));
+  assert_null(bbvfl_cev_signature(BBVFL_EV_COUNT));
+}
+
+/* RoundReopened (masked mode's re-open) and the token's Approval decode through the table. */
+static void test_event_reopened_approval(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  uint8_t topics[2][32], data[64];
+  bbvfl_cenc_word_u64(9, topics[0]);
+  memset(data, 0, sizeof data);
+  data[31] = 0x0b; /* clients 0, 1 and 3 */
+  data[63] = 3;
+  json_t *log = mk_log("RoundReopened(uint64,uint64,uint8)", (const uint8_t(*)[32])topics, 1, data, 64);
+  bbvfl_cev ev;
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_ROUND_REOPENED);
+  assert_int_equal(ev.round, 9);
+  assert_int_equal(ev.bitmap, 0x0b);
+  assert_int_equal(ev.participants, 3);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+  /* a uint8 n above 255 is not a RoundReopened the contract could emit */
+  data[62] = 1;
+  log = mk_log("RoundReopened(uint64,uint64,uint8)", (const uint8_t(*)[32])topics, 1, data, 64);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), -1);
+  json_decref(log);
+
+  uint8_t owner[20], spender[20];
+  memset(owner, 0x11, 20);
+  memset(spender, 0x22, 20);
+  bbvfl_cenc_word_address(owner, topics[0]);
+  bbvfl_cenc_word_address(spender, topics[1]);
+  put_word(data, 777);
+  log = mk_log("Approval(address,address,uint256)", (const uint8_t(*)[32])topics, 2, data, 32);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_APPROVAL);
+  assert_memory_equal(ev.client, owner, 20);
+  assert_memory_equal(ev.to, spender, 20);
+  uint64_t amt = 0;
+  bbvfl_u256_to_u64(&ev.amount, &amt);
+  assert_int_equal(amt, 777);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+}
+
+/* The one log-filter type and the eth_getLogs objects built from it. */
+static void test_log_filters(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  uint8_t agg[20], tok[20];
+  memset(agg, 0xab, 20);
+  memset(tok, 0xcd, 20);
+  bbvfl_aggc a;
+  bbvfl_aggc_init(&a, NULL, agg);
+  bbvfl_log_filter f;
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(5, t1);
+  assert_int_equal(bbvfl_aggc_filter(&a, BBVFL_EV_GRADIENT_POSTED, t1, 16, BBVFL_BLOCK_LATEST, &f, &err), 0);
+  json_t *o = bbvfl_log_filter_json(&f);
+  assert_non_null(o);
+  char *txt = json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT);
+  uint8_t topic[32];
+  bbvfl_cev_topic(BBVFL_EV_GRADIENT_POSTED, topic);
+  char th[67], want[512];
+  bbvfl_hex_encode(topic, 32, th);
+  snprintf(want, sizeof want,
+           "{\"address\":\"0x%s\",\"fromBlock\":\"0x10\",\"toBlock\":\"latest\",\"topics\":[\"%s\",\"0x%064x\"]}",
+           "abababababababababababababababababababab", th, 5);
+  assert_string_equal(txt, want);
+  free(txt);
+  json_decref(o);
+
+  /* two emitters, two events, a fixed range, any round */
+  bbvfl_log_filter_init(&f, 1, 2);
+  assert_int_equal(bbvfl_log_filter_address(&f, agg, &err), 0);
+  assert_int_equal(bbvfl_log_filter_address(&f, tok, &err), 0);
+  assert_int_equal(bbvfl_cev_filter_event(&f, BBVFL_EV_ROUND_REOPENED, &err), 0);
+  assert_int_equal(bbvfl_cev_filter_event(&f, BBVFL_EV_TRANSFER, &err), 0);
+  o = bbvfl_log_filter_json(&f);
+  assert_int_equal(json_array_size(json_object_get(o, "address")), 2);
+  assert_string_equal(json_string_value(json_object_get(o, "toBlock")), "0x2");
+  json_t *tp = json_object_get(o, "topics");
+  assert_int_equal(json_array_size(tp), 1);
+  assert_int_equal(json_array_size(json_array_get(tp, 0)), 2);
+  json_decref(o);
+  /* a round without an event: any topic0, then the round */
+  bbvfl_log_filter_init(&f, 0, 0);
+  bbvfl_cev_filter_index(&f, 7);
+  o = bbvfl_log_filter_json(&f);
+  tp = json_object_get(o, "topics");
+  assert_true(json_is_null(json_array_get(tp, 0)));
+  assert_null(json_object_get(o, "address"));
+  json_decref(o);
+  /* an unknown kind and a full filter are refused */
+  assert_int_equal(bbvfl_cev_filter_event(&f, BBVFL_EV_NONE, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  for (int i = 0; i < BBVFL_LOGF_MAX_ADDRESSES - 0; i++) bbvfl_log_filter_address(&f, agg, &err);
+  assert_int_equal(bbvfl_log_filter_address(&f, agg, &err), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_encoders_vs_cast),
       cmocka_unit_test(test_view_decoders),
       cmocka_unit_test(test_event_decoders),
+      cmocka_unit_test(test_event_table_vs_abi),
+      cmocka_unit_test(test_event_reopened_approval),
+      cmocka_unit_test(test_log_filters),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
