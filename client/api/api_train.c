@@ -263,7 +263,7 @@ bbvfl_status bbvfl_train(const bbvfl_table *table, const bbvfl_config *cfg, bbvf
     if (getrandom(&off.seed, sizeof off.seed, 0) != (ssize_t)sizeof off.seed) {
       int e = errno;
       bbvfl_run_destroy(run);
-      return bbvfl_api_fail(err, BBVFL_STATUS_CRYPTO, "the OS random source failed: %s", strerror(e));
+      return bbvfl_api_fail(err, BBVFL_STATUS_CRYPTO, "the OS random source (getrandom) failed: errno %d", e);
     }
     off.seeded_noise = 0;
   }
