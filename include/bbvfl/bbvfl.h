@@ -12,7 +12,8 @@
  *   bbvfl/privacy.h  the (epsilon, delta) of a configuration or a run, per neighbouring level
  * Conventions: objects are opaque, created by *_create / *_load / bbvfl_train and freed by their
  * *_destroy (which accept NULL); the error argument comes last and may be NULL; nothing prints.
- * examples/train_offchain.c in the source tree uses every part. */
+ * examples/train_offchain.c in the source tree goes the whole way: load, configure, train, read
+ * the metrics and the epsilon. */
 #ifndef BBVFL_PUBLIC_BBVFL_H
 #define BBVFL_PUBLIC_BBVFL_H
 

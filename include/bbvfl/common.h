@@ -13,13 +13,7 @@
 #ifndef BBVFL_PUBLIC_COMMON_H
 #define BBVFL_PUBLIC_COMMON_H
 
-#if defined(_WIN32)
-#  if defined(BBVFL_BUILD) && defined(BBVFL_SHARED_BUILD)
-#    define BBVFL_API __declspec(dllexport)
-#  else
-#    define BBVFL_API
-#  endif
-#elif defined(__GNUC__) && defined(BBVFL_BUILD)
+#if defined(__GNUC__) && defined(BBVFL_BUILD)
 #  define BBVFL_API __attribute__((visibility("default")))
 #else
 #  define BBVFL_API
