@@ -1,0 +1,84 @@
+/* include/bbvfl/privacy.h over dp/privacy.h (bbvfl_privacy_compute, the one accountant). */
+#include <limits.h>
+#include <math.h>
+
+#include "api/api_int.h"
+#include "dp/privacy.h"
+
+const char *bbvfl_level_name(bbvfl_level level) {
+  switch (level) {
+    case BBVFL_LEVEL_ROW_FEATURE: return "row_feature";
+    case BBVFL_LEVEL_ROW_SAMPLE: return "row_sample";
+    case BBVFL_LEVEL_FEATURE_SET: return "feature_set";
+    case BBVFL_LEVEL_LABELS: return "labels";
+  }
+  return "unknown";
+}
+
+const char *bbvfl_level_description(bbvfl_level level) {
+  switch (level) {
+    case BBVFL_LEVEL_ROW_FEATURE: return "row level, one party's features";
+    case BBVFL_LEVEL_ROW_SAMPLE: return "row level, every party's features (sample level)";
+    case BBVFL_LEVEL_FEATURE_SET: return "one party's whole column set";
+    case BBVFL_LEVEL_LABELS: return "one row's label";
+  }
+  return "unknown";
+}
+
+static bbvfl_status epsilon_of(const struct bbvfl_config *c, bbvfl_level level, size_t rows, bbvfl_epsilon *out,
+                               bbvfl_error *err) {
+  if (level != BBVFL_LEVEL_ROW_FEATURE && level != BBVFL_LEVEL_ROW_SAMPLE && level != BBVFL_LEVEL_FEATURE_SET &&
+      level != BBVFL_LEVEL_LABELS)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "level %d is not a bbvfl_level", (int)level);
+  if (level == BBVFL_LEVEL_FEATURE_SET && rows == 0)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "the feature-set level needs the training row count (0 given)");
+  if (rows > INT_MAX) return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "%zu training rows is too many", rows);
+  const bbvfl_offchain_cfg *o = &c->off;
+  bbvfl_privacy_in in = {.kind = o->mech.kind,
+                         .b = o->mech.b,
+                         .beta = o->mech.beta,
+                         .clip = o->mech.clip,
+                         .sigma = o->mech.sigma,
+                         .P = o->P,
+                         .M = o->M,
+                         .epochs = o->epochs,
+                         .rows = level == BBVFL_LEVEL_FEATURE_SET ? (int)rows : 0,
+                         .delta = c->delta,
+                         .label_eps = o->label_eps,
+                         .rowdp = o->rowdp};
+  bbvfl_privacy p;
+  bbvfl_err ierr = {0};
+  if (bbvfl_privacy_compute(&in, &p, NULL, &ierr) != 0) return bbvfl_api_from(&ierr, err);
+  const bbvfl_privacy_eps *e = level == BBVFL_LEVEL_ROW_FEATURE  ? &p.row_feature
+                               : level == BBVFL_LEVEL_ROW_SAMPLE ? &p.row_sample
+                               : level == BBVFL_LEVEL_FEATURE_SET ? &p.feature_set
+                                                                  : &p.labels;
+  out->level = level;
+  out->epsilon = e->epsilon;
+  out->method = e->method;
+  if (level == BBVFL_LEVEL_LABELS) {
+    /* randomized response is drawn once per training row before training: pure and end-to-end */
+    out->delta = isfinite(e->epsilon) ? 0.0 : c->delta;
+    out->end_to_end = isfinite(e->epsilon);
+    out->scope = isfinite(e->epsilon) ? "label level: randomized response on every training label, pure epsilon"
+                                      : "label level: unprotected; the posted gradients give the training labels back";
+  } else {
+    out->delta = p.delta;
+    out->end_to_end = p.end_to_end;
+    out->scope = bbvfl_privacy_scope(&p);
+  }
+  return BBVFL_STATUS_OK;
+}
+
+bbvfl_status bbvfl_config_epsilon(const bbvfl_config *cfg, bbvfl_level level, size_t train_rows, bbvfl_epsilon *out,
+                                  bbvfl_error *err) {
+  if (!cfg || !out)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_config_epsilon: %s is NULL", cfg ? "out" : "the config");
+  return epsilon_of(cfg, level, train_rows, out, err);
+}
+
+bbvfl_status bbvfl_run_epsilon(const bbvfl_run *run, bbvfl_level level, bbvfl_epsilon *out, bbvfl_error *err) {
+  if (!run || !out)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_run_epsilon: %s is NULL", run ? "out" : "the run");
+  return epsilon_of(&run->cfg, level, run->res.n_train, out, err);
+}

@@ -1,0 +1,20 @@
+# Run by `cmake --install` (install(CODE) in CMakeLists.txt): writes bbvfl.pc for the prefix being
+# installed to, which `--prefix` may have changed since configuring. Expects BBVFL_PC_VERSION,
+# BBVFL_PC_LIBDIR and BBVFL_PC_INCLUDEDIR (GNUInstallDirs values, relative or absolute).
+set(BBVFL_PC_PREFIX "${CMAKE_INSTALL_PREFIX}")
+foreach(v LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${BBVFL_PC_${v}}")
+    set(BBVFL_PC_${v}_FULL "${BBVFL_PC_${v}}")
+  else()
+    set(BBVFL_PC_${v}_FULL "\${prefix}/${BBVFL_PC_${v}}")
+  endif()
+endforeach()
+if(IS_ABSOLUTE "${BBVFL_PC_LIBDIR}")
+  set(pcdir "${BBVFL_PC_LIBDIR}/pkgconfig")
+else()
+  set(pcdir "${CMAKE_INSTALL_PREFIX}/${BBVFL_PC_LIBDIR}/pkgconfig")
+endif()
+set(dest "$ENV{DESTDIR}${pcdir}/bbvfl.pc")
+message(STATUS "Installing: ${dest}")
+configure_file("${CMAKE_CURRENT_LIST_DIR}/bbvfl.pc.in" "${dest}" @ONLY)
+list(APPEND CMAKE_INSTALL_MANIFEST_FILES "${dest}")
