@@ -107,11 +107,9 @@ int cmd_audit(int argc, char **argv) {
                    "transfers against the contract's rules. Exit status: 0 everything holds, 3 a discrepancy was found, other codes:\n"
                    "the audit could not run (see bbvfl --help).",
                    opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
 
   char surl[512], scon[64], devdir[1100] = "";
   unsigned long long sdeploy = 0;

@@ -23,6 +23,7 @@
 #include "eth/sender.h"
 #include "eth/wallet.h"
 #include "ml/metrics.h"
+#include "vfl/cfgprivacy.h"
 #include "vfl/contract.h"
 #include "vfl/offchain.h"
 #include "vfl/session.h"
@@ -196,11 +197,9 @@ int cmd_demo(int argc, char **argv) {
                    "metrics.csv, keys/ (devnet-only throwaway keys, 0600), clients/<m>/client.log.\n"
                    "Ctrl-C stops every process it started.",
                    opts, no};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
   if (!(round_timeout > 0)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout must be > 0");
     return cli_report(&err);
@@ -229,18 +228,12 @@ int cmd_demo(int argc, char **argv) {
   bbvfl_session s;
   memset(&s, 0, sizeof s);
   bbvfl_dataset ds;
+  s.cparams.masked = masked;
   if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
   int M = s.train.M;
-  s.cparams.masked = masked;
   /* small enough that the clients' expireRound() attempts (each mines a block on the automining
      devnet) reach it soon after a dropout; a healthy round takes about M + 3 blocks */
   s.cparams.round_timeout_blocks = timeout_blocks ? timeout_blocks : 64 + 4 * (uint64_t)M;
-  if (masked && (long)M * s.train.mech.b >= 65536) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld",
-               (long)M * s.train.mech.b);
-    bbvfl_dataset_free(&ds);
-    return cli_report(&err);
-  }
   bbvfl_partition part;
   if ((partition ? bbvfl_partition_parse(partition, ds.d, &part, &err) : bbvfl_partition_even(ds.d, M, &part, &err)) <
       0) {
@@ -596,7 +589,7 @@ int cmd_demo(int argc, char **argv) {
        present at the end (against one of them) */
     bbvfl_privacy pv;
     bbvfl_err aerr = {0};
-    const int have_priv = train_common_privacy(&s.train, ores.n_train, masked, participants, f.tc.delta, &pv, &aerr) == 0;
+    const int have_priv = bbvfl_cfg_privacy(&s.train, ores.n_train, masked, participants, f.tc.delta, &pv, &aerr) == 0;
     if (!have_priv) pv.finite = 0;
     const int finite = pv.finite, mfinite = masked && pv.finite;
 

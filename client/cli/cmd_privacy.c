@@ -56,11 +56,9 @@ int cmd_privacy(int argc, char **argv) {
       "P coordinates and the epochs, converted to (epsilon, delta) over the alpha grid 1.1..1024.\n"
       "Defaults are the paper's setup: b=16, beta=0.2, P=16, M=5, epochs=30, delta=1e-5.",
       opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
 
   bbvfl_acct_level level;
   if (strcmp(level_s, "feature") == 0) level = BBVFL_ACCT_FEATURE;
