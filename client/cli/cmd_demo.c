@@ -330,8 +330,7 @@ int cmd_demo(int argc, char **argv) {
 
   /* keys (throwaway, devnet only) and funding: every transfer sent at once (one block on a chain
      with a block time), then the receipts */
-  bbvfl_pending fund[MAX_CLIENTS];
-  memset(fund, 0, sizeof fund);
+  uint8_t addrs[MAX_CLIENTS][20];
   for (int m = 0; m < M; m++) {
     bbvfl_key k;
     snprintf(ch[m].key, sizeof ch[m].key, "%s/keys/client-%d.key", run, m);
@@ -340,26 +339,17 @@ int cmd_demo(int argc, char **argv) {
       goto fail;
     }
     memcpy(ch[m].addr, k.addr, 20);
+    memcpy(addrs[m], k.addr, 20);
     bbvfl_key_wipe(&k);
-    bbvfl_u256 value;
-    bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ULL);
-    bbvfl_u256_mul_u64(&value, &eth, 10);
-    if (bbvfl_sender_send_tracked(snd, ch[m].addr, &value, NULL, 0, 21000, &fund[m], &err) < 0) {
-      bbvfl_wrap(&err, "funding client %d", m);
-      for (int j = 0; j < m; j++) bbvfl_pending_clear(&fund[j]);
-      goto fail;
-    }
   }
-  for (int m = 0; m < M; m++) {
-    bbvfl_receipt r;
-    int ok = fund[m].raw ? bbvfl_sender_wait_tracked(snd, &fund[m], 60 + 4 * block_time, &r, &err) : -1;
-    if (ok == 0) bbvfl_receipt_clear(&r);
-    if (ok < 0) {
-      bbvfl_wrap(&err, "funding client %d", m);
-      for (int j = m; j < M; j++) bbvfl_pending_clear(&fund[j]);
+  {
+    bbvfl_u256 value, eth = bbvfl_u256_from_u64(1000000000000000000ULL);
+    bbvfl_u256_mul_u64(&value, &eth, 10);
+    size_t bad;
+    if (bbvfl_sender_fund(snd, (const uint8_t(*)[20])addrs, (size_t)M, &value, 60 + 4 * block_time, &bad, &err) < 0) {
+      bbvfl_wrap(&err, "funding client %zu", bad);
       goto fail;
     }
-    bbvfl_pending_clear(&fund[m]);
   }
 
   /* the clients */

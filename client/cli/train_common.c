@@ -63,12 +63,7 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   return n;
 }
 
-const char *train_default_data(void) {
-  static char path[4096];
-  const char *dir = getenv("BBVFL_DATA_DIR");
-  snprintf(path, sizeof path, "%s/breast_cancer.csv", dir && *dir ? dir : BBVFL_DEFAULT_DATA_DIR);
-  return path;
-}
+const char *train_default_data(void) { return bbvfl_default_data_path(); }
 
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *err) {
   if (t->epochs < 1 || t->epochs > 100000) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be in 1..100000, got %d", t->epochs);
