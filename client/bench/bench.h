@@ -111,6 +111,11 @@ int bbvfl_bench_write_json(const char *dir, const char *name, const json_t *o, b
 /* dir/<stem>.csv (to_csv(t), malloc'd and freed here), then dir/<stem>.json (t). */
 int bbvfl_bench_write_table(const char *dir, const char *stem, const json_t *t, char *(*to_csv)(const json_t *),
                             bbvfl_err *err);
+/* CSV of rows (a JSON array of objects): a header line of cols (then suffix_header), then a line
+ * per row: each column's value (integer %lld, real %.9g, boolean 0/1, string CSV-quoted, absent
+ * empty), then suffix_row. malloc'd; NULL: out of memory. */
+char *bbvfl_bench_csv(const json_t *rows, const char *const *cols, size_t nc, const char *suffix_header,
+                      const char *suffix_row);
 /* o as one compact JSON line (8 significant digits for reals) on f. */
 int bbvfl_bench_print_json(const json_t *o, FILE *f, bbvfl_err *err);
 

@@ -315,6 +315,42 @@ int bbvfl_bench_write_table(const char *dir, const char *stem, const json_t *t, 
   return bbvfl_bench_write_json(dir, name, t, err);
 }
 
+char *bbvfl_bench_csv(const json_t *rows, const char *const *cols, size_t nc, const char *suffix_header,
+                      const char *suffix_row) {
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  if (!f) return NULL;
+  for (size_t c = 0; c < nc; c++) fprintf(f, "%s%s", c ? "," : "", cols[c]);
+  fprintf(f, "%s\n", suffix_header);
+  size_t i;
+  const json_t *r;
+  json_array_foreach(rows, i, r) {
+    for (size_t c = 0; c < nc; c++) {
+      const json_t *v = json_object_get(r, cols[c]);
+      if (c) fputc(',', f);
+      if (json_is_integer(v)) fprintf(f, "%lld", (long long)json_integer_value(v));
+      else if (json_is_real(v)) fprintf(f, "%.9g", json_real_value(v));
+      else if (json_is_boolean(v)) fprintf(f, "%d", json_is_true(v));
+      else if (json_is_string(v)) {
+        /* CSV-quote: status messages contain commas */
+        fputc('"', f);
+        for (const char *s = json_string_value(v); *s; s++) {
+          if (*s == '"') fputc('"', f);
+          fputc(*s == '\n' ? ' ' : *s, f);
+        }
+        fputc('"', f);
+      }
+    }
+    fprintf(f, "%s\n", suffix_row);
+  }
+  if (fclose(f) != 0) {
+    free(buf);
+    return NULL;
+  }
+  return buf;
+}
+
 int bbvfl_bench_print_json(const json_t *o, FILE *f, bbvfl_err *err) {
   char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(8));
   if (!s) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");

@@ -253,39 +253,7 @@ char *bbvfl_bench_scaling_csv(const json_t *t) {
                                "max_tx_gas", "gas_per_coordinate", "gas_per_coordinate_round0", "submission_under_tx_cap",
                                "round_fits_one_block", "coords_at_tx_cap", "clients_per_block", "naive_status",
                                "naive_gas_per_round", "naive_gas_per_coordinate", "naive_round_ms", "naive_max_tx_gas"};
-  const size_t nc = sizeof cols / sizeof cols[0];
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  for (size_t c = 0; c < nc; c++) fprintf(f, "%s%s", c ? "," : "", cols[c]);
-  fputc('\n', f);
-  size_t i;
-  json_t *r;
-  json_array_foreach(json_object_get(t, "rows"), i, r) {
-    for (size_t c = 0; c < nc; c++) {
-      const json_t *v = json_object_get(r, cols[c]);
-      if (c) fputc(',', f);
-      if (json_is_integer(v)) fprintf(f, "%lld", (long long)json_integer_value(v));
-      else if (json_is_real(v)) fprintf(f, "%.9g", json_real_value(v));
-      else if (json_is_boolean(v)) fprintf(f, "%d", json_is_true(v));
-      else if (json_is_string(v)) {
-        /* CSV-quote: the status messages contain commas */
-        fputc('"', f);
-        for (const char *s = json_string_value(v); *s; s++) {
-          if (*s == '"') fputc('"', f);
-          fputc(*s == '\n' ? ' ' : *s, f);
-        }
-        fputc('"', f);
-      }
-    }
-    fputc('\n', f);
-  }
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return bbvfl_bench_csv(json_object_get(t, "rows"), cols, sizeof cols / sizeof cols[0], "", "");
 }
 
 int bbvfl_bench_scaling_check(const bbvfl_bench_scaling_opts *o, bbvfl_err *err) {

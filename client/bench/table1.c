@@ -435,33 +435,9 @@ char *bbvfl_bench_table1_csv(const json_t *t) {
                                "floor_interleaved_ms", "floor_ratio_fresh", "node_stalls",
                                "gradient_post_ms", "gradient_post_gas", "lane_bits", "ratio", "epochs",
                                "paper_offchain_s", "paper_onchain_s", "demo_onchain_s", "demo_gas_per_coordinate"};
-  const size_t nc = sizeof cols / sizeof cols[0];
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  for (size_t c = 0; c < nc; c++) fprintf(f, "%s%s", c ? "," : "", cols[c]);
-  fprintf(f, ",floor_ms\n");
-  size_t i;
-  json_t *r;
-  json_array_foreach(json_object_get(t, "table1"), i, r) {
-    for (size_t c = 0; c < nc; c++) {
-      const json_t *v = json_object_get(r, cols[c]);
-      if (c) fputc(',', f);
-      if (json_is_integer(v))
-        fprintf(f, "%lld", (long long)json_integer_value(v));
-      else if (json_is_real(v))
-        fprintf(f, "%.9g", json_real_value(v));
-      else if (json_is_boolean(v))
-        fprintf(f, "%d", json_is_true(v));
-    }
-    fprintf(f, ",%.6g\n", num(t, "floor_ms"));
-  }
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  char floor_col[64];
+  snprintf(floor_col, sizeof floor_col, ",%.6g", num(t, "floor_ms"));
+  return bbvfl_bench_csv(json_object_get(t, "table1"), cols, sizeof cols / sizeof cols[0], ",floor_ms", floor_col);
 }
 
 int bbvfl_bench_table1_check(const bbvfl_bench_table1_opts *o, bbvfl_err *err) {
