@@ -267,11 +267,8 @@ int bbvfl_bench_out_dir(const char *out, char *buf, size_t n, bbvfl_err *err) {
     if (strlen(out) >= n) return bbvfl_fail(err, BBVFL_E_ARG, "--out: path too long");
     snprintf(buf, n, "%s", out);
   } else {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
     char ts[32];
-    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+    bbvfl_utc_stamp(ts, sizeof ts);
     snprintf(buf, n, "runs/bench-%s", ts);
   }
   if (bbvfl_mkdirs(buf, 0755, err) != 0) return bbvfl_wrap(err, "creating the output folder %s", buf);

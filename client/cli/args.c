@@ -3,6 +3,7 @@
 #include "common/fsutil.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,6 +150,15 @@ int cli_parse_u64(const char *text, const char *flag, uint64_t *out, bbvfl_err *
   if (errno || end == text || *end || text[0] == '-')
     return bbvfl_fail(err, BBVFL_E_ARG, "%s '%s': expected a non-negative number", flag, text);
   *out = v;
+  return 0;
+}
+
+int cli_print_json(json_t *o, size_t extra) {
+  char *s = o ? json_dumps(o, JSON_COMPACT | extra) : NULL;
+  json_decref(o);
+  if (!s) return -1;
+  printf("%s\n", s);
+  free(s);
   return 0;
 }
 

@@ -43,6 +43,12 @@ int cli_start(const cli_spec *spec, int argc, char **argv, int *status);
  * one, "<command>: <need> (see <command> --help)" goes to stderr and *status is 2. */
 int cli_start_verb(const cli_spec *spec, int argc, char **argv, const char **verb, const char *need, int *status);
 
+/* Prints o as one compact JSON line on stdout (extra: more jansson flags, e.g.
+ * JSON_REAL_PRECISION(8)) and releases it (json_decref). Returns 0, or -1 when o is NULL or out
+ * of memory (nothing printed). */
+struct json_t;
+int cli_print_json(struct json_t *o, size_t extra);
+
 /* A non-negative decimal 64-bit number given to flag (e.g. "--seed"); a clear error otherwise. */
 int cli_parse_u64(const char *text, const char *flag, uint64_t *out, bbvfl_err *err);
 

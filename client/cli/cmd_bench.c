@@ -126,15 +126,10 @@ static int mode_floor(int argc, char **argv) {
       json_object_set_new(o, "send", bbvfl_bench_stats_json(&fr.send));
       json_object_set_new(o, "receipt", bbvfl_bench_stats_json(&fr.wait));
     }
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    if (!s) {
-      json_decref(o);
+    if (cli_print_json(o, 0) != 0) {
       bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
       goto out;
     }
-    printf("%s\n", s);
-    free(s);
-    json_decref(o);
   } else {
     printf("floor: signed 1-wei EIP-1559 transfer to receipt, %d transactions (+%d warm-up) on %s%s%s\n",
            n, warmup, rpc_url, own.up ? " (embedded anvil)" : "",

@@ -140,11 +140,7 @@ int cmd_client(int argc, char **argv) {
   } else if (res.was_active) {
     fprintf(stderr, "bbvfl client: warning: privacy report: %s\n", sm.privacy_err.msg);
   }
-  if (as_json && sm.json) {
-    char *c = json_dumps(sm.json, JSON_COMPACT);
-    if (c) printf("%s\n", c);
-    free(c);
-  }
+  if (as_json) cli_print_json(json_incref(sm.json), 0);
   bbvfl_onchain_summary_free(&sm);
   bbvfl_onchain_result_free(&res);
   return 0;

@@ -252,11 +252,8 @@ int cmd_demo(int argc, char **argv) {
   if (out) {
     snprintf(run, sizeof run, "%s", out);
   } else {
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
     char ts[32];
-    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+    bbvfl_utc_stamp(ts, sizeof ts);
     snprintf(run, sizeof run, "runs/demo-%s", ts);
   }
   char path[1300];
@@ -673,11 +670,7 @@ int cmd_demo(int argc, char **argv) {
       }
     }
   }
-  if (as_json) {
-    char *c = json_dumps(report, JSON_COMPACT);
-    if (c) printf("%s\n", c);
-    free(c);
-  }
+  if (as_json) cli_print_json(json_incref(report), 0);
   succeeded = 1;
   goto release;
 

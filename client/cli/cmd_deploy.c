@@ -82,10 +82,7 @@ int cmd_deploy(int argc, char **argv) {
   if (as_json) {
     json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "contract", ca, "token", ta, "rpc_url", s.rpc_url,
                           "chain_id", (json_int_t)s.chain_id, "deploy_block", (json_int_t)s.deploy_block, "session", out);
-    char *t = json_dumps(o, JSON_COMPACT);
-    printf("%s\n", t);
-    free(t);
-    json_decref(o);
+    cli_print_json(o, 0);
   } else {
     printf("aggregator %s\ntoken      %s\nblock      %llu\nsession    %s (M=%u, B=%u, P=%u, b=%u, %u+%u rounds x %u epochs%s)\n",
            ca, ta, (unsigned long long)s.deploy_block, out, s.cparams.clients, s.cparams.batch, s.cparams.dim,

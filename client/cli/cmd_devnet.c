@@ -16,10 +16,7 @@ static void print_info(const bbvfl_devnet *d, int as_json, const char *status) {
                           (json_int_t)d->pid, "port", d->port, "rpc_url", d->rpc_url, "chain_id",
                           (json_int_t)d->chain_id, "dir", d->dir, "log", d->log_path, "state",
                           d->state_path);
-    char *s = json_dumps(o, JSON_COMPACT);
-    printf("%s\n", s);
-    free(s);
-    json_decref(o);
+    cli_print_json(o, 0);
   } else {
     printf("devnet %s\n  rpc_url  %s\n  chain_id %llu\n  pid      %ld\n  dir      %s\n  log      %s\n",
            status, d->rpc_url, d->chain_id, (long)d->pid, d->dir, d->log_path);

@@ -66,10 +66,7 @@ int cmd_key(int argc, char **argv) {
   if (as_json) {
     json_t *o = json_pack("{s:s}", "address", addr);
     if (out) json_object_set_new(o, "file", json_string(out));
-    char *s = json_dumps(o, JSON_COMPACT);
-    printf("%s\n", s ? s : "{}");
-    free(s);
-    json_decref(o);
+    if (cli_print_json(o, 0) != 0) printf("{}\n");
   } else {
     printf("%s\n", addr);
   }

@@ -213,14 +213,10 @@ int cmd_privacy(int argc, char **argv) {
       json_object_set_new(s, "level", json_string(level_s));
       json_object_set_new(o, "solved", s);
     }
-    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12));
-    json_decref(o);
-    if (!txt) {
+    if (cli_print_json(o, JSON_REAL_PRECISION(12)) != 0) {
       fprintf(stderr, "bbvfl: error: out of memory while writing JSON\n");
       return 1;
     }
-    printf("%s\n", txt);
-    free(txt);
     return 0;
   }
 
