@@ -48,6 +48,8 @@ typedef struct {
 /* block_time: mine a block every block_time seconds (0: on each transaction). */
 int bbvfl_bench_devnet_start(bbvfl_bench_devnet *o, double block_time, bbvfl_err *err);
 void bbvfl_bench_devnet_stop(bbvfl_bench_devnet *o);
+/* A fresh folder $TMPDIR/<name>.XXXXXX (/tmp without TMPDIR) into buf. */
+int bbvfl_bench_tmpdir(const char *name, char *buf, size_t n, bbvfl_err *err);
 /* rm -rf of a folder a benchmark created. */
 void bbvfl_bench_rmtree(const char *dir);
 

@@ -72,10 +72,16 @@ static void guard_devnet(pid_t pid) {
   sigaction(SIGHUP, &sa, NULL);
 }
 
-int bbvfl_bench_devnet_start(bbvfl_bench_devnet *o, double block_time, bbvfl_err *err) {
+int bbvfl_bench_tmpdir(const char *name, char *buf, size_t n, bbvfl_err *err) {
   const char *tmp = getenv("TMPDIR");
-  snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(o->dir)) return bbvfl_fail(err, BBVFL_E_IO, "cannot create a folder for the devnet in %s", o->dir);
+  if ((size_t)snprintf(buf, n, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", name) >= n)
+    return bbvfl_fail(err, BBVFL_E_ARG, "TMPDIR is too long");
+  if (!mkdtemp(buf)) return bbvfl_fail(err, BBVFL_E_IO, "cannot create a temporary folder %s: %s", buf, strerror(errno));
+  return 0;
+}
+
+int bbvfl_bench_devnet_start(bbvfl_bench_devnet *o, double block_time, bbvfl_err *err) {
+  if (bbvfl_bench_tmpdir("bbvfl-bench", o->dir, sizeof o->dir, err) != 0) return bbvfl_wrap(err, "the devnet's folder");
   /* the devnet defaults (Cancun rules) and the last 8 states only: with anvil's defaults its time
    * per block grows with the chain (docs/ONCHAIN.md) */
   bbvfl_devnet_opts opts = {.dir = o->dir, .lean_history = 1, .block_time = block_time};

@@ -32,6 +32,16 @@ static void progress_init(bbvfl_bench_progress *p, int quiet) {
   bbvfl_bench_progress_init(p, 0, quiet ? NULL : stderr, cli_isatty_err());
 }
 
+/* Progress on stderr and the benchmark's node (embedded unless rpc_url) with funded keys for the
+ * largest of Ms[0..nM) clients, at least `least`. */
+static int open_env(bbvfl_bench_env *env, bbvfl_bench_progress *pr, const char *rpc_url, const int *Ms, int nM,
+                    int least, bbvfl_err *err) {
+  for (int i = 0; i < nM; i++)
+    if (Ms[i] > least) least = Ms[i];
+  progress_init(pr, 0);
+  return bbvfl_bench_env_open(env, rpc_url, least, stderr, err);
+}
+
 static int parse_ints(const char *flag, const char *s, int *v, int max, int *n, int lo, int hi, bbvfl_err *err) {
   *n = 0;
   const char *p = s;
@@ -214,10 +224,8 @@ static int mode_table1(int argc, char **argv) {
   if (!no_files && bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
   if (o.demo) {
     if (no_files) {
-      const char *tmp = getenv("TMPDIR");
-      snprintf(tmp_demo, sizeof tmp_demo, "%s/bbvfl-bench-demo.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-      if (!mkdtemp(tmp_demo)) {
-        bbvfl_fail(&err, BBVFL_E_IO, "cannot create a temporary folder for the demo runs in %s", tmp_demo);
+      if (bbvfl_bench_tmpdir("bbvfl-bench-demo", tmp_demo, sizeof tmp_demo, &err) != 0) {
+        bbvfl_wrap(&err, "the demo runs");
         return cli_report(&err);
       }
       snprintf(demo_dir, sizeof demo_dir, "%s", tmp_demo);
@@ -226,13 +234,9 @@ static int mode_table1(int argc, char **argv) {
     }
     o.demo_dir = demo_dir;
   }
-  int maxM = 1;
-  for (int i = 0; i < o.nM; i++)
-    if (o.Ms[i] > maxM) maxM = o.Ms[i];
   bbvfl_bench_env env;
   bbvfl_bench_progress pr;
-  progress_init(&pr, 0);
-  if (bbvfl_bench_env_open(&env, rpc_url, maxM, stderr, &err) != 0) return cli_report(&err);
+  if (open_env(&env, &pr, rpc_url, o.Ms, o.nM, 1, &err) != 0) return cli_report(&err);
   json_t *t = NULL;
   int rc = bbvfl_bench_table1_run(&env, &o, &pr, &t, &err);
   bbvfl_bench_env_close(&env);
@@ -283,13 +287,9 @@ static int mode_scaling(int argc, char **argv) {
   if (bbvfl_bench_scaling_check(&o, &err) != 0) return cli_report(&err);
   char dir[2048] = "";
   if (!no_files && bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
-  int maxM = 5;
-  for (int i = 0; i < o.nM; i++)
-    if (o.Ms[i] > maxM) maxM = o.Ms[i];
   bbvfl_bench_env env;
   bbvfl_bench_progress pr;
-  progress_init(&pr, 0);
-  if (bbvfl_bench_env_open(&env, rpc_url, maxM, stderr, &err) != 0) return cli_report(&err);
+  if (open_env(&env, &pr, rpc_url, o.Ms, o.nM, 5, &err) != 0) return cli_report(&err);
   json_t *t = NULL;
   int rc = bbvfl_bench_scaling_run(&env, &o, &pr, &t, &err);
   bbvfl_bench_env_close(&env);
@@ -433,13 +433,9 @@ static int mode_all(int argc, char **argv) {
     so.naive_rounds = 1;
     so.floor_n = 50;
   }
-  int maxM = 10;
-  for (int i = 0; i < so.nM; i++)
-    if (so.Ms[i] > maxM) maxM = so.Ms[i];
   bbvfl_bench_env env;
   bbvfl_bench_progress pr;
-  progress_init(&pr, 0);
-  if (bbvfl_bench_env_open(&env, rpc_url, maxM, stderr, &err) != 0) {
+  if (open_env(&env, &pr, rpc_url, so.Ms, so.nM, 10, &err) != 0) {
     json_decref(jw);
     return cli_report(&err);
   }
@@ -535,12 +531,7 @@ static int mode_blocks(int argc, char **argv) {
   char dir[1024];
   char tmpdir[256] = "";
   if (no_files) {
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/bbvfl-blocks.XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-      bbvfl_fail(&err, BBVFL_E_IO, "cannot create a temporary folder");
-      return cli_report(&err);
-    }
+    if (bbvfl_bench_tmpdir("bbvfl-blocks", tmpdir, sizeof tmpdir, &err) != 0) return cli_report(&err);
     snprintf(dir, sizeof dir, "%s", tmpdir);
   } else if (bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) {
     return cli_report(&err);
