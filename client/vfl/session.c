@@ -171,6 +171,30 @@ static int get_str(json_t *o, const char *key, char *out, size_t cap, const char
   return 0;
 }
 
+int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  char *text = NULL;
+  size_t tlen = 0;
+  if (bbvfl_read_file(path, 1 << 20, &text, &tlen, err) < 0) return bbvfl_wrap(err, "--session");
+  json_error_t je;
+  json_t *o = json_loadb(text, tlen, 0, &je);
+  free(text);
+  if (!o) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not a JSON session file (%s, line %d)", path, je.text, je.line);
+  const char *u = json_string_value(json_object_get(o, "rpc_url"));
+  const char *c = json_string_value(json_object_get(o, "contract"));
+  json_t *d = json_object_get(o, "deploy_block");
+  if (!u || !c || !json_is_integer(d) || json_integer_value(d) < 0) {
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: needs rpc_url, contract and deploy_block (a session file of bbvfl deploy)",
+                      path);
+  }
+  snprintf(out->rpc_url, sizeof out->rpc_url, "%s", u);
+  snprintf(out->contract, sizeof out->contract, "%s", c);
+  out->deploy_block = (uint64_t)json_integer_value(d);
+  json_decref(o);
+  return 0;
+}
+
 int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   memset(s, 0, sizeof *s);
   char *text = NULL;

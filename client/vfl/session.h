@@ -87,6 +87,16 @@ int bbvfl_session_check_table(const bbvfl_session *s, const bbvfl_dataset *ds, b
 int bbvfl_session_devnet_key(bbvfl_rpc *rpc, const char *flag, bbvfl_key *k, bbvfl_err *err);
 
 int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err);
+
+/* Where a session's history is: its rpc_url, aggregator (the address as written) and deploy block,
+ * read from the session file without the rest (what an audit needs: the chain holds the
+ * parameters). BBVFL_E_PARSE when one of the three is missing. */
+typedef struct {
+  char rpc_url[512];
+  char contract[64];
+  uint64_t deploy_block;
+} bbvfl_session_loc;
+int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *err);
 int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err);
 
 #endif
