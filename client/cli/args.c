@@ -3,6 +3,7 @@
 #include "common/fsutil.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,6 +116,50 @@ void cli_print_help(const cli_spec *s) {
   }
   printf("  %-26s %s\n", "--help", "show this help");
   if (s->details) printf("\n%s\n", s->details);
+}
+
+int cli_start(const cli_spec *spec, int argc, char **argv, int *status) {
+  bbvfl_err err = {0};
+  size_t npos = 0;
+  int rc = cli_parse(spec, argc, argv, NULL, 0, &npos, &err);
+  if (rc == 0) return 0;
+  *status = rc == 1 ? 0 : cli_report(&err);
+  return 1;
+}
+
+int cli_start_verb(const cli_spec *spec, int argc, char **argv, const char **verb, const char *need, int *status) {
+  bbvfl_err err = {0};
+  size_t npos = 0;
+  int rc = cli_parse(spec, argc, argv, verb, 1, &npos, &err);
+  if (rc != 0) {
+    *status = rc == 1 ? 0 : cli_report(&err);
+    return 1;
+  }
+  if (npos != 1) {
+    fprintf(stderr, "%s: %s (see %s --help)\n", spec->command, need, spec->command);
+    *status = 2;
+    return 1;
+  }
+  return 0;
+}
+
+int cli_parse_u64(const char *text, const char *flag, uint64_t *out, bbvfl_err *err) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-')
+    return bbvfl_fail(err, BBVFL_E_ARG, "%s '%s': expected a non-negative number", flag, text);
+  *out = v;
+  return 0;
+}
+
+int cli_print_json(json_t *o, size_t extra) {
+  char *s = o ? json_dumps(o, JSON_COMPACT | extra) : NULL;
+  json_decref(o);
+  if (!s) return -1;
+  printf("%s\n", s);
+  free(s);
+  return 0;
 }
 
 int cli_report(const bbvfl_err *err) {

@@ -4,6 +4,7 @@
 #define BBVFL_CLI_ARGS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/err.h"
 
@@ -33,6 +34,23 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, const char **pos, siz
               size_t *npos, bbvfl_err *err);
 
 void cli_print_help(const cli_spec *spec);
+
+/* The start of a command: cli_parse without positional arguments. Returns 1 when the command is
+ * to stop at once with exit status *status (--help printed: 0; a refused flag reported on stderr:
+ * its code), 0 to carry on. */
+int cli_start(const cli_spec *spec, int argc, char **argv, int *status);
+/* The same for a command taking exactly one positional argument (a verb such as `up`): without
+ * one, "<command>: <need> (see <command> --help)" goes to stderr and *status is 2. */
+int cli_start_verb(const cli_spec *spec, int argc, char **argv, const char **verb, const char *need, int *status);
+
+/* Prints o as one compact JSON line on stdout (extra: more jansson flags, e.g.
+ * JSON_REAL_PRECISION(8)) and releases it (json_decref). Returns 0, or -1 when o is NULL or out
+ * of memory (nothing printed). */
+struct json_t;
+int cli_print_json(struct json_t *o, size_t extra);
+
+/* A non-negative decimal 64-bit number given to flag (e.g. "--seed"); a clear error otherwise. */
+int cli_parse_u64(const char *text, const char *flag, uint64_t *out, bbvfl_err *err);
 
 /* Prints "bbvfl: error: <msg>" to stderr and returns the exit code for err. */
 int cli_report(const bbvfl_err *err);

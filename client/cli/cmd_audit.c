@@ -10,6 +10,7 @@
 #include "audit/report.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "vfl/session.h"
 #include "common/fsutil.h"
 #include "devnet/devnet.h"
 #include "eth/buf.h"
@@ -32,32 +33,6 @@ static void progress(void *ctx, uint64_t block, uint64_t from, uint64_t to, uint
             (unsigned long long)to, (unsigned long long)logs, (unsigned long long)rounds);
     p->last = frac;
   }
-}
-
-/* Reads rpc_url, contract and deploy_block from a session file written by `bbvfl deploy` (the
- * training row count is the chain's: params() records it). */
-static int load_session(const char *path, char *url, size_t urln, char *contract, size_t cn, unsigned long long *deploy,
-                        bbvfl_err *err) {
-  char *text = NULL;
-  size_t tlen = 0;
-  if (bbvfl_read_file(path, 1 << 20, &text, &tlen, err) < 0) return bbvfl_wrap(err, "--session");
-  json_error_t je;
-  json_t *o = json_loadb(text, tlen, 0, &je);
-  free(text);
-  if (!o) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not a JSON session file (%s, line %d)", path, je.text, je.line);
-  const char *u = json_string_value(json_object_get(o, "rpc_url"));
-  const char *c = json_string_value(json_object_get(o, "contract"));
-  json_t *d = json_object_get(o, "deploy_block");
-  if (!u || !c || !json_is_integer(d) || json_integer_value(d) < 0) {
-    json_decref(o);
-    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: needs rpc_url, contract and deploy_block (a session file of bbvfl deploy)",
-                      path);
-  }
-  snprintf(url, urln, "%s", u);
-  snprintf(contract, cn, "%s", c);
-  *deploy = (unsigned long long)json_integer_value(d);
-  json_decref(o);
-  return 0;
 }
 
 /* --recover-labels: the CSV, collected in memory (a bbvfl_buf: allocation failure is sticky and
@@ -107,21 +82,19 @@ int cmd_audit(int argc, char **argv) {
                    "transfers against the contract's rules. Exit status: 0 everything holds, 3 a discrepancy was found, other codes:\n"
                    "the audit could not run (see bbvfl --help).",
                    opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
 
-  char surl[512], scon[64], devdir[1100] = "";
-  unsigned long long sdeploy = 0;
+  bbvfl_session_loc loc;
+  char *surl = loc.rpc_url, devdir[1100] = "";
   bbvfl_devnet dn;
   if (session) {
-    if (load_session(session, surl, sizeof surl, scon, sizeof scon, &sdeploy, &err) < 0)
+    if (bbvfl_session_locate(session, &loc, &err) < 0)
       return cli_report(&err);
     if (!rpc) rpc = surl;
-    if (!contract) contract = scon;
-    if (!from_block) from_block = sdeploy;
+    if (!contract) contract = loc.contract;
+    if (!from_block) from_block = loc.deploy_block;
   }
   if (!rpc || !contract) {
     bbvfl_fail(&err, BBVFL_E_ARG, "say --rpc URL and --contract ADDR (or --session FILE)");

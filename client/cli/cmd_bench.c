@@ -1,35 +1,25 @@
 /* bbvfl bench MODE: benchmarks. Each mode is one function in the table below; `bbvfl bench`
- * alone lists them. This file holds the dispatcher, the shared helpers (statistics, an embedded
- * devnet, progress, the floor measurement) and the floor mode; table1, scaling, plots and all
- * live in bench_table.c, bench_scaling.c and bench_plot.c.
+ * alone lists them. The benchmarks themselves are library code (bench/bench.h: what is measured,
+ * computed and written); this file only parses each mode's flags and prints.
  *
- *   floor  the cost of one bare transaction on the chain: a signed 1-wei transfer, from signing
- *          through eth_sendRawTransaction to the receipt, N times on one kept-alive connection.
- *          It is the yardstick the on-chain aggregation budget is expressed in (DESIGN.md,
- *          "Budgets"); devnet/bench-cast-send.sh measures the same with `cast send`.
+ *   floor    the cost of one bare transaction on the chain: a signed 1-wei transfer, from signing
+ *            through eth_sendRawTransaction to the receipt, N times on one kept-alive connection.
+ *            It is the yardstick the on-chain aggregation budget is expressed in (DESIGN.md,
+ *            "Budgets"); devnet/bench-cast-send.sh measures the same with `cast send`.
+ *   table1, scaling, blocks, plots, all: see their --help.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <signal.h>
-#include <time.h>
-#include <stdint.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/bench.h"
 #include "cli/args.h"
-#include "cli/bench.h"
 #include "cli/commands.h"
 #include "common/fsutil.h"
-#include "devnet/devnet.h"
-#include "eth/rpc.h"
-#include "eth/sender.h"
-#include "eth/wallet.h"
 
 typedef struct {
   const char *name;
@@ -37,178 +27,63 @@ typedef struct {
   const char *summary;
 } bench_mode;
 
-/* ------------------------------------------------------------------ statistics */
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
+/* Progress of a mode on stderr (a bar on a terminal); none when quiet. */
+static void progress_init(bbvfl_bench_progress *p, int quiet) {
+  bbvfl_bench_progress_init(p, 0, quiet ? NULL : stderr, cli_isatty_err());
 }
 
-/* v is sorted in place; nearest-rank quantiles. */
-bench_stats bench_stats_of(double *v, size_t n) {
-  bench_stats s = {0};
-  if (!n) return s;
-  qsort(v, n, sizeof *v, cmp_double);
-  s.min = v[0];
-  s.max = v[n - 1];
-  s.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-  size_t k = (size_t)(0.9 * (double)n + 0.999999);
-  s.p90 = v[(k ? k : 1) - 1];
-  double sum = 0;
-  for (size_t i = 0; i < n; i++) sum += v[i];
-  s.mean = sum / (double)n;
-  return s;
+/* Progress on stderr and the benchmark's node (embedded unless rpc_url) with funded keys for the
+ * largest of Ms[0..nM) clients, at least `least`. */
+static int open_env(bbvfl_bench_env *env, bbvfl_bench_progress *pr, const char *rpc_url, const int *Ms, int nM,
+                    int least, bbvfl_err *err) {
+  for (int i = 0; i < nM; i++)
+    if (Ms[i] > least) least = Ms[i];
+  progress_init(pr, 0);
+  return bbvfl_bench_env_open(env, rpc_url, least, stderr, err);
 }
 
-json_t *bench_stats_json(const bench_stats *s) {
-  return json_pack("{s:f, s:f, s:f, s:f, s:f}", "min_ms", s->min, "median_ms", s->median, "p90_ms",
-                   s->p90, "mean_ms", s->mean, "max_ms", s->max);
-}
-
-/* ------------------------------------------------------------------ embedded devnet */
-
-static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb;
-  (void)flag;
-  (void)ftw;
-  return remove(path);
-}
-
-void bench_rmtree(const char *dir) { nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
-
-/* The embedded anvil runs in its own session (a Ctrl-C aimed at bbvfl does not reach it): on
- * SIGINT/SIGTERM/SIGHUP the benchmark stops it before exiting, so no node is left behind. */
-static volatile sig_atomic_t g_anvil_pid;
-
-static void on_signal(int sig) {
-  if (g_anvil_pid > 0) kill((pid_t)g_anvil_pid, SIGTERM);
-  _exit(128 + sig);
-}
-
-static void guard_devnet(pid_t pid) {
-  g_anvil_pid = pid;
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = pid > 0 ? on_signal : SIG_DFL;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-}
-
-int bench_devnet_start(bench_devnet *o, bbvfl_err *err) { return bench_devnet_start_bt(o, 0, err); }
-
-int bench_devnet_start_bt(bench_devnet *o, double block_time, bbvfl_err *err) {
-  const char *tmp = getenv("TMPDIR");
-  snprintf(o->dir, sizeof o->dir, "%s/bbvfl-bench.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(o->dir)) return bbvfl_fail(err, BBVFL_E_IO, "cannot create a folder for the devnet in %s", o->dir);
-  /* the devnet defaults (Cancun rules) and the last 8 states only: with anvil's defaults its time
-   * per block grows with the chain (docs/ONCHAIN.md) */
-  bbvfl_devnet_opts opts = {.dir = o->dir, .lean_history = 1, .block_time = block_time};
-  if (bbvfl_devnet_up(&opts, &o->d, err) != 0) {
-    nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-    return bbvfl_wrap(err, "starting the benchmark's devnet");
+static int parse_ints(const char *flag, const char *s, int *v, int max, int *n, int lo, int hi, bbvfl_err *err) {
+  *n = 0;
+  const char *p = s;
+  for (;;) {
+    char *end;
+    errno = 0;
+    long x = strtol(p, &end, 10);
+    if (end == p || errno || x < lo || x > hi)
+      return bbvfl_fail(err, BBVFL_E_ARG, "--%s '%s': expected a comma-separated list of integers in %d..%d",
+                        flag, s, lo, hi);
+    if (*n == max) return bbvfl_fail(err, BBVFL_E_ARG, "--%s: at most %d values", flag, max);
+    v[(*n)++] = (int)x;
+    p = end;
+    if (!*p) return 0;
+    if (*p != ',')
+      return bbvfl_fail(err, BBVFL_E_ARG, "--%s '%s': expected a comma-separated list of integers", flag, s);
+    p++;
   }
-  o->up = 1;
-  guard_devnet(o->d.pid);
-  return 0;
 }
 
-void bench_devnet_stop(bench_devnet *o) {
-  if (!o->up) return;
-  guard_devnet(0);
-  bbvfl_devnet_down(o->dir, 10, NULL);
-  nftw(o->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-  o->up = 0;
-}
-
-/* ------------------------------------------------------------------ floor */
-
-int bench_floor_measure(const char *rpc_url, int n, int warmup, int sync, bench_floor_result *out,
-                        bbvfl_err *err) {
-  memset(out, 0, sizeof *out);
-  bbvfl_rpc *rpc = NULL;
-  bbvfl_sender *dev_s = NULL, *me_s = NULL;
-  bbvfl_key dev, me;
-  memset(&dev, 0, sizeof dev);
-  memset(&me, 0, sizeof me);
-  double *tot = calloc((size_t)n, sizeof *tot), *snd = calloc((size_t)n, sizeof *snd),
-         *wt = calloc((size_t)n, sizeof *wt);
-  int rc = -1;
-  if (!tot || !snd || !wt) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  rpc = bbvfl_rpc_new(rpc_url, NULL, err);
-  if (!rpc) goto out;
-  if (bbvfl_rpc_chain_id(rpc, &out->chain_id, err) != 0) goto out;
-  if (bbvfl_key_from_hex(BENCH_DEV0_KEY, &dev, err) != 0 || bbvfl_key_generate(&me, err) != 0)
-    goto out;
-  dev_s = bbvfl_sender_new(rpc, &dev, out->chain_id, err);
-  me_s = dev_s ? bbvfl_sender_new(rpc, &me, out->chain_id, err) : NULL;
-  if (!me_s) goto out;
-  bbvfl_sender_set_fee_ttl(me_s, 3600); /* fees once; the sender refetches if the node objects */
-  bbvfl_sender_set_sync(me_s, sync);
-  {
-    bbvfl_u256 fund;
-    bbvfl_receipt r;
-    if (bbvfl_u256_from_string("1000000000000000000", &fund, err) != 0) goto out;
-    if (bbvfl_sender_transact(dev_s, me.addr, &fund, NULL, 0, 21000, 30, &r, err) != 0) {
-      bbvfl_receipt_clear(&r);
-      bbvfl_wrap(err, "funding the benchmark key from anvil's dev account 0 (is %s an anvil "
-                      "with its default accounts?)", rpc_url);
-      goto out;
-    }
-    bbvfl_receipt_clear(&r);
-  }
-  const bbvfl_u256 one = bbvfl_u256_from_u64(1);
-  for (int i = -warmup; i < n; i++) {
-    uint8_t h[32];
-    bbvfl_receipt r;
-    double t0 = bbvfl_now(), t1, t2;
-    if (sync) {
-      if (bbvfl_sender_transact(me_s, dev.addr, &one, NULL, 0, 21000, 30, &r, err) != 0) {
-        bbvfl_receipt_clear(&r);
-        goto out;
-      }
-      t1 = t2 = bbvfl_now();
-    } else {
-      if (bbvfl_sender_send(me_s, dev.addr, &one, NULL, 0, 21000, h, err) != 0) goto out;
-      t1 = bbvfl_now();
-      if (bbvfl_rpc_wait_receipt(rpc, h, 30, &r, err) != 0) goto out;
-      t2 = bbvfl_now();
-    }
-    int ok = r.status == 1;
-    bbvfl_receipt_clear(&r);
-    if (!ok) {
-      bbvfl_fail(err, BBVFL_E_STATE, "a 1-wei transfer failed on chain (status 0)");
-      goto out;
-    }
-    if (i >= 0) {
-      tot[i] = (t2 - t0) * 1e3;
-      snd[i] = (t1 - t0) * 1e3;
-      wt[i] = (t2 - t1) * 1e3;
+/* The end of table1, scaling and blocks: unless no_files, dir/<stem>.csv and .json; then t on stdout
+ * as JSON (as_json) or as the text table followed by the names written. Takes the reference t;
+ * returns the exit status. */
+static int finish_table(const char *dir, const char *stem, json_t *t, char *(*to_csv)(const json_t *),
+                       void (*print)(const json_t *, FILE *), int no_files, int as_json, bbvfl_err *err) {
+  if (!no_files) {
+    bbvfl_bench_write_table(dir, stem, t, to_csv, err);
+    if (err->code) {
+      json_decref(t);
+      return cli_report(err);
     }
   }
-  out->total = bench_stats_of(tot, (size_t)n);
-  out->send = bench_stats_of(snd, (size_t)n);
-  out->wait = bench_stats_of(wt, (size_t)n);
-  out->n = n;
-  out->sync = sync;
-  rc = 0;
-out:
-  bbvfl_sender_free(me_s);
-  bbvfl_sender_free(dev_s);
-  bbvfl_rpc_free(rpc);
-  bbvfl_key_wipe(&me);
-  bbvfl_key_wipe(&dev);
-  free(tot);
-  free(snd);
-  free(wt);
-  return rc;
+  if (as_json) bbvfl_bench_print_json(t, stdout, err);
+  else {
+    print(t, stdout);
+    if (!no_files) printf("wrote %s/%s.csv and %s/%s.json\n", dir, stem, dir, stem);
+  }
+  json_decref(t);
+  return err->code ? cli_report(err) : 0;
 }
 
-static int bench_floor(int argc, char **argv) {
+static int mode_floor(int argc, char **argv) {
   const char *rpc_url = NULL;
   int n = 200, warmup = 10, as_json = 0, sync = 0;
   const cli_opt opts[] = {
@@ -231,11 +106,9 @@ static int bench_floor(int argc, char **argv) {
       "eth_sendRawTransactionSync call, so there is no separate receipt wait. Compare with\n"
       "devnet/bench-cast-send.sh, which times `cast send` the same way.",
       opts, sizeof opts / sizeof opts[0]};
-  size_t npos = 0;
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (prc == 1) return 0;
-  if (prc < 0) return cli_report(&err);
   if (n < 1 || n > 1000000) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--n must be between 1 and 1000000 (got %d)", n);
     return cli_report(&err);
@@ -245,33 +118,28 @@ static int bench_floor(int argc, char **argv) {
     return cli_report(&err);
   }
 
-  bench_devnet own = {0};
-  bench_floor_result fr;
+  bbvfl_bench_devnet own = {0};
+  bbvfl_bench_floor_result fr;
   int rc = -1;
   if (!rpc_url) {
     if (!as_json && cli_isatty_err()) fprintf(stderr, "starting anvil ...\n");
-    if (bench_devnet_start(&own, &err) != 0) goto out;
+    if (bbvfl_bench_devnet_start(&own, 0, &err) != 0) goto out;
     rpc_url = own.d.rpc_url;
   }
-  if (bench_floor_measure(rpc_url, n, warmup, sync, &fr, &err) != 0) goto out;
+  if (bbvfl_bench_floor_measure(rpc_url, n, warmup, sync, &fr, &err) != 0) goto out;
   if (as_json) {
     json_t *o = json_pack("{s:s, s:f, s:i, s:s, s:I, s:s, s:o}", "mode", "floor", "floor_ms",
                           fr.total.median, "n", n, "rpc", rpc_url, "chain_id", (json_int_t)fr.chain_id,
                           "method", sync ? "eth_sendRawTransactionSync" : "eth_sendRawTransaction",
-                          "total", bench_stats_json(&fr.total));
+                          "total", bbvfl_bench_stats_json(&fr.total));
     if (o && !sync) {
-      json_object_set_new(o, "send", bench_stats_json(&fr.send));
-      json_object_set_new(o, "receipt", bench_stats_json(&fr.wait));
+      json_object_set_new(o, "send", bbvfl_bench_stats_json(&fr.send));
+      json_object_set_new(o, "receipt", bbvfl_bench_stats_json(&fr.wait));
     }
-    char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    if (!s) {
-      json_decref(o);
+    if (cli_print_json(o, 0) != 0) {
       bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
       goto out;
     }
-    printf("%s\n", s);
-    free(s);
-    json_decref(o);
   } else {
     printf("floor: signed 1-wei EIP-1559 transfer to receipt, %d transactions (+%d warm-up) on %s%s%s\n",
            n, warmup, rpc_url, own.up ? " (embedded anvil)" : "",
@@ -285,194 +153,412 @@ static int bench_floor(int argc, char **argv) {
   }
   rc = 0;
 out:
-  bench_devnet_stop(&own);
+  bbvfl_bench_devnet_stop(&own);
   return rc == 0 ? 0 : cli_report(&err);
 }
 
-/* ------------------------------------------------------------------ progress */
+/* ------------------------------------------------------------------ the mode */
 
-void bench_progress_init(bench_progress *p, uint64_t total, int quiet) {
-  memset(p, 0, sizeof *p);
-  p->total = total ? total : 1;
-  p->tty = cli_isatty_err();
-  p->quiet = quiet;
-  p->t0 = p->last = bbvfl_now();
+static int mode_table1(int argc, char **argv) {
+  bbvfl_bench_table1_opts o;
+  bbvfl_bench_table1_defaults(&o);
+  const char *rpc_url = NULL, *clients_s = "5,10", *b_s = "2,4,8,16", *out_s = NULL;
+  int as_json = 0, no_files = 0, reset_epochs = 0, no_reset = 0, no_demo = 0;
+  const cli_opt opts[] = {
+      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
+      {"clients", OPT_STR, &clients_s, "LIST", "numbers of clients M (default 5,10; 1..64)"},
+      {"b", OPT_STR, &b_s, "LIST", "PBM trials b (default 2,4,8,16)"},
+      {"beta", OPT_DBL, &o.beta, "X", "PBM beta (default 0.05, as in the paper's Table I)"},
+      {"epochs", OPT_INT, &o.epochs, "N", "epochs per configuration, on- and off-chain (default 10)"},
+      {"masked-epochs", OPT_INT, &o.masked_epochs, "N", "epochs of masked mode per configuration (default 2; 0: skip)"},
+      {"naive-rounds", OPT_INT, &o.naive_rounds, "N", "rounds of the naive baseline contract (default 3; 0: skip)"},
+      {"batch", OPT_INT, &o.batch, "B", "batch size (default 10)"},
+      {"P", OPT_INT, &o.P, "N", "embedding size (default 16)"},
+      {"floor-n", OPT_INT, &o.floor_n, "N", "transfers timed for the floor (default 200)"},
+      {"seed", OPT_U64, &o.seed, "N", "seed of the off-chain runs and the random embeddings (default 1)"},
+      {"data", OPT_STR, &o.data, "FILE", "CSV table (default: the bundled Breast Cancer data)"},
+      {"out", OPT_STR, &out_s, "DIR", "folder for table1.csv and table1.json (default runs/bench-<UTC time>)"},
+      {"reset-epochs", OPT_FLAG, &reset_epochs, NULL,
+       "evm_revert to the post-setup state after every epoch (for an anvil with full history, whose blocks get "
+       "slower the longer its chain)"},
+      {"no-reset", OPT_FLAG, &no_reset, NULL,
+       "no evm_snapshot/evm_revert at all (nodes other than anvil); configurations follow each other on one chain"},
+      {"no-demo", OPT_FLAG, &no_demo, NULL,
+       "skip the cross-check with `bbvfl demo` (M client processes, the real protocol) per plain (M, b)"},
+      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object (floor_ms, naive_gas_per_coordinate, table1) on stdout"},
+  };
+  cli_spec spec = {
+      "bbvfl bench table1",
+      "the paper's Table I: off-chain vs on-chain aggregation time per epoch, gas per round and per coordinate",
+      "[OPTIONS]",
+      "For each M x b: the off-chain trainer's aggregation time per epoch (in-process sums), and the\n"
+      "same rounds on chain: a fresh BbvflAggregator, M client threads (own key, connection, nonce)\n"
+      "submitting PBM-quantized random embeddings in parallel with eth_sendRawTransactionSync, the\n"
+      "active client posting a gradient after each training round. On-chain time of a round: from\n"
+      "the first client starting to sign to the receipt of the submission that completed the round\n"
+      "(RoundCompleted: the sum is readable). Per epoch: the sum over its training rounds (evaluation\n"
+      "rounds apart). Also measured in the same run: the floor (a bare signed transfer to receipt),\n"
+      "masked mode (16-bit lanes), and the naive one-word-per-value contract. Gas per coordinate =\n"
+      "gas of a round's M submissions / (M*B*P), steady state (rounds >= 4).\n"
+      "Each configuration is one continuous session; afterwards the chain is put back (evm_revert),\n"
+      "so every configuration starts on the same chain. The embedded anvil runs with pruned history\n"
+      "(--prune-history 8): with full history anvil's time per block grows with the chain's length\n"
+      "(docs/ONCHAIN.md); against such a node (--rpc) use --reset-epochs.",
+      opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  bbvfl_err err = {0};
+  if (parse_ints("clients", clients_s, o.Ms, 8, &o.nM, 1, 64, &err) != 0 ||
+      parse_ints("b", b_s, o.bs, 8, &o.nb, 1, 255, &err) != 0)
+    return cli_report(&err);
+  if (reset_epochs && no_reset) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--reset-epochs and --no-reset exclude each other");
+    return cli_report(&err);
+  }
+  o.reset = no_reset ? 0 : reset_epochs ? 2 : 1;
+  o.demo = !no_demo;
+  o.rpc_given = rpc_url;
+  if (bbvfl_bench_table1_check(&o, &err) != 0) return cli_report(&err);
+  char dir[2048] = "", demo_dir[2100] = "", tmp_demo[256] = "";
+  if (!no_files && bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
+  if (o.demo) {
+    if (no_files) {
+      if (bbvfl_bench_tmpdir("bbvfl-bench-demo", tmp_demo, sizeof tmp_demo, &err) != 0) {
+        bbvfl_wrap(&err, "the demo runs");
+        return cli_report(&err);
+      }
+      snprintf(demo_dir, sizeof demo_dir, "%s", tmp_demo);
+    } else {
+      snprintf(demo_dir, sizeof demo_dir, "%s/demos", dir);
+    }
+    o.demo_dir = demo_dir;
+  }
+  bbvfl_bench_env env;
+  bbvfl_bench_progress pr;
+  if (open_env(&env, &pr, rpc_url, o.Ms, o.nM, 1, &err) != 0) return cli_report(&err);
+  json_t *t = NULL;
+  int rc = bbvfl_bench_table1_run(&env, &o, &pr, &t, &err);
+  bbvfl_bench_env_close(&env);
+  if (tmp_demo[0]) bbvfl_bench_rmtree(tmp_demo);
+  if (rc != 0) return cli_report(&err);
+  return finish_table(dir, "table1", t, bbvfl_bench_table1_csv, bbvfl_bench_table1_print, no_files, as_json, &err);
+}
+static int mode_scaling(int argc, char **argv) {
+  bbvfl_bench_scaling_opts o;
+  bbvfl_bench_scaling_defaults(&o);
+  const char *rpc_url = NULL, *m_s = "2,4,8,16,32,64", *p_s = "16,32,64", *b_s = "10,50,100", *out_s = NULL;
+  int as_json = 0, no_files = 0, no_naive = 0, no_reset = 0;
+  const cli_opt opts[] = {
+      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
+      {"clients", OPT_STR, &m_s, "LIST", "M values at B=10 P=16 (default 2,4,8,16,32,64; 1..64)"},
+      {"dims", OPT_STR, &p_s, "LIST", "P values at M=5 B=10 (default 16,32,64)"},
+      {"batches", OPT_STR, &b_s, "LIST", "B values at M=5 P=16 (default 10,50,100)"},
+      {"b", OPT_INT, &o.b, "N", "PBM trials (default 16; lanes are 16 bits once M*b >= 256)"},
+      {"rounds", OPT_INT, &o.rounds, "N", "rounds per configuration (default 6; rounds >= 4 are steady state)"},
+      {"naive-rounds", OPT_INT, &o.naive_rounds, "N", "rounds of the naive contract per configuration (default 2)"},
+      {"no-naive", OPT_FLAG, &no_naive, NULL, "skip the naive baseline contract"},
+      {"floor-n", OPT_INT, &o.floor_n, "N", "transfers timed for the floor (default 100)"},
+      {"out", OPT_STR, &out_s, "DIR", "folder for scaling.csv and scaling.json (default runs/bench-<UTC time>)"},
+      {"no-reset", OPT_FLAG, &no_reset, NULL,
+       "no evm_snapshot/evm_revert (nodes other than anvil): configurations follow each other on one chain"},
+      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object on stdout"},
+  };
+  cli_spec spec = {"bbvfl bench scaling",
+                   "time and gas of one aggregation round as M, P and B grow; BbvflAggregator against the naive contract",
+                   "[OPTIONS]",
+                   "Three sweeps: M at B=10 P=16, P at M=5 B=10, B at M=5 P=16. For each configuration a fresh\n"
+                   "BbvflAggregator runs --rounds rounds with M parallel client threads (time per round from the first\n"
+                   "client signing to the receipt with RoundCompleted, median of the steady rounds), and the naive\n"
+                   "one-word-per-value contract runs --naive-rounds rounds (submissions + aggregate()). A configuration\n"
+                   "whose transactions would need more gas than one transaction may carry (EIP-7825: 2^24; or the\n"
+                   "node's block gas limit) is reported as not runnable, with the gas it asked for.",
+                   opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  bbvfl_err err = {0};
+  o.naive = !no_naive;
+  o.reset = !no_reset;
+  if (parse_ints("clients", m_s, o.Ms, 8, &o.nM, 1, 64, &err) != 0 ||
+      parse_ints("dims", p_s, o.Ps, 8, &o.nP, 1, 4096, &err) != 0 ||
+      parse_ints("batches", b_s, o.Bs, 8, &o.nB, 1, 4096, &err) != 0)
+    return cli_report(&err);
+  if (bbvfl_bench_scaling_check(&o, &err) != 0) return cli_report(&err);
+  char dir[2048] = "";
+  if (!no_files && bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
+  bbvfl_bench_env env;
+  bbvfl_bench_progress pr;
+  if (open_env(&env, &pr, rpc_url, o.Ms, o.nM, 5, &err) != 0) return cli_report(&err);
+  json_t *t = NULL;
+  int rc = bbvfl_bench_scaling_run(&env, &o, &pr, &t, &err);
+  bbvfl_bench_env_close(&env);
+  if (rc != 0) return cli_report(&err);
+  return finish_table(dir, "scaling", t, bbvfl_bench_scaling_csv, bbvfl_bench_scaling_print, no_files, as_json, &err);
 }
 
-void bench_progress_add_total(bench_progress *p, uint64_t more) { p->total += more; }
 
-void bench_progress_step(bench_progress *p, uint64_t add, const char *what) {
-  p->done += add;
-  if (p->done > p->total) p->total = p->done;
-  if (p->quiet) return;
-  double now = bbvfl_now(), el = now - p->t0;
-  double eta = p->done ? el / (double)p->done * (double)(p->total - p->done) : 0;
-  int pct = (int)(100.0 * (double)p->done / (double)p->total);
-  if (p->tty) {
-    if (now - p->last < 0.1 && p->done < p->total) return;
-    char bar[31];
-    int fill = pct * 30 / 100;
-    for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
-    bar[30] = 0;
-    fprintf(stderr, "\r\033[K[%s] %3d%%  %5.0fs elapsed  ETA %4.0fs  %s", bar, pct, el, eta, what ? what : "");
-    fflush(stderr);
+static json_t *load_json(const char *path, bbvfl_err *err) {
+  json_error_t je;
+  json_t *o = json_load_file(path, 0, &je);
+  if (!o) bbvfl_fail(err, BBVFL_E_PARSE, "%s: %s (line %d)", path, je.text, je.line);
+  return o;
+}
+
+static void dirname_of(const char *path, char *out, size_t n) {
+  snprintf(out, n, "%s", path);
+  char *s = strrchr(out, '/');
+  if (s) *s = 0;
+  else snprintf(out, n, ".");
+}
+
+static int mode_plots(int argc, char **argv) {
+  const char *t1 = NULL, *sc = NULL, *sw = NULL, *out_s = NULL;
+  int M = 0, as_json = 0;
+  const cli_opt opts[] = {
+      {"table1", OPT_STR, &t1, "FILE", "table1.json of `bbvfl bench table1`: Table I as bars"},
+      {"scaling", OPT_STR, &sc, "FILE", "scaling.json of `bbvfl bench scaling`: scaling curves and limits"},
+      {"sweep", OPT_STR, &sw, "FILE", "sweep.json of `bbvfl sweep`: AUROC by epoch per (b, beta), AUROC vs epsilon"},
+      {"clients", OPT_INT, &M, "M", "which clients' cells of the sweep to draw (default: the first in the file)"},
+      {"out", OPT_STR, &out_s, "DIR", "folder for the PNGs (default: the folder of --table1/--scaling, else runs/bench-<UTC time>)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print {\"figures\": [...]} on stdout"},
+  };
+  cli_spec spec = {"bbvfl bench plots", "figures (PNG, gnuplot) from benchmark and sweep JSON files", "[OPTIONS]",
+                   "Draws what it is given: --table1, --scaling and/or --sweep. Needs gnuplot (Debian: gnuplot-nox).\n"
+                   "The data and gnuplot scripts of every figure stay in DIR/plotdata/.",
+                   opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  bbvfl_err err = {0};
+  if (!t1 && !sc && !sw) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "nothing to draw: give --table1, --scaling and/or --sweep");
+    return cli_report(&err);
+  }
+  if (M < 0 || M > 64) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--clients must be in 1..64 (got %d)", M);
+    return cli_report(&err);
+  }
+  json_t *jt = NULL, *js = NULL, *jw = NULL;
+  if ((t1 && !(jt = load_json(t1, &err))) || (sc && !(js = load_json(sc, &err))) || (sw && !(jw = load_json(sw, &err)))) {
+    json_decref(jt);
+    json_decref(js);
+    return cli_report(&err);
+  }
+  char dir[2048];
+  if (!out_s && (t1 || sc)) {
+    dirname_of(t1 ? t1 : sc, dir, sizeof dir);
+    out_s = dir;
+  }
+  char odir[2048];
+  json_t *made = json_array();
+  int rc = bbvfl_bench_out_dir(out_s, odir, sizeof odir, &err);
+  if (rc == 0 && jt) rc = bbvfl_bench_plot_table1(odir, jt, made, &err) < 0 ? -1 : 0;
+  if (rc == 0 && js) rc = bbvfl_bench_plot_scaling(odir, js, made, &err) < 0 ? -1 : 0;
+  if (rc == 0 && jw) rc = bbvfl_bench_plot_sweep(odir, jw, M, made, &err) < 0 ? -1 : 0;
+  json_decref(jt);
+  json_decref(js);
+  json_decref(jw);
+  if (rc != 0) {
+    json_decref(made);
+    return cli_report(&err);
+  }
+  if (as_json) {
+    json_t *o = json_pack("{s:s, s:o}", "dir", odir, "figures", made);
+    bbvfl_bench_print_json(o, stdout, &err);
+    json_decref(o);
   } else {
-    if (now - p->last < 5.0 && p->done < p->total) return;
-    fprintf(stderr, "bench: %3d%% after %.0fs (ETA %.0fs) %s\n", pct, el, eta, what ? what : "");
-  }
-  p->last = now;
-}
-
-void bench_progress_note(bench_progress *p, const char *line) {
-  if (p->quiet) return;
-  if (p->tty) fprintf(stderr, "\r\033[K");
-  fprintf(stderr, "%s\n", line);
-}
-
-void bench_progress_end(bench_progress *p) {
-  if (!p->quiet && p->tty) fprintf(stderr, "\r\033[K");
-}
-
-/* ------------------------------------------------------------------ environment and files */
-
-int bench_env_open(bench_env *e, const char *rpc_url, int clients, int quiet, bbvfl_err *err) {
-  memset(e, 0, sizeof *e);
-  if (!rpc_url) {
-    if (!quiet) fprintf(stderr, "bench: starting anvil ...\n");
-    if (bench_devnet_start(&e->own, err) != 0) return -1;
-    rpc_url = e->own.d.rpc_url;
-  }
-  e->rpc_url = rpc_url;
-  e->clients = clients;
-  bbvfl_key dev;
-  if (bbvfl_key_from_hex(BENCH_DEV0_KEY, &dev, err) != 0) goto fail;
-  e->pool = bbvfl_cbench_pool_new(rpc_url, &dev, clients, 100, err);
-  bbvfl_key_wipe(&dev);
-  if (!e->pool) {
-    bbvfl_wrap(err, "preparing %d funded benchmark clients on %s (is it an anvil with its default "
-                    "accounts?)", clients, rpc_url);
-    goto fail;
+    size_t i;
+    json_t *f;
+    json_array_foreach(made, i, f) printf("wrote %s/%s\n", odir, json_string_value(f));
+    json_decref(made);
   }
   return 0;
-fail:
-  bench_devnet_stop(&e->own);
-  return -1;
 }
 
-void bench_env_close(bench_env *e) {
-  bbvfl_cbench_pool_free(e->pool);
-  e->pool = NULL;
-  bench_devnet_stop(&e->own);
-}
-
-int bench_out_dir(const char *out, char *buf, size_t n, bbvfl_err *err) {
-  if (out && *out) {
-    if (strlen(out) >= n) return bbvfl_fail(err, BBVFL_E_ARG, "--out: path too long");
-    snprintf(buf, n, "%s", out);
-  } else {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    char ts[32];
-    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
-    snprintf(buf, n, "runs/bench-%s", ts);
+static int mode_all(int argc, char **argv) {
+  const char *rpc_url = NULL, *out_s = NULL, *sw = NULL;
+  int as_json = 0, quick = 0, no_plots = 0, no_demo = 0;
+  const cli_opt opts[] = {
+      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
+      {"out", OPT_STR, &out_s, "DIR", "output folder (default runs/bench-<UTC time>)"},
+      {"sweep", OPT_STR, &sw, "FILE", "sweep.json for the AUROC figures (default runs/sweep/sweep.json when present)"},
+      {"quick", OPT_FLAG, &quick, NULL, "a small version: M=5, b=16, 1 epoch; scaling M 2,8 P 16 B 10"},
+      {"no-plots", OPT_FLAG, &no_plots, NULL, "write the tables only"},
+      {"no-demo", OPT_FLAG, &no_demo, NULL, "skip the `bbvfl demo` cross-check of Table I"},
+      {"json", OPT_FLAG, &as_json, NULL, "print {floor_ms, naive_gas_per_coordinate, table1, scaling, figures} on stdout"},
+  };
+  cli_spec spec = {"bbvfl bench all", "floor + Table I + scaling + figures, one devnet, one folder", "[OPTIONS]",
+                   "Runs `bench table1` and `bench scaling` with their defaults on one node (the floor is measured\n"
+                   "by both, in the same run), writes table1.{csv,json}, scaling.{csv,json} and the figures\n"
+                   "table1.png, scaling.png and, from a sweep.json, fig2_auroc_by_epoch.png and auroc_vs_epsilon.png.",
+                   opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  bbvfl_err err = {0};
+  json_t *jw = NULL;
+  if (sw) {
+    if (!(jw = load_json(sw, &err))) return cli_report(&err);
+  } else if (access("runs/sweep/sweep.json", R_OK) == 0) {
+    sw = "runs/sweep/sweep.json";
+    if (!(jw = load_json(sw, &err))) return cli_report(&err);
   }
-  if (bbvfl_mkdirs(buf, 0755, err) != 0) return bbvfl_wrap(err, "creating the output folder %s", buf);
-  return 0;
-}
-
-int bench_write(const char *dir, const char *name, const char *text, size_t len, bbvfl_err *err) {
-  char path[4096];
-  if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path)
-    return bbvfl_fail(err, BBVFL_E_ARG, "output path too long: %s/%s", dir, name);
-  if (bbvfl_write_file_atomic(path, text, len, 0644, err) != 0) return bbvfl_wrap(err, "writing %s", path);
-  return 0;
-}
-
-int bench_write_json(const char *dir, const char *name, const json_t *o, bbvfl_err *err) {
-  char *s = json_dumps(o, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
-  if (!s) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  size_t l = strlen(s);
-  char *t = realloc(s, l + 2);
-  if (!t) {
-    free(s);
-    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  char dir[2048];
+  if (bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) {
+    json_decref(jw);
+    return cli_report(&err);
   }
-  t[l] = '\n';
-  t[l + 1] = 0;
-  int rc = bench_write(dir, name, t, l + 1, err);
-  free(t);
-  return rc;
-}
-
-int bench_write_table(const char *dir, const char *stem, const json_t *t, char *(*to_csv)(const json_t *),
-                      bbvfl_err *err) {
-  char name[256];
-  char *csv = to_csv(t);
-  if (!csv) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  snprintf(name, sizeof name, "%s.csv", stem);
-  int rc = bench_write(dir, name, csv, strlen(csv), err);
-  free(csv);
-  if (rc != 0) return rc;
-  snprintf(name, sizeof name, "%s.json", stem);
-  return bench_write_json(dir, name, t, err);
-}
-
-int bench_finish_table(const char *dir, const char *stem, json_t *t, char *(*to_csv)(const json_t *),
-                       void (*print)(const json_t *, FILE *), int no_files, int as_json, bbvfl_err *err) {
-  if (!no_files) {
-    bench_write_table(dir, stem, t, to_csv, err);
-    if (err->code) {
-      json_decref(t);
-      return cli_report(err);
+  bbvfl_bench_table1_opts to;
+  bbvfl_bench_table1_defaults(&to);
+  bbvfl_bench_scaling_opts so;
+  bbvfl_bench_scaling_defaults(&so);
+  char demo_dir[2100];
+  snprintf(demo_dir, sizeof demo_dir, "%s/demos", dir);
+  to.demo = !no_demo;
+  to.demo_dir = demo_dir;
+  to.rpc_given = rpc_url;
+  if (quick) {
+    to.nM = 1;
+    to.bs[0] = 16;
+    to.nb = 1;
+    to.epochs = 1;
+    to.masked_epochs = 1;
+    to.naive_rounds = 1;
+    to.floor_n = 50;
+    so.Ms[0] = 2;
+    so.Ms[1] = 8;
+    so.nM = 2;
+    so.nP = 1;
+    so.nB = 1;
+    so.rounds = 5;
+    so.naive_rounds = 1;
+    so.floor_n = 50;
+  }
+  bbvfl_bench_env env;
+  bbvfl_bench_progress pr;
+  if (open_env(&env, &pr, rpc_url, so.Ms, so.nM, 10, &err) != 0) {
+    json_decref(jw);
+    return cli_report(&err);
+  }
+  json_t *t1 = NULL, *sc = NULL, *made = json_array();
+  int rc = bbvfl_bench_table1_run(&env, &to, &pr, &t1, &err);
+  if (rc == 0) {
+    so.floor_ms = json_number_value(json_object_get(t1, "floor_ms")); /* measured once */
+    rc = bbvfl_bench_scaling_run(&env, &so, &pr, &sc, &err);
+  }
+  bbvfl_bench_env_close(&env);
+  if (rc == 0) rc = bbvfl_bench_write_table(dir, "table1", t1, bbvfl_bench_table1_csv, &err);
+  if (rc == 0) rc = bbvfl_bench_write_table(dir, "scaling", sc, bbvfl_bench_scaling_csv, &err);
+  if (rc == 0 && !no_plots) {
+    if (bbvfl_bench_plot_table1(dir, t1, made, &err) < 0 || bbvfl_bench_plot_scaling(dir, sc, made, &err) < 0 ||
+        (jw && bbvfl_bench_plot_sweep(dir, jw, 0, made, &err) < 0))
+      rc = -1;
+  }
+  if (rc == 0) {
+    if (as_json) {
+      json_t *o = json_object();
+      json_object_set(o, "floor_ms", json_object_get(t1, "floor_ms"));
+      json_object_set(o, "naive_gas_per_coordinate", json_object_get(t1, "naive_gas_per_coordinate"));
+      json_object_set(o, "table1", json_object_get(t1, "table1"));
+      json_object_set_new(o, "table1_run", json_incref(t1));
+      json_object_set_new(o, "scaling", json_incref(sc));
+      json_object_set_new(o, "figures", json_incref(made));
+      json_object_set_new(o, "dir", json_string(dir));
+      rc = bbvfl_bench_print_json(o, stdout, &err);
+      json_decref(o);
+    } else {
+      bbvfl_bench_table1_print(t1, stdout);
+      printf("\n");
+      bbvfl_bench_scaling_print(sc, stdout);
+      printf("\nwrote %s/{table1,scaling}.{csv,json}", dir);
+      size_t i;
+      json_t *f;
+      json_array_foreach(made, i, f) printf(", %s", json_string_value(f));
+      printf("\n");
+      if (!jw && !no_plots)
+        printf("no sweep.json given (and no runs/sweep/sweep.json): run `bbvfl sweep` first for the AUROC figures\n");
     }
   }
-  if (as_json) bench_print_json(t, err);
+  json_decref(t1);
+  json_decref(sc);
+  json_decref(made);
+  json_decref(jw);
+  return rc == 0 ? 0 : cli_report(&err);
+}
+
+static int mode_blocks(int argc, char **argv) {
+  bbvfl_bench_blocks_opts o;
+  bbvfl_bench_blocks_defaults(&o);
+  const char *windows_s = "1,5,45", *stale_s = "0,1", *out_s = NULL;
+  int as_json = 0, no_files = 0, no_full = 0, no_plot = 0;
+  const cli_opt opts[] = {
+      {"epochs", OPT_INT, &o.epochs, "N", "epochs for the AUROC (off-chain, and the automining on-chain run) (default 30)"},
+      {"seeds", OPT_INT, &o.seeds, "N", "seeds 1..N per row for the median AUROC (default 5, at most 16)"},
+      {"block-time", OPT_DBL, &o.block_time, "S", "the block time of the measured chain (default 1)"},
+      {"block-time-epochs", OPT_INT, &o.bt_epochs, "N", "epochs of each on-chain run at the block time (default 3, >= 2)"},
+      {"windows", OPT_STR, &windows_s, "LIST", "windows K (default 1,5,45)"},
+      {"staleness", OPT_STR, &stale_s, "LIST", "staleness s (default 0,1; rows with s > 0 run hashed)"},
+      {"aggregation", OPT_STR, &o.aggregation, "MODE", "hashed (default) or lane for the s = 0 rows"},
+      {"clients", OPT_INT, &o.M, "M", "clients (default 5)"},
+      {"batch", OPT_INT, &o.B, "B", "batch size (default 10)"},
+      {"no-full-batch", OPT_FLAG, &no_full, NULL, "leave out the full-batch row"},
+      {"no-chain", OPT_FLAG, &o.no_chain, NULL, "off-chain figures only (no anvil, no block counts)"},
+      {"data", OPT_STR, &o.data, "FILE", "CSV table (default: the bundled Breast Cancer data)"},
+      {"out", OPT_STR, &out_s, "DIR", "folder for blocks.csv, blocks.json, the figure and the runs (default "
+                                      "runs/bench-<UTC time>)"},
+      {"no-plot", OPT_FLAG, &no_plot, NULL, "no figure"},
+      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only; the runs go to a temporary folder)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object on stdout"},
+  };
+  cli_spec spec = {
+      "bbvfl bench blocks", "what a block time does to a session: blocks, wall time, gas and AUROC by window and staleness",
+      "[OPTIONS]",
+      "Rows: every window K x staleness s, and one full-batch row (B = the training rows, K = 1).\n"
+      "Per row: the median test AUROC after --epochs over --seeds seeds (off-chain; the on-chain\n"
+      "seed-1 run is reported beside it), a --block-time-epochs session of M client processes on an\n"
+      "anvil mining a block every --block-time s (blocks per epoch, training and evaluation blocks,\n"
+      "wall time per epoch, gas per coordinate), the same session for --epochs on an automining\n"
+      "anvil (wall time per epoch, on-chain AUROC), blocks to the K=1 s=0 row's final AUROC within\n"
+      "0.005, and the projected wall time of an --epochs session at 2 s and 12 s blocks.",
+      opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  bbvfl_err err = {0};
+  if (parse_ints("windows", windows_s, o.Ks, 8, &o.nK, 1, 100000, &err) != 0 ||
+      parse_ints("staleness", stale_s, o.Ss, 8, &o.nS, 0, 8, &err) != 0)
+    return cli_report(&err);
+  o.full_batch = !no_full;
+  if (bbvfl_bench_blocks_check(&o, &err) != 0) return cli_report(&err);
+  char dir[1024];
+  char tmpdir[256] = "";
+  if (no_files) {
+    if (bbvfl_bench_tmpdir("bbvfl-blocks", tmpdir, sizeof tmpdir, &err) != 0) return cli_report(&err);
+    snprintf(dir, sizeof dir, "%s", tmpdir);
+  } else if (bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) {
+    return cli_report(&err);
+  }
+  bbvfl_bench_progress pr;
+  progress_init(&pr, as_json);
+  json_t *t = NULL;
+  int rc = bbvfl_bench_blocks_run(&o, dir, &pr, &t, &err);
+  if (rc == 0 && !no_files && !no_plot && !o.no_chain && bbvfl_bench_plot_blocks(dir, t, NULL, &err) < 0) rc = -1;
+  if (rc == 0) rc = finish_table(dir, "blocks", t, bbvfl_bench_blocks_csv, bbvfl_bench_blocks_print, no_files, as_json, &err);
   else {
-    print(t, stdout);
-    if (!no_files) printf("wrote %s/%s.csv and %s/%s.json\n", dir, stem, dir, stem);
+    json_decref(t);
+    rc = cli_report(&err);
   }
-  json_decref(t);
-  return err->code ? cli_report(err) : 0;
-}
-
-int bench_print_json(const json_t *o, bbvfl_err *err) {
-  char *s = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(8));
-  if (!s) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  printf("%s\n", s);
-  free(s);
-  return 0;
-}
-
-int bench_parse_ints(const char *flag, const char *s, int *v, int max, int *n, int lo, int hi, bbvfl_err *err) {
-  *n = 0;
-  const char *p = s;
-  for (;;) {
-    char *end;
-    errno = 0;
-    long x = strtol(p, &end, 10);
-    if (end == p || errno || x < lo || x > hi)
-      return bbvfl_fail(err, BBVFL_E_ARG, "--%s '%s': expected a comma-separated list of integers in %d..%d",
-                        flag, s, lo, hi);
-    if (*n == max) return bbvfl_fail(err, BBVFL_E_ARG, "--%s: at most %d values", flag, max);
-    v[(*n)++] = (int)x;
-    p = end;
-    if (!*p) return 0;
-    if (*p != ',')
-      return bbvfl_fail(err, BBVFL_E_ARG, "--%s '%s': expected a comma-separated list of integers", flag, s);
-    p++;
-  }
+  if (*tmpdir) bbvfl_bench_rmtree(tmpdir);
+  return rc;
 }
 
 /* ------------------------------------------------------------------ dispatcher */
 
 static const bench_mode MODES[] = {
-    {"floor", bench_floor, "round trip of a bare signed transaction: sign + send + receipt"},
-    {"table1", bench_table1, "the paper's Table I: off-chain vs on-chain aggregation per epoch, gas"},
-    {"scaling", bench_scaling, "time and gas per round as M, P and B grow, against the naive contract"},
-    {"plots", bench_plots, "figures (PNG) from table1/scaling/sweep JSON files"},
-    {"blocks", bench_blocks, "blocks per epoch, wall time and gas on a chain with a block time, by window and staleness"},
-    {"all", bench_all, "floor + table1 + scaling + plots into one folder"},
+    {"floor", mode_floor, "round trip of a bare signed transaction: sign + send + receipt"},
+    {"table1", mode_table1, "the paper's Table I: off-chain vs on-chain aggregation per epoch, gas"},
+    {"scaling", mode_scaling, "time and gas per round as M, P and B grow, against the naive contract"},
+    {"plots", mode_plots, "figures (PNG) from table1/scaling/sweep JSON files"},
+    {"blocks", mode_blocks, "blocks per epoch, wall time and gas on a chain with a block time, by window and staleness"},
+    {"all", mode_all, "floor + table1 + scaling + plots into one folder"},
 };
 
 static void list_modes(FILE *f) {
@@ -496,68 +582,3 @@ int cmd_bench(int argc, char **argv) {
   return 2;
 }
 
-/* ------------------------------------------------------------------ running this program */
-
-extern char **environ;
-
-int bench_run_self(const char *const *args, const char *log, const char *what, json_t **out, bbvfl_err *err) {
-  *out = NULL;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot find this program's path for %s", what);
-  self[n] = 0;
-  const char *argv[64];
-  size_t a = 0;
-  argv[a++] = self;
-  for (size_t i = 0; args[i] && a < 63; i++) argv[a++] = args[i];
-  argv[a] = NULL;
-  int fd[2];
-  if (pipe(fd) != 0) return bbvfl_fail(err, BBVFL_E_IO, "pipe: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
-  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  int rc = posix_spawn(&pid, self, &fa, NULL, (char *const *)argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fd[1]);
-  if (rc != 0) {
-    close(fd[0]);
-    return bbvfl_fail(err, BBVFL_E_IO, "cannot start %s: %s", what, strerror(rc));
-  }
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      char *t = realloc(buf, cap = cap ? 2 * cap : 65536);
-      if (!t) break;
-      buf = t;
-    }
-    ssize_t k = read(fd[0], buf + len, cap - len - 1);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    len += (size_t)k;
-  }
-  close(fd[0]);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (!buf || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    free(buf);
-    return bbvfl_fail(err, BBVFL_E_STATE, "%s failed (its messages: %s)", what, log);
-  }
-  buf[len] = 0;
-  /* the JSON object is the last line */
-  while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
-  char *last = strrchr(buf, '\n');
-  json_error_t je;
-  *out = json_loads(last ? last + 1 : buf, 0, &je);
-  free(buf);
-  if (!json_is_object(*out)) {
-    json_decref(*out);
-    *out = NULL;
-    return bbvfl_fail(err, BBVFL_E_PARSE, "%s printed no JSON report (%s)", what, je.text);
-  }
-  return 0;
-}

@@ -1,6 +1,4 @@
 /* bbvfl client: one organisation's process in an on-chain session. */
-#include <errno.h>
-#include <math.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,65 +6,11 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "cli/train_common.h"
 #include "common/fsutil.h"
 #include "eth/wallet.h"
 #include "ml/data.h"
 #include "vfl/onchain.h"
 #include "vfl/session.h"
-
-static int parse_u64(const char *s, const char *flag, uint64_t *out, bbvfl_err *err) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (errno || end == s || *end || s[0] == '-')
-    return bbvfl_fail(err, BBVFL_E_ARG, "%s '%s': expected a non-negative number", flag, s);
-  *out = v;
-  return 0;
-}
-
-/* The active client's privacy report: the local-DP bounds, and in masked mode the masked
- * feature-level bound for the participants that were actually present (M minus dropouts), added to
- * summary.json and printed to the log. */
-static int add_privacy(const bbvfl_session *s, const bbvfl_onchain_result *res, const char *path, bbvfl_err *err) {
-  const double delta = 1e-5;
-  bbvfl_offchain_cfg tc = s->train;
-  tc.M = (int)s->cparams.clients;
-  bbvfl_privacy pv;
-  if (train_common_privacy(&tc, res->n_train, res->masked, (int)res->participants, delta, &pv, err) < 0) return -1;
-  /* epsilon_feature/_sample/_feature_masked: the RDP figures (kept for scripts); "levels": every
-     level with its method, from the one accountant */
-  json_t *pr = json_pack("{s:f, s:o, s:o, s:b, s:i, s:o}", "delta", delta, "epsilon_feature",
-                         train_json_num(pv.finite ? pv.rdp.epsilon_feature : INFINITY), "epsilon_sample",
-                         train_json_num(pv.finite ? pv.rdp.epsilon_sample : INFINITY), "masked", res->masked,
-                         "participants", (int)res->participants, "levels", bbvfl_privacy_json(&pv));
-  if (!pr) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  if (res->masked)
-    json_object_set_new(pr, "epsilon_feature_masked", train_json_num(pv.masked_row_feature.epsilon));
-  char line[1024];
-  bbvfl_privacy_line(&pv, line, sizeof line);
-  fprintf(stderr, "privacy: %s\n", line);
-  fprintf(stderr, "privacy scope: %s\n", bbvfl_privacy_scope(&pv));
-  char *text = NULL;
-  size_t len = 0;
-  if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) {
-    json_decref(pr);
-    return -1;
-  }
-  json_t *o = json_loadb(text, len, 0, NULL);
-  free(text);
-  if (!o) {
-    json_decref(pr);
-    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not JSON", path);
-  }
-  json_object_set_new(o, "privacy", pr);
-  char *out = json_dumps(o, JSON_INDENT(2));
-  json_decref(o);
-  if (!out) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  int rc = bbvfl_write_file_atomic(path, out, strlen(out), 0644, err);
-  free(out);
-  return rc;
-}
 
 int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
@@ -109,11 +53,9 @@ int cmd_client(int argc, char **argv) {
                    "the session ends. Restarted with the same key, session and --state-dir it carries on\n"
                    "from its checkpoint and the chain. The key is never taken from the command line.",
                    opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
   if (!session || !columns || !state_dir || (!key_file && !key_env) || (key_file && key_env)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "need --session, --columns, --state-dir and one of --key-file / --key-env");
     return cli_report(&err);
@@ -132,14 +74,7 @@ int cmd_client(int argc, char **argv) {
   }
   bbvfl_session s;
   if (bbvfl_session_load(session, &s, &err) < 0) return cli_report(&err);
-  if (contract) {
-    uint8_t a[20];
-    if (bbvfl_addr_parse(contract, a, &err) < 0) return cli_report(&err);
-    if (memcmp(a, s.contract, 20)) {
-      bbvfl_fail(&err, BBVFL_E_ARG, "--contract %s is not the session's aggregator", contract);
-      return cli_report(&err);
-    }
-  }
+  if (contract && bbvfl_session_check_contract(&s, contract, &err) < 0) return cli_report(&err);
   bbvfl_onchain_cfg cfg;
   memset(&cfg, 0, sizeof cfg);
   cfg.sess = &s;
@@ -151,7 +86,7 @@ int cmd_client(int argc, char **argv) {
   cfg.seed = s.train.seed;
   cfg.seeded_noise = 0;
   if (seed_s) {
-    if (parse_u64(seed_s, "--seed", &cfg.seed, &err) < 0) return cli_report(&err);
+    if (cli_parse_u64(seed_s, "--seed", &cfg.seed, &err) < 0) return cli_report(&err);
     cfg.seeded_noise = 1;
   }
   cfg.state_dir = state_dir;
@@ -184,28 +119,29 @@ int cmd_client(int argc, char **argv) {
   cfg.key = &k;
   cfg.ds = &ds;
   bbvfl_onchain_result res;
-  rc = bbvfl_onchain_run(&cfg, &res, &err);
+  int rc = bbvfl_onchain_run(&cfg, &res, &err);
   bbvfl_key_wipe(&k);
   bbvfl_dataset_free(&ds);
+  if (rc < 0) {
+    bbvfl_onchain_result_free(&res);
+    return cli_report(&err);
+  }
+  /* the summary, written once by the library; the privacy lines of the active client to the log */
   char p[1200];
   snprintf(p, sizeof p, "%s/summary.json", state_dir);
+  bbvfl_onchain_summary sm;
   bbvfl_err e2 = {0};
-  if (rc == 0 && bbvfl_onchain_result_save(&res, p, &e2) < 0) fprintf(stderr, "bbvfl client: warning: %s\n", e2.msg);
-  if (rc == 0 && res.was_active && add_privacy(&s, &res, p, &e2) < 0)
-    fprintf(stderr, "bbvfl client: warning: privacy report: %s\n", e2.msg);
-  if (rc == 0 && as_json) {
-    char *text = NULL;
-    size_t len = 0;
-    if (bbvfl_read_file(p, 1 << 20, &text, &len, &e2) == 0) {
-      json_t *o = json_loadb(text, len, 0, NULL);
-      char *c = o ? json_dumps(o, JSON_COMPACT) : NULL;
-      if (c) printf("%s\n", c);
-      free(c);
-      json_decref(o);
-      free(text);
-    }
+  if (bbvfl_onchain_summary_write(&s, &res, 1e-5, p, &sm, &e2) < 0) fprintf(stderr, "bbvfl client: warning: %s\n", e2.msg);
+  if (sm.privacy_done) {
+    char line[1024];
+    bbvfl_privacy_line(&sm.privacy, line, sizeof line);
+    fprintf(stderr, "privacy: %s\n", line);
+    fprintf(stderr, "privacy scope: %s\n", bbvfl_privacy_scope(&sm.privacy));
+  } else if (res.was_active) {
+    fprintf(stderr, "bbvfl client: warning: privacy report: %s\n", sm.privacy_err.msg);
   }
+  if (as_json) cli_print_json(json_incref(sm.json), 0);
+  bbvfl_onchain_summary_free(&sm);
   bbvfl_onchain_result_free(&res);
-  if (rc < 0) return cli_report(&err);
   return 0;
 }

@@ -23,6 +23,7 @@
 #include "eth/sender.h"
 #include "eth/wallet.h"
 #include "ml/metrics.h"
+#include "vfl/cfgprivacy.h"
 #include "vfl/contract.h"
 #include "vfl/offchain.h"
 #include "vfl/session.h"
@@ -196,11 +197,9 @@ int cmd_demo(int argc, char **argv) {
                    "metrics.csv, keys/ (devnet-only throwaway keys, 0600), clients/<m>/client.log.\n"
                    "Ctrl-C stops every process it started.",
                    opts, no};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
   if (!(round_timeout > 0)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout must be > 0");
     return cli_report(&err);
@@ -229,18 +228,12 @@ int cmd_demo(int argc, char **argv) {
   bbvfl_session s;
   memset(&s, 0, sizeof s);
   bbvfl_dataset ds;
+  s.cparams.masked = masked;
   if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
   int M = s.train.M;
-  s.cparams.masked = masked;
   /* small enough that the clients' expireRound() attempts (each mines a block on the automining
      devnet) reach it soon after a dropout; a healthy round takes about M + 3 blocks */
   s.cparams.round_timeout_blocks = timeout_blocks ? timeout_blocks : 64 + 4 * (uint64_t)M;
-  if (masked && (long)M * s.train.mech.b >= 65536) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld",
-               (long)M * s.train.mech.b);
-    bbvfl_dataset_free(&ds);
-    return cli_report(&err);
-  }
   bbvfl_partition part;
   if ((partition ? bbvfl_partition_parse(partition, ds.d, &part, &err) : bbvfl_partition_even(ds.d, M, &part, &err)) <
       0) {
@@ -259,11 +252,8 @@ int cmd_demo(int argc, char **argv) {
   if (out) {
     snprintf(run, sizeof run, "%s", out);
   } else {
-    time_t now = time(NULL);
-    struct tm tm;
-    gmtime_r(&now, &tm);
     char ts[32];
-    strftime(ts, sizeof ts, "%Y%m%dT%H%M%SZ", &tm);
+    bbvfl_utc_stamp(ts, sizeof ts);
     snprintf(run, sizeof run, "runs/demo-%s", ts);
   }
   char path[1300];
@@ -337,8 +327,7 @@ int cmd_demo(int argc, char **argv) {
 
   /* keys (throwaway, devnet only) and funding: every transfer sent at once (one block on a chain
      with a block time), then the receipts */
-  bbvfl_pending fund[MAX_CLIENTS];
-  memset(fund, 0, sizeof fund);
+  uint8_t addrs[MAX_CLIENTS][20];
   for (int m = 0; m < M; m++) {
     bbvfl_key k;
     snprintf(ch[m].key, sizeof ch[m].key, "%s/keys/client-%d.key", run, m);
@@ -347,26 +336,17 @@ int cmd_demo(int argc, char **argv) {
       goto fail;
     }
     memcpy(ch[m].addr, k.addr, 20);
+    memcpy(addrs[m], k.addr, 20);
     bbvfl_key_wipe(&k);
-    bbvfl_u256 value;
-    bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ULL);
-    bbvfl_u256_mul_u64(&value, &eth, 10);
-    if (bbvfl_sender_send_tracked(snd, ch[m].addr, &value, NULL, 0, 21000, &fund[m], &err) < 0) {
-      bbvfl_wrap(&err, "funding client %d", m);
-      for (int j = 0; j < m; j++) bbvfl_pending_clear(&fund[j]);
-      goto fail;
-    }
   }
-  for (int m = 0; m < M; m++) {
-    bbvfl_receipt r;
-    int ok = fund[m].raw ? bbvfl_sender_wait_tracked(snd, &fund[m], 60 + 4 * block_time, &r, &err) : -1;
-    if (ok == 0) bbvfl_receipt_clear(&r);
-    if (ok < 0) {
-      bbvfl_wrap(&err, "funding client %d", m);
-      for (int j = m; j < M; j++) bbvfl_pending_clear(&fund[j]);
+  {
+    bbvfl_u256 value, eth = bbvfl_u256_from_u64(1000000000000000000ULL);
+    bbvfl_u256_mul_u64(&value, &eth, 10);
+    size_t bad;
+    if (bbvfl_sender_fund(snd, (const uint8_t(*)[20])addrs, (size_t)M, &value, 60 + 4 * block_time, &bad, &err) < 0) {
+      bbvfl_wrap(&err, "funding client %zu", bad);
       goto fail;
     }
-    bbvfl_pending_clear(&fund[m]);
   }
 
   /* the clients */
@@ -596,7 +576,7 @@ int cmd_demo(int argc, char **argv) {
        present at the end (against one of them) */
     bbvfl_privacy pv;
     bbvfl_err aerr = {0};
-    const int have_priv = train_common_privacy(&s.train, ores.n_train, masked, participants, f.tc.delta, &pv, &aerr) == 0;
+    const int have_priv = bbvfl_cfg_privacy(&s.train, ores.n_train, masked, participants, f.tc.delta, &pv, &aerr) == 0;
     if (!have_priv) pv.finite = 0;
     const int finite = pv.finite, mfinite = masked && pv.finite;
 
@@ -690,11 +670,7 @@ int cmd_demo(int argc, char **argv) {
       }
     }
   }
-  if (as_json) {
-    char *c = json_dumps(report, JSON_COMPACT);
-    if (c) printf("%s\n", c);
-    free(c);
-  }
+  if (as_json) cli_print_json(json_incref(report), 0);
   succeeded = 1;
   goto release;
 

@@ -40,10 +40,8 @@ int cmd_deploy(int argc, char **argv) {
                    opts, no};
   bbvfl_err err = {0};
   if (session_flags_config(&f, argc, argv, &err) < 0) return cli_report(&err);
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   if (!rpc_url) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--rpc URL is required (e.g. the rpc_url of `bbvfl devnet up`)");
     return cli_report(&err);
@@ -56,16 +54,10 @@ int cmd_deploy(int argc, char **argv) {
   }
   strcpy(s.rpc_url, rpc_url);
   bbvfl_dataset ds;
-  if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
   s.cparams.masked = masked;
+  if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
   s.cparams.round_timeout_blocks = timeout_blocks;
   s.cparams.active_blocks = active_blocks;
-  if (masked && (long)s.train.M * s.train.mech.b >= 65536) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld",
-               (long)s.train.M * s.train.mech.b);
-    bbvfl_dataset_free(&ds);
-    return cli_report(&err);
-  }
   bbvfl_rpc *rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
   bbvfl_key k;
   memset(&k, 0, sizeof k);
@@ -90,10 +82,7 @@ int cmd_deploy(int argc, char **argv) {
   if (as_json) {
     json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "contract", ca, "token", ta, "rpc_url", s.rpc_url,
                           "chain_id", (json_int_t)s.chain_id, "deploy_block", (json_int_t)s.deploy_block, "session", out);
-    char *t = json_dumps(o, JSON_COMPACT);
-    printf("%s\n", t);
-    free(t);
-    json_decref(o);
+    cli_print_json(o, 0);
   } else {
     printf("aggregator %s\ntoken      %s\nblock      %llu\nsession    %s (M=%u, B=%u, P=%u, b=%u, %u+%u rounds x %u epochs%s)\n",
            ca, ta, (unsigned long long)s.deploy_block, out, s.cparams.clients, s.cparams.batch, s.cparams.dim,

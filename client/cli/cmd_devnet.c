@@ -16,10 +16,7 @@ static void print_info(const bbvfl_devnet *d, int as_json, const char *status) {
                           (json_int_t)d->pid, "port", d->port, "rpc_url", d->rpc_url, "chain_id",
                           (json_int_t)d->chain_id, "dir", d->dir, "log", d->log_path, "state",
                           d->state_path);
-    char *s = json_dumps(o, JSON_COMPACT);
-    printf("%s\n", s);
-    free(s);
-    json_decref(o);
+    cli_print_json(o, 0);
   } else {
     printf("devnet %s\n  rpc_url  %s\n  chain_id %llu\n  pid      %ld\n  dir      %s\n  log      %s\n",
            status, d->rpc_url, d->chain_id, (long)d->pid, d->dir, d->log_path);
@@ -46,17 +43,10 @@ int cmd_devnet(int argc, char **argv) {
                    "recorded pid; status says whether it is running and answering.\n"
                    "Exit status of status: 0 running, 1 recorded but not answering, 3 none recorded.",
                    opts, sizeof opts / sizeof opts[0]};
-  const char *pos[1];
-  size_t npos = 0;
+  const char *verb;
+  int cli_st;
+  if (cli_start_verb(&spec, argc, argv, &verb, "say up, down or status", &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  int rc = cli_parse(&spec, argc, argv, pos, 1, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
-  if (npos != 1) {
-    fprintf(stderr, "bbvfl devnet: say up, down or status (see bbvfl devnet --help)\n");
-    return 2;
-  }
-  const char *verb = pos[0];
   if (!(timeout > 0 && timeout <= 3600)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--timeout must be in (0, 3600] seconds, got %g", timeout);
     return cli_report(&err);

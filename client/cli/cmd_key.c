@@ -26,15 +26,9 @@ int cmd_key(int argc, char **argv) {
                    "address prints the address of an existing key. The key itself is never printed.",
                    opts, sizeof opts / sizeof opts[0]};
   const char *pos[1];
-  size_t npos = 0;
+  int cli_st;
+  if (cli_start_verb(&spec, argc, argv, pos, "say new or address", &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  int rc = cli_parse(&spec, argc, argv, pos, 1, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
-  if (npos != 1) {
-    fprintf(stderr, "bbvfl key: say new or address (see bbvfl key --help)\n");
-    return 2;
-  }
   bbvfl_key k;
   if (strcmp(pos[0], "new") == 0) {
     if (!out) {
@@ -57,7 +51,7 @@ int cmd_key(int argc, char **argv) {
       fprintf(stderr, "bbvfl key address: give exactly one of --key-file FILE or --key-env VAR\n");
       return 2;
     }
-    rc = key_file ? bbvfl_key_load_file(key_file, &k, &err) : bbvfl_key_load_env(key_env, &k, &err);
+    int rc = key_file ? bbvfl_key_load_file(key_file, &k, &err) : bbvfl_key_load_env(key_env, &k, &err);
     if (rc != 0) {
       bbvfl_key_wipe(&k);
       return cli_report(&err);
@@ -72,10 +66,7 @@ int cmd_key(int argc, char **argv) {
   if (as_json) {
     json_t *o = json_pack("{s:s}", "address", addr);
     if (out) json_object_set_new(o, "file", json_string(out));
-    char *s = json_dumps(o, JSON_COMPACT);
-    printf("%s\n", s ? s : "{}");
-    free(s);
-    json_decref(o);
+    if (cli_print_json(o, 0) != 0) printf("{}\n");
   } else {
     printf("%s\n", addr);
   }

@@ -56,11 +56,9 @@ int cmd_privacy(int argc, char **argv) {
       "P coordinates and the epochs, converted to (epsilon, delta) over the alpha grid 1.1..1024.\n"
       "Defaults are the paper's setup: b=16, beta=0.2, P=16, M=5, epochs=30, delta=1e-5.",
       opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
 
   bbvfl_acct_level level;
   if (strcmp(level_s, "feature") == 0) level = BBVFL_ACCT_FEATURE;
@@ -215,14 +213,10 @@ int cmd_privacy(int argc, char **argv) {
       json_object_set_new(s, "level", json_string(level_s));
       json_object_set_new(o, "solved", s);
     }
-    char *txt = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(12));
-    json_decref(o);
-    if (!txt) {
+    if (cli_print_json(o, JSON_REAL_PRECISION(12)) != 0) {
       fprintf(stderr, "bbvfl: error: out of memory while writing JSON\n");
       return 1;
     }
-    printf("%s\n", txt);
-    free(txt);
     return 0;
   }
 

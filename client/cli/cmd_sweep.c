@@ -72,11 +72,9 @@ int cmd_sweep(int argc, char **argv) {
                    "test AUROC. epsilon is the exact feature-level (epsilon, delta)-DP of the cell's whole\n"
                    "training run (tighter conversion, delta from --delta). NPQ has no privacy (inf).",
                    opts, no};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
   double Ms[MAX_LIST], bs[MAX_LIST], betas[MAX_LIST];
   int nM, nb, nbeta;
   if (parse_list("clients", clients_s, Ms, &nM, &err) || parse_list("b", b_s, bs, &nb, &err) ||
@@ -140,7 +138,7 @@ int cmd_sweep(int argc, char **argv) {
         cfg.mech.beta = betas[(cidx - 1) % nbeta];
       }
       bbvfl_privacy pv; /* checked before the runs; the feature-set level once the row count is known */
-      if (train_common_privacy(&cfg, 0, 0, 0, tc.delta, &pv, &err) != 0) {
+      if (bbvfl_cfg_privacy(&cfg, 0, 0, 0, tc.delta, &pv, &err) != 0) {
         status = -1;
         break;
       }
@@ -160,7 +158,7 @@ int cmd_sweep(int argc, char **argv) {
           status = -1;
           break;
         }
-        if (s == 0 && train_common_privacy(&cfg, res.n_train, 0, 0, tc.delta, &pv, &err) != 0) {
+        if (s == 0 && bbvfl_cfg_privacy(&cfg, res.n_train, 0, 0, tc.delta, &pv, &err) != 0) {
           bbvfl_offchain_result_free(&res);
           status = -1;
           break;

@@ -105,11 +105,9 @@ int cmd_train(int argc, char **argv) {
       "Defaults: the paper's Breast Cancer setup, M=5, B=10, P=16, 30 epochs, lr 0.001 (Adam),\n"
       "PBM b=16 beta=0.2. epsilon is the exact feature-level (epsilon, delta) of the run.",
       opts, no};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
   if (!offchain) {
     bbvfl_fail(&err, BBVFL_E_ARG, "bbvfl train runs off-chain only: pass --offchain (on-chain training is `bbvfl demo`)");
     return cli_report(&err);
@@ -142,7 +140,7 @@ int cmd_train(int argc, char **argv) {
     return cli_report(&err);
   }
   bbvfl_privacy priv; /* checked here, before training; recomputed with the training row count below */
-  if (bbvfl_mech_check(&cfg.mech, &err) != 0 || train_common_privacy(&cfg, 0, 0, 0, tc.delta, &priv, &err) != 0)
+  if (bbvfl_mech_check(&cfg.mech, &err) != 0 || bbvfl_cfg_privacy(&cfg, 0, 0, 0, tc.delta, &priv, &err) != 0)
     return cli_report(&err);
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
@@ -179,7 +177,7 @@ int cmd_train(int argc, char **argv) {
              cfg.seeded_noise ? "" : " (noise from getrandom)");
   }
   bbvfl_offchain_result res;
-  rc = bbvfl_offchain_train(&ds, &cfg, &res, &err);
+  int rc = bbvfl_offchain_train(&ds, &cfg, &res, &err);
   if (pr.tty && !pr.quiet) fprintf(stderr, "\r%*s\r", 90, "");
   if (rc != 0) {
     bbvfl_dataset_free(&ds);
@@ -188,7 +186,7 @@ int cmd_train(int argc, char **argv) {
   if (res.window_clamped)
     fprintf(stderr, "note: --window %zu exceeds the %zu minibatches of an epoch: clamped to %zu (one training round per epoch)\n",
             cfg.window, res.R, res.window);
-  if (train_common_privacy(&cfg, res.n_train, 0, 0, tc.delta, &priv, &err) != 0) {
+  if (bbvfl_cfg_privacy(&cfg, res.n_train, 0, 0, tc.delta, &priv, &err) != 0) {
     bbvfl_offchain_result_free(&res);
     bbvfl_dataset_free(&ds);
     return cli_report(&err);

@@ -102,11 +102,9 @@ int cmd_tune(int argc, char **argv) {
                    "reports the winner's median test AUROC over --seeds seeds and the demo command that runs it\n"
                    "on chain. --privacy is always row here. The tuning itself is not private.",
                    opts, no};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  size_t npos = 0;
-  int rc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (rc == 1) return 0;
-  if (rc < 0) return cli_report(&err);
   if (!(target > 0) || !isfinite(target)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--target-epsilon E is required and must be > 0");
     return cli_report(&err);
@@ -146,7 +144,7 @@ int cmd_tune(int argc, char **argv) {
     s = *end ? end + 1 : end;
   }
   cand cs[3 * 2 * 8 * 2];
-  int nc = 0, best = -1;
+  int nc = 0, best = -1, rc = 0;
   for (int a = 0; a < 3; a++)
     for (int b = 0; b < 2; b++)
       for (int z = 0; z < nnz; z++)
@@ -190,7 +188,7 @@ int cmd_tune(int argc, char **argv) {
   for (int s = 0; s < seeds && rc == 0; s++) {
     bbvfl_offchain_cfg cfg = cand_cfg(&base, w, (uint64_t)s + 1);
     if (run_auroc(&ds, &cfg, &t[s], &err) != 0) rc = -1;
-    if (rc == 0 && s == 0 && train_common_privacy(&cfg, 0, w->masked, clients, tc.delta, &pv, &err) != 0) rc = -1;
+    if (rc == 0 && s == 0 && bbvfl_cfg_privacy(&cfg, 0, w->masked, clients, tc.delta, &pv, &err) != 0) rc = -1;
   }
   bbvfl_dataset_free(&ds);
   if (rc != 0) return cli_report(&err);

@@ -1,6 +1,5 @@
 #include "cli/onchain_common.h"
 
-#include <errno.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,31 +117,19 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   memset(ds, 0, sizeof *ds);
   bbvfl_offchain_cfg *c = &s->train;
   bbvfl_offchain_defaults(c);
-  if (f->clients < 1 || f->clients > 64) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be in 1..64, got %d", f->clients);
   c->M = f->clients;
-  if (bbvfl_mech_parse(f->mechanism, &c->mech.kind) != 0 || c->mech.kind != BBVFL_MECH_PBM)
-    return bbvfl_fail(err, BBVFL_E_ARG,
-                      "--mechanism '%s': on chain only pbm is supported (npq and gaussian are off-chain baselines: "
-                      "bbvfl train --offchain)",
+  if (bbvfl_mech_parse(f->mechanism, &c->mech.kind) != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--mechanism '%s' is not a mechanism; on chain only pbm is supported",
                       f->mechanism);
   c->mech.b = f->b;
   c->mech.beta = f->beta;
-  if (bbvfl_mech_check(&c->mech, err) < 0) return -1;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
-  if (strcmp(f->aggregation, "lane") && strcmp(f->aggregation, "hashed"))
-    return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation '%s': expected lane or hashed", f->aggregation);
-  s->cparams.hashed = !strcmp(f->aggregation, "hashed");
-  if (c->staleness > 0 && !s->cparams.hashed)
-    return bbvfl_fail(err, BBVFL_E_ARG,
-                      "--staleness %d needs --aggregation hashed (the lane contract keeps one round open at a time)",
-                      c->staleness);
+  int hashed;
+  if (bbvfl_session_parse_aggregation(f->aggregation, &hashed, err) < 0) return -1;
+  s->cparams.hashed = hashed;
+  if (bbvfl_session_check_setup(s, err) < 0) return -1;
   if (f->seed) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(f->seed, &end, 10);
-    if (errno || end == f->seed || *end || f->seed[0] == '-' || v > INT64_MAX)
-      return bbvfl_fail(err, BBVFL_E_ARG, "--seed '%s': expected a number 0..2^63-1", f->seed);
-    c->seed = v;
+    if (bbvfl_session_parse_seed(f->seed, &c->seed, err) < 0) return -1;
   } else {
     if (getrandom(&c->seed, sizeof c->seed, 0) != (ssize_t)sizeof c->seed)
       return bbvfl_fail(err, BBVFL_E_CRYPTO, "getrandom failed");
@@ -153,20 +140,14 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   strcpy(s->data, data);
   snprintf(s->label, sizeof s->label, "%s", f->tc.label ? f->tc.label : "");
   if (train_common_load(&f->tc, ds, err) < 0) return -1;
-  if ((size_t)c->M > ds->d) {
+  if (bbvfl_session_check_table(s, ds, err) < 0) {
     bbvfl_dataset_free(ds);
-    return bbvfl_fail(err, BBVFL_E_ARG, "%d clients but the data has only %zu feature columns", c->M, ds->d);
+    return -1;
   }
   return 0;
 }
 
 int onchain_funder_key(bbvfl_rpc *rpc, const char *key_file, const char *flag, bbvfl_key *k, bbvfl_err *err) {
   if (key_file) return bbvfl_key_load_file(key_file, k, err) < 0 ? bbvfl_wrap(err, "%s", flag) : 0;
-  uint64_t id;
-  if (bbvfl_rpc_chain_id(rpc, &id, err) < 0) return -1;
-  if (id != BBVFL_ANVIL_CHAIN_ID)
-    return bbvfl_fail(err, BBVFL_E_ARG,
-                      "the node has chain id %llu, not a devnet (31337): give %s FILE with a funded key",
-                      (unsigned long long)id, flag);
-  return bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, k, err);
+  return bbvfl_session_devnet_key(rpc, flag, k, err);
 }

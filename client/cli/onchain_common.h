@@ -11,11 +11,6 @@
 #include "eth/wallet.h"
 #include "vfl/session.h"
 
-/* anvil's well-known development account 0 (public test key, funded on every anvil devnet;
- * used only when the chain id is 31337 and no key file is given). */
-#define BBVFL_ANVIL_CHAIN_ID 31337ULL
-#define BBVFL_ANVIL_DEV_KEY0 "ac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
-
 /* The session's training flags (names shared with `bbvfl train`). */
 typedef struct {
   train_common tc;
@@ -32,12 +27,13 @@ size_t session_flags_opts(session_flags *f, cli_opt *o);
 /* Applies --config FILE.json (keys named like the flags: "clients", "b", "beta", "epochs", ...)
  * found in argv to f before the flags are parsed (flags given on the command line win). */
 int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err);
-/* Fills s->train (and label/data, and the aggregation mode in s->cparams.hashed) from the flags;
- * loads the table into ds (caller frees). */
+/* Fills s->train (and label/data, and the aggregation mode in s->cparams.hashed) from the flags,
+ * checks the setup (bbvfl_session_check_setup: set s->cparams.masked before the call) and loads
+ * the table into ds (caller frees; checked against the setup). */
 int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_err *err);
 
 /* The deployer/funder key: from key_file, else anvil's dev account 0 when the node is a devnet
- * (chain id 31337), else an error naming the flag. */
+ * (bbvfl_session_devnet_key), else an error naming the flag. */
 int onchain_funder_key(bbvfl_rpc *rpc, const char *key_file, const char *flag, bbvfl_key *k, bbvfl_err *err);
 
 #endif

@@ -1,7 +1,6 @@
 #include "cli/train_common.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,12 +63,7 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   return n;
 }
 
-const char *train_default_data(void) {
-  static char path[4096];
-  const char *dir = getenv("BBVFL_DATA_DIR");
-  snprintf(path, sizeof path, "%s/breast_cancer.csv", dir && *dir ? dir : BBVFL_DEFAULT_DATA_DIR);
-  return path;
-}
+const char *train_default_data(void) { return bbvfl_default_data_path(); }
 
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *err) {
   if (t->epochs < 1 || t->epochs > 100000) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be in 1..100000, got %d", t->epochs);
@@ -136,16 +130,4 @@ int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err) 
   return bbvfl_csv_load(t->data ? t->data : train_default_data(), &o, ds, err);
 }
 
-int train_common_privacy(const bbvfl_offchain_cfg *c, size_t rows, int masked, int participants, double delta,
-                         bbvfl_privacy *out, bbvfl_err *err) {
-  if (rows > INT_MAX) return bbvfl_fail(err, BBVFL_E_ARG, "privacy: %zu training rows is too many", rows);
-  bbvfl_privacy_in in = {.kind = c->mech.kind, .b = c->mech.b, .beta = c->mech.beta, .clip = c->mech.clip,
-                         .sigma = c->mech.sigma, .P = c->P, .M = c->M, .epochs = c->epochs, .rows = (int)rows,
-                         .delta = delta, .masked = masked, .participants = participants,
-                         .colluding = participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0,
-                         .label_eps = c->label_eps,
-                         .rowdp = c->rowdp};
-  return bbvfl_privacy_compute(&in, out, NULL, err);
-}
-
-json_t *train_json_num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
+json_t *train_json_num(double v) { return bbvfl_json_num_or_null(v); }

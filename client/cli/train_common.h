@@ -8,6 +8,7 @@
 #include "dp/accountant.h"
 #include "dp/privacy.h"
 #include "ml/data.h"
+#include "vfl/cfgprivacy.h"
 #include "vfl/offchain.h"
 
 typedef struct {
@@ -26,12 +27,7 @@ size_t train_common_opts(train_common *t, cli_opt *opts);
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err *err);
 /* Loads --data (default: the bundled Breast Cancer table). */
 int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
-/* The privacy of a training configuration (dp/privacy.h, the one place epsilons come from): rows is
- * the training row count (the feature-set level; 0: not computed); masked with the participants
- * the sums covered (against one of them). out->finite = 0 for NPQ (no privacy). */
-int train_common_privacy(const bbvfl_offchain_cfg *cfg, size_t rows, int masked, int participants, double delta,
-                         bbvfl_privacy *out, bbvfl_err *err);
-/* JSON number, or null when not finite. */
+/* JSON number, or null when not finite (bbvfl_json_num_or_null). */
 json_t *train_json_num(double v);
 /* Default path of the bundled table. */
 const char *train_default_data(void);

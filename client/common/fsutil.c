@@ -137,3 +137,11 @@ void bbvfl_sleep(double seconds) {
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
 }
+
+void bbvfl_utc_stamp(char *out, size_t n) {
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  if (n) out[0] = 0;
+  strftime(out, n, "%Y%m%dT%H%M%SZ", &tm);
+}

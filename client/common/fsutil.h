@@ -24,4 +24,8 @@ double bbvfl_now(void);
 /* Sleeps for the given number of seconds (fractions allowed). */
 void bbvfl_sleep(double seconds);
 
+/* The current UTC time as a folder-name stamp, e.g. "20261125T095012Z" (run folders such as
+ * runs/demo-<stamp>); out needs 17 bytes. */
+void bbvfl_utc_stamp(char *out, size_t n);
+
 #endif

@@ -68,6 +68,14 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
                           const uint8_t *data, size_t len, uint64_t gas_limit, double timeout_s,
                           bbvfl_receipt *out, bbvfl_err *err);
 
+/* Funds n addresses with `value` wei each from s's key (eth/fund.c): every plain transfer is sent
+ * first (consecutive nonces, no wait between them: on a chain with a block time they land in one
+ * block), then each receipt is awaited (timeout_s each). Returns 0, or -1 with err; *failed
+ * (nullable) is then the index of the transfer that was not sent or not mined (transfers sent
+ * before it stay sent). */
+int bbvfl_sender_fund(bbvfl_sender *s, const uint8_t (*to)[20], size_t n, const bbvfl_u256 *value, double timeout_s,
+                      size_t *failed, bbvfl_err *err);
+
 /* A transaction sent but not yet awaited: its hash and what the wait needs (the signed bytes for
  * the drop check, the call for decoding a revert). Owned: bbvfl_pending_clear. */
 typedef struct {

@@ -20,6 +20,12 @@ typedef struct {
   uint8_t addr[20];
 } bbvfl_key; /* caller-owned */
 
+/* anvil's well-known development account 0: a public test key, funded on every anvil started
+ * with its default accounts (chain id 31337). The one copy in the project (the devnet commands
+ * and tests take it from here); meaningful only on such a devnet. */
+#define BBVFL_ANVIL_CHAIN_ID 31337ULL
+#define BBVFL_ANVIL_DEV_KEY0 "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
+
 int bbvfl_key_from_bytes(const uint8_t priv[32], bbvfl_key *k, bbvfl_err *err);
 int bbvfl_key_from_hex(const char *hex, bbvfl_key *k, bbvfl_err *err);
 /* The file holds the key as hex (optional 0x, surrounding whitespace allowed). */

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -293,6 +294,13 @@ out:
   free(buf);
   if (rc != 0) bbvfl_dataset_free(ds);
   return rc;
+}
+
+const char *bbvfl_default_data_path(void) {
+  static char path[4096];
+  const char *dir = getenv("BBVFL_DATA_DIR");
+  snprintf(path, sizeof path, "%s/breast_cancer.csv", dir && *dir ? dir : BBVFL_DEFAULT_DATA_DIR);
+  return path;
 }
 
 int bbvfl_csv_load(const char *path, const bbvfl_csv_opts *o, bbvfl_dataset *ds, bbvfl_err *err) {

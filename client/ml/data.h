@@ -35,6 +35,9 @@ typedef struct {
 int bbvfl_csv_parse(const char *text, size_t len, const char *src, const bbvfl_csv_opts *o,
                     bbvfl_dataset *ds, bbvfl_err *err);
 int bbvfl_csv_load(const char *path, const bbvfl_csv_opts *o, bbvfl_dataset *ds, bbvfl_err *err);
+/* The bundled Breast Cancer table every command defaults to: $BBVFL_DATA_DIR/breast_cancer.csv,
+ * else the source tree's data/ (a static buffer, overwritten by the next call). */
+const char *bbvfl_default_data_path(void);
 void bbvfl_dataset_free(bbvfl_dataset *ds);
 
 /* Deterministic split from seed: a uniform permutation of the rows (ChaCha20 stream SPLIT);

@@ -51,7 +51,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "common/err.h"
+#include "dp/privacy.h"
 #include "eth/wallet.h"
 #include "ml/data.h"
 #include "vfl/offchain.h"
@@ -119,7 +122,29 @@ typedef struct {
 int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err);
 void bbvfl_onchain_result_free(bbvfl_onchain_result *r);
 
-/* Writes res as JSON (summary.json in the state folder) atomically. */
-int bbvfl_onchain_result_save(const bbvfl_onchain_result *res, const char *path, bbvfl_err *err);
+/* The client's summary (summary.json in the state folder), complete and written once
+ * (atomically; onchain_summary.c). JSON fields, an interface for scripts and `bbvfl demo`:
+ * index, active, session_seed, rounds, submissions, gas_submit, gas_other, wall_s, send_s,
+ * wait_s, learn_s, checkpoint_s, masked, gas_aggregate, gas_gradient, participants, label_split
+ * (with labels split: label_holder, label_posts, labelled_test_rows), epochs (per-epoch metrics of
+ * the active client or a label holder: epoch, train_loss, test_loss, auroc, accuracy, f1,
+ * onchain_agg_s; null where this process measured nothing) and, for the client active at the end,
+ * privacy (delta, epsilon_feature, epsilon_sample, masked, participants, levels and, masked,
+ * epsilon_feature_masked): the session's privacy from vfl/cfgprivacy.h for the participants this
+ * client saw. */
+typedef struct {
+  int privacy_done;       /* 1: "privacy" is in the summary and `privacy` holds it */
+  bbvfl_privacy privacy;
+  bbvfl_err privacy_err;  /* the active client's privacy could not be computed: why (the summary
+                             is written without it; not an error of the call) */
+  json_t *json;           /* the summary as written (owned: bbvfl_onchain_summary_free) */
+} bbvfl_onchain_summary;
+
+/* Builds the summary of res for session s (delta: of the privacy figures) and writes it to path.
+ * *out is filled (free with bbvfl_onchain_summary_free, also after a failure). Returns 0, or -1
+ * with err (out of memory, or the write failed: nothing half-written). */
+int bbvfl_onchain_summary_write(const bbvfl_session *s, const bbvfl_onchain_result *res, double delta,
+                                const char *path, bbvfl_onchain_summary *out, bbvfl_err *err);
+void bbvfl_onchain_summary_free(bbvfl_onchain_summary *sm);
 
 #endif

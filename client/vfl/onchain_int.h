@@ -1,7 +1,8 @@
 /* Private to the on-chain client (client/vfl/onchain*.c): the state of one client process and
  * the helpers its files share. Not a public header: nothing outside client/vfl/onchain*.c includes
  * it. The files by concern:
- *   onchain.c         setup, registration and election, bbvfl_onchain_run, the summary
+ *   onchain.c         setup, registration and election, bbvfl_onchain_run
+ *   onchain_summary.c the summary (summary.json), written once with the session's privacy
  *   onchain_wait.c    transactions, event queries, waiting (timeouts, expiry, re-election nudges)
  *   onchain_rounds.c  the round loop: windows, pipelining (staleness), submissions, gradients
  *   onchain_active.c  the active client's duties: sums, the head, metrics, rewards, takeover

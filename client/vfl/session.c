@@ -1,5 +1,6 @@
 #include "vfl/session.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <math.h>
@@ -11,6 +12,69 @@
 #include "eth/hex.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
+
+int bbvfl_session_parse_aggregation(const char *name, int *hashed, bbvfl_err *err) {
+  if (name && !strcmp(name, "lane")) *hashed = 0;
+  else if (name && !strcmp(name, "hashed")) *hashed = 1;
+  else return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation '%s': expected lane or hashed", name ? name : "");
+  return 0;
+}
+
+int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-' || v > INT64_MAX)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--seed '%s': expected a number 0..2^63-1", text);
+  *seed = v;
+  return 0;
+}
+
+int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err) {
+  const bbvfl_offchain_cfg *t = &s->train;
+  if (t->mech.kind != BBVFL_MECH_PBM)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--mechanism '%s': on chain only pbm is supported (npq and gaussian are off-chain baselines: "
+                      "bbvfl train --offchain)",
+                      bbvfl_mech_name(t->mech.kind));
+  if (t->M < 1 || t->M > 64) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be in 1..64, got %d", t->M);
+  if (bbvfl_mech_check(&t->mech, err) < 0) return -1;
+  long lanes = (long)t->M * t->mech.b;
+  if (s->cparams.masked && lanes >= 65536)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld", lanes);
+  if (lanes > 65535)
+    return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", lanes);
+  if (t->staleness < 0 || t->staleness > 8)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d must be in 0..8", t->staleness);
+  if (t->staleness > 0 && !s->cparams.hashed)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--staleness %d needs --aggregation hashed (the lane contract keeps one round open at a time)",
+                      t->staleness);
+  return 0;
+}
+
+int bbvfl_session_check_contract(const bbvfl_session *s, const char *addr, bbvfl_err *err) {
+  uint8_t a[20];
+  if (bbvfl_addr_parse(addr, a, err) < 0) return bbvfl_wrap(err, "--contract");
+  if (memcmp(a, s->contract, 20))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--contract %s is not the session's aggregator", addr);
+  return 0;
+}
+
+int bbvfl_session_check_table(const bbvfl_session *s, const bbvfl_dataset *ds, bbvfl_err *err) {
+  if ((size_t)s->train.M > ds->d)
+    return bbvfl_fail(err, BBVFL_E_ARG, "%d clients but the data has only %zu feature columns", s->train.M, ds->d);
+  return 0;
+}
+
+int bbvfl_session_devnet_key(bbvfl_rpc *rpc, const char *flag, bbvfl_key *k, bbvfl_err *err) {
+  uint64_t id;
+  if (bbvfl_rpc_chain_id(rpc, &id, err) < 0) return -1;
+  if (id != BBVFL_ANVIL_CHAIN_ID)
+    return bbvfl_fail(err, BBVFL_E_ARG, "the node has chain id %llu, not a devnet (%llu): give %s FILE with a funded key",
+                      (unsigned long long)id, BBVFL_ANVIL_CHAIN_ID, flag);
+  return bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, k, err);
+}
 
 static json_t *u256_json(const bbvfl_u256 *v) {
   char dec[80];
@@ -104,6 +168,30 @@ static int get_str(json_t *o, const char *key, char *out, size_t cap, const char
   const char *s = json_string_value(v);
   if (strlen(s) >= cap) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is too long", path, key);
   strcpy(out, s);
+  return 0;
+}
+
+int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  char *text = NULL;
+  size_t tlen = 0;
+  if (bbvfl_read_file(path, 1 << 20, &text, &tlen, err) < 0) return bbvfl_wrap(err, "--session");
+  json_error_t je;
+  json_t *o = json_loadb(text, tlen, 0, &je);
+  free(text);
+  if (!o) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not a JSON session file (%s, line %d)", path, je.text, je.line);
+  const char *u = json_string_value(json_object_get(o, "rpc_url"));
+  const char *c = json_string_value(json_object_get(o, "contract"));
+  json_t *d = json_object_get(o, "deploy_block");
+  if (!u || !c || !json_is_integer(d) || json_integer_value(d) < 0) {
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: needs rpc_url, contract and deploy_block (a session file of bbvfl deploy)",
+                      path);
+  }
+  snprintf(out->rpc_url, sizeof out->rpc_url, "%s", u);
+  snprintf(out->contract, sizeof out->contract, "%s", c);
+  out->deploy_block = (uint64_t)json_integer_value(d);
+  json_decref(o);
   return 0;
 }
 
@@ -302,14 +390,7 @@ out:
 
 int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err) {
   const bbvfl_offchain_cfg *t = &s->train;
-  if (t->mech.kind != BBVFL_MECH_PBM)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--mechanism %s: on chain only pbm is supported (the contract sums integers)",
-                      bbvfl_mech_name(t->mech.kind));
-  if (bbvfl_mech_check(&t->mech, err) < 0) return -1;
-  if (t->M < 1 || t->M > 64) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be in 1..64, got %d", t->M);
-  if ((long)t->M * t->mech.b > 65535)
-    return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator",
-                      (long)t->M * t->mech.b);
+  if (bbvfl_session_check_setup(s, err) < 0) return -1;
   size_t *tr = NULL, *te = NULL, ntr = 0, nte = 0;
   if (bbvfl_split(ds->n, t->test_frac, t->seed, &tr, &ntr, &te, &nte, err) < 0) return -1;
   free(tr);
@@ -338,12 +419,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   c->eval_rows = (uint32_t)nte; /* every test row, every epoch */
   c->eval_rows_per_round = (uint32_t)(t->eval_rows_per_round ? t->eval_rows_per_round : nte);
   if (c->eval_rows_per_round > nte) c->eval_rows_per_round = (uint32_t)nte;
-  if (t->staleness < 0 || t->staleness > 8)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d must be in 0..8", t->staleness);
   c->staleness = (uint8_t)t->staleness;
-  if (c->staleness > 0 && !c->hashed)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d needs --aggregation hashed (the lane contract keeps one round "
-                      "open at a time)", t->staleness);
   c->epochs = (uint32_t)t->epochs;
   if (bbvfl_cconfig_derive(c, err) < 0) return -1;
   /* the training setup follows the contract's round structure (K clamped to R) */

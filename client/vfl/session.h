@@ -14,6 +14,7 @@
 
 #include "common/err.h"
 #include "eth/rpc.h"
+#include "eth/wallet.h"
 #include "vfl/contract.h"
 #include "ml/data.h"
 #include "vfl/offchain.h"
@@ -57,7 +58,45 @@ typedef struct {
 struct bbvfl_sender;
 int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err);
 
+/* ---- validation: every check of a session's setup, file and chain lives here; the commands
+ * only pass what they were given. Each returns 0, or -1 with err: BBVFL_E_ARG for a setup or a
+ * flag that cannot work (the flag named), BBVFL_E_PARSE for text that is not what it should be,
+ * BBVFL_E_STATE where the node or the session disagrees with what was asked. */
+
+/* The aggregation mode by name: "lane" (*hashed = 0) or "hashed" (1). */
+int bbvfl_session_parse_aggregation(const char *name, int *hashed, bbvfl_err *err);
+
+/* A session seed given as text: decimal 0..2^63-1 (what the session file can hold). */
+int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err);
+
+/* The setup of s before anything is deployed: s->train's mechanism (only pbm: the contract sums
+ * integers) and its b and beta, 1..64 clients, M*b within the widest lane (65535; in masked mode,
+ * s->cparams.masked, the masked lanes are 16 bits), staleness 0..8 and above 0 only with
+ * s->cparams.hashed. bbvfl_session_deploy runs it first. */
+int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err);
+
+/* addr (text, as a user typed it) names the session's aggregator. */
+int bbvfl_session_check_contract(const bbvfl_session *s, const char *addr, bbvfl_err *err);
+
+/* The table ds can carry the session: at least as many feature columns as clients. */
+int bbvfl_session_check_table(const bbvfl_session *s, const bbvfl_dataset *ds, bbvfl_err *err);
+
+/* anvil's well-known development account 0 (BBVFL_ANVIL_DEV_KEY0, eth/wallet.h) as *k, only when
+ * the node rpc is a devnet (chain id BBVFL_ANVIL_CHAIN_ID): on any other chain it is refused
+ * (BBVFL_E_ARG) and the message asks for `flag FILE` with a funded key. */
+int bbvfl_session_devnet_key(bbvfl_rpc *rpc, const char *flag, bbvfl_key *k, bbvfl_err *err);
+
 int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err);
+
+/* Where a session's history is: its rpc_url, aggregator (the address as written) and deploy block,
+ * read from the session file without the rest (what an audit needs: the chain holds the
+ * parameters). BBVFL_E_PARSE when one of the three is missing. */
+typedef struct {
+  char rpc_url[512];
+  char contract[64];
+  uint64_t deploy_block;
+} bbvfl_session_loc;
+int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *err);
 int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err);
 
 #endif

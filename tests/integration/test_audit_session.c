@@ -43,7 +43,6 @@
 #include "vfl/contract.h"
 
 /* anvil's well-known development account 0 (public test key, funds the throwaway keys) */
-#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 #define M 3
 #define BATCH 2
 #define DIM 4
@@ -98,7 +97,7 @@ static void run_session(const plan *pl, session_out *out) {
   int stranger = pl->stranger;
   bbvfl_err e = {0};
   bbvfl_key dev, keys[M + 1];
-  must(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &e), &e);
+  must(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &e), &e);
   bbvfl_sender *ds = bbvfl_sender_new(rpc, &dev, 0, &e);
   assert_non_null(ds);
   bbvfl_sender *cs[M + 1];
@@ -231,7 +230,7 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
   setenv("BBVFL_ABI_DIR", dir, 1);
   bbvfl_err e = {0};
   bbvfl_key dev, keys[M];
-  must(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &e), &e);
+  must(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &e), &e);
   bbvfl_sender *ds = bbvfl_sender_new(rpc, &dev, 0, &e);
   assert_non_null(ds);
   bbvfl_sender *cs[M];

@@ -28,7 +28,6 @@
 #include "eth_probe_bin.h"
 
 /* anvil's publicly documented development account 0 (a test-chain key, not a secret) */
-#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 
 typedef struct {
   bbvfl_rpc *rpc;
@@ -81,7 +80,7 @@ static int setup(void **state) {
   F.rpc = bbvfl_rpc_new(url, NULL, &err);
   if (!F.rpc) return -1;
   if (bbvfl_rpc_chain_id(F.rpc, &F.chain_id, &err) != 0) return -1;
-  if (bbvfl_key_from_hex(ANVIL_DEV0_KEY, &F.dev, &err) != 0) return -1;
+  if (bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &F.dev, &err) != 0) return -1;
   if (bbvfl_key_generate(&F.me, &err) != 0) return -1;
   F.dev_s = bbvfl_sender_new(F.rpc, &F.dev, F.chain_id, &err);
   F.me_s = bbvfl_sender_new(F.rpc, &F.me, 0, &err); /* 0: asks the node */

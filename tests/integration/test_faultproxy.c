@@ -30,7 +30,6 @@
 #include "eth/wallet.h"
 
 /* anvil's publicly documented development account 0 (a test-chain key, not a secret) */
-#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 
 static const char *node_url;
 static char tmpdir[256];
@@ -275,7 +274,7 @@ static void random_faults(const char *mode) {
   bbvfl_rpc *r = rpc_via(&p, 1, 8);
   bbvfl_err err = {0};
   bbvfl_key dev, me;
-  check(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err), &err);
+  check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &err), &err);
   check(bbvfl_key_generate(&me, &err), &err);
   bbvfl_sender *s = bbvfl_sender_new(r, &dev, 0, &err);
   check(s ? 0 : -1, &err);
@@ -329,7 +328,7 @@ static void test_swallowed_tx_is_resent_same_nonce(void **state) {
   bbvfl_rpc *r = rpc_via(&p, 10, 3);
   bbvfl_err err = {0};
   bbvfl_key dev, me;
-  check(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err), &err);
+  check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &err), &err);
   check(bbvfl_key_generate(&me, &err), &err);
   bbvfl_sender *s = bbvfl_sender_new(r, &dev, 0, &err);
   check(s ? 0 : -1, &err);
@@ -385,7 +384,7 @@ static void test_replayed_tx_refused(void **state) {
   bbvfl_rpc *r = bbvfl_rpc_new(node_url, NULL, &err);
   check(r ? 0 : -1, &err);
   bbvfl_key dev, me;
-  check(bbvfl_key_from_hex(ANVIL_DEV0_KEY, &dev, &err), &err);
+  check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &err), &err);
   check(bbvfl_key_generate(&me, &err), &err);
   uint64_t chain, nonce;
   check(bbvfl_rpc_chain_id(r, &chain, &err), &err);

@@ -30,7 +30,6 @@
 #include "vfl/contract.h"
 
 /* anvil's publicly documented development account 0 (a test-chain key, not a secret) */
-#define ANVIL_DEV0_KEY "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80"
 
 enum { M = 4, B = 2, P = 5, N = B * P, LEVELS = 16, TIMEOUT = 5 };
 
@@ -96,7 +95,7 @@ static int setup(void **st) {
   bbvfl_err err;
   g_rpc = bbvfl_rpc_new(url, NULL, &err);
   if (!g_rpc || bbvfl_rpc_chain_id(g_rpc, &g_chain, &err)) return -1;
-  if (bbvfl_key_from_hex(ANVIL_DEV0_KEY, &g_dev, &err)) return -1;
+  if (bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &g_dev, &err)) return -1;
   g_dev_s = bbvfl_sender_new(g_rpc, &g_dev, g_chain, &err);
   if (!g_dev_s) return -1;
   bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ull);

@@ -13,6 +13,8 @@
 
 #include "test_skip.h"
 
+#include "vfl/cfgprivacy.h"
+#include "vfl/onchain.h"
 #include "vfl/session.h"
 
 static char g_dir[] = "/tmp/bbvfl-session-test.XXXXXX";
@@ -225,11 +227,152 @@ static int teardown(void **st) {
   return 0;
 }
 
+
+/* The setup checks a deploy runs (and `bbvfl deploy`/`demo` before touching the chain): each
+ * refusal names the flag; a good setup passes. */
+static void test_setup_checks(void **st) {
+  (void)st;
+  bbvfl_session s;
+  bbvfl_err err = {0};
+  make_session(&s);
+  assert_int_equal(bbvfl_session_check_setup(&s, &err), 0);
+  s.train.mech.kind = BBVFL_MECH_NPQ;
+  assert_int_equal(bbvfl_session_check_setup(&s, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  assert_non_null(strstr(err.msg, "only pbm"));
+  make_session(&s);
+  s.train.staleness = 2;
+  s.cparams.hashed = 0; /* staleness 2 needs hashed aggregation */
+  assert_int_equal(bbvfl_session_check_setup(&s, &err), -1);
+  assert_non_null(strstr(err.msg, "--aggregation hashed"));
+  make_session(&s);
+  s.train.M = 65;
+  assert_int_equal(bbvfl_session_check_setup(&s, &err), -1);
+  assert_non_null(strstr(err.msg, "--clients"));
+  make_session(&s);
+  s.train.M = 64;
+  s.train.mech.b = 255; /* 64 x 255 = 16320 fits 16-bit lanes */
+  assert_int_equal(bbvfl_session_check_setup(&s, &err), 0);
+  int hashed = -1;
+  assert_int_equal(bbvfl_session_parse_aggregation("hashed", &hashed, &err), 0);
+  assert_int_equal(hashed, 1);
+  assert_int_equal(bbvfl_session_parse_aggregation("lanes", &hashed, &err), -1);
+  assert_non_null(strstr(err.msg, "'lanes'"));
+  uint64_t seed = 0;
+  assert_int_equal(bbvfl_session_parse_seed("42", &seed, &err), 0);
+  assert_int_equal(seed, 42);
+  assert_int_equal(bbvfl_session_parse_seed("9223372036854775808", &seed, &err), -1); /* 2^63 */
+  assert_int_equal(bbvfl_session_parse_seed("-1", &seed, &err), -1);
+}
+
+/* --contract: the session's aggregator in any case passes, another address or no address fails. */
+static void test_contract_check(void **st) {
+  (void)st;
+  bbvfl_session s;
+  bbvfl_err err = {0};
+  make_session(&s);
+  char a[43];
+  bbvfl_addr_checksum(s.contract, a);
+  assert_int_equal(bbvfl_session_check_contract(&s, a, &err), 0);
+  a[41] = a[41] == '1' ? '2' : '1';
+  assert_int_equal(bbvfl_session_check_contract(&s, a, &err), -1);
+  assert_int_equal(bbvfl_session_check_contract(&s, "0x12", &err), -1);
+  assert_non_null(strstr(err.msg, "--contract"));
+}
+
+/* bbvfl_session_locate reads where the history is; a file without a contract is refused. */
+static void test_locate(void **st) {
+  (void)st;
+  bbvfl_session s;
+  bbvfl_err err = {0};
+  make_session(&s);
+  assert_int_equal(bbvfl_session_save(&s, g_path, &err), 0);
+  bbvfl_session_loc loc;
+  assert_int_equal(bbvfl_session_locate(g_path, &loc, &err), 0);
+  assert_string_equal(loc.rpc_url, "http://127.0.0.1:8545");
+  assert_int_equal(loc.deploy_block, 7);
+  uint8_t addr[20];
+  assert_int_equal(bbvfl_addr_parse(loc.contract, addr, &err), 0);
+  assert_memory_equal(addr, s.contract, 20);
+  FILE *f = fopen(g_path, "w");
+  fputs("{\"rpc_url\": \"http://x\", \"deploy_block\": 1}", f);
+  fclose(f);
+  assert_int_equal(bbvfl_session_locate(g_path, &loc, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+}
+
+/* The client's summary: written once with every field; the active client's has its privacy
+ * (the same epsilon as the accountant for the session's setup), a passive client's none. */
+static void test_summary(void **st) {
+  (void)st;
+  bbvfl_session s;
+  bbvfl_err err = {0};
+  make_session(&s);
+  s.cparams.masked = 0;
+  bbvfl_onchain_result r;
+  memset(&r, 0, sizeof r);
+  r.index = 2;
+  r.participants = 4;
+  r.n_train = 455;
+  r.rounds = 14;
+  r.submissions = 14;
+  r.gas_submit = 1000;
+  r.epochs = 2;
+  bbvfl_epoch_metrics m[2] = {{.epoch = 1, .auroc = 0.9}, {.epoch = 2, .auroc = 0.95}};
+  double agg[2] = {0.5, 0.25};
+  r.per_epoch = m;
+  r.agg_s = agg;
+  char path[400];
+  snprintf(path, sizeof path, "%s/summary.json", g_dir);
+  for (int active = 0; active <= 1; active++) {
+    r.was_active = active;
+    bbvfl_onchain_summary sm;
+    assert_int_equal(bbvfl_onchain_summary_write(&s, &r, 1e-5, path, &sm, &err), 0);
+    json_error_t je;
+    json_t *o = json_load_file(path, 0, &je);
+    assert_non_null(o);
+    assert_true(json_equal(o, sm.json));
+    static const char *const keys[] = {"index", "active", "session_seed", "rounds", "submissions", "gas_submit",
+                                       "gas_other", "wall_s", "send_s", "wait_s", "learn_s", "checkpoint_s",
+                                       "masked", "gas_aggregate", "gas_gradient", "participants", "label_split",
+                                       "epochs"};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) assert_non_null(json_object_get(o, keys[k]));
+    assert_int_equal(json_integer_value(json_object_get(o, "index")), 2);
+    assert_int_equal(json_array_size(json_object_get(o, "epochs")), 2);
+    const json_t *pr = json_object_get(o, "privacy");
+    assert_int_equal(sm.privacy_done, active);
+    if (!active) {
+      assert_null(pr);
+    } else {
+      assert_non_null(pr);
+      bbvfl_offchain_cfg tc = s.train;
+      tc.M = 4;
+      bbvfl_privacy want;
+      assert_int_equal(bbvfl_cfg_privacy(&tc, 455, 0, 4, 1e-5, &want, &err), 0);
+      assert_true(json_real_value(json_object_get(pr, "epsilon_feature")) == want.rdp.epsilon_feature);
+      assert_non_null(json_object_get(pr, "levels"));
+      assert_int_equal(json_integer_value(json_object_get(pr, "participants")), 4);
+    }
+    json_decref(o);
+    bbvfl_onchain_summary_free(&sm);
+  }
+  /* a folder that cannot be written: an error, nothing half-written */
+  bbvfl_onchain_summary sm;
+  assert_int_equal(bbvfl_onchain_summary_write(&s, &r, 1e-5, "/nonexistent-dir/summary.json", &sm, &err), -1);
+  assert_null(sm.json);
+  bbvfl_onchain_summary_free(&sm);
+  unlink(path);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_bad_fields_are_named),
       cmocka_unit_test(test_file_before_windows),
+      cmocka_unit_test(test_setup_checks),
+      cmocka_unit_test(test_contract_check),
+      cmocka_unit_test(test_locate),
+      cmocka_unit_test(test_summary),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

@@ -2,7 +2,7 @@
  *
  * For every (M, b): the off-chain column comes from the off-chain trainer (vfl/offchain.h), which
  * times its in-process aggregator per epoch; the on-chain column from the lean driver
- * (vfl/chainbench.h) running the same number of training and evaluation rounds per epoch against
+ * (bench/chainbench.h) running the same number of training and evaluation rounds per epoch against
  * a fresh BbvflAggregator. Plus, in the same run: the floor (a bare signed transfer to receipt),
  * masked mode (16-bit lanes) for the same configurations, and the naive one-word-per-value
  * contract at the first M and the last b. */
@@ -16,10 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
-#include "cli/train_common.h"
+#include "bench/bench.h"
 #include "common/fsutil.h"
+#include "ml/metrics.h"
 #include "vfl/offchain.h"
 
 /* Table I of the DP-BBVFL paper (Breast Cancer, beta = 0.05, first 10 epochs, PyEVM), seconds. */
@@ -31,7 +30,7 @@ static const struct {
     {10, 2, 0.00024, 21.209}, {10, 4, 0.00022, 21.721}, {10, 8, 0.00021, 21.727}, {10, 16, 0.00021, 21.723},
 };
 
-void bench_table1_defaults(bench_table1_opts *o) {
+void bbvfl_bench_table1_defaults(bbvfl_bench_table1_opts *o) {
   memset(o, 0, sizeof *o);
   o->Ms[0] = 5;
   o->Ms[1] = 10;
@@ -52,20 +51,6 @@ void bench_table1_defaults(bench_table1_opts *o) {
   o->reset = 1;
   o->demo = 1;
 }
-
-typedef struct {
-  bench_progress *pr;
-  char label[96];
-} prog_ctx;
-
-static void on_round(void *ctx, uint64_t done, uint64_t total) {
-  (void)done;
-  (void)total;
-  prog_ctx *c = ctx;
-  bench_progress_step(c->pr, 1, c->label);
-}
-
-static double median_of(double *v, size_t n) { return bench_stats_of(v, n).median; }
 
 /* Steady-state gas per round: mean over the contract's rounds >= RING (4), or over all but round 0
  * when there are no such rounds. */
@@ -88,7 +73,7 @@ static double steady_gas(const bbvfl_cbench_result *r, int train_only) {
 /* Runs `bbvfl demo` (this binary) for one (M, b): its own devnet unless --rpc was given, M client
  * processes, the session's per-epoch on-chain aggregation as the active client sees it. *out is
  * the demo's JSON report (new reference). */
-static int run_demo(const bench_table1_opts *o, int M, int b, const char *dir, json_t **out, bbvfl_err *err) {
+static int run_demo(const bbvfl_bench_table1_opts *o, int M, int b, const char *dir, json_t **out, bbvfl_err *err) {
   char sM[16], sb[16], sbeta[32], sE[16], sB[16], sP[16], sseed[32], log[4200], what[64];
   snprintf(sM, sizeof sM, "%d", M);
   snprintf(sb, sizeof sb, "%d", b);
@@ -114,7 +99,7 @@ static int run_demo(const bench_table1_opts *o, int M, int b, const char *dir, j
     args[a++] = o->rpc_given;
   }
   args[a] = NULL;
-  return bench_run_self(args, log, what, out, err);
+  return bbvfl_bench_run_self(args, log, what, out, err);
 }
 
 /* One on-chain row's figures from a driver result. */
@@ -142,8 +127,8 @@ static json_t *onchain_row(const bbvfl_cbench_result *r, int M, uint32_t B, uint
     }
   }
   double coords = (double)M * B * P;
-  bench_stats st = bench_stats_of(tr, (size_t)epochs), se = bench_stats_of(ev, (size_t)epochs);
-  bench_stats sr = bench_stats_of(rm, nr);
+  bbvfl_bench_stats st = bbvfl_bench_stats_of(tr, (size_t)epochs), se = bbvfl_bench_stats_of(ev, (size_t)epochs);
+  bbvfl_bench_stats sr = bbvfl_bench_stats_of(rm, nr);
   double gas_round = steady_gas(r, 1);
   o = json_object();
   json_object_set_new(o, "onchain_s", json_real(st.median));
@@ -154,9 +139,9 @@ static json_t *onchain_row(const bbvfl_cbench_result *r, int M, uint32_t B, uint
   json_object_set_new(o, "onchain_eval_s_max", json_real(se.max));
   json_object_set_new(o, "onchain_round_ms", json_real(sr.median));
   json_object_set_new(o, "onchain_round_p90_ms", json_real(sr.p90));
-  json_object_set_new(o, "onchain_eval_round_ms", json_real(median_of(em, ne)));
+  json_object_set_new(o, "onchain_eval_round_ms", json_real(bbvfl_median(em, ne)));
   /* the floor measured between this configuration's rounds, on the chain as it was then */
-  double fl_in = median_of(fm, nf);
+  double fl_in = bbvfl_median(fm, nf);
   json_object_set_new(o, "floor_interleaved_ms", json_real(fl_in));
   json_object_set_new(o, "floor_ratio", json_real(fl_in > 0 ? sr.median / (M * fl_in) : 0));
   json_object_set_new(o, "floor_ratio_fresh", json_real(floor_ms > 0 ? sr.median / (M * floor_ms) : 0));
@@ -164,7 +149,7 @@ static json_t *onchain_row(const bbvfl_cbench_result *r, int M, uint32_t B, uint
   json_object_set_new(o, "gas_per_coordinate", json_real(gas_round / coords));
   json_object_set_new(o, "gas_per_coordinate_round0", json_real(r->nrounds ? (double)r->rounds[0].gas / coords : 0));
   json_object_set_new(o, "gas_per_submission", json_real(gas_round / M));
-  json_object_set_new(o, "gradient_post_ms", json_real(median_of(pm, np)));
+  json_object_set_new(o, "gradient_post_ms", json_real(bbvfl_median(pm, np)));
   json_object_set_new(o, "gradient_post_gas", json_integer((json_int_t)post_gas));
   json_object_set_new(o, "lane_bits", json_integer(r->lane_bits));
   json_object_set_new(o, "ratio", json_real(offchain_s > 0 ? st.median / offchain_s : 0));
@@ -181,7 +166,7 @@ out:
   return o;
 }
 
-int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *pr, json_t **out, bbvfl_err *err) {
+int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o, bbvfl_bench_progress *pr, json_t **out, bbvfl_err *err) {
   *out = NULL;
   json_t *top = json_object(), *rows = json_array();
   bbvfl_dataset ds;
@@ -196,20 +181,17 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
     goto out;
   }
   /* 1. off-chain: the trainer's own aggregation timer, per epoch */
-  train_common tc;
-  train_common_defaults(&tc);
-  tc.data = o->data;
-  tc.epochs = o->epochs;
-  tc.batch = o->batch;
-  tc.P = o->P;
-  if (train_common_load(&tc, &ds, err) != 0) goto out;
+  bbvfl_csv_opts co = {0};
+  if (bbvfl_csv_load(o->data ? o->data : bbvfl_default_data_path(), &co, &ds, err) != 0) goto out;
   loaded = 1;
-  bench_progress_note(pr, "bench table1: off-chain runs (the trainer's in-process aggregator) ...");
+  bbvfl_bench_progress_note(pr, "bench table1: off-chain runs (the trainer's in-process aggregator) ...");
   for (int i = 0; i < o->nM; i++)
     for (int j = 0; j < o->nb; j++) {
       bbvfl_offchain_cfg cfg;
       bbvfl_offchain_defaults(&cfg);
-      if (train_common_apply(&tc, &cfg, err) != 0) goto out;
+      cfg.epochs = o->epochs;
+      cfg.B = (size_t)o->batch;
+      cfg.P = o->P;
       cfg.M = o->Ms[i];
       cfg.mech.kind = BBVFL_MECH_PBM;
       cfg.mech.b = o->bs[j];
@@ -230,12 +212,12 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
         tr[k] = res.per_epoch[k].agg_train_s;
         ev[k] = res.per_epoch[k].agg_eval_s;
       }
-      bench_stats s = bench_stats_of(tr, (size_t)ne);
+      bbvfl_bench_stats s = bbvfl_bench_stats_of(tr, (size_t)ne);
       int idx = i * o->nb + j;
       off_s[idx] = s.median;
       off_min[idx] = s.min;
       off_max[idx] = s.max;
-      off_eval[idx] = median_of(ev, (size_t)ne);
+      off_eval[idx] = bbvfl_median(ev, (size_t)ne);
       T = res.T;
       V = res.V;
       bbvfl_offchain_result_free(&res);
@@ -245,16 +227,16 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
     goto out;
   }
   /* 2. the floor, in the same run on the same node */
-  bench_progress_note(pr, "bench table1: floor (signed 1-wei transfer to receipt, eth_sendRawTransactionSync) ...");
-  bench_floor_result fl;
-  if (bench_floor_measure(e->rpc_url, o->floor_n, 10, 1, &fl, err) != 0) goto out;
+  bbvfl_bench_progress_note(pr, "bench table1: floor (signed 1-wei transfer to receipt, eth_sendRawTransactionSync) ...");
+  bbvfl_bench_floor_result fl;
+  if (bbvfl_bench_floor_measure(e->rpc_url, o->floor_n, 10, 1, &fl, err) != 0) goto out;
   /* 3. on-chain rows */
   uint64_t total = 0;
   for (int i = 0; i < o->nM; i++)
     total += (uint64_t)o->nb * ((uint64_t)o->epochs * (o->demo ? 2 : 1) + (uint64_t)o->masked_epochs) * (T + V);
   total += (uint64_t)o->naive_rounds;
-  bench_progress_add_total(pr, total);
-  prog_ctx pc = {.pr = pr};
+  bbvfl_bench_progress_add_total(pr, total);
+  bbvfl_bench_round_ctx pc = {.pr = pr};
   for (int i = 0; i < o->nM; i++)
     for (int j = 0; j < o->nb; j++)
       for (int masked = 0; masked <= (o->masked_epochs > 0); masked++) {
@@ -271,7 +253,7 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
                               .seed = o->seed,
                               .reset = o->reset,
                               .floor_each_round = 1,
-                              .on_round = on_round,
+                              .on_round = bbvfl_bench_on_round,
                               .ctx = &pc};
         snprintf(pc.label, sizeof pc.label, "on-chain M=%d b=%d %s", c.M, c.b, masked ? "masked" : "plain");
         bbvfl_cbench_result r;
@@ -292,7 +274,7 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
           char dd[4096];
           snprintf(dd, sizeof dd, "%s/demo-M%d-b%d", o->demo_dir, c.M, c.b);
           snprintf(pc.label, sizeof pc.label, "bbvfl demo M=%d b=%d (%d client processes)", c.M, c.b, c.M);
-          bench_progress_step(pr, 0, pc.label);
+          bbvfl_bench_progress_step(pr, 0, pc.label);
           json_t *rep = NULL;
           if (run_demo(o, c.M, c.b, dd, &rep, err) != 0) {
             json_decref(row);
@@ -303,7 +285,7 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
           json_object_set(row, "demo_wall_s", json_object_get(rep, "wall_s"));
           json_object_set(row, "demo_auroc", json_object_get(rep, "auroc"));
           json_decref(rep);
-          bench_progress_step(pr, (uint64_t)o->epochs * (T + V), pc.label);
+          bbvfl_bench_progress_step(pr, (uint64_t)o->epochs * (T + V), pc.label);
         }
         json_object_set_new(row, "offchain_s", json_real(off_s[idx]));
         json_object_set_new(row, "offchain_s_min", json_real(off_min[idx]));
@@ -330,7 +312,7 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
                           .epochs = 1,
                           .seed = o->seed,
                           .reset = o->reset,
-                          .on_round = on_round,
+                          .on_round = bbvfl_bench_on_round,
                           .ctx = &pc};
     snprintf(pc.label, sizeof pc.label, "naive contract M=%d b=%d", c.M, c.b);
     bbvfl_cbench_result r;
@@ -349,17 +331,17 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
       ms[k] = r.rounds[k].agg_ms;
     }
     naive_gpc = g / (double)r.nrounds / ((double)c.M * c.B * c.P);
-    naive_ms = median_of(ms, r.nrounds);
+    naive_ms = bbvfl_median(ms, r.nrounds);
     free(ms);
     bbvfl_cbench_result_free(&r);
     json_object_set_new(top, "naive", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "M", c.M, "B", (int)c.B, "P",
                                                  (int)c.P, "b", c.b, "rounds", o->naive_rounds,
                                                  "gas_per_coordinate", naive_gpc, "round_ms", naive_ms));
   }
-  bench_progress_end(pr);
+  bbvfl_bench_progress_end(pr);
   json_object_set_new(top, "mode", json_string("table1"));
   json_object_set_new(top, "floor_ms", json_real(fl.total.median));
-  json_object_set_new(top, "floor", bench_stats_json(&fl.total));
+  json_object_set_new(top, "floor", bbvfl_bench_stats_json(&fl.total));
   json_object_set_new(top, "naive_gas_per_coordinate", o->naive_rounds > 0 ? json_real(naive_gpc) : json_null());
   json_object_set_new(top, "naive_round_ms", o->naive_rounds > 0 ? json_real(naive_ms) : json_null());
   json_object_set_new(top, "rpc", json_string(e->rpc_url));
@@ -370,7 +352,7 @@ int bench_table1_run(bench_env *e, const bench_table1_opts *o, bench_progress *p
       json_pack("{s:i, s:i, s:f, s:i, s:i, s:i, s:i, s:I, s:s, s:s, s:s}", "B", o->batch, "P", o->P, "beta", o->beta,
                 "epochs", o->epochs, "masked_epochs", o->masked_epochs, "train_rounds_per_epoch", (int)T,
                 "eval_rounds_per_epoch", (int)V, "seed", (json_int_t)o->seed, "driver",
-                "lean: one thread per client, eth_sendRawTransactionSync, vfl/chainbench.h", "round_time",
+                "lean: one thread per client, eth_sendRawTransactionSync, bench/chainbench.h", "round_time",
                 "first client starts signing -> receipt of the submission that completed the round (RoundCompleted)",
                 "offchain", "vfl/offchain.h in-process aggregator timer (training rounds of an epoch)"));
   json_object_set_new(json_object_get(top, "config"), "chain",
@@ -397,7 +379,7 @@ out:
 
 static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 
-void bench_table1_print(const json_t *t, FILE *f) {
+void bbvfl_bench_table1_print(const json_t *t, FILE *f) {
   const json_t *cfg = json_object_get(t, "config");
   fprintf(f,
           "Table I on bbvfl's stack: Breast Cancer, B=%d P=%d beta=%g, %d training + %d evaluation rounds per "
@@ -435,7 +417,7 @@ void bench_table1_print(const json_t *t, FILE *f) {
             json_number_value(d), num(r, "demo_gas_per_coordinate"));
   }
   if (json_integer_value(json_object_get(cfg, "masked_epochs")) > 0)
-    fprintf(f, "masked rows: the lean driver (vfl/chainbench) submits uniform random 16-bit lanes, which is what masked\n"
+    fprintf(f, "masked rows: the lean driver (bench/chainbench) submits uniform random 16-bit lanes, which is what masked\n"
              "submissions look like to the contract; the full masked client (ECDH pair keys, masking, re-runs after a\n"
              "dropout) is what `bbvfl demo --masked` runs\n");
   const json_t *nv = json_object_get(t, "naive");
@@ -445,7 +427,7 @@ void bench_table1_print(const json_t *t, FILE *f) {
             num(nv, "gas_per_coordinate"), num(nv, "round_ms"));
 }
 
-char *bench_table1_csv(const json_t *t) {
+char *bbvfl_bench_table1_csv(const json_t *t) {
   static const char *cols[] = {"M", "b", "masked", "offchain_s", "offchain_s_min", "offchain_s_max", "offchain_eval_s",
                                "onchain_s", "onchain_s_min", "onchain_s_max", "onchain_eval_s", "onchain_round_ms",
                                "onchain_round_p90_ms", "onchain_eval_round_ms", "floor_ratio", "gas_per_round",
@@ -453,142 +435,27 @@ char *bench_table1_csv(const json_t *t) {
                                "floor_interleaved_ms", "floor_ratio_fresh", "node_stalls",
                                "gradient_post_ms", "gradient_post_gas", "lane_bits", "ratio", "epochs",
                                "paper_offchain_s", "paper_onchain_s", "demo_onchain_s", "demo_gas_per_coordinate"};
-  const size_t nc = sizeof cols / sizeof cols[0];
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  for (size_t c = 0; c < nc; c++) fprintf(f, "%s%s", c ? "," : "", cols[c]);
-  fprintf(f, ",floor_ms\n");
-  size_t i;
-  json_t *r;
-  json_array_foreach(json_object_get(t, "table1"), i, r) {
-    for (size_t c = 0; c < nc; c++) {
-      const json_t *v = json_object_get(r, cols[c]);
-      if (c) fputc(',', f);
-      if (json_is_integer(v))
-        fprintf(f, "%lld", (long long)json_integer_value(v));
-      else if (json_is_real(v))
-        fprintf(f, "%.9g", json_real_value(v));
-      else if (json_is_boolean(v))
-        fprintf(f, "%d", json_is_true(v));
-    }
-    fprintf(f, ",%.6g\n", num(t, "floor_ms"));
-  }
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  char floor_col[64];
+  snprintf(floor_col, sizeof floor_col, ",%.6g", num(t, "floor_ms"));
+  return bbvfl_bench_csv(json_object_get(t, "table1"), cols, sizeof cols / sizeof cols[0], ",floor_ms", floor_col);
 }
 
-/* ------------------------------------------------------------------ the mode */
-
-int bench_table1(int argc, char **argv) {
-  bench_table1_opts o;
-  bench_table1_defaults(&o);
-  const char *rpc_url = NULL, *clients_s = "5,10", *b_s = "2,4,8,16", *out_s = NULL;
-  int as_json = 0, no_files = 0, reset_epochs = 0, no_reset = 0, no_demo = 0;
-  const cli_opt opts[] = {
-      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
-      {"clients", OPT_STR, &clients_s, "LIST", "numbers of clients M (default 5,10; 1..64)"},
-      {"b", OPT_STR, &b_s, "LIST", "PBM trials b (default 2,4,8,16)"},
-      {"beta", OPT_DBL, &o.beta, "X", "PBM beta (default 0.05, as in the paper's Table I)"},
-      {"epochs", OPT_INT, &o.epochs, "N", "epochs per configuration, on- and off-chain (default 10)"},
-      {"masked-epochs", OPT_INT, &o.masked_epochs, "N", "epochs of masked mode per configuration (default 2; 0: skip)"},
-      {"naive-rounds", OPT_INT, &o.naive_rounds, "N", "rounds of the naive baseline contract (default 3; 0: skip)"},
-      {"batch", OPT_INT, &o.batch, "B", "batch size (default 10)"},
-      {"P", OPT_INT, &o.P, "N", "embedding size (default 16)"},
-      {"floor-n", OPT_INT, &o.floor_n, "N", "transfers timed for the floor (default 200)"},
-      {"seed", OPT_U64, &o.seed, "N", "seed of the off-chain runs and the random embeddings (default 1)"},
-      {"data", OPT_STR, &o.data, "FILE", "CSV table (default: the bundled Breast Cancer data)"},
-      {"out", OPT_STR, &out_s, "DIR", "folder for table1.csv and table1.json (default runs/bench-<UTC time>)"},
-      {"reset-epochs", OPT_FLAG, &reset_epochs, NULL,
-       "evm_revert to the post-setup state after every epoch (for an anvil with full history, whose blocks get "
-       "slower the longer its chain)"},
-      {"no-reset", OPT_FLAG, &no_reset, NULL,
-       "no evm_snapshot/evm_revert at all (nodes other than anvil); configurations follow each other on one chain"},
-      {"no-demo", OPT_FLAG, &no_demo, NULL,
-       "skip the cross-check with `bbvfl demo` (M client processes, the real protocol) per plain (M, b)"},
-      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
-      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object (floor_ms, naive_gas_per_coordinate, table1) on stdout"},
-  };
-  cli_spec spec = {
-      "bbvfl bench table1",
-      "the paper's Table I: off-chain vs on-chain aggregation time per epoch, gas per round and per coordinate",
-      "[OPTIONS]",
-      "For each M x b: the off-chain trainer's aggregation time per epoch (in-process sums), and the\n"
-      "same rounds on chain: a fresh BbvflAggregator, M client threads (own key, connection, nonce)\n"
-      "submitting PBM-quantized random embeddings in parallel with eth_sendRawTransactionSync, the\n"
-      "active client posting a gradient after each training round. On-chain time of a round: from\n"
-      "the first client starting to sign to the receipt of the submission that completed the round\n"
-      "(RoundCompleted: the sum is readable). Per epoch: the sum over its training rounds (evaluation\n"
-      "rounds apart). Also measured in the same run: the floor (a bare signed transfer to receipt),\n"
-      "masked mode (16-bit lanes), and the naive one-word-per-value contract. Gas per coordinate =\n"
-      "gas of a round's M submissions / (M*B*P), steady state (rounds >= 4).\n"
-      "Each configuration is one continuous session; afterwards the chain is put back (evm_revert),\n"
-      "so every configuration starts on the same chain. The embedded anvil runs with pruned history\n"
-      "(--prune-history 8): with full history anvil's time per block grows with the chain's length\n"
-      "(docs/ONCHAIN.md); against such a node (--rpc) use --reset-epochs.",
-      opts, sizeof opts / sizeof opts[0]};
-  size_t npos = 0;
-  bbvfl_err err = {0};
-  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (prc == 1) return 0;
-  if (prc < 0) return cli_report(&err);
-  if (bench_parse_ints("clients", clients_s, o.Ms, 8, &o.nM, 1, 64, &err) != 0 ||
-      bench_parse_ints("b", b_s, o.bs, 8, &o.nb, 1, 255, &err) != 0)
-    return cli_report(&err);
-  if (reset_epochs && no_reset) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--reset-epochs and --no-reset exclude each other");
-    return cli_report(&err);
-  }
-  o.reset = no_reset ? 0 : reset_epochs ? 2 : 1;
-  o.demo = !no_demo;
-  o.rpc_given = rpc_url;
-  if (o.epochs < 1 || o.epochs > 1000) bbvfl_fail(&err, BBVFL_E_ARG, "--epochs must be in 1..1000 (got %d)", o.epochs);
-  else if (o.masked_epochs < 0 || o.masked_epochs > 1000)
-    bbvfl_fail(&err, BBVFL_E_ARG, "--masked-epochs must be in 0..1000 (got %d)", o.masked_epochs);
-  else if (o.naive_rounds < 0 || o.naive_rounds > 1000)
-    bbvfl_fail(&err, BBVFL_E_ARG, "--naive-rounds must be in 0..1000 (got %d)", o.naive_rounds);
-  else if (!(o.beta > 0 && o.beta < 0.5)) bbvfl_fail(&err, BBVFL_E_ARG, "--beta must be in (0, 0.5) (got %g)", o.beta);
-  else if (o.batch < 1 || o.P < 1 || (long)o.batch * o.P > 1 << 20)
-    bbvfl_fail(&err, BBVFL_E_ARG, "--batch and --P must be >= 1 with B*P <= 1048576");
-  else if (o.floor_n < 1 || o.floor_n > 100000) bbvfl_fail(&err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o.floor_n);
-  if (err.code) return cli_report(&err);
-  for (int i = 0; i < o.nM; i++)
-    for (int j = 0; j < o.nb; j++)
-      if (o.Ms[i] * o.bs[j] >= 65536) {
-        bbvfl_fail(&err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o.Ms[i], o.bs[j]);
-        return cli_report(&err);
-      }
-  char dir[2048] = "", demo_dir[2100] = "", tmp_demo[256] = "";
-  if (!no_files && bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
-  if (o.demo) {
-    if (no_files) {
-      const char *tmp = getenv("TMPDIR");
-      snprintf(tmp_demo, sizeof tmp_demo, "%s/bbvfl-bench-demo.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-      if (!mkdtemp(tmp_demo)) {
-        bbvfl_fail(&err, BBVFL_E_IO, "cannot create a temporary folder for the demo runs in %s", tmp_demo);
-        return cli_report(&err);
-      }
-      snprintf(demo_dir, sizeof demo_dir, "%s", tmp_demo);
-    } else {
-      snprintf(demo_dir, sizeof demo_dir, "%s/demos", dir);
-    }
-    o.demo_dir = demo_dir;
-  }
-  int maxM = 1;
-  for (int i = 0; i < o.nM; i++)
-    if (o.Ms[i] > maxM) maxM = o.Ms[i];
-  bench_env env;
-  bench_progress pr;
-  bench_progress_init(&pr, 0, 0);
-  if (bench_env_open(&env, rpc_url, maxM, 0, &err) != 0) return cli_report(&err);
-  json_t *t = NULL;
-  int rc = bench_table1_run(&env, &o, &pr, &t, &err);
-  bench_env_close(&env);
-  if (tmp_demo[0]) bench_rmtree(tmp_demo);
-  if (rc != 0) return cli_report(&err);
-  return bench_finish_table(dir, "table1", t, bench_table1_csv, bench_table1_print, no_files, as_json, &err);
+int bbvfl_bench_table1_check(const bbvfl_bench_table1_opts *o, bbvfl_err *err) {
+  if (o->epochs < 1 || o->epochs > 1000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be in 1..1000 (got %d)", o->epochs);
+  if (o->masked_epochs < 0 || o->masked_epochs > 1000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--masked-epochs must be in 0..1000 (got %d)", o->masked_epochs);
+  if (o->naive_rounds < 0 || o->naive_rounds > 1000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--naive-rounds must be in 0..1000 (got %d)", o->naive_rounds);
+  if (!(o->beta > 0 && o->beta < 0.5)) return bbvfl_fail(err, BBVFL_E_ARG, "--beta must be in (0, 0.5) (got %g)", o->beta);
+  if (o->batch < 1 || o->P < 1 || (long)o->batch * o->P > 1 << 20)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--batch and --P must be >= 1 with B*P <= 1048576");
+  if (o->P > 4096) return bbvfl_fail(err, BBVFL_E_ARG, "--P must be in 1..4096, got %d", o->P);
+  if (o->floor_n < 1 || o->floor_n > 100000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o->floor_n);
+  for (int i = 0; i < o->nM; i++)
+    for (int j = 0; j < o->nb; j++)
+      if (o->Ms[i] * o->bs[j] >= 65536)
+        return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o->Ms[i], o->bs[j]);
+  return 0;
 }

@@ -21,11 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
-#include "cli/train_common.h"
+#include "bench/bench.h"
 #include "common/fsutil.h"
 #include "ml/metrics.h"
+#include "vfl/cfgprivacy.h"
 #include "vfl/contract.h"
 #include "vfl/offchain.h"
 #include "vfl/session.h"
@@ -38,20 +37,17 @@ typedef struct {
   char label[48];
 } brow;
 
+/* the options and what the run derives from the data */
 typedef struct {
-  int epochs, bt_epochs, seeds, M, B;
-  double block_time;
-  const char *aggregation, *data;
-  int no_chain;
+  const bbvfl_bench_blocks_opts *o;
   int n_train; /* training rows of the split (the full batch) */
-} bopts;
+} bctx;
 
 static double median_d(double *v, size_t n) { return n ? bbvfl_median(v, n) : NAN; }
 
-static json_t *num_or_null(double v) { return isfinite(v) ? json_real(v) : json_null(); }
-
 /* Off-chain runs of one row over the seeds: the final AUROCs and the per-epoch median curve. */
-static int offchain_row(const bopts *o, const brow *row, const bbvfl_dataset *ds, json_t *out, bbvfl_err *err) {
+static int offchain_row(const bctx *x, const brow *row, const bbvfl_dataset *ds, json_t *out, bbvfl_err *err) {
+  const bbvfl_bench_blocks_opts *o = x->o;
   double *curve = calloc((size_t)o->epochs * MAX_SEEDS, sizeof *curve);
   double fin[MAX_SEEDS];
   if (!curve) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -62,7 +58,7 @@ static int offchain_row(const bopts *o, const brow *row, const bbvfl_dataset *ds
     cfg.M = o->M;
     cfg.epochs = o->epochs;
     cfg.seed = (uint64_t)k + 1;
-    cfg.B = row->full_batch ? (size_t)o->n_train : (size_t)o->B;
+    cfg.B = row->full_batch ? (size_t)x->n_train : (size_t)o->B;
     cfg.window = (size_t)row->K;
     cfg.staleness = row->s;
     bbvfl_offchain_result res;
@@ -195,15 +191,15 @@ static int chain_figures(const char *run, int timestamps, json_t *out, bbvfl_err
   uint64_t first = sub.lo[0];
   double bpe = E > 1 ? (double)(end[E - 1] - end[0]) / (double)(E - 1) : (double)(end[0] - first + 1);
   json_object_set_new(out, "blocks_per_epoch", json_real(bpe));
-  json_object_set_new(out, "train_blocks_per_epoch", num_or_null(median_d(tr, ntr)));
-  json_object_set_new(out, "eval_blocks_per_epoch", num_or_null(median_d(ev, nev)));
+  json_object_set_new(out, "train_blocks_per_epoch", bbvfl_json_num_or_null(median_d(tr, ntr)));
+  json_object_set_new(out, "eval_blocks_per_epoch", bbvfl_json_num_or_null(median_d(ev, nev)));
   json_object_set_new(out, "first_epoch_blocks", json_integer((json_int_t)(end[0] - first + 1)));
   json_object_set_new(out, "setup_blocks", json_integer((json_int_t)(first - s.deploy_block)));
   json_object_set_new(out, "session_blocks", json_integer((json_int_t)(end[E - 1] - s.deploy_block + 1)));
   if (timestamps && E > 1) {
     double t0, t1;
     if (block_time_of(rpc, end[0], &t0, err) < 0 || block_time_of(rpc, end[E - 1], &t1, err) < 0) goto out;
-    json_object_set_new(out, "wall_per_epoch_s", num_or_null((t1 - t0) / (double)(E - 1)));
+    json_object_set_new(out, "wall_per_epoch_s", bbvfl_json_num_or_null((t1 - t0) / (double)(E - 1)));
   }
   rc = 0;
 out:
@@ -217,14 +213,15 @@ out:
 }
 
 /* One demo run of a row against rpc_url (epochs E, seed 1) into dir/<tag>; *rep: its report. */
-static int demo_row(const bopts *o, const brow *row, const char *rpc_url, int epochs, const char *dir,
+static int demo_row(const bctx *x, const brow *row, const char *rpc_url, int epochs, const char *dir,
                     const char *tag, json_t **rep, char *run, size_t runcap, bbvfl_err *err) {
+  const bbvfl_bench_blocks_opts *o = x->o;
   char sE[16], sK[16], sS[16], sM[16], sB[16], log[1400], what[96];
   snprintf(sE, sizeof sE, "%d", epochs);
   snprintf(sK, sizeof sK, "%d", row->K);
   snprintf(sS, sizeof sS, "%d", row->s);
   snprintf(sM, sizeof sM, "%d", o->M);
-  snprintf(sB, sizeof sB, "%d", row->full_batch ? o->n_train : o->B);
+  snprintf(sB, sizeof sB, "%d", row->full_batch ? x->n_train : o->B);
   snprintf(run, runcap, "%s/%s-%s", dir, tag, row->label);
   for (char *p = run + strlen(dir); *p; p++)
     if (*p == ' ' || *p == '=' || *p == ',') *p = '_';
@@ -241,7 +238,7 @@ static int demo_row(const bopts *o, const brow *row, const char *rpc_url, int ep
     args[n++] = o->data;
   }
   args[n] = NULL;
-  return bench_run_self(args, log, what, rep, err);
+  return bbvfl_bench_run_self(args, log, what, rep, err);
 }
 
 static double jnum(const json_t *o, const char *k) {
@@ -249,7 +246,7 @@ static double jnum(const json_t *o, const char *k) {
   return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
-static void bench_blocks_print(const json_t *t, FILE *f) {
+void bbvfl_bench_blocks_print(const json_t *t, FILE *f) {
   const json_t *cfg = json_object_get(t, "config");
   fprintf(f, "bench blocks: M=%d, %d epochs (AUROC: median of %d seeds, off-chain = on-chain), block time %g s "
              "(%d-epoch runs), %s aggregation unless staleness > 0\n",
@@ -274,7 +271,7 @@ static void bench_blocks_print(const json_t *t, FILE *f) {
              "row's final one; 30ep@Xs: projected session (setup + epochs x blocks per epoch) x X s.\n");
 }
 
-static char *bench_blocks_csv(const json_t *t) {
+char *bbvfl_bench_blocks_csv(const json_t *t) {
   char *buf = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&buf, &len);
@@ -304,208 +301,157 @@ static char *bench_blocks_csv(const json_t *t) {
   return buf;
 }
 
-int bench_blocks(int argc, char **argv) {
-  bopts o = {.epochs = 30, .bt_epochs = 3, .seeds = 5, .M = 5, .B = 10, .block_time = 1, .aggregation = "hashed"};
-  const char *windows_s = "1,5,45", *stale_s = "0,1", *out_s = NULL;
-  int as_json = 0, no_files = 0, no_full = 0, no_plot = 0;
-  const cli_opt opts[] = {
-      {"epochs", OPT_INT, &o.epochs, "N", "epochs for the AUROC (off-chain, and the automining on-chain run) (default 30)"},
-      {"seeds", OPT_INT, &o.seeds, "N", "seeds 1..N per row for the median AUROC (default 5, at most 16)"},
-      {"block-time", OPT_DBL, &o.block_time, "S", "the block time of the measured chain (default 1)"},
-      {"block-time-epochs", OPT_INT, &o.bt_epochs, "N", "epochs of each on-chain run at the block time (default 3, >= 2)"},
-      {"windows", OPT_STR, &windows_s, "LIST", "windows K (default 1,5,45)"},
-      {"staleness", OPT_STR, &stale_s, "LIST", "staleness s (default 0,1; rows with s > 0 run hashed)"},
-      {"aggregation", OPT_STR, &o.aggregation, "MODE", "hashed (default) or lane for the s = 0 rows"},
-      {"clients", OPT_INT, &o.M, "M", "clients (default 5)"},
-      {"batch", OPT_INT, &o.B, "B", "batch size (default 10)"},
-      {"no-full-batch", OPT_FLAG, &no_full, NULL, "leave out the full-batch row"},
-      {"no-chain", OPT_FLAG, &o.no_chain, NULL, "off-chain figures only (no anvil, no block counts)"},
-      {"data", OPT_STR, &o.data, "FILE", "CSV table (default: the bundled Breast Cancer data)"},
-      {"out", OPT_STR, &out_s, "DIR", "folder for blocks.csv, blocks.json, the figure and the runs (default "
-                                      "runs/bench-<UTC time>)"},
-      {"no-plot", OPT_FLAG, &no_plot, NULL, "no figure"},
-      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only; the runs go to a temporary folder)"},
-      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object on stdout"},
-  };
-  cli_spec spec = {
-      "bbvfl bench blocks", "what a block time does to a session: blocks, wall time, gas and AUROC by window and staleness",
-      "[OPTIONS]",
-      "Rows: every window K x staleness s, and one full-batch row (B = the training rows, K = 1).\n"
-      "Per row: the median test AUROC after --epochs over --seeds seeds (off-chain; the on-chain\n"
-      "seed-1 run is reported beside it), a --block-time-epochs session of M client processes on an\n"
-      "anvil mining a block every --block-time s (blocks per epoch, training and evaluation blocks,\n"
-      "wall time per epoch, gas per coordinate), the same session for --epochs on an automining\n"
-      "anvil (wall time per epoch, on-chain AUROC), blocks to the K=1 s=0 row's final AUROC within\n"
-      "0.005, and the projected wall time of an --epochs session at 2 s and 12 s blocks.",
-      opts, sizeof opts / sizeof opts[0]};
-  bbvfl_err err = {0};
-  size_t npos = 0;
-  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (prc == 1) return 0;
-  if (prc < 0) return cli_report(&err);
-  int Ks[8], nK = 0, Ss[8], nS = 0;
-  if (bench_parse_ints("windows", windows_s, Ks, 8, &nK, 1, 100000, &err) != 0 ||
-      bench_parse_ints("staleness", stale_s, Ss, 8, &nS, 0, 8, &err) != 0)
-    return cli_report(&err);
-  if (o.epochs < 1 || o.seeds < 1 || o.seeds > MAX_SEEDS || o.bt_epochs < 2 || !(o.block_time > 0) || o.M < 1 ||
-      o.B < 1) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--epochs, --clients and --batch must be >= 1, --seeds in 1..%d, "
-               "--block-time-epochs >= 2 and --block-time > 0", MAX_SEEDS);
-    return cli_report(&err);
-  }
-  if (strcmp(o.aggregation, "lane") && strcmp(o.aggregation, "hashed")) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--aggregation '%s': expected lane or hashed", o.aggregation);
-    return cli_report(&err);
-  }
+void bbvfl_bench_blocks_defaults(bbvfl_bench_blocks_opts *o) {
+  memset(o, 0, sizeof *o);
+  static const int K[] = {1, 5, 45}, S[] = {0, 1};
+  memcpy(o->Ks, K, sizeof K);
+  o->nK = 3;
+  memcpy(o->Ss, S, sizeof S);
+  o->nS = 2;
+  o->full_batch = 1;
+  o->epochs = 30;
+  o->bt_epochs = 3;
+  o->seeds = 5;
+  o->M = 5;
+  o->B = 10;
+  o->block_time = 1;
+  o->aggregation = "hashed";
+}
+
+int bbvfl_bench_blocks_check(const bbvfl_bench_blocks_opts *o, bbvfl_err *err) {
+  if (o->epochs < 1 || o->seeds < 1 || o->seeds > MAX_SEEDS || o->bt_epochs < 2 || !(o->block_time > 0) || o->M < 1 ||
+      o->B < 1)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--epochs, --clients and --batch must be >= 1, --seeds in 1..%d, "
+                      "--block-time-epochs >= 2 and --block-time > 0",
+                      MAX_SEEDS);
+  int hashed;
+  return bbvfl_session_parse_aggregation(o->aggregation, &hashed, err);
+}
+
+int bbvfl_bench_blocks_run(const bbvfl_bench_blocks_opts *o, const char *dir, bbvfl_bench_progress *pr, json_t **out,
+                           bbvfl_err *err) {
+  *out = NULL;
+  if (bbvfl_bench_blocks_check(o, err) < 0) return -1;
   brow rows[MAX_ROWS];
   int nrow = 0;
-  for (int i = 0; i < nK; i++)
-    for (int j = 0; j < nS && nrow < MAX_ROWS - 1; j++) {
-      rows[nrow] = (brow){.K = Ks[i], .s = Ss[j]};
-      snprintf(rows[nrow].label, sizeof rows[nrow].label, "K=%d s=%d", Ks[i], Ss[j]);
+  for (int i = 0; i < o->nK; i++)
+    for (int j = 0; j < o->nS && nrow < MAX_ROWS - 1; j++) {
+      rows[nrow] = (brow){.K = o->Ks[i], .s = o->Ss[j]};
+      snprintf(rows[nrow].label, sizeof rows[nrow].label, "K=%d s=%d", o->Ks[i], o->Ss[j]);
       nrow++;
     }
-  if (!no_full) {
+  if (o->full_batch) {
     rows[nrow] = (brow){.K = 1, .s = 0, .full_batch = 1};
     snprintf(rows[nrow].label, sizeof rows[nrow].label, "full batch");
     nrow++;
   }
-
-  train_common tc;
-  train_common_defaults(&tc);
-  tc.data = o.data;
+  bctx x = {.o = o};
   bbvfl_dataset ds;
-  if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
+  bbvfl_csv_opts co = {0};
+  const char *data = o->data ? o->data : bbvfl_default_data_path();
+  if (bbvfl_csv_load(data, &co, &ds, err) != 0) return -1;
   {
     size_t *tr = NULL, *te = NULL, ntr = 0, nte = 0;
-    if (bbvfl_split(ds.n, 0.2, 1, &tr, &ntr, &te, &nte, &err) < 0) {
+    if (bbvfl_split(ds.n, 0.2, 1, &tr, &ntr, &te, &nte, err) < 0) {
       bbvfl_dataset_free(&ds);
-      return cli_report(&err);
+      return -1;
     }
     free(tr);
     free(te);
-    o.n_train = (int)ntr;
-  }
-  char dir[1024];
-  char tmpdir[256] = "";
-  if (no_files) {
-    const char *t = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/bbvfl-blocks.XXXXXX", t && *t ? t : "/tmp");
-    if (!mkdtemp(tmpdir)) {
-      bbvfl_dataset_free(&ds);
-      bbvfl_fail(&err, BBVFL_E_IO, "cannot create a temporary folder");
-      return cli_report(&err);
-    }
-    snprintf(dir, sizeof dir, "%s", tmpdir);
-  } else if (bench_out_dir(out_s, dir, sizeof dir, &err) != 0) {
-    bbvfl_dataset_free(&ds);
-    return cli_report(&err);
+    x.n_train = (int)ntr;
   }
   char runs[1100];
   snprintf(runs, sizeof runs, "%s/runs", dir);
   json_t *t = json_object(), *jrows = json_array();
-  json_object_set_new(t, "config", json_pack("{s:i, s:i, s:i, s:f, s:i, s:s, s:i, s:i, s:s}", "M", o.M, "epochs",
-                                             o.epochs, "seeds", o.seeds, "block_time", o.block_time,
-                                             "block_time_epochs", o.bt_epochs, "aggregation", o.aggregation, "B", o.B,
-                                             "full_batch_B", o.n_train, "data",
-                                             o.data ? o.data : train_default_data()));
+  json_object_set_new(t, "config", json_pack("{s:i, s:i, s:i, s:f, s:i, s:s, s:i, s:i, s:s}", "M", o->M, "epochs",
+                                             o->epochs, "seeds", o->seeds, "block_time", o->block_time,
+                                             "block_time_epochs", o->bt_epochs, "aggregation", o->aggregation, "B",
+                                             o->B, "full_batch_B", x.n_train, "data", data));
   json_object_set(t, "rows", jrows);
-  bench_devnet bt = {0}, am = {0};
-  bench_progress pr;
-  bench_progress_init(&pr, (uint64_t)nrow * (o.no_chain ? 1 : 3), as_json);
-  int rc = 1;
+  bbvfl_bench_devnet bt = {0}, am = {0};
+  bbvfl_bench_progress_add_total(pr, (uint64_t)nrow * (o->no_chain ? 1 : 3));
+  int rc = -1;
   /* 1. off-chain AUROC */
   for (int i = 0; i < nrow; i++) {
     json_t *r = json_pack("{s:s, s:i, s:i, s:b, s:s}", "row", rows[i].label, "window", rows[i].K, "staleness",
                           rows[i].s, "full_batch", rows[i].full_batch, "aggregation",
-                          rows[i].s > 0 ? "hashed" : o.aggregation);
+                          rows[i].s > 0 ? "hashed" : o->aggregation);
     json_array_append_new(jrows, r);
     char what[96];
-    snprintf(what, sizeof what, "off-chain %s (%d seeds x %d epochs)", rows[i].label, o.seeds, o.epochs);
-    bench_progress_step(&pr, 0, what);
-    if (offchain_row(&o, &rows[i], &ds, r, &err) != 0) goto out;
-    bench_progress_step(&pr, 1, what);
+    snprintf(what, sizeof what, "off-chain %s (%d seeds x %d epochs)", rows[i].label, o->seeds, o->epochs);
+    bbvfl_bench_progress_step(pr, 0, what);
+    if (offchain_row(&x, &rows[i], &ds, r, err) != 0) goto out;
+    bbvfl_bench_progress_step(pr, 1, what);
   }
-  if (!o.no_chain) {
-    if (bbvfl_mkdirs(runs, 0755, &err) != 0) goto out;
+  if (!o->no_chain) {
+    if (bbvfl_mkdirs(runs, 0755, err) != 0) goto out;
     /* 2. automining chain: wall time per epoch without a block time, the on-chain AUROC */
-    if (bench_devnet_start_bt(&am, 0, &err) != 0) goto out;
+    if (bbvfl_bench_devnet_start(&am, 0, err) != 0) goto out;
     for (int i = 0; i < nrow; i++) {
       json_t *r = json_array_get(jrows, (size_t)i), *rep = NULL;
       char what[96], run[1400];
-      snprintf(what, sizeof what, "automining chain %s (%d epochs)", rows[i].label, o.epochs);
-      bench_progress_step(&pr, 0, what);
-      if (demo_row(&o, &rows[i], am.d.rpc_url, o.epochs, runs, "automine", &rep, run, sizeof run, &err) != 0)
+      snprintf(what, sizeof what, "automining chain %s (%d epochs)", rows[i].label, o->epochs);
+      bbvfl_bench_progress_step(pr, 0, what);
+      if (demo_row(&x, &rows[i], am.d.rpc_url, o->epochs, runs, "automine", &rep, run, sizeof run, err) != 0)
         goto out;
-      json_object_set_new(r, "wall_per_epoch_automine_s", num_or_null(jnum(rep, "training_wall_s") / o.epochs));
-      json_object_set_new(r, "auroc_onchain_seed1", num_or_null(jnum(rep, "auroc")));
+      json_object_set_new(r, "wall_per_epoch_automine_s", bbvfl_json_num_or_null(jnum(rep, "training_wall_s") / o->epochs));
+      json_object_set_new(r, "auroc_onchain_seed1", bbvfl_json_num_or_null(jnum(rep, "auroc")));
       /* the off-chain trainer replaying that session (same seed, the chain's session seed S) */
-      json_object_set_new(r, "auroc_offchain_replay", num_or_null(jnum(rep, "auroc_offchain_same_seed")));
-      json_object_set_new(r, "gas_per_coordinate", num_or_null(jnum(rep, "gas_per_coordinate")));
-      json_object_set_new(r, "gas_per_window", num_or_null(jnum(rep, "gas_per_window")));
+      json_object_set_new(r, "auroc_offchain_replay", bbvfl_json_num_or_null(jnum(rep, "auroc_offchain_same_seed")));
+      json_object_set_new(r, "gas_per_coordinate", bbvfl_json_num_or_null(jnum(rep, "gas_per_coordinate")));
+      json_object_set_new(r, "gas_per_window", bbvfl_json_num_or_null(jnum(rep, "gas_per_window")));
       json_decref(rep);
-      bench_progress_step(&pr, 1, what);
+      bbvfl_bench_progress_step(pr, 1, what);
     }
-    bench_devnet_stop(&am);
+    bbvfl_bench_devnet_stop(&am);
     /* 3. the chain with a block time */
-    if (bench_devnet_start_bt(&bt, o.block_time, &err) != 0) goto out;
+    if (bbvfl_bench_devnet_start(&bt, o->block_time, err) != 0) goto out;
     for (int i = 0; i < nrow; i++) {
       json_t *r = json_array_get(jrows, (size_t)i), *rep = NULL;
       char what[96], run[1400];
-      snprintf(what, sizeof what, "%g s blocks %s (%d epochs)", o.block_time, rows[i].label, o.bt_epochs);
-      bench_progress_step(&pr, 0, what);
-      if (demo_row(&o, &rows[i], bt.d.rpc_url, o.bt_epochs, runs, "blocktime", &rep, run, sizeof run, &err) != 0)
+      snprintf(what, sizeof what, "%g s blocks %s (%d epochs)", o->block_time, rows[i].label, o->bt_epochs);
+      bbvfl_bench_progress_step(pr, 0, what);
+      if (demo_row(&x, &rows[i], bt.d.rpc_url, o->bt_epochs, runs, "blocktime", &rep, run, sizeof run, err) != 0)
         goto out;
       json_decref(rep);
-      if (chain_figures(run, 1, r, &err) != 0) goto out;
-      bench_progress_step(&pr, 1, what);
+      if (chain_figures(run, 1, r, err) != 0) goto out;
+      bbvfl_bench_progress_step(pr, 1, what);
     }
-    bench_devnet_stop(&bt);
+    bbvfl_bench_devnet_stop(&bt);
   }
-  bench_progress_end(&pr);
+  bbvfl_bench_progress_end(pr);
   /* 4. blocks to the K=1 s=0 row's final AUROC within 0.005; projections */
-  {
-    double target = NAN;
-    for (int i = 0; i < nrow; i++)
-      if (rows[i].K == 1 && rows[i].s == 0 && !rows[i].full_batch)
-        target = jnum(json_array_get(jrows, (size_t)i), "auroc_median") - 0.005;
-    json_object_set_new(t, "target_auroc", num_or_null(target));
-    for (int i = 0; i < nrow; i++) {
-      json_t *r = json_array_get(jrows, (size_t)i);
-      double bpe = jnum(r, "blocks_per_epoch"), setup = jnum(r, "setup_blocks");
-      const json_t *curve = json_object_get(r, "auroc_by_epoch_median");
-      double reach = NAN;
-      for (size_t e = 0; isfinite(target) && isfinite(bpe) && e < json_array_size(curve); e++)
-        if (json_number_value(json_array_get(curve, e)) >= target) {
-          reach = (double)(e + 1) * bpe;
-          break;
-        }
-      json_object_set_new(r, "blocks_to_target", num_or_null(reach));
-      double blocks = (isfinite(setup) ? setup : 0) + (double)o.epochs * bpe;
-      json_object_set_new(r, "projected_session_blocks", num_or_null(blocks));
-      json_object_set_new(r, "projected_session_s_2s", num_or_null(2 * blocks));
-      json_object_set_new(r, "projected_session_s_12s", num_or_null(12 * blocks));
-    }
+  double target = NAN;
+  for (int i = 0; i < nrow; i++)
+    if (rows[i].K == 1 && rows[i].s == 0 && !rows[i].full_batch)
+      target = jnum(json_array_get(jrows, (size_t)i), "auroc_median") - 0.005;
+  json_object_set_new(t, "target_auroc", bbvfl_json_num_or_null(target));
+  for (int i = 0; i < nrow; i++) {
+    json_t *r = json_array_get(jrows, (size_t)i);
+    double bpe = jnum(r, "blocks_per_epoch"), setup = jnum(r, "setup_blocks");
+    const json_t *curve = json_object_get(r, "auroc_by_epoch_median");
+    double reach = NAN;
+    for (size_t e = 0; isfinite(target) && isfinite(bpe) && e < json_array_size(curve); e++)
+      if (json_number_value(json_array_get(curve, e)) >= target) {
+        reach = (double)(e + 1) * bpe;
+        break;
+      }
+    json_object_set_new(r, "blocks_to_target", bbvfl_json_num_or_null(reach));
+    double blocks = (isfinite(setup) ? setup : 0) + (double)o->epochs * bpe;
+    json_object_set_new(r, "projected_session_blocks", bbvfl_json_num_or_null(blocks));
+    json_object_set_new(r, "projected_session_s_2s", bbvfl_json_num_or_null(2 * blocks));
+    json_object_set_new(r, "projected_session_s_12s", bbvfl_json_num_or_null(12 * blocks));
   }
-  if (!no_files && !no_plot && !o.no_chain) {
-    json_t *made = json_array();
-    if (bench_plot_blocks(dir, t, made, &err) < 0) {
-      json_decref(made);
-      goto out;
-    }
-    json_decref(made);
-  }
-  rc = bench_finish_table(dir, "blocks", json_incref(t), bench_blocks_csv, bench_blocks_print, no_files, as_json, &err);
-  goto done;
+  *out = t;
+  t = NULL;
+  rc = 0;
 out:
-  bench_progress_end(&pr);
-  rc = cli_report(&err);
-done:
-  bench_devnet_stop(&am);
-  bench_devnet_stop(&bt);
+  if (rc != 0) bbvfl_bench_progress_end(pr);
+  bbvfl_bench_devnet_stop(&am);
+  bbvfl_bench_devnet_stop(&bt);
   json_decref(jrows);
   json_decref(t);
   bbvfl_dataset_free(&ds);
-  if (*tmpdir) bench_rmtree(tmpdir);
   return rc;
 }

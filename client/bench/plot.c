@@ -1,4 +1,4 @@
-/* bbvfl bench plots / bench all: figures from the benchmark's and the sweep's JSON files, drawn by
+/* Figures from the benchmark's and the sweep's JSON files, drawn by
  * gnuplot (Debian's gnuplot-nox) as PNG. Each figure is a data file and a script under
  * DIR/plotdata/ (kept, so a figure can be redrawn or restyled by hand) and DIR/<name>.png. */
 #include <errno.h>
@@ -12,9 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
+#include "bench/bench.h"
 #include "common/fsutil.h"
+#include "ml/metrics.h"
 
 extern char **environ;
 
@@ -45,7 +45,7 @@ static int ms_save(mstream *m, const char *dir, const char *name, bbvfl_err *err
   }
   char pd[4096];
   snprintf(pd, sizeof pd, "%s/plotdata", dir);
-  int rc = bench_write(pd, name, m->buf, m->len, err);
+  int rc = bbvfl_bench_write(pd, name, m->buf, m->len, err);
   free(m->buf);
   m->buf = NULL;
   return rc;
@@ -95,7 +95,7 @@ static int plotdata_dir(const char *dir, bbvfl_err *err) {
 
 /* ------------------------------------------------------------------ Table I bars */
 
-int bench_plot_table1(const char *dir, const json_t *t1, json_t *made, bbvfl_err *err) {
+int bbvfl_bench_plot_table1(const char *dir, const json_t *t1, json_t *made, bbvfl_err *err) {
   const json_t *rows = json_object_get(t1, "table1");
   if (!json_is_array(rows) || json_array_size(rows) == 0)
     return bbvfl_fail(err, BBVFL_E_PARSE, "table1 JSON: no \"table1\" rows");
@@ -153,7 +153,7 @@ static void opt_num(FILE *f, const json_t *r, const char *k) {
   else fprintf(f, " ?");
 }
 
-int bench_plot_scaling(const char *dir, const json_t *sc, json_t *made, bbvfl_err *err) {
+int bbvfl_bench_plot_scaling(const char *dir, const json_t *sc, json_t *made, bbvfl_err *err) {
   const json_t *rows = json_object_get(sc, "rows");
   if (!json_is_array(rows) || json_array_size(rows) == 0)
     return bbvfl_fail(err, BBVFL_E_PARSE, "scaling JSON: no \"rows\"");
@@ -250,9 +250,7 @@ static double cell_median_at(const json_t *cell, size_t e) {
     const json_t *a = json_array_get(json_object_get(run, "auroc_per_epoch"), e);
     if (json_is_number(a) && n < 256) v[n++] = json_number_value(a);
   }
-  if (!n) return NAN;
-  qsort(v, n, sizeof *v, cmp_dbl);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  return n ? bbvfl_median(v, n) : NAN;
 }
 
 static int is_mech(const json_t *c, const char *m) {
@@ -260,7 +258,7 @@ static int is_mech(const json_t *c, const char *m) {
   return s && strcmp(s, m) == 0;
 }
 
-int bench_plot_sweep(const char *dir, const json_t *sweep, int M, json_t *made, bbvfl_err *err) {
+int bbvfl_bench_plot_sweep(const char *dir, const json_t *sweep, int M, json_t *made, bbvfl_err *err) {
   const json_t *cells = json_object_get(sweep, "cells");
   if (!json_is_array(cells) || json_array_size(cells) == 0)
     return bbvfl_fail(err, BBVFL_E_PARSE, "sweep JSON: no \"cells\" (is it the sweep.json of `bbvfl sweep`?)");
@@ -378,206 +376,9 @@ int bench_plot_sweep(const char *dir, const json_t *sweep, int M, json_t *made, 
   return 2;
 }
 
-/* ------------------------------------------------------------------ modes */
-
-static json_t *load_json(const char *path, bbvfl_err *err) {
-  json_error_t je;
-  json_t *o = json_load_file(path, 0, &je);
-  if (!o) bbvfl_fail(err, BBVFL_E_PARSE, "%s: %s (line %d)", path, je.text, je.line);
-  return o;
-}
-
-static void dirname_of(const char *path, char *out, size_t n) {
-  snprintf(out, n, "%s", path);
-  char *s = strrchr(out, '/');
-  if (s) *s = 0;
-  else snprintf(out, n, ".");
-}
-
-int bench_plots(int argc, char **argv) {
-  const char *t1 = NULL, *sc = NULL, *sw = NULL, *out_s = NULL;
-  int M = 0, as_json = 0;
-  const cli_opt opts[] = {
-      {"table1", OPT_STR, &t1, "FILE", "table1.json of `bbvfl bench table1`: Table I as bars"},
-      {"scaling", OPT_STR, &sc, "FILE", "scaling.json of `bbvfl bench scaling`: scaling curves and limits"},
-      {"sweep", OPT_STR, &sw, "FILE", "sweep.json of `bbvfl sweep`: AUROC by epoch per (b, beta), AUROC vs epsilon"},
-      {"clients", OPT_INT, &M, "M", "which clients' cells of the sweep to draw (default: the first in the file)"},
-      {"out", OPT_STR, &out_s, "DIR", "folder for the PNGs (default: the folder of --table1/--scaling, else runs/bench-<UTC time>)"},
-      {"json", OPT_FLAG, &as_json, NULL, "print {\"figures\": [...]} on stdout"},
-  };
-  cli_spec spec = {"bbvfl bench plots", "figures (PNG, gnuplot) from benchmark and sweep JSON files", "[OPTIONS]",
-                   "Draws what it is given: --table1, --scaling and/or --sweep. Needs gnuplot (Debian: gnuplot-nox).\n"
-                   "The data and gnuplot scripts of every figure stay in DIR/plotdata/.",
-                   opts, sizeof opts / sizeof opts[0]};
-  size_t npos = 0;
-  bbvfl_err err = {0};
-  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (prc == 1) return 0;
-  if (prc < 0) return cli_report(&err);
-  if (!t1 && !sc && !sw) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "nothing to draw: give --table1, --scaling and/or --sweep");
-    return cli_report(&err);
-  }
-  if (M < 0 || M > 64) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--clients must be in 1..64 (got %d)", M);
-    return cli_report(&err);
-  }
-  json_t *jt = NULL, *js = NULL, *jw = NULL;
-  if ((t1 && !(jt = load_json(t1, &err))) || (sc && !(js = load_json(sc, &err))) || (sw && !(jw = load_json(sw, &err)))) {
-    json_decref(jt);
-    json_decref(js);
-    return cli_report(&err);
-  }
-  char dir[2048];
-  if (!out_s && (t1 || sc)) {
-    dirname_of(t1 ? t1 : sc, dir, sizeof dir);
-    out_s = dir;
-  }
-  char odir[2048];
-  json_t *made = json_array();
-  int rc = bench_out_dir(out_s, odir, sizeof odir, &err);
-  if (rc == 0 && jt) rc = bench_plot_table1(odir, jt, made, &err) < 0 ? -1 : 0;
-  if (rc == 0 && js) rc = bench_plot_scaling(odir, js, made, &err) < 0 ? -1 : 0;
-  if (rc == 0 && jw) rc = bench_plot_sweep(odir, jw, M, made, &err) < 0 ? -1 : 0;
-  json_decref(jt);
-  json_decref(js);
-  json_decref(jw);
-  if (rc != 0) {
-    json_decref(made);
-    return cli_report(&err);
-  }
-  if (as_json) {
-    json_t *o = json_pack("{s:s, s:o}", "dir", odir, "figures", made);
-    bench_print_json(o, &err);
-    json_decref(o);
-  } else {
-    size_t i;
-    json_t *f;
-    json_array_foreach(made, i, f) printf("wrote %s/%s\n", odir, json_string_value(f));
-    json_decref(made);
-  }
-  return 0;
-}
-
-int bench_all(int argc, char **argv) {
-  const char *rpc_url = NULL, *out_s = NULL, *sw = NULL;
-  int as_json = 0, quick = 0, no_plots = 0, no_demo = 0;
-  const cli_opt opts[] = {
-      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
-      {"out", OPT_STR, &out_s, "DIR", "output folder (default runs/bench-<UTC time>)"},
-      {"sweep", OPT_STR, &sw, "FILE", "sweep.json for the AUROC figures (default runs/sweep/sweep.json when present)"},
-      {"quick", OPT_FLAG, &quick, NULL, "a small version: M=5, b=16, 1 epoch; scaling M 2,8 P 16 B 10"},
-      {"no-plots", OPT_FLAG, &no_plots, NULL, "write the tables only"},
-      {"no-demo", OPT_FLAG, &no_demo, NULL, "skip the `bbvfl demo` cross-check of Table I"},
-      {"json", OPT_FLAG, &as_json, NULL, "print {floor_ms, naive_gas_per_coordinate, table1, scaling, figures} on stdout"},
-  };
-  cli_spec spec = {"bbvfl bench all", "floor + Table I + scaling + figures, one devnet, one folder", "[OPTIONS]",
-                   "Runs `bench table1` and `bench scaling` with their defaults on one node (the floor is measured\n"
-                   "by both, in the same run), writes table1.{csv,json}, scaling.{csv,json} and the figures\n"
-                   "table1.png, scaling.png and, from a sweep.json, fig2_auroc_by_epoch.png and auroc_vs_epsilon.png.",
-                   opts, sizeof opts / sizeof opts[0]};
-  size_t npos = 0;
-  bbvfl_err err = {0};
-  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (prc == 1) return 0;
-  if (prc < 0) return cli_report(&err);
-  json_t *jw = NULL;
-  if (sw) {
-    if (!(jw = load_json(sw, &err))) return cli_report(&err);
-  } else if (access("runs/sweep/sweep.json", R_OK) == 0) {
-    sw = "runs/sweep/sweep.json";
-    if (!(jw = load_json(sw, &err))) return cli_report(&err);
-  }
-  char dir[2048];
-  if (bench_out_dir(out_s, dir, sizeof dir, &err) != 0) {
-    json_decref(jw);
-    return cli_report(&err);
-  }
-  bench_table1_opts to;
-  bench_table1_defaults(&to);
-  bench_scaling_opts so;
-  bench_scaling_defaults(&so);
-  char demo_dir[2100];
-  snprintf(demo_dir, sizeof demo_dir, "%s/demos", dir);
-  to.demo = !no_demo;
-  to.demo_dir = demo_dir;
-  to.rpc_given = rpc_url;
-  if (quick) {
-    to.nM = 1;
-    to.bs[0] = 16;
-    to.nb = 1;
-    to.epochs = 1;
-    to.masked_epochs = 1;
-    to.naive_rounds = 1;
-    to.floor_n = 50;
-    so.Ms[0] = 2;
-    so.Ms[1] = 8;
-    so.nM = 2;
-    so.nP = 1;
-    so.nB = 1;
-    so.rounds = 5;
-    so.naive_rounds = 1;
-    so.floor_n = 50;
-  }
-  int maxM = 10;
-  for (int i = 0; i < so.nM; i++)
-    if (so.Ms[i] > maxM) maxM = so.Ms[i];
-  bench_env env;
-  bench_progress pr;
-  bench_progress_init(&pr, 0, 0);
-  if (bench_env_open(&env, rpc_url, maxM, 0, &err) != 0) {
-    json_decref(jw);
-    return cli_report(&err);
-  }
-  json_t *t1 = NULL, *sc = NULL, *made = json_array();
-  int rc = bench_table1_run(&env, &to, &pr, &t1, &err);
-  if (rc == 0) {
-    so.floor_ms = json_number_value(json_object_get(t1, "floor_ms")); /* measured once */
-    rc = bench_scaling_run(&env, &so, &pr, &sc, &err);
-  }
-  bench_env_close(&env);
-  if (rc == 0) rc = bench_write_table(dir, "table1", t1, bench_table1_csv, &err);
-  if (rc == 0) rc = bench_write_table(dir, "scaling", sc, bench_scaling_csv, &err);
-  if (rc == 0 && !no_plots) {
-    if (bench_plot_table1(dir, t1, made, &err) < 0 || bench_plot_scaling(dir, sc, made, &err) < 0 ||
-        (jw && bench_plot_sweep(dir, jw, 0, made, &err) < 0))
-      rc = -1;
-  }
-  if (rc == 0) {
-    if (as_json) {
-      json_t *o = json_object();
-      json_object_set(o, "floor_ms", json_object_get(t1, "floor_ms"));
-      json_object_set(o, "naive_gas_per_coordinate", json_object_get(t1, "naive_gas_per_coordinate"));
-      json_object_set(o, "table1", json_object_get(t1, "table1"));
-      json_object_set_new(o, "table1_run", json_incref(t1));
-      json_object_set_new(o, "scaling", json_incref(sc));
-      json_object_set_new(o, "figures", json_incref(made));
-      json_object_set_new(o, "dir", json_string(dir));
-      rc = bench_print_json(o, &err);
-      json_decref(o);
-    } else {
-      bench_table1_print(t1, stdout);
-      printf("\n");
-      bench_scaling_print(sc, stdout);
-      printf("\nwrote %s/{table1,scaling}.{csv,json}", dir);
-      size_t i;
-      json_t *f;
-      json_array_foreach(made, i, f) printf(", %s", json_string_value(f));
-      printf("\n");
-      if (!jw && !no_plots)
-        printf("no sweep.json given (and no runs/sweep/sweep.json): run `bbvfl sweep` first for the AUROC figures\n");
-    }
-  }
-  json_decref(t1);
-  json_decref(sc);
-  json_decref(made);
-  json_decref(jw);
-  return rc == 0 ? 0 : cli_report(&err);
-}
-
 /* ------------------------------------------------------------------ AUROC against blocks */
 
-int bench_plot_blocks(const char *dir, const json_t *t, json_t *made, bbvfl_err *err) {
+int bbvfl_bench_plot_blocks(const char *dir, const json_t *t, json_t *made, bbvfl_err *err) {
   const json_t *rows = json_object_get(t, "rows");
   if (!json_is_array(rows) || json_array_size(rows) == 0)
     return bbvfl_fail(err, BBVFL_E_PARSE, "blocks JSON: no \"rows\"");

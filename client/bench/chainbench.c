@@ -1,5 +1,5 @@
 /* The lean on-chain aggregation driver (see chainbench.h for what is timed and how). */
-#include "vfl/chainbench.h"
+#include "bench/chainbench.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -92,17 +92,27 @@ bbvfl_cbench_pool *bbvfl_cbench_pool_new(const char *rpc_url, const bbvfl_key *f
   snprintf(wei, sizeof wei, "%u000000000000000000", fund_eth ? fund_eth : 1);
   bbvfl_u256 amount;
   if (bbvfl_u256_from_string(wei, &amount, err) != 0) goto fail;
+  uint8_t (*addrs)[20] = calloc((size_t)n + 1, sizeof *addrs);
+  if (!addrs) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto fail;
+  }
   for (int i = 0; i <= n; i++) {
-    if (bbvfl_key_generate(&p->c[i].key, err) != 0) goto fail;
-    bbvfl_receipt r;
-    if (bbvfl_sender_transact(f.s, p->c[i].key.addr, &amount, NULL, 0, 21000, TX_TIMEOUT_S, &r, err) != 0) {
-      bbvfl_receipt_clear(&r);
-      bbvfl_wrap(err, "funding benchmark client %d from the funding account", i);
+    if (bbvfl_key_generate(&p->c[i].key, err) != 0) {
+      free(addrs);
       goto fail;
     }
-    bbvfl_receipt_clear(&r);
-    if (client_open(&p->c[i], rpc_url, p->chain_id, err) != 0) goto fail;
+    memcpy(addrs[i], p->c[i].key.addr, 20);
   }
+  size_t bad;
+  int funded = bbvfl_sender_fund(f.s, (const uint8_t(*)[20])addrs, (size_t)n + 1, &amount, TX_TIMEOUT_S, &bad, err);
+  free(addrs);
+  if (funded != 0) {
+    bbvfl_wrap(err, "funding benchmark client %zu from the funding account", bad);
+    goto fail;
+  }
+  for (int i = 0; i <= n; i++)
+    if (client_open(&p->c[i], rpc_url, p->chain_id, err) != 0) goto fail;
   bbvfl_sender_free(f.s);
   bbvfl_rpc_free(f.rpc);
   bbvfl_key_wipe(&f.key);

@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
+#include "bench/bench.h"
 #include "common/fsutil.h"
 
-void bench_scaling_defaults(bench_scaling_opts *o) {
+void bbvfl_bench_scaling_defaults(bbvfl_bench_scaling_opts *o) {
   memset(o, 0, sizeof *o);
   static const int M[] = {2, 4, 8, 16, 32, 64}, P[] = {16, 32, 64}, B[] = {10, 50, 100};
   memcpy(o->Ms, M, sizeof M);
@@ -29,18 +28,6 @@ void bench_scaling_defaults(bench_scaling_opts *o) {
   o->reset = 1;
 }
 
-typedef struct {
-  bench_progress *pr;
-  char label[96];
-} sc_prog;
-
-static void sc_on_round(void *ctx, uint64_t done, uint64_t total) {
-  (void)done;
-  (void)total;
-  sc_prog *c = ctx;
-  bench_progress_step(c->pr, 1, c->label);
-}
-
 /* Steady rounds: >= 4 (the contract's ring of round slots has been written once) when there are
  * more than 4, else all but the first. */
 static size_t steady_from(size_t n) { return n > 4 ? 4 : (n > 1 ? 1 : 0); }
@@ -49,7 +36,7 @@ typedef struct {
   int M, B, P;
 } sc_cfg;
 
-static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, double floor_ms, sc_prog *pc,
+static int measure(bbvfl_bench_env *e, const bbvfl_bench_scaling_opts *o, const sc_cfg *c, double floor_ms, bbvfl_bench_round_ctx *pc,
                    json_t **row, bbvfl_err *err) {
   uint64_t limit_block = bbvfl_cbench_pool_block_gas_limit(e->pool);
   double coords = (double)c->M * c->B * c->P;
@@ -71,7 +58,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
                           .seed = o->seed,
                           .reset = o->reset,
                           .floor_each_round = 1,
-                          .on_round = sc_on_round,
+                          .on_round = bbvfl_bench_on_round,
                           .ctx = pc};
   snprintf(pc->label, sizeof pc->label, "bbvfl M=%d B=%d P=%d", c->M, c->B, c->P);
   bbvfl_cbench_result res;
@@ -83,7 +70,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
       return bbvfl_wrap(err, "scaling run M=%d B=%d P=%d", c->M, c->B, c->P);
     }
     json_object_set_new(r, "status", json_string(e1.msg));
-    bench_progress_step(pc->pr, (uint64_t)o->rounds, pc->label);
+    bbvfl_bench_progress_step(pc->pr, (uint64_t)o->rounds, pc->label);
   } else {
     size_t from = steady_from(res.nrounds), k = 0;
     double gas = 0, *ms = calloc(res.nrounds, sizeof *ms), *fm = calloc(res.nrounds, sizeof *fm);
@@ -96,8 +83,8 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
       if (res.rounds[i].max_tx_gas > maxtx) maxtx = res.rounds[i].max_tx_gas;
     }
     gas /= (double)(k ? k : 1);
-    bench_stats st = bench_stats_of(ms, ms ? k : 0);
-    double fl_in = bench_stats_of(fm, fm ? k : 0).median;
+    bbvfl_bench_stats st = bbvfl_bench_stats_of(ms, ms ? k : 0);
+    double fl_in = bbvfl_bench_stats_of(fm, fm ? k : 0).median;
     free(ms);
     free(fm);
     double per_sub = gas / c->M;
@@ -140,7 +127,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
       json_object_set_new(r, "naive_status", json_string(e2.msg));
       json_object_set_new(r, "naive_gas_per_coordinate", json_null());
       json_object_set_new(r, "naive_round_ms", json_null());
-      bench_progress_step(pc->pr, (uint64_t)o->naive_rounds, pc->label);
+      bbvfl_bench_progress_step(pc->pr, (uint64_t)o->naive_rounds, pc->label);
     } else {
       double gas = 0, *ms = calloc(res.nrounds, sizeof *ms);
       uint64_t maxtx = 0;
@@ -150,7 +137,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
         if (res.rounds[i].max_tx_gas > maxtx) maxtx = res.rounds[i].max_tx_gas;
       }
       gas /= (double)res.nrounds;
-      bench_stats st = bench_stats_of(ms, ms ? res.nrounds : 0);
+      bbvfl_bench_stats st = bbvfl_bench_stats_of(ms, ms ? res.nrounds : 0);
       free(ms);
       json_object_set_new(r, "naive_status", json_string("ok"));
       json_object_set_new(r, "naive_gas_per_round", json_real(gas));
@@ -164,7 +151,7 @@ static int measure(bench_env *e, const bench_scaling_opts *o, const sc_cfg *c, d
   return 0;
 }
 
-int bench_scaling_run(bench_env *e, const bench_scaling_opts *o, bench_progress *pr, json_t **out, bbvfl_err *err) {
+int bbvfl_bench_scaling_run(bbvfl_bench_env *e, const bbvfl_bench_scaling_opts *o, bbvfl_bench_progress *pr, json_t **out, bbvfl_err *err) {
   *out = NULL;
   /* the three sweeps; the shared point (M=5 B=10 P=16 style) is measured once per sweep */
   sc_cfg cfgs[32];
@@ -182,16 +169,16 @@ int bench_scaling_run(bench_env *e, const bench_scaling_opts *o, bench_progress 
     sweep_of[n] = "B";
     cfgs[n++] = (sc_cfg){5, o->Bs[i], 16};
   }
-  bench_floor_result fl;
+  bbvfl_bench_floor_result fl;
   memset(&fl, 0, sizeof fl);
   if (o->floor_ms > 0) {
     fl.total.min = fl.total.median = fl.total.p90 = fl.total.mean = fl.total.max = o->floor_ms;
   } else {
-    bench_progress_note(pr, "bench scaling: floor (signed 1-wei transfer to receipt, eth_sendRawTransactionSync) ...");
-    if (bench_floor_measure(e->rpc_url, o->floor_n, 10, 1, &fl, err) != 0) return -1;
+    bbvfl_bench_progress_note(pr, "bench scaling: floor (signed 1-wei transfer to receipt, eth_sendRawTransactionSync) ...");
+    if (bbvfl_bench_floor_measure(e->rpc_url, o->floor_n, 10, 1, &fl, err) != 0) return -1;
   }
-  bench_progress_add_total(pr, (uint64_t)n * (uint64_t)(o->rounds + (o->naive ? o->naive_rounds : 0)));
-  sc_prog pc = {.pr = pr};
+  bbvfl_bench_progress_add_total(pr, (uint64_t)n * (uint64_t)(o->rounds + (o->naive ? o->naive_rounds : 0)));
+  bbvfl_bench_round_ctx pc = {.pr = pr};
   json_t *rows = json_array();
   for (int i = 0; i < n; i++) {
     json_t *row = NULL;
@@ -200,7 +187,7 @@ int bench_scaling_run(bench_env *e, const bench_scaling_opts *o, bench_progress 
       if (cfgs[j].M == cfgs[i].M && cfgs[j].B == cfgs[i].B && cfgs[j].P == cfgs[i].P)
         row = json_deep_copy(json_array_get(rows, (size_t)j));
     if (row) {
-      bench_progress_step(pr, (uint64_t)(o->rounds + (o->naive ? o->naive_rounds : 0)), "");
+      bbvfl_bench_progress_step(pr, (uint64_t)(o->rounds + (o->naive ? o->naive_rounds : 0)), "");
     } else if (measure(e, o, &cfgs[i], fl.total.median, &pc, &row, err) != 0) {
       json_decref(rows);
       return -1;
@@ -208,11 +195,11 @@ int bench_scaling_run(bench_env *e, const bench_scaling_opts *o, bench_progress 
     json_object_set_new(row, "sweep", json_string(sweep_of[i]));
     json_array_append_new(rows, row);
   }
-  bench_progress_end(pr);
+  bbvfl_bench_progress_end(pr);
   json_t *top = json_object();
   json_object_set_new(top, "mode", json_string("scaling"));
   json_object_set_new(top, "floor_ms", json_real(fl.total.median));
-  json_object_set_new(top, "floor", bench_stats_json(&fl.total));
+  json_object_set_new(top, "floor", bbvfl_bench_stats_json(&fl.total));
   json_object_set_new(top, "tx_gas_cap", json_integer((json_int_t)BBVFL_TX_GAS_CAP));
   json_object_set_new(top, "block_gas_limit", json_integer((json_int_t)bbvfl_cbench_pool_block_gas_limit(e->pool)));
   json_object_set_new(top, "rounds", json_integer(o->rounds));
@@ -229,7 +216,7 @@ int bench_scaling_run(bench_env *e, const bench_scaling_opts *o, bench_progress 
 static double num(const json_t *o, const char *k) { return json_number_value(json_object_get(o, k)); }
 static int ival(const json_t *o, const char *k) { return (int)json_integer_value(json_object_get(o, k)); }
 
-void bench_scaling_print(const json_t *t, FILE *f) {
+void bbvfl_bench_scaling_print(const json_t *t, FILE *f) {
   fprintf(f, "Scaling of one aggregation round (b=%d, steady state); floor %.3f ms; per-transaction cap %d, block gas limit %lld\n",
           ival(t, "b"), num(t, "floor_ms"), ival(t, "tx_gas_cap"), (long long)json_integer_value(json_object_get(t, "block_gas_limit")));
   fprintf(f, "%5s %3s %4s %4s %5s %9s %7s %11s %10s %9s %10s %10s  %s\n", "sweep", "M", "B", "P", "lanes", "ms/round", "/Mfloor",
@@ -260,112 +247,25 @@ void bench_scaling_print(const json_t *t, FILE *f) {
   }
 }
 
-char *bench_scaling_csv(const json_t *t) {
+char *bbvfl_bench_scaling_csv(const json_t *t) {
   static const char *cols[] = {"sweep", "M", "B", "P", "b", "coords_per_submission", "status", "lane_bits", "round_ms",
                                "round_ms_min", "round_ms_max", "floor_interleaved_ms", "floor_ratio", "floor_ratio_fresh", "gas_per_round", "gas_per_submission",
                                "max_tx_gas", "gas_per_coordinate", "gas_per_coordinate_round0", "submission_under_tx_cap",
                                "round_fits_one_block", "coords_at_tx_cap", "clients_per_block", "naive_status",
                                "naive_gas_per_round", "naive_gas_per_coordinate", "naive_round_ms", "naive_max_tx_gas"};
-  const size_t nc = sizeof cols / sizeof cols[0];
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&buf, &len);
-  if (!f) return NULL;
-  for (size_t c = 0; c < nc; c++) fprintf(f, "%s%s", c ? "," : "", cols[c]);
-  fputc('\n', f);
-  size_t i;
-  json_t *r;
-  json_array_foreach(json_object_get(t, "rows"), i, r) {
-    for (size_t c = 0; c < nc; c++) {
-      const json_t *v = json_object_get(r, cols[c]);
-      if (c) fputc(',', f);
-      if (json_is_integer(v)) fprintf(f, "%lld", (long long)json_integer_value(v));
-      else if (json_is_real(v)) fprintf(f, "%.9g", json_real_value(v));
-      else if (json_is_boolean(v)) fprintf(f, "%d", json_is_true(v));
-      else if (json_is_string(v)) {
-        /* CSV-quote: the status messages contain commas */
-        fputc('"', f);
-        for (const char *s = json_string_value(v); *s; s++) {
-          if (*s == '"') fputc('"', f);
-          fputc(*s == '\n' ? ' ' : *s, f);
-        }
-        fputc('"', f);
-      }
-    }
-    fputc('\n', f);
-  }
-  if (fclose(f) != 0) {
-    free(buf);
-    return NULL;
-  }
-  return buf;
+  return bbvfl_bench_csv(json_object_get(t, "rows"), cols, sizeof cols / sizeof cols[0], "", "");
 }
 
-int bench_scaling(int argc, char **argv) {
-  bench_scaling_opts o;
-  bench_scaling_defaults(&o);
-  const char *rpc_url = NULL, *m_s = "2,4,8,16,32,64", *p_s = "16,32,64", *b_s = "10,50,100", *out_s = NULL;
-  int as_json = 0, no_files = 0, no_naive = 0, no_reset = 0;
-  const cli_opt opts[] = {
-      {"rpc", OPT_STR, &rpc_url, "URL", "an anvil with its default dev accounts (default: start an embedded one)"},
-      {"clients", OPT_STR, &m_s, "LIST", "M values at B=10 P=16 (default 2,4,8,16,32,64; 1..64)"},
-      {"dims", OPT_STR, &p_s, "LIST", "P values at M=5 B=10 (default 16,32,64)"},
-      {"batches", OPT_STR, &b_s, "LIST", "B values at M=5 P=16 (default 10,50,100)"},
-      {"b", OPT_INT, &o.b, "N", "PBM trials (default 16; lanes are 16 bits once M*b >= 256)"},
-      {"rounds", OPT_INT, &o.rounds, "N", "rounds per configuration (default 6; rounds >= 4 are steady state)"},
-      {"naive-rounds", OPT_INT, &o.naive_rounds, "N", "rounds of the naive contract per configuration (default 2)"},
-      {"no-naive", OPT_FLAG, &no_naive, NULL, "skip the naive baseline contract"},
-      {"floor-n", OPT_INT, &o.floor_n, "N", "transfers timed for the floor (default 100)"},
-      {"out", OPT_STR, &out_s, "DIR", "folder for scaling.csv and scaling.json (default runs/bench-<UTC time>)"},
-      {"no-reset", OPT_FLAG, &no_reset, NULL,
-       "no evm_snapshot/evm_revert (nodes other than anvil): configurations follow each other on one chain"},
-      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
-      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object on stdout"},
-  };
-  cli_spec spec = {"bbvfl bench scaling",
-                   "time and gas of one aggregation round as M, P and B grow; BbvflAggregator against the naive contract",
-                   "[OPTIONS]",
-                   "Three sweeps: M at B=10 P=16, P at M=5 B=10, B at M=5 P=16. For each configuration a fresh\n"
-                   "BbvflAggregator runs --rounds rounds with M parallel client threads (time per round from the first\n"
-                   "client signing to the receipt with RoundCompleted, median of the steady rounds), and the naive\n"
-                   "one-word-per-value contract runs --naive-rounds rounds (submissions + aggregate()). A configuration\n"
-                   "whose transactions would need more gas than one transaction may carry (EIP-7825: 2^24; or the\n"
-                   "node's block gas limit) is reported as not runnable, with the gas it asked for.",
-                   opts, sizeof opts / sizeof opts[0]};
-  size_t npos = 0;
-  bbvfl_err err = {0};
-  int prc = cli_parse(&spec, argc, argv, NULL, 0, &npos, &err);
-  if (prc == 1) return 0;
-  if (prc < 0) return cli_report(&err);
-  o.naive = !no_naive;
-  o.reset = !no_reset;
-  if (bench_parse_ints("clients", m_s, o.Ms, 8, &o.nM, 1, 64, &err) != 0 ||
-      bench_parse_ints("dims", p_s, o.Ps, 8, &o.nP, 1, 4096, &err) != 0 ||
-      bench_parse_ints("batches", b_s, o.Bs, 8, &o.nB, 1, 4096, &err) != 0)
-    return cli_report(&err);
-  if (o.b < 1 || o.b > 255) bbvfl_fail(&err, BBVFL_E_ARG, "--b must be in 1..255 (got %d)", o.b);
-  else if (o.rounds < 1 || o.rounds > 1000) bbvfl_fail(&err, BBVFL_E_ARG, "--rounds must be in 1..1000 (got %d)", o.rounds);
-  else if (o.naive_rounds < 1 || o.naive_rounds > 1000)
-    bbvfl_fail(&err, BBVFL_E_ARG, "--naive-rounds must be in 1..1000 (got %d)", o.naive_rounds);
-  else if (o.floor_n < 1 || o.floor_n > 100000) bbvfl_fail(&err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o.floor_n);
-  if (err.code) return cli_report(&err);
-  for (int i = 0; i < o.nM; i++)
-    if (o.Ms[i] * o.b >= 65536) {
-      bbvfl_fail(&err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o.Ms[i], o.b);
-      return cli_report(&err);
-    }
-  char dir[2048] = "";
-  if (!no_files && bench_out_dir(out_s, dir, sizeof dir, &err) != 0) return cli_report(&err);
-  int maxM = 5;
-  for (int i = 0; i < o.nM; i++)
-    if (o.Ms[i] > maxM) maxM = o.Ms[i];
-  bench_env env;
-  bench_progress pr;
-  bench_progress_init(&pr, 0, 0);
-  if (bench_env_open(&env, rpc_url, maxM, 0, &err) != 0) return cli_report(&err);
-  json_t *t = NULL;
-  int rc = bench_scaling_run(&env, &o, &pr, &t, &err);
-  bench_env_close(&env);
-  if (rc != 0) return cli_report(&err);
-  return bench_finish_table(dir, "scaling", t, bench_scaling_csv, bench_scaling_print, no_files, as_json, &err);
+int bbvfl_bench_scaling_check(const bbvfl_bench_scaling_opts *o, bbvfl_err *err) {
+  if (o->b < 1 || o->b > 255) return bbvfl_fail(err, BBVFL_E_ARG, "--b must be in 1..255 (got %d)", o->b);
+  if (o->rounds < 1 || o->rounds > 1000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--rounds must be in 1..1000 (got %d)", o->rounds);
+  if (o->naive_rounds < 1 || o->naive_rounds > 1000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--naive-rounds must be in 1..1000 (got %d)", o->naive_rounds);
+  if (o->floor_n < 1 || o->floor_n > 100000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o->floor_n);
+  for (int i = 0; i < o->nM; i++)
+    if (o->Ms[i] * o->b >= 65536)
+      return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o->Ms[i], o->b);
+  return 0;
 }

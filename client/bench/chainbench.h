@@ -22,8 +22,8 @@
  *
  * Ownership: a bbvfl_cbench_pool owns its keys (wiped on free), connections and senders; results
  * own their round array (bbvfl_cbench_result_free). Nothing is printed. */
-#ifndef BBVFL_VFL_CHAINBENCH_H
-#define BBVFL_VFL_CHAINBENCH_H
+#ifndef BBVFL_BENCH_CHAINBENCH_H
+#define BBVFL_BENCH_CHAINBENCH_H
 
 #include <stddef.h>
 #include <stdint.h>
