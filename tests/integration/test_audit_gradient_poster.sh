@@ -29,12 +29,10 @@ rc=$?
 set -e
 [ "$rc" = 3 ] || { cat "$work/audit.err" >&2; fail "audit exit $rc, expected 3"; }
 python3 - "$work/audit.json" "${addrs[$poser]}" <<'PY'
-import json, sys
-a = json.load(open(sys.argv[1])); poser = sys.argv[2].lower()
-st = {c["name"]: c for c in a["checks"]}
-failed = [n for n, c in st.items() if c["status"] == "FAIL"]
-assert failed == ["gradients"], failed
-ff = st["gradients"]["first_failure"]
+import sys
+import bbvfl_audit
+a = bbvfl_audit.load(sys.argv[1]); poser = sys.argv[2].lower()
+ff = bbvfl_audit.only_fails(a, "gradients")
 assert ff["round"] == 2 and ff["client"].lower() == poser and ff["tx"], ff
 assert "not active" in ff["detail"], ff
 print("ok: only gradients fails, round 2, the passive poster:", ff["detail"])
