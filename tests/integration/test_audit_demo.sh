@@ -48,6 +48,12 @@ demo() { run_demo 0 "$@"; }
 # as demo, but a client refusing the tampered history is allowed
 demo_may_fail() { run_demo 1 "$@"; }
 
+audited_clean() { # name what: the audit of run `name` exits 0
+  local rc
+  rc=$(audit "$1")
+  check "$2: exit status 0 (got $rc)" test "$rc" = 0
+}
+
 audit() { # name: writes $work/name.audit.json, echoes the exit status
   set +e
   "$BBVFL_BIN" audit --session "$work/$1/session.json" --json --quiet --html "$work/$1.html" \
@@ -59,15 +65,13 @@ audit() { # name: writes $work/name.audit.json, echoes the exit status
 
 # ------------------------------------------------------------------ honest session
 demo honest
-rc=$(audit honest)
-check "honest session: exit status 0 (got $rc)" test "$rc" = 0
+audited_clean honest "honest session"
 check "honest session: every check passes, figures match report.json and metrics.csv" python3 - \
   "$work/honest.audit.json" "$work/honest/report.json" "$work/honest/metrics.csv" <<'PY'
-import csv, json, sys
+import csv, sys
 import bbvfl_audit
-a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
+a, r = bbvfl_audit.clean_run(sys.argv[1], sys.argv[2])
 rows = list(csv.DictReader(open(sys.argv[3])))
-bbvfl_audit.all_pass(a)
 assert 1000 < a["peak_rss_kb"] < 1000000, a.get("peak_rss_kb")  # the auditor measures its own peak
 assert a["code_matches_artifact"] is True, a["code_matches_artifact"]
 f = a["figures"]
@@ -99,7 +103,7 @@ check "human report: exit 0 and verdict first" sh -c "test $rc = 0 && head -1 '$
 
 # the schedule comes from the chain (params() records the training rows); --train-rows is only a
 # cross-check: the chain's count passes, another one fails the schedule check naming both
-rows=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['params']['train_rows'])" "$work/honest.audit.json")
+rows=$(json_get "$work/honest.audit.json" params train_rows)
 set +e
 "$BBVFL_BIN" audit --session "$work/honest/session.json" --train-rows "$rows" --json --quiet >"$work/rows-ok.json"
 rc_ok=$?
@@ -118,14 +122,12 @@ assert '1000' in d and '$rows' in d, d\""
 # K = 45 minibatches per TRAIN round (one window per epoch) and the whole test split in one EVAL
 # round: every check passes, the schedule without --train-rows, and the figures are per round
 DEMO_ARGS="--window 45" demo win45
-rc=$(audit win45)
-check "windowed session (K=45): exit status 0 (got $rc)" test "$rc" = 0
+audited_clean win45 "windowed session (K=45)"
 check "windowed session (K=45): every check passes, rounds of their own length" python3 - \
   "$work/win45.audit.json" "$work/win45/report.json" <<'PY'
-import json, sys
+import sys
 import bbvfl_audit
-a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
-bbvfl_audit.all_pass(a)
+a, r = bbvfl_audit.clean_run(sys.argv[1], sys.argv[2])
 p = a["params"]
 assert p["window"] == 45 and p["train_rounds"] == 1 and p["eval_rounds"] == 1, p
 assert p["aggregation"] == "lanes" and p["staleness"] == 0, p
@@ -142,14 +144,12 @@ PY
 # round (Submitted of round r+1 before RoundCompleted/GradientPosted of round r); every check
 # passes and the audit saw the pipelining
 DEMO_ARGS="--aggregation hashed --staleness 1 --window 5" demo hashed
-rc=$(audit hashed)
-check "hashed pipelined session: exit status 0 (got $rc)" test "$rc" = 0
+audited_clean hashed "hashed pipelined session"
 check "hashed pipelined session: every check passes, submissions ahead of the head" python3 - \
   "$work/hashed.audit.json" "$work/hashed/report.json" <<'PY'
-import json, sys
+import sys
 import bbvfl_audit
-a = json.load(open(sys.argv[1])); r = json.load(open(sys.argv[2]))
-bbvfl_audit.all_pass(a)
+a, r = bbvfl_audit.clean_run(sys.argv[1], sys.argv[2])
 p = a["params"]
 assert p["aggregation"] == "hashed" and p["staleness"] == 1 and p["window"] == 5 and p["train_rounds"] == 9, p
 f = a["figures"]

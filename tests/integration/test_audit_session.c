@@ -317,22 +317,38 @@ static int same_addr(json_t *v, const uint8_t a[20]) {
   return json_is_string(v) && !strcasecmp(json_string_value(v), hex);
 }
 
+/* Every check but `failing` (NULL: none) must pass and `failing` must fail, the exit status 3 (0
+ * when none fails); returns the document (caller decrefs). */
+static json_t *audit_only_fails(const uint8_t contract[20], const char *failing) {
+  int code = -1;
+  json_t *doc = audit(contract, &code);
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "checks"), i, c) {
+    const char *n = json_string_value(json_object_get(c, "name"));
+    const char *v = json_string_value(json_object_get(c, "status"));
+    if (strcmp(v, failing && !strcmp(n, failing) ? "FAIL" : "PASS"))
+      fail_msg("check %s is %s: %s", n, v, json_dumps(json_object_get(c, "first_failure"), 0));
+  }
+  assert_int_equal(code, failing ? 3 : 0);
+  if (failing) assert_string_equal(status(doc, failing), "FAIL");
+  return doc;
+}
+
+/* Every check must pass; returns the document (caller decrefs). */
+static json_t *audit_all_pass(const uint8_t contract[20]) {
+  return audit_only_fails(contract, NULL);
+}
+
 static void test_product_contract_audits_clean(void **st) {
   (void)st;
   unsetenv("BBVFL_ABI_DIR");
   session_out s;
   plan pl = {0};
   run_session(&pl, &s);
-  int code = -1;
-  json_t *doc = audit(s.contract, &code);
+  json_t *doc = audit_all_pass(s.contract);
   size_t i;
   json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *n = json_string_value(json_object_get(c, "name"));
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, "PASS")) fail_msg("check %s is %s", n, v);
-  }
-  assert_int_equal(code, 0);
   json_t *f = json_object_get(doc, "figures");
   assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 3);
   assert_int_equal(json_integer_value(json_object_get(f, "submissions")), 9);
@@ -372,22 +388,6 @@ static void test_stranger_submission_is_caught(void **st) {
   assert_true(same_addr(json_object_get(rf, "client"), s.clients[0]));
   assert_int_equal(json_integer_value(json_object_get(rf, "epoch")), 0);
   json_decref(doc);
-}
-
-/* Every check must pass; returns the document (caller decrefs). */
-static json_t *audit_all_pass(const uint8_t contract[20]) {
-  int code = -1;
-  json_t *doc = audit(contract, &code);
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, "PASS"))
-      fail_msg("check %s is %s: %s", json_string_value(json_object_get(c, "name")), v,
-               json_dumps(json_object_get(c, "first_failure"), 0));
-  }
-  assert_int_equal(code, 0);
-  return doc;
 }
 
 static void check_deadline_figures(json_t *doc, int masked) {
@@ -500,17 +500,7 @@ static void test_hashed_submission_beyond_staleness_is_caught(void **st) {
   session_out s;
   plan pl = {.stale = 1};
   run_hashed("stale", &pl, &s);
-  int code = -1;
-  json_t *doc = audit(s.contract, &code);
-  assert_int_equal(code, 3);
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *n = json_string_value(json_object_get(c, "name"));
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, strcmp(n, "submissions") ? "PASS" : "FAIL"))
-      fail_msg("check %s is %s: %s", n, v, json_dumps(json_object_get(c, "first_failure"), 0));
-  }
+  json_t *doc = audit_only_fails(s.contract, "submissions");
   json_t *ff = json_object_get(check(doc, "submissions"), "first_failure");
   assert_int_equal(json_integer_value(json_object_get(ff, "round")), 2);
   assert_true(same_addr(json_object_get(ff, "client"), s.clients[0]));
@@ -524,16 +514,7 @@ static void test_hashed_sum_mismatch_is_caught(void **st) {
   session_out s;
   plan pl = {0};
   run_hashed("hashsum", &pl, &s);
-  int code = -1;
-  json_t *doc = audit(s.contract, &code);
-  assert_int_equal(code, 3);
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *n = json_string_value(json_object_get(c, "name"));
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, strcmp(n, "sums") ? "PASS" : "FAIL")) fail_msg("check %s is %s", n, v);
-  }
+  json_t *doc = audit_only_fails(s.contract, "sums");
   json_t *ff = json_object_get(check(doc, "sums"), "first_failure");
   assert_int_equal(json_integer_value(json_object_get(ff, "round")), 1);
   assert_non_null(strstr(json_string_value(json_object_get(ff, "detail")), "lane 0:"));

@@ -28,13 +28,10 @@ grep -q "re-opened for 3 participants" "$work"/c*.out || fail "no client logged 
 
 python3 - "$contract" "$work" "$victim" "${addrs[@]}" <<'PY'
 import glob, json, os, sys
-import bbvfl_params
-from bbvfl_chain import Chain, data, dyn_bytes, keccak, pos, topic, word
-contract, work, victim = sys.argv[1:4]
-victim = int(victim)
-addrs = [a.lower() for a in sys.argv[4:]]
-c = Chain(os.environ["BBVFL_RPC_URL"], contract)
-pp = c.params()
+import bbvfl_dropout, bbvfl_params
+from bbvfl_chain import addr, data, keccak, pos, topic, word, dyn_bytes
+D = bbvfl_dropout.load(sys.argv)
+c, pp, work, index, vidx = D.c, D.pp, D.work, D.index, D.vidx
 M, levels, masked = pp['M'], pp['levels'], pp['masked']
 lane_bits, total = pp['lane_bits'], pp['total']
 def ncoords(r): return bbvfl_params.layout(pp, r)['coords']
@@ -42,12 +39,9 @@ assert M == 4 and masked == 1 and lane_bits == 16, (M, masked, lane_bits)
 w, agg = os.environ.get("BBVFL_TEST_WINDOW"), os.environ.get("BBVFL_TEST_AGG")
 assert (not w or pp["K"] == int(w)) and pp["hashed"] == (agg == "hashed"), pp
 
-index = {"0x" + l["topics"][1][-40:]: word(data(l), 0) for l in c.logs("Registered(address,uint8,bytes)")}
-vidx = index[addrs[victim]]
 def q_of(i, r):
-    f = os.path.join(work, "q", "q-%d-%d.bin" % (i, r))
-    q = open(f, "rb").read()
-    assert len(q) == ncoords(r) and max(q) <= levels, f
+    q = D.q(i, r)
+    assert len(q) == ncoords(r) and max(q) <= levels, (i, r)
     return list(q)
 
 reopened = c.logs("RoundReopened(uint64,uint64,uint8)")
@@ -63,7 +57,7 @@ voided = []
 checked = 0
 sel = topic("submit(uint64,bytes)")[2:10]
 for l in c.logs("Submitted(uint64,address,bytes32)"):
-    r = int(l["topics"][1], 16); i = index["0x" + l["topics"][2][-40:]]
+    r = int(l["topics"][1], 16); i = index[addr(l["topics"][2])]
     cd = c.calldata(l)
     assert cd[:4].hex() == sel and word(cd[4:], 0) == r
     y = dyn_bytes(cd[4:], 1)
@@ -83,17 +77,14 @@ for l in c.logs("Submitted(uint64,address,bytes32)"):
         attempts.setdefault(r, []).append((i, lanes))
 assert sorted(voided) == sorted(set(range(M)) - {vidx}), ("the voided attempt's submitters", voided)
 
-done = c.logs("RoundCompleted(uint64,uint8,bytes)")
+done = c.completed()
 assert len(done) == total, (len(done), total)
-for l in done:
-    r = int(l["topics"][1], 16)
-    d = data(l)
-    s = dyn_bytes(d, 1)
+for r, count, s, _ in done:
     n = ncoords(r)
     s = [int.from_bytes(s[2 * j:2 * j + 2], "big") for j in range(n)]
     subs = attempts[r]
     who = sorted(i for i, _ in subs)
-    assert word(d, 0) == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, word(d, 0), len(who))
+    assert count == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, count, len(who))
     expect_who = list(range(M)) if r < ro_round else sorted(set(range(M)) - {vidx})
     assert who == expect_who, ("round %d contributors" % r, who, expect_who)
     lane_sum = [sum(ls[j] for _, ls in subs) % 65536 for j in range(n)]

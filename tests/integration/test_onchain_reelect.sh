@@ -20,18 +20,11 @@
 # the head's last submission, so it calls the contract's legitimate reelect() unjustified.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/takeover.sh"
 session_test reelect
 EPOCHS=6
-session_variant
-session_deploy --clients 3 --epochs $EPOCHS --seed 5 --active-blocks 4 --round-timeout-blocks 4 ${variant[@]+"${variant[@]}"}
-session_keys 3
-cols=("0-9" "10-19" "20-29")
-client_flags=(--labels --seed 5 --round-timeout 90 --takeover-after 3)
-# Every client freezes itself right after submitting round 8 (a 6-epoch session takes seconds: too
-# fast to catch by polling on a loaded machine); the active one is killed there, the others go on.
-clients_start 3 --pause-after-submit 9
-wait_paused "$run" "${pids[@]}" || fail "the clients did not all reach round 8"
-pick_victim active
+# every client frozen right after submitting round 8; the active one is killed there, the others go on
+takeover_session $EPOCHS
 kill_client "$victim"
 resume_clients "$victim"
 killed_at=$(chain_call "$BBVFL_RPC_URL" "$contract" 'currentRound()(uint64)')

@@ -58,18 +58,15 @@ for l in c.logs("Submitted(uint64,address,bytes32)"):
     for i, v in enumerate(q): s[i] += v
     count[who] = count.get(who, 0) + 1
     nsub[r] = nsub.get(r, 0) + 1
-done = c.logs("RoundCompleted(uint64,uint8,bytes)")
+done = c.completed()
 assert len(done) == total, (len(done), total)
-for l in done:
-    r = int(l["topics"][1], 16)
-    d = data(l)
-    s = dyn_bytes(d, 1)
-    assert word(d, 0) == nsub[r], "round %d: RoundCompleted counts %d submissions, %d were made" % (r, word(d, 0), nsub[r])
+for r, count, s, _ in done:
+    assert count == nsub[r], "round %d: RoundCompleted counts %d submissions, %d were made" % (r, count, nsub[r])
     assert list(s) == subs[r], "round %d: stored sum differs from the submitted bytes" % r
 assert len(subs) == total
 
 # active client from the commit-reveal transcript
-reg = {addr(l["topics"][1]): word(data(l), 0) for l in c.logs("Registered(address,uint8,bytes)")}
+reg = c.registered()
 rev = {addr(l["topics"][1]): l["data"][2:66] for l in c.logs("Revealed(address,bytes32)")}
 order = sorted(rev, key=lambda a: reg[a])
 S = keccak("0x" + "".join(rev[a] for a in order))

@@ -14,18 +14,11 @@
 # different blocks).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/takeover.sh"
 session_test slow-active
-session_variant
-session_deploy --clients 3 --epochs 4 --seed 5 --active-blocks 4 --round-timeout-blocks 4 ${variant[@]+"${variant[@]}"}
-session_keys 3
-cols=("0-9" "10-19" "20-29")
-client_flags=(--labels --seed 5 --round-timeout 90 --takeover-after 3)
-# Every client freezes itself (SIGSTOP) right after submitting round 8 (--pause-after-submit 9):
-# the active client is then frozen at a known point (its round submitted, the gradient not yet
-# posted) however fast or slow the machine is; the test waits on what it can observe.
-clients_start 3 --pause-after-submit 9
-wait_paused "$run" "${pids[@]}" || fail "the clients did not all reach round 8"
-pick_victim active
+# every client frozen (SIGSTOP) right after submitting round 8: the active client is then frozen at
+# a known point (its round submitted, the gradient not yet posted) however fast or slow the machine is
+takeover_session 4
 # the active client stays frozen (round 8 submitted by all, its gradient never posted); the two
 # others go on and, after --takeover-after, call reelect()
 resume_clients "$victim"

@@ -20,43 +20,35 @@ grep -q "the sum covers 3 submissions (was 4)" "$work"/c*.out || fail "the activ
 
 python3 - "$contract" "$work" "$victim" "${addrs[@]}" <<'PY'
 import glob, json, os, sys
-import bbvfl_params
-from bbvfl_chain import Chain, data, dyn_bytes, word
-contract, work, victim = sys.argv[1:4]
-victim = int(victim)
-addrs = [a.lower() for a in sys.argv[4:]]
-c = Chain(os.environ["BBVFL_RPC_URL"], contract)
-pp = c.params()
+import bbvfl_dropout, bbvfl_params
+from bbvfl_chain import addr, data, dyn_bytes, word
+D = bbvfl_dropout.load(sys.argv)
+c, pp, addrs, victim, index, vidx = D.c, D.pp, D.addrs, D.victim, D.index, D.vidx
 M, masked, total = pp['M'], pp['masked'], pp['total']
 assert M == 4 and masked == 0, (M, masked)
-index = {"0x" + l["topics"][1][-40:]: word(data(l), 0) for l in c.logs("Registered(address,uint8,bytes)")}
-vidx = index[addrs[victim]]
 ex = c.logs("Excluded(address,uint8)")
 assert len(ex) == 1 and "0x" + ex[0]["topics"][1][-40:] == addrs[victim], ex
 assert word(data(ex[0]), 0) == 3, "exclusion reason"
 subs = {}
 for l in c.logs("Submitted(uint64,address,bytes32)"):
-    r = int(l["topics"][1], 16); i = index["0x" + l["topics"][2][-40:]]
+    r = int(l["topics"][1], 16); i = index[addr(l["topics"][2])]
     q = dyn_bytes(c.calldata(l)[4:], 1)
-    dumped = open(os.path.join(work, "q", "q-%d-%d.bin" % (i, r)), "rb").read()
-    assert q == dumped, "round %d client %d: calldata differs from the dumped q" % (r, i)
+    assert q == D.q(i, r), "round %d client %d: calldata differs from the dumped q" % (r, i)
     subs.setdefault(r, {})[i] = list(q)
-done = c.logs("RoundCompleted(uint64,uint8,bytes)")
+done = c.completed()
 assert len(done) == total, (len(done), total)
 ex_round = None
-for l in done:
-    r = int(l["topics"][1], 16)
-    d = data(l)
-    s = list(dyn_bytes(d, 1))
+for r, count, s, _ in done:
+    s = list(s)
     who = sorted(subs[r])
-    assert word(d, 0) == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, word(d, 0), len(who))
+    assert count == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, count, len(who))
     if len(who) == M - 1 and ex_round is None: ex_round = r
     assert who == (list(range(M)) if ex_round is None else sorted(set(range(M)) - {vidx})), (r, who)
     n = bbvfl_params.layout(pp, r)['coords']
     assert s == [sum(subs[r][i][j] for i in who) for j in range(n)], "round %d: sum" % r
 assert ex_round is not None
 assert word(c.call("participants()"), 1) == M - 1
-act = [json.load(open(f)) for f in glob.glob(os.path.join(work, "c*", "summary.json"))]
+act = [json.load(open(f)) for f in glob.glob(os.path.join(D.work, "c*", "summary.json"))]
 act = [a for a in act if a.get("active")]
 assert len(act) == 1 and act[0]["participants"] == M - 1 and act[0]["privacy"]["masked"] is False, act
 print("ok: %d rounds, round %d expired without client %d, sums = sums of the submitted q" % (total, ex_round, vidx))

@@ -4,7 +4,8 @@
     check(a, "sums")        # that check's object (name, status, checked, first_failure, note)
     failed(a)               # the names of the checks whose status is FAIL, in the audit's order
     all_pass(a)             # asserts a["ok"] and that every check is PASS (naming those that are not)
-    only_fails(a, "sums")   # asserts that exactly that check fails; returns its first_failure"""
+    only_fails(a, "sums")   # asserts that exactly that check fails; returns its first_failure
+    a, r = clean_run(audit_path, report_path)  # both documents, after all_pass(a) (r: a run's report.json)"""
 import json
 
 
@@ -33,3 +34,9 @@ def only_fails(a, name):
     f = failed(a)
     assert f == [name], (f, {n: check(a, n)["first_failure"] for n in f})
     return check(a, name)["first_failure"]
+
+
+def clean_run(audit_path, report_path):
+    a = load(audit_path)
+    all_pass(a)
+    return a, load(report_path)

@@ -9,6 +9,8 @@ PYTHONPATH, so a test's inline Python says `from bbvfl_chain import Chain, word,
     c.call("params()")           # the return data (bytes) of an argument-less call
     c.params()                   # params() decoded (bbvfl_params.decode)
     c.calldata(log)              # the input (bytes) of the transaction that emitted the log
+    c.registered()               # {address: registration index} from the Registered events
+    c.completed()                # [(round, submissions, sum bytes, log)] from the RoundCompleted events
 
 keccak() runs `cast keccak` (BBVFL_CAST): Python's hashlib has SHA3, not Keccak-256."""
 import json
@@ -81,3 +83,13 @@ class Chain:
 
     def calldata(self, log):
         return bytes.fromhex(self.rpc("eth_getTransactionByHash", [log["transactionHash"]])["input"][2:])
+
+    def registered(self):
+        return {addr(l["topics"][1]): word(data(l), 0) for l in self.logs("Registered(address,uint8,bytes)")}
+
+    def completed(self):
+        out = []
+        for l in self.logs("RoundCompleted(uint64,uint8,bytes)"):
+            d = data(l)
+            out.append((int(l["topics"][1], 16), word(d, 0), dyn_bytes(d, 1), l))
+        return out
