@@ -79,12 +79,12 @@ assert sorted(voided) == sorted(set(range(M)) - {vidx}), ("the voided attempt's 
 
 done = c.completed()
 assert len(done) == total, (len(done), total)
-for r, count, s, _ in done:
+for r, n_subs, s, _ in done:
     n = ncoords(r)
     s = [int.from_bytes(s[2 * j:2 * j + 2], "big") for j in range(n)]
     subs = attempts[r]
     who = sorted(i for i, _ in subs)
-    assert count == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, count, len(who))
+    assert n_subs == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, n_subs, len(who))
     expect_who = list(range(M)) if r < ro_round else sorted(set(range(M)) - {vidx})
     assert who == expect_who, ("round %d contributors" % r, who, expect_who)
     lane_sum = [sum(ls[j] for _, ls in subs) % 65536 for j in range(n)]

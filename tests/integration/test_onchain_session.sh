@@ -60,8 +60,8 @@ for l in c.logs("Submitted(uint64,address,bytes32)"):
     nsub[r] = nsub.get(r, 0) + 1
 done = c.completed()
 assert len(done) == total, (len(done), total)
-for r, count, s, _ in done:
-    assert count == nsub[r], "round %d: RoundCompleted counts %d submissions, %d were made" % (r, count, nsub[r])
+for r, n_subs, s, _ in done:
+    assert n_subs == nsub[r], "round %d: RoundCompleted counts %d submissions, %d were made" % (r, n_subs, nsub[r])
     assert list(s) == subs[r], "round %d: stored sum differs from the submitted bytes" % r
 assert len(subs) == total
 

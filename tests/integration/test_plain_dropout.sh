@@ -38,10 +38,10 @@ for l in c.logs("Submitted(uint64,address,bytes32)"):
 done = c.completed()
 assert len(done) == total, (len(done), total)
 ex_round = None
-for r, count, s, _ in done:
+for r, n_subs, s, _ in done:
     s = list(s)
     who = sorted(subs[r])
-    assert count == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, count, len(who))
+    assert n_subs == len(who), "round %d: RoundCompleted counts %d submissions, %d were made" % (r, n_subs, len(who))
     if len(who) == M - 1 and ex_round is None: ex_round = r
     assert who == (list(range(M)) if ex_round is None else sorted(set(range(M)) - {vidx})), (r, who)
     n = bbvfl_params.layout(pp, r)['coords']
