@@ -5,7 +5,7 @@ set -euo pipefail
 : "${BBVFL_BIN:?}" "${BBVFL_CAST:?}"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-devnet-test.XXXXXX")
 trap '"$BBVFL_BIN" devnet down --dir "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 field() { sed -n "s/.*\"$1\": *\"\{0,1\}\([^\",}]*\).*/\1/p"; }
 
 info=$("$BBVFL_BIN" devnet up --dir "$dir" --persist --json)

@@ -6,7 +6,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
 : "${BBVFL_BIN:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 tmp=$(mktemp -d)
 cleanup() { umount "$tmp/mnt" 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT

@@ -4,7 +4,7 @@
 # independently by tests/reference/pbm_rdp.py); calibration round-trips; bad input exits 2.
 set -euo pipefail
 : "${BBVFL_BIN:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 num() { python3 -c 'import json,sys; d=json.load(sys.stdin); v=d
 for k in sys.argv[1].split("."): v=v[k]
 print(v)' "$1"; }

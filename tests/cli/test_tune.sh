@@ -5,9 +5,8 @@
 # unreachable target and a missing one are refused with a clear message and nothing written.
 set -euo pipefail
 : "${BBVFL_BIN:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tune.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test tune
 
 "$BBVFL_BIN" tune --target-epsilon 30 --noise 2,4 --seeds 2 --tune-seeds 1 --out "$work/t" >"$work/t.out" 2>"$work/t.err" ||
   { cat "$work/t.err" >&2; fail "tune failed"; }

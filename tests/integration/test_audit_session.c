@@ -35,33 +35,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "eth/deploy.h"
+#include "devnet_fixture.h"
 #include "eth/hex.h"
-#include "eth/rpc.h"
-#include "eth/sender.h"
-#include "eth/wallet.h"
-#include "vfl/contract.h"
-
-/* anvil's well-known development account 0 (public test key, funds the throwaway keys) */
 #define M 3
 #define BATCH 2
 #define DIM 4
 #define LEVELS 4
 
-static bbvfl_rpc *rpc;
+static devnet_fixture fx;
 static char tamper_dir[256];
-
-static void must(int rc, const bbvfl_err *e) {
-  if (rc < 0) fail_msg("%s", e->msg);
-}
-
-static void transact(bbvfl_sender *s, const uint8_t to[20], const bbvfl_u256 *value, const uint8_t *cd, size_t len) {
-  bbvfl_err e = {0};
-  bbvfl_receipt rc;
-  int r = bbvfl_sender_transact(s, to, value, cd, len, 0, 60, &rc, &e);
-  bbvfl_receipt_clear(&rc);
-  must(r, &e);
-}
 
 typedef struct {
   uint8_t contract[20];
@@ -79,13 +61,13 @@ typedef struct {
 /* Lets `blocks` blocks pass on an automining devnet (one self-transfer each). */
 static void mine(bbvfl_sender *s, int blocks) {
   bbvfl_u256 one = bbvfl_u256_from_u64(1);
-  for (int i = 0; i < blocks; i++) transact(s, bbvfl_sender_address(s), &one, NULL, 0);
+  for (int i = 0; i < blocks; i++) devnet_tx(s, bbvfl_sender_address(s), &one, NULL, 0);
 }
 
 static int active_index(bbvfl_aggc *ag, bbvfl_key *keys) {
   bbvfl_err e = {0};
   uint8_t act[20];
-  must(bbvfl_aggc_active(ag, act, &e), &e);
+  devnet_check(bbvfl_aggc_active(ag, act, &e), &e);
   for (int i = 0; i < M; i++)
     if (!memcmp(act, keys[i].addr, 20)) return i;
   fail_msg("the active client is none of the session's keys");
@@ -96,53 +78,26 @@ static int active_index(bbvfl_aggc *ag, bbvfl_key *keys) {
 static void run_session(const plan *pl, session_out *out) {
   int stranger = pl->stranger;
   bbvfl_err e = {0};
-  bbvfl_key dev, keys[M + 1];
-  must(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &e), &e);
-  bbvfl_sender *ds = bbvfl_sender_new(rpc, &dev, 0, &e);
-  assert_non_null(ds);
+  bbvfl_key keys[M + 1];
   bbvfl_sender *cs[M + 1];
-  bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ull);
-  for (int i = 0; i <= M; i++) {
-    must(bbvfl_key_generate(&keys[i], &e), &e);
-    transact(ds, keys[i].addr, &eth, NULL, 0);
-    cs[i] = bbvfl_sender_new(rpc, &keys[i], 0, &e);
-    assert_non_null(cs[i]);
-  }
+  for (int i = 0; i <= M; i++) cs[i] = devnet_new_client(&fx, 1, &keys[i]);
   bbvfl_cconfig c = {.clients = M, .batch = BATCH, .dim = DIM, .levels = LEVELS, .beta_micro = 100000,
                      .masked = pl->masked, .train_rounds = 2, .eval_rounds = 1, .epochs = 1,
                      .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = pl->deadlines ? 2 : 100000,
                      .round_timeout_blocks = pl->deadlines ? 2 : 100000};
   c.reward_per_submission = bbvfl_u256_from_u64(1000);
   c.reward_pool = bbvfl_u256_from_u64(1000 * M * 3);
-  uint8_t *args = NULL, *cd = NULL;
-  size_t alen = 0, len = 0;
-  must(bbvfl_cenc_config(&c, &args, &alen, &e), &e);
-  must(bbvfl_deploy(ds, "BbvflAggregator", args, alen, 60, out->contract, NULL, &e), &e);
-  free(args);
+  uint8_t *cd = NULL;
+  size_t len = 0;
+  devnet_deploy_aggregator(&fx, "BbvflAggregator", &c, out->contract);
   for (int i = 0; i < M; i++) memcpy(out->clients[i], keys[i].addr, 20);
   memcpy(out->stranger, keys[M].addr, 20);
 
   uint8_t secrets[M][32];
-  for (int i = 0; i < M; i++) {
-    must(bbvfl_cenc_register(keys[i].pub, &cd, &len, &e), &e);
-    transact(cs[i], out->contract, NULL, cd, len);
-    free(cd);
-  }
-  for (int i = 0; i < M; i++) {
-    uint8_t cm[32];
-    assert_int_equal(getrandom(secrets[i], 32, 0), 32);
-    bbvfl_election_commitment(secrets[i], keys[i].addr, cm);
-    must(bbvfl_cenc_commit(cm, &cd, &len, &e), &e);
-    transact(cs[i], out->contract, NULL, cd, len);
-    free(cd);
-  }
-  for (int i = 0; i < M; i++) {
-    must(bbvfl_cenc_reveal(secrets[i], &cd, &len, &e), &e);
-    transact(cs[i], out->contract, NULL, cd, len);
-    free(cd);
-  }
+  for (int i = 0; i < M; i++) assert_int_equal(getrandom(secrets[i], 32, 0), 32);
+  devnet_register_and_elect(cs, keys, M, out->contract, (const uint8_t(*)[32])secrets);
   bbvfl_aggc ag;
-  bbvfl_aggc_init(&ag, rpc, out->contract);
+  bbvfl_aggc_init(&ag, fx.rpc, out->contract);
   int ai = active_index(&ag, keys);
 
   const size_t n = (size_t)BATCH * DIM * (pl->masked ? 2 : 1);
@@ -151,9 +106,8 @@ static void run_session(const plan *pl, session_out *out) {
   for (uint64_t r = 0; r < 3; r++) {
     if (stranger && r == 1) {
       for (size_t j = 0; j < n; j++) q[j] = (uint8_t)((j * 3 + 1) % (LEVELS + 1));
-      must(bbvfl_cenc_submit(r, q, n, &cd, &len, &e), &e);
-      transact(cs[M], out->contract, NULL, cd, len);
-      free(cd);
+      devnet_check(bbvfl_cenc_submit(r, q, n, &cd, &len, &e), &e);
+      devnet_tx(cs[M], out->contract, NULL, cd, len);
     }
     for (int attempt = 0; attempt < 2; attempt++) {
       for (int i = 0; i < M; i++) {
@@ -162,17 +116,15 @@ static void run_session(const plan *pl, session_out *out) {
         for (size_t j = 0; j < n; j++)
           q[j] = pl->masked ? (uint8_t)(0xF1 + 37 * j + 11 * (size_t)i + r + (size_t)attempt)
                             : (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
-        must(bbvfl_cenc_submit(r, q, n, &cd, &len, &e), &e);
-        transact(cs[i], out->contract, NULL, cd, len);
-        free(cd);
+        devnet_check(bbvfl_cenc_submit(r, q, n, &cd, &len, &e), &e);
+        devnet_tx(cs[i], out->contract, NULL, cd, len);
       }
       if (!(pl->deadlines && r == 1) || attempt == 1) break;
       /* client 2 missed round 1: after the timeout anyone (here client 0) expires the round; masked
          mode re-opens it for clients 0 and 1, who submit again (second attempt) */
       mine(cs[0], 3);
-      must(bbvfl_cenc_expire_round(&cd, &len, &e), &e);
-      transact(cs[0], out->contract, NULL, cd, len);
-      free(cd);
+      devnet_check(bbvfl_cenc_expire_round(&cd, &len, &e), &e);
+      devnet_tx(cs[0], out->contract, NULL, cd, len);
       in[2] = 0;
       ai = active_index(&ag, keys);
       if (!pl->masked) break;
@@ -180,30 +132,24 @@ static void run_session(const plan *pl, session_out *out) {
     if (r < 2) {
       if (pl->deadlines && r == 0) { /* the active client misses its deadline: re-election */
         mine(cs[(ai + 1) % M], 3);
-        must(bbvfl_cenc_reelect(&cd, &len, &e), &e);
-        transact(cs[(ai + 1) % M], out->contract, NULL, cd, len);
-        free(cd);
+        devnet_check(bbvfl_cenc_reelect(&cd, &len, &e), &e);
+        devnet_tx(cs[(ai + 1) % M], out->contract, NULL, cd, len);
         int now = active_index(&ag, keys);
         assert_int_not_equal(now, ai);
         ai = now;
       }
-      must(bbvfl_cenc_post_gradient(r, grad, sizeof grad, fusion, sizeof fusion, &cd, &len, &e), &e);
-      transact(cs[ai], out->contract, NULL, cd, len);
-      free(cd);
+      devnet_check(bbvfl_cenc_post_gradient(r, grad, sizeof grad, fusion, sizeof fusion, &cd, &len, &e), &e);
+      devnet_tx(cs[ai], out->contract, NULL, cd, len);
     }
   }
-  must(bbvfl_cenc_post_metrics(0, 900000, 800000, 450000, &cd, &len, &e), &e);
-  transact(cs[ai], out->contract, NULL, cd, len);
-  free(cd);
-  must(bbvfl_cenc_pay_rewards(0, &cd, &len, &e), &e);
-  transact(cs[ai], out->contract, NULL, cd, len);
-  free(cd);
+  devnet_check(bbvfl_cenc_post_metrics(0, 900000, 800000, 450000, &cd, &len, &e), &e);
+  devnet_tx(cs[ai], out->contract, NULL, cd, len);
+  devnet_check(bbvfl_cenc_pay_rewards(0, &cd, &len, &e), &e);
+  devnet_tx(cs[ai], out->contract, NULL, cd, len);
   for (int i = 0; i <= M; i++) {
     bbvfl_sender_free(cs[i]);
     bbvfl_key_wipe(&keys[i]);
   }
-  bbvfl_sender_free(ds);
-  bbvfl_key_wipe(&dev);
 }
 
 /* Hashed mode (BbvflHashAggregator, built by make-tampered.sh as variant `hashed`, or `hashsum`
@@ -227,58 +173,31 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
   snprintf(art, sizeof art, "%s/BbvflHashAggregator.json", dir);
   if (access(art, R_OK) != 0)
     bbvfl_test_skip(BBVFL_SKIP_SETUP, "no hashed-mode contract in the source (contract/src/BbvflHashAggregator.sol)");
-  setenv("BBVFL_ABI_DIR", dir, 1);
   bbvfl_err e = {0};
-  bbvfl_key dev, keys[M];
-  must(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &e), &e);
-  bbvfl_sender *ds = bbvfl_sender_new(rpc, &dev, 0, &e);
-  assert_non_null(ds);
+  bbvfl_key keys[M];
   bbvfl_sender *cs[M];
-  bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ull);
-  for (int i = 0; i < M; i++) {
-    must(bbvfl_key_generate(&keys[i], &e), &e);
-    transact(ds, keys[i].addr, &eth, NULL, 0);
-    cs[i] = bbvfl_sender_new(rpc, &keys[i], 0, &e);
-    assert_non_null(cs[i]);
-  }
+  for (int i = 0; i < M; i++) cs[i] = devnet_new_client(&fx, 1, &keys[i]);
   bbvfl_cconfig c = {.clients = M, .batch = BATCH, .dim = DIM, .levels = LEVELS, .beta_micro = 100000,
                      .batches_per_epoch = H_R, .window = H_K, .eval_rows = H_NE, .eval_rows_per_round = H_ER,
                      .train_rows = H_R * BATCH + 1, .test_rows = H_NE, .staleness = 1, .hashed = 1, .epochs = 2,
                      .masked = pl->masked, .commit_blocks = 1000, .reveal_blocks = 1000, .active_blocks = 100000,
                      .round_timeout_blocks = pl->deadlines ? 2 : 100000};
-  must(bbvfl_cconfig_derive(&c, &e), &e);
+  devnet_check(bbvfl_cconfig_derive(&c, &e), &e);
   const uint64_t per = c.train_rounds + c.eval_rounds, total = per * c.epochs;
   assert_int_equal(per, 4);
   c.reward_per_submission = bbvfl_u256_from_u64(1000);
   c.reward_pool = bbvfl_u256_from_u64(1000 * M * total);
-  uint8_t *args = NULL, *cd = NULL;
-  size_t alen = 0, len = 0;
-  must(bbvfl_cenc_config(&c, &args, &alen, &e), &e);
-  must(bbvfl_deploy(ds, "BbvflHashAggregator", args, alen, 60, out->contract, NULL, &e), &e);
-  free(args);
+  uint8_t *cd = NULL;
+  size_t len = 0;
+  setenv("BBVFL_ABI_DIR", dir, 1);
+  devnet_deploy_aggregator(&fx, "BbvflHashAggregator", &c, out->contract);
   unsetenv("BBVFL_ABI_DIR");
   for (int i = 0; i < M; i++) memcpy(out->clients[i], keys[i].addr, 20);
   uint8_t secrets[M][32];
-  for (int i = 0; i < M; i++) {
-    must(bbvfl_cenc_register(keys[i].pub, &cd, &len, &e), &e);
-    transact(cs[i], out->contract, NULL, cd, len);
-    free(cd);
-  }
-  for (int i = 0; i < M; i++) {
-    uint8_t cm[32];
-    assert_int_equal(getrandom(secrets[i], 32, 0), 32);
-    bbvfl_election_commitment(secrets[i], keys[i].addr, cm);
-    must(bbvfl_cenc_commit(cm, &cd, &len, &e), &e);
-    transact(cs[i], out->contract, NULL, cd, len);
-    free(cd);
-  }
-  for (int i = 0; i < M; i++) {
-    must(bbvfl_cenc_reveal(secrets[i], &cd, &len, &e), &e);
-    transact(cs[i], out->contract, NULL, cd, len);
-    free(cd);
-  }
+  for (int i = 0; i < M; i++) assert_int_equal(getrandom(secrets[i], 32, 0), 32);
+  devnet_register_and_elect(cs, keys, M, out->contract, (const uint8_t(*)[32])secrets);
   bbvfl_aggc ag;
-  bbvfl_aggc_init(&ag, rpc, out->contract);
+  bbvfl_aggc_init(&ag, fx.rpc, out->contract);
   int ai = active_index(&ag, keys);
   /* every client's payload of every round (plain values 0..b), kept for aggregate() */
   static uint8_t q[16][M][H_K * BATCH * DIM * 2];
@@ -298,7 +217,7 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
       for (uint64_t x = head; x < r; x++) trains += x % per < c.train_rounds;
       if (trains > c.staleness) break;
       bbvfl_round_layout L;
-      must(bbvfl_cconfig_round(&c, r, &L, &e), &e);
+      devnet_check(bbvfl_cconfig_round(&c, r, &L, &e), &e);
       qlen[r] = (size_t)L.coords * (size_t)lane;
       for (int i = 0; i < M; i++) {
         if (!in[i] || sent[r][i] || (pl->deadlines && i == 2 && r == 5)) continue;
@@ -306,80 +225,69 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
         for (size_t j = 0; j < qlen[r]; j++)
           q[r][i][j] = pl->masked ? (uint8_t)(0xF1 + 37 * j + 11 * (size_t)i + r)
                                   : (uint8_t)((j + (size_t)i * 7 + r) % (LEVELS + 1));
-        must(bbvfl_cenc_submit(r, q[r][i], qlen[r], &cd, &len, &e), &e);
-        transact(cs[i], out->contract, NULL, cd, len);
-        free(cd);
+        devnet_check(bbvfl_cenc_submit(r, q[r][i], qlen[r], &cd, &len, &e), &e);
+        devnet_tx(cs[i], out->contract, NULL, cd, len);
       }
       submitted++;
     }
     assert_true(submitted > head);
     if (pl->stale && head == 0) { /* one TRAIN round further ahead than s = 1 allows */
       bbvfl_round_layout L;
-      must(bbvfl_cconfig_round(&c, 2, &L, &e), &e);
+      devnet_check(bbvfl_cconfig_round(&c, 2, &L, &e), &e);
       qlen[2] = (size_t)L.coords * (size_t)lane;
       for (size_t j = 0; j < qlen[2]; j++) q[2][0][j] = (uint8_t)((j + 2) % (LEVELS + 1));
-      must(bbvfl_cenc_submit(2, q[2][0], qlen[2], &cd, &len, &e), &e);
-      transact(cs[0], out->contract, NULL, cd, len);
-      free(cd);
+      devnet_check(bbvfl_cenc_submit(2, q[2][0], qlen[2], &cd, &len, &e), &e);
+      devnet_tx(cs[0], out->contract, NULL, cd, len);
       sent[2][0] = 1;
     }
     if (pl->deadlines && head == 5) { /* client 2 missed the head round: expire it */
       mine(cs[0], 3);
-      must(bbvfl_cenc_expire_round(&cd, &len, &e), &e);
-      transact(cs[0], out->contract, NULL, cd, len);
-      free(cd);
+      devnet_check(bbvfl_cenc_expire_round(&cd, &len, &e), &e);
+      devnet_tx(cs[0], out->contract, NULL, cd, len);
       in[2] = 0;
       ai = active_index(&ag, keys);
       for (uint64_t r = head; pl->masked && r < submitted; r++) /* re-opened: submit again for the new set */
         for (int i = 0; i < M; i++) {
           if (!in[i]) continue;
           for (size_t j = 0; j < qlen[r]; j++) q[r][i][j] = (uint8_t)(0x3C + 29 * j + 5 * (size_t)i + r);
-          must(bbvfl_cenc_submit(r, q[r][i], qlen[r], &cd, &len, &e), &e);
-          transact(cs[i], out->contract, NULL, cd, len);
-          free(cd);
+          devnet_check(bbvfl_cenc_submit(r, q[r][i], qlen[r], &cd, &len, &e), &e);
+          devnet_tx(cs[i], out->contract, NULL, cd, len);
         }
     }
     const uint8_t *pls[M];
     size_t pll[M], np = 0;
     for (int i = 0; i < M; i++)
       if (in[i]) pls[np] = q[head][i], pll[np++] = qlen[head];
-    must(bbvfl_cenc_aggregate(head, pls, pll, np, &cd, &len, &e), &e);
+    devnet_check(bbvfl_cenc_aggregate(head, pls, pll, np, &cd, &len, &e), &e);
     int train = head % per < c.train_rounds;
     /* a passive client aggregates the first evaluation round of each epoch */
     int other = (ai + 1) % M == 2 && !in[2] ? (ai + 2) % M : (ai + 1) % M;
-    transact(cs[!train && head % per == c.train_rounds ? other : ai], out->contract, NULL, cd, len);
-    free(cd);
+    devnet_tx(cs[!train && head % per == c.train_rounds ? other : ai], out->contract, NULL, cd, len);
     if (train) {
       uint8_t grad[H_K * BATCH * DIM * 4] = {0};
-      must(bbvfl_cenc_post_gradient(head, grad, qlen[head] / (size_t)lane * 4, fusion, sizeof fusion, &cd, &len, &e),
+      devnet_check(bbvfl_cenc_post_gradient(head, grad, qlen[head] / (size_t)lane * 4, fusion, sizeof fusion, &cd, &len, &e),
            &e);
-      transact(cs[ai], out->contract, NULL, cd, len);
-      free(cd);
+      devnet_tx(cs[ai], out->contract, NULL, cd, len);
     }
     if (head % per == per - 1) {
       uint32_t ep = (uint32_t)(head / per);
-      must(bbvfl_cenc_post_metrics(ep, 900000, 800000, 450000, &cd, &len, &e), &e);
-      transact(cs[ai], out->contract, NULL, cd, len);
-      free(cd);
-      must(bbvfl_cenc_pay_rewards(ep, &cd, &len, &e), &e);
-      transact(cs[ai], out->contract, NULL, cd, len);
-      free(cd);
+      devnet_check(bbvfl_cenc_post_metrics(ep, 900000, 800000, 450000, &cd, &len, &e), &e);
+      devnet_tx(cs[ai], out->contract, NULL, cd, len);
+      devnet_check(bbvfl_cenc_pay_rewards(ep, &cd, &len, &e), &e);
+      devnet_tx(cs[ai], out->contract, NULL, cd, len);
     }
   }
   for (int i = 0; i < M; i++) {
     bbvfl_sender_free(cs[i]);
     bbvfl_key_wipe(&keys[i]);
   }
-  bbvfl_sender_free(ds);
-  bbvfl_key_wipe(&dev);
 }
 
 /* Runs `bbvfl audit --json` on the contract; returns the parsed document, *status the exit status. */
 static json_t *audit(const uint8_t contract[20], int *status) {
   char addr[43], cmd[1024];
   bbvfl_hex_encode(contract, 20, addr);
-  snprintf(cmd, sizeof cmd, "'%s' audit --rpc '%s' --contract %s --json --quiet", getenv("BBVFL_BIN"),
-           getenv("BBVFL_RPC_URL"), addr);
+  snprintf(cmd, sizeof cmd, "'%s' audit --rpc '%s' --contract %s --json --quiet", getenv("BBVFL_BIN"), fx.url, addr);
   FILE *p = popen(cmd, "r");
   assert_non_null(p);
   json_error_t je;
@@ -409,22 +317,38 @@ static int same_addr(json_t *v, const uint8_t a[20]) {
   return json_is_string(v) && !strcasecmp(json_string_value(v), hex);
 }
 
+/* Every check but `failing` (NULL: none) must pass and `failing` must fail, the exit status 3 (0
+ * when none fails); returns the document (caller decrefs). */
+static json_t *audit_only_fails(const uint8_t contract[20], const char *failing) {
+  int code = -1;
+  json_t *doc = audit(contract, &code);
+  size_t i;
+  json_t *c;
+  json_array_foreach(json_object_get(doc, "checks"), i, c) {
+    const char *n = json_string_value(json_object_get(c, "name"));
+    const char *v = json_string_value(json_object_get(c, "status"));
+    if (strcmp(v, failing && !strcmp(n, failing) ? "FAIL" : "PASS"))
+      fail_msg("check %s is %s: %s", n, v, json_dumps(json_object_get(c, "first_failure"), 0));
+  }
+  assert_int_equal(code, failing ? 3 : 0);
+  if (failing) assert_string_equal(status(doc, failing), "FAIL");
+  return doc;
+}
+
+/* Every check must pass; returns the document (caller decrefs). */
+static json_t *audit_all_pass(const uint8_t contract[20]) {
+  return audit_only_fails(contract, NULL);
+}
+
 static void test_product_contract_audits_clean(void **st) {
   (void)st;
   unsetenv("BBVFL_ABI_DIR");
   session_out s;
   plan pl = {0};
   run_session(&pl, &s);
-  int code = -1;
-  json_t *doc = audit(s.contract, &code);
+  json_t *doc = audit_all_pass(s.contract);
   size_t i;
   json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *n = json_string_value(json_object_get(c, "name"));
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, "PASS")) fail_msg("check %s is %s", n, v);
-  }
-  assert_int_equal(code, 0);
   json_t *f = json_object_get(doc, "figures");
   assert_int_equal(json_integer_value(json_object_get(f, "rounds")), 3);
   assert_int_equal(json_integer_value(json_object_get(f, "submissions")), 9);
@@ -464,22 +388,6 @@ static void test_stranger_submission_is_caught(void **st) {
   assert_true(same_addr(json_object_get(rf, "client"), s.clients[0]));
   assert_int_equal(json_integer_value(json_object_get(rf, "epoch")), 0);
   json_decref(doc);
-}
-
-/* Every check must pass; returns the document (caller decrefs). */
-static json_t *audit_all_pass(const uint8_t contract[20]) {
-  int code = -1;
-  json_t *doc = audit(contract, &code);
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, "PASS"))
-      fail_msg("check %s is %s: %s", json_string_value(json_object_get(c, "name")), v,
-               json_dumps(json_object_get(c, "first_failure"), 0));
-  }
-  assert_int_equal(code, 0);
-  return doc;
 }
 
 static void check_deadline_figures(json_t *doc, int masked) {
@@ -592,17 +500,7 @@ static void test_hashed_submission_beyond_staleness_is_caught(void **st) {
   session_out s;
   plan pl = {.stale = 1};
   run_hashed("stale", &pl, &s);
-  int code = -1;
-  json_t *doc = audit(s.contract, &code);
-  assert_int_equal(code, 3);
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *n = json_string_value(json_object_get(c, "name"));
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, strcmp(n, "submissions") ? "PASS" : "FAIL"))
-      fail_msg("check %s is %s: %s", n, v, json_dumps(json_object_get(c, "first_failure"), 0));
-  }
+  json_t *doc = audit_only_fails(s.contract, "submissions");
   json_t *ff = json_object_get(check(doc, "submissions"), "first_failure");
   assert_int_equal(json_integer_value(json_object_get(ff, "round")), 2);
   assert_true(same_addr(json_object_get(ff, "client"), s.clients[0]));
@@ -616,16 +514,7 @@ static void test_hashed_sum_mismatch_is_caught(void **st) {
   session_out s;
   plan pl = {0};
   run_hashed("hashsum", &pl, &s);
-  int code = -1;
-  json_t *doc = audit(s.contract, &code);
-  assert_int_equal(code, 3);
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(doc, "checks"), i, c) {
-    const char *n = json_string_value(json_object_get(c, "name"));
-    const char *v = json_string_value(json_object_get(c, "status"));
-    if (strcmp(v, strcmp(n, "sums") ? "PASS" : "FAIL")) fail_msg("check %s is %s", n, v);
-  }
+  json_t *doc = audit_only_fails(s.contract, "sums");
   json_t *ff = json_object_get(check(doc, "sums"), "first_failure");
   assert_int_equal(json_integer_value(json_object_get(ff, "round")), 1);
   assert_non_null(strstr(json_string_value(json_object_get(ff, "detail")), "lane 0:"));
@@ -635,9 +524,9 @@ static void test_hashed_sum_mismatch_is_caught(void **st) {
 
 static int setup(void **st) {
   (void)st;
-  const char *url = getenv("BBVFL_RPC_URL"), *src = getenv("BBVFL_SOURCE_DIR");
-  if (!url || !src || !getenv("BBVFL_BIN")) {
-    fprintf(stderr, "needs BBVFL_RPC_URL (tests/with-devnet.sh), BBVFL_SOURCE_DIR and BBVFL_BIN\n");
+  const char *src = getenv("BBVFL_SOURCE_DIR");
+  if (!src || !getenv("BBVFL_BIN")) {
+    fprintf(stderr, "needs BBVFL_SOURCE_DIR and BBVFL_BIN\n");
     return -1;
   }
   snprintf(tamper_dir, sizeof tamper_dir, "%s", "/tmp/bbvfl-audit-tamper.XXXXXX");
@@ -648,14 +537,12 @@ static int setup(void **st) {
     fprintf(stderr, "make-tampered.sh failed\n");
     return -1;
   }
-  bbvfl_err e = {0};
-  rpc = bbvfl_rpc_new(url, NULL, &e);
-  return rpc ? 0 : -1;
+  return devnet_open(&fx);
 }
 
 static int teardown(void **st) {
   (void)st;
-  bbvfl_rpc_free(rpc);
+  devnet_close(&fx);
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tamper_dir);
   return system(cmd) == 0 ? 0 : -1;

@@ -3,7 +3,7 @@
 # the fields they promise, and refuse bad input. (No timing is asserted: speed is what the
 # benchmark reports, not what a test checks.)
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 errf=$(mktemp)
 trap 'rm -f "$errf"' EXIT
 out=$("$BBVFL_BIN" bench floor --rpc "$BBVFL_RPC_URL" --n 5 --warmup 1 --json)

@@ -4,7 +4,7 @@
 # per-transaction gas cap reported as not runnable (not as a crash), and the figures drawn as PNG
 # files from the JSON files (and from a small sweep.json). No timing is asserted.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 out=$("$BBVFL_BIN" bench scaling --rpc "$BBVFL_RPC_URL" --clients 2,3 --dims 16 --batches 10,100 --rounds 5 \

@@ -3,7 +3,7 @@
 # CSV/JSON files, and the invariants that hold whatever the machine's speed (gas budget, naive
 # baseline ratio, lane widths, ratios computed from the reported numbers). No timing is asserted.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 out=$("$BBVFL_BIN" bench table1 --rpc "$BBVFL_RPC_URL" --clients 5 --b 16 --epochs 1 --masked-epochs 1 \

@@ -11,28 +11,14 @@
 #    leaves no run folder behind;
 #  - a demo pointed at a port nothing listens on: no run folder (no empty keys/) left behind.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-refusals.XXXXXX")
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 srv=
-cleanup() {
-  [ -n "$srv" ] && kill "$srv" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+extra_cleanup() { [ -n "$srv" ] && kill "$srv" 2>/dev/null || true; }
+session_test refusals
 data="$BBVFL_SOURCE_DIR/data/breast_cancer.csv"
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 1 --seed 1 --out "$work/session.json" --json \
-  >"$work/deploy.json" || fail deploy
-contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
-"$BBVFL_BIN" key new --out "$work/k.key" >/dev/null
-addr=$("$BBVFL_BIN" key address --key-file "$work/k.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
-curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-  -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
-  || fail "funding $addr"
-rpc() { # method params-json -> result
-  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}" |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["result"])'
-}
+session_deploy --clients 2 --epochs 1 --seed 1
+session_keys 1
+addr=${addrs[0]}
 nothing_sent() { # what
   local nonce
   nonce=$(rpc eth_getTransactionCount "[\"$addr\",\"latest\"]")
@@ -41,7 +27,7 @@ nothing_sent() { # what
 refused() { # want-regex state-dir what, then client args
   local want=$1 st=$2 what=$3; shift 3
   set +e
-  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --labels --state-dir "$st" \
+  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k0.key" --labels --state-dir "$st" \
     --round-timeout 5 "$@" >"$work/out" 2>"$work/err"
   local rc=$?
   set -e
@@ -76,7 +62,7 @@ mkdir -p "$work/www"
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 (cd "$work/www" && exec python3 -m http.server "$port" --bind 127.0.0.1 >/dev/null 2>&1) &
 srv=$!
-for _ in $(seq 1 600); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.05; done
+wait_until 30 "the HTML server did not start" curl -s -o /dev/null "http://127.0.0.1:$port/"
 html="http://127.0.0.1:$port"
 one_line() { # what, then a command that must fail with one line naming the URL and the content type
   local what=$1; shift
@@ -96,7 +82,7 @@ one_line() { # what, then a command that must fail with one line naming the URL 
 }
 one_line "deploy" "$BBVFL_BIN" deploy --rpc "$html" --clients 2 --out "$work/s2.json"
 [ ! -e "$work/s2.json" ] || fail "deploy against an HTML server wrote a session file"
-one_line "client" "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --columns 0-14 \
+one_line "client" "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k0.key" --columns 0-14 \
   --state-dir "$work/st4" --rpc "$html" --round-timeout 5
 [ ! -e "$work/st4" ] || fail "client against an HTML server left its state folder"
 one_line "audit" "$BBVFL_BIN" audit --rpc "$html" --contract "$contract"

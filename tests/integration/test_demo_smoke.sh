@@ -6,10 +6,8 @@
 # the last row of metrics.csv, also for `demo --clients 3 --epochs 2 --seed 11` (an early version
 # read them from a freed summary and wrote 0.0).
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-demo.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-export OPENBLAS_NUM_THREADS=1
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test demo
 "$BBVFL_BIN" demo --epochs 2 --seed 5 --compare --json --rpc "$BBVFL_RPC_URL" --out "$work/run" >"$work/out" 2>"$work/err" \
   || { cat "$work/err" >&2; fail "demo failed"; }
 python3 - "$work/run" "$(tail -n 1 "$work/out")" <<'PY'

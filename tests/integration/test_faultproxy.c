@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "devnet_fixture.h"
 #include "test_skip.h"
 
 #include "common/fsutil.h"
@@ -29,13 +30,29 @@
 #include "eth/tx.h"
 #include "eth/wallet.h"
 
-/* anvil's publicly documented development account 0 (a test-chain key, not a secret) */
-
 static const char *node_url;
 static char tmpdir[256];
 
-static void check(int rc, const bbvfl_err *err) {
-  if (rc != 0) fail_msg("unexpected error: %s", err->msg);
+/* dev account 0 (*dev) sending through r (chain id asked from the node), and a fresh key *me. */
+static bbvfl_sender *dev_sender(bbvfl_rpc *r, bbvfl_key *dev, bbvfl_key *me) {
+  bbvfl_err err = {0};
+  devnet_check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, dev, &err), &err);
+  devnet_check(bbvfl_key_generate(me, &err), &err);
+  bbvfl_sender *s = bbvfl_sender_new(r, dev, 0, &err);
+  devnet_check(s ? 0 : -1, &err);
+  return s;
+}
+
+/* Asserts, straight at the node (no proxy), that addr holds `want` wei. */
+static void assert_node_balance(const uint8_t addr[20], uint64_t want) {
+  bbvfl_err err = {0};
+  bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
+  devnet_check(d ? 0 : -1, &err);
+  bbvfl_u256 bal, w = bbvfl_u256_from_u64(want);
+  int rc = bbvfl_rpc_balance(d, addr, &bal, &err);
+  bbvfl_rpc_free(d);
+  devnet_check(rc, &err);
+  assert_memory_equal(&bal, &w, sizeof bal);
 }
 
 /* ------------------------------------------------------------------ the proxy process */
@@ -133,7 +150,7 @@ static bbvfl_rpc *rpc_via(const proxy *p, double timeout_s, int retries) {
   bbvfl_err err = {0};
   bbvfl_rpc_opts o = {.timeout_s = timeout_s, .retries = retries};
   bbvfl_rpc *r = bbvfl_rpc_new(p->url, &o, &err);
-  check(r ? 0 : -1, &err);
+  devnet_check(r ? 0 : -1, &err);
   return r;
 }
 
@@ -200,7 +217,7 @@ static void transient_then_ok(const char *mode, const char *count, int expect_re
   int rc = bbvfl_rpc_chain_id(r, &id, &err);
   bbvfl_rpc_free(r);
   proxy_stop(&p);
-  check(rc, &err);
+  devnet_check(rc, &err);
   assert_int_equal(id, strtoull(getenv("BBVFL_CHAIN_ID") ? getenv("BBVFL_CHAIN_ID") : "31337", NULL, 10));
   assert_int_equal(proxy_count(&p, "eth_chainId", NULL), expect_requests);
   assert_int_equal(proxy_count(&p, "eth_chainId", mode), atoi(count));
@@ -274,34 +291,28 @@ static void random_faults(const char *mode) {
   bbvfl_rpc *r = rpc_via(&p, 1, 8);
   bbvfl_err err = {0};
   bbvfl_key dev, me;
-  check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &err), &err);
-  check(bbvfl_key_generate(&me, &err), &err);
-  bbvfl_sender *s = bbvfl_sender_new(r, &dev, 0, &err);
-  check(s ? 0 : -1, &err);
+  bbvfl_sender *s = dev_sender(r, &dev, &me);
   bbvfl_sender_set_drop_check(s, 0.5);
   uint64_t n0;
   bbvfl_sender_resync(s);
-  check(bbvfl_sender_next_nonce(s, &n0, &err), &err);
+  devnet_check(bbvfl_sender_next_nonce(s, &n0, &err), &err);
   for (int i = 0; i < 6; i++) {
     bbvfl_receipt rc;
     bbvfl_u256 v = bbvfl_u256_from_u64(1000 + (uint64_t)i);
     int st = bbvfl_sender_transact(s, me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
     bbvfl_receipt_clear(&rc);
-    check(st, &err);
+    devnet_check(st, &err);
   }
   bbvfl_sender_free(s);
   bbvfl_rpc_free(r);
   int faults = proxy_count(&p, NULL, mode);
   proxy_stop(&p);
   /* straight to the node: the recipient got exactly the six transfers */
+  assert_node_balance(me.addr, 1000 + 1001 + 1002 + 1003 + 1004 + 1005);
   bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
-  bbvfl_u256 bal;
-  check(bbvfl_rpc_balance(d, me.addr, &bal, &err), &err);
   uint64_t n1;
-  check(bbvfl_rpc_nonce(d, dev.addr, "latest", &n1, &err), &err);
+  devnet_check(bbvfl_rpc_nonce(d, dev.addr, "latest", &n1, &err), &err);
   bbvfl_rpc_free(d);
-  bbvfl_u256 want = bbvfl_u256_from_u64(1000 + 1001 + 1002 + 1003 + 1004 + 1005);
-  assert_memory_equal(&bal, &want, sizeof bal);
   assert_true(n1 - n0 == 6);
   print_message("%s: %d faults injected\n", mode, faults);
   assert_true(faults > 0);
@@ -328,22 +339,19 @@ static void test_swallowed_tx_is_resent_same_nonce(void **state) {
   bbvfl_rpc *r = rpc_via(&p, 10, 3);
   bbvfl_err err = {0};
   bbvfl_key dev, me;
-  check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &err), &err);
-  check(bbvfl_key_generate(&me, &err), &err);
-  bbvfl_sender *s = bbvfl_sender_new(r, &dev, 0, &err);
-  check(s ? 0 : -1, &err);
+  bbvfl_sender *s = dev_sender(r, &dev, &me);
   bbvfl_sender_set_drop_check(s, 0.3);
   uint64_t before;
-  check(bbvfl_sender_next_nonce(s, &before, &err), &err);
+  devnet_check(bbvfl_sender_next_nonce(s, &before, &err), &err);
   bbvfl_u256 v = bbvfl_u256_from_u64(777);
   bbvfl_receipt rc;
   int st = bbvfl_sender_transact(s, me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
-  check(st, &err);
+  devnet_check(st, &err);
   assert_int_equal(rc.status, 1);
   json_t *tx = NULL;
   assert_int_equal(bbvfl_rpc_get_tx(r, rc.hash, &tx, &err), 1);
   uint64_t nonce;
-  check(bbvfl_rpc_parse_u64(json_object_get(tx, "nonce"), &nonce, &err), &err);
+  devnet_check(bbvfl_rpc_parse_u64(json_object_get(tx, "nonce"), &nonce, &err), &err);
   assert_int_equal(nonce, before);
   json_decref(tx);
   bbvfl_receipt_clear(&rc);
@@ -366,12 +374,7 @@ static void test_swallowed_tx_is_resent_same_nonce(void **state) {
   assert_int_equal(k, 2);
   assert_string_equal(raw[0], raw[1]);
   /* exactly one transfer arrived */
-  bbvfl_u256 bal;
-  bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
-  check(bbvfl_rpc_balance(d, me.addr, &bal, &err), &err);
-  bbvfl_rpc_free(d);
-  bbvfl_u256 want = bbvfl_u256_from_u64(777);
-  assert_memory_equal(&bal, &want, sizeof bal);
+  assert_node_balance(me.addr, 777);
   bbvfl_key_wipe(&me);
   bbvfl_key_wipe(&dev);
 }
@@ -382,15 +385,15 @@ static void test_replayed_tx_refused(void **state) {
   (void)state;
   bbvfl_err err = {0};
   bbvfl_rpc *r = bbvfl_rpc_new(node_url, NULL, &err);
-  check(r ? 0 : -1, &err);
+  devnet_check(r ? 0 : -1, &err);
   bbvfl_key dev, me;
-  check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &err), &err);
-  check(bbvfl_key_generate(&me, &err), &err);
+  devnet_check(bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &dev, &err), &err);
+  devnet_check(bbvfl_key_generate(&me, &err), &err);
   uint64_t chain, nonce;
-  check(bbvfl_rpc_chain_id(r, &chain, &err), &err);
-  check(bbvfl_rpc_nonce(r, dev.addr, "pending", &nonce, &err), &err);
+  devnet_check(bbvfl_rpc_chain_id(r, &chain, &err), &err);
+  devnet_check(bbvfl_rpc_nonce(r, dev.addr, "pending", &nonce, &err), &err);
   bbvfl_u256 fee;
-  check(bbvfl_rpc_gas_price(r, &fee, &err), &err);
+  devnet_check(bbvfl_rpc_gas_price(r, &fee, &err), &err);
   bbvfl_tx tx;
   memset(&tx, 0, sizeof tx);
   tx.type = BBVFL_TX_EIP1559;
@@ -404,10 +407,10 @@ static void test_replayed_tx_refused(void **state) {
   tx.value = bbvfl_u256_from_u64(5);
   uint8_t *raw = NULL, hash[32], h2[32];
   size_t raw_len = 0;
-  check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
+  devnet_check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
   bbvfl_receipt rc;
-  check(bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err), &err);
-  check(bbvfl_rpc_wait_receipt(r, hash, 30, &rc, &err), &err);
+  devnet_check(bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err), &err);
+  devnet_check(bbvfl_rpc_wait_receipt(r, hash, 30, &rc, &err), &err);
   assert_int_equal(rc.status, 1);
   bbvfl_receipt_clear(&rc);
 
@@ -422,13 +425,13 @@ static void test_replayed_tx_refused(void **state) {
   assert_int_equal(err.code, BBVFL_E_RPC);
   assert_non_null(strstr(err.msg, "nonce"));
   /* bbvfl's own send treats it as the already-mined transaction it is (no second transfer) */
-  check(bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err), &err);
+  devnet_check(bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err), &err);
   assert_memory_equal(h2, hash, 32);
   free(raw);
 
   /* A different transaction with the used nonce: refused, "nonce too low". */
   tx.value = bbvfl_u256_from_u64(6);
-  check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
+  devnet_check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
   memset(&err, 0, sizeof err);
   st = bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err);
   print_message("old nonce: %s\n", err.msg);
@@ -439,7 +442,7 @@ static void test_replayed_tx_refused(void **state) {
   /* The same transfer signed for another chain: refused (EIP-155 replay protection). */
   tx.chain_id = chain + 1;
   tx.nonce = nonce + 1;
-  check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
+  devnet_check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
   memset(&err, 0, sizeof err);
   st = bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err);
   print_message("other chain: %s\n", err.msg);
@@ -447,12 +450,9 @@ static void test_replayed_tx_refused(void **state) {
   assert_non_null(strstr(err.msg, "chain"));
   free(raw);
 
-  bbvfl_u256 bal;
-  check(bbvfl_rpc_balance(r, me.addr, &bal, &err), &err);
-  bbvfl_u256 want = bbvfl_u256_from_u64(5);
-  assert_memory_equal(&bal, &want, sizeof bal);
+  assert_node_balance(me.addr, 5);
   uint64_t after;
-  check(bbvfl_rpc_nonce(r, dev.addr, "pending", &after, &err), &err);
+  devnet_check(bbvfl_rpc_nonce(r, dev.addr, "pending", &after, &err), &err);
   assert_int_equal(after, nonce + 1);
   bbvfl_rpc_free(r);
   bbvfl_key_wipe(&me);

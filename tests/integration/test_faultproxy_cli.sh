@@ -6,7 +6,7 @@
 # timeout in test_faultproxy.c (the command's own timeout is 30 s).
 set -euo pipefail
 : "${BBVFL_BIN:?}" "${BBVFL_RPC_URL:?}" "${BBVFL_SOURCE_DIR:?}"
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 tmp=$(mktemp -d)
 pid=
 stop() { if [ -n "$pid" ]; then kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; pid=; fi; }

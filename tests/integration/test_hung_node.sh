@@ -7,30 +7,19 @@
 # below the 51 s the clients took before the node-down clock started at the first failure) and
 # say the node did not answer.
 set -euo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
-anvil_pid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$BBVFL_DEVNET_DIR/devnet.json")
+anvil_pid=$(json_get "$BBVFL_DEVNET_DIR/devnet.json" pid)
 extra_cleanup() { kill -CONT "$anvil_pid" 2>/dev/null || true; }
 session_test hung-node
 ROUND_TIMEOUT=5 DOWN=5
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 3 --seed 2 --out "$work/session.json" --json \
-  >"$work/deploy.json" || fail deploy
-contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
-for m in 0 1; do
-  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
-  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
-    || fail "funding $addr"
-done
+session_deploy --clients 2 --epochs 3 --seed 2
+session_keys 2
 cols=("0-14" "15-29")
-for m in 0 1; do
-  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
-    --state-dir "$work/c$m" --round-timeout $ROUND_TIMEOUT --node-down-timeout $DOWN --pause-after-submit 4 \
-    >"$work/c$m.out" 2>&1 &
-  pids[$m]=$!
-done
+client_flags=(--labels --round-timeout $ROUND_TIMEOUT --node-down-timeout $DOWN)
+client_party=0
+clients_start 2 --pause-after-submit 4
 # both clients freeze themselves after submitting round 3: the session is under way
-wait_paused "$work" "${pids[@]}" || fail "the clients did not reach round 3"
+wait_paused "$run" "${pids[@]}" || fail "the clients did not reach round 3"
 kill -STOP "$anvil_pid"
 t0=$(date +%s.%N)
 for m in 0 1; do kill -CONT "${pids[$m]}"; done

@@ -17,11 +17,11 @@
 
 #include <cmocka.h>
 
+#include "devnet_fixture.h"
 #include "test_skip.h"
 
 #include "dp/masks.h"
 #include "dp/rng.h"
-#include "eth/deploy.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth/rpc.h"
@@ -29,48 +29,32 @@
 #include "eth/wallet.h"
 #include "vfl/contract.h"
 
-/* anvil's publicly documented development account 0 (a test-chain key, not a secret) */
-
 enum { M = 4, B = 2, P = 5, N = B * P, LEVELS = 16, TIMEOUT = 5 };
 
-static bbvfl_rpc *g_rpc;
-static uint64_t g_chain;
-static bbvfl_key g_dev, g_keys[M];
-static bbvfl_sender *g_dev_s, *g_s[M];
+static devnet_fixture fx;
+static bbvfl_key g_keys[M];
+static bbvfl_sender *g_s[M];
 static uint8_t g_agg[20];
 static bbvfl_aggc g_ac;
-
-static void check(int rc, const bbvfl_err *err) {
-  if (rc != 0) fail_msg("unexpected error: %s", err->msg);
-}
-
-static void transact(bbvfl_sender *s, const uint8_t *to, uint8_t *data, size_t len) {
-  bbvfl_err err;
-  bbvfl_receipt rc;
-  int st = bbvfl_sender_transact(s, to, NULL, data, len, 0, 30, &rc, &err);
-  bbvfl_receipt_clear(&rc);
-  free(data);
-  check(st, &err);
-}
 
 /* Submits y for round r from client i; returns the calldata's data bytes as the chain has them. */
 static void submit(unsigned i, uint64_t r, const uint8_t *y, uint8_t *onchain) {
   bbvfl_err err;
   uint8_t *d;
   size_t len;
-  check(bbvfl_cenc_submit(r, y, 2 * N, &d, &len, &err), &err);
+  devnet_check(bbvfl_cenc_submit(r, y, 2 * N, &d, &len, &err), &err);
   bbvfl_receipt rc;
   int st = bbvfl_sender_transact(g_s[i], g_agg, NULL, d, len, 0, 30, &rc, &err);
   free(d);
-  check(st, &err);
+  devnet_check(st, &err);
   json_t *tx = NULL;
-  assert_int_equal(bbvfl_rpc_get_tx(g_rpc, rc.hash, &tx, &err), 1);
+  assert_int_equal(bbvfl_rpc_get_tx(fx.rpc, rc.hash, &tx, &err), 1);
   bbvfl_receipt_clear(&rc);
   const char *input = json_string_value(json_object_get(tx, "input"));
   assert_non_null(input);
   uint8_t *raw;
   size_t raw_len;
-  check(bbvfl_hex_decode_alloc(input, &raw, &raw_len, &err), &err);
+  devnet_check(bbvfl_hex_decode_alloc(input, &raw, &raw_len, &err), &err);
   /* selector, round, offset, length, data */
   assert_true(raw_len >= 4 + 96 + 2 * N);
   memcpy(onchain, raw + 4 + 96, 2 * N);
@@ -81,49 +65,22 @@ static void submit(unsigned i, uint64_t r, const uint8_t *y, uint8_t *onchain) {
 static void mine(unsigned blocks) {
   bbvfl_err err;
   json_t *res = NULL;
-  check(bbvfl_rpc_call(g_rpc, "anvil_mine", json_pack("[o]", bbvfl_json_quantity(blocks)), &res, &err), &err);
+  devnet_check(bbvfl_rpc_call(fx.rpc, "anvil_mine", json_pack("[o]", bbvfl_json_quantity(blocks)), &res, &err), &err);
   json_decref(res);
 }
 
 static int setup(void **st) {
   (void)st;
-  const char *url = getenv("BBVFL_RPC_URL");
-  if (!url) {
-    fprintf(stderr, "BBVFL_RPC_URL not set: run under tests/with-devnet.sh\n");
-    return -1;
-  }
-  bbvfl_err err;
-  g_rpc = bbvfl_rpc_new(url, NULL, &err);
-  if (!g_rpc || bbvfl_rpc_chain_id(g_rpc, &g_chain, &err)) return -1;
-  if (bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, &g_dev, &err)) return -1;
-  g_dev_s = bbvfl_sender_new(g_rpc, &g_dev, g_chain, &err);
-  if (!g_dev_s) return -1;
-  bbvfl_u256 eth = bbvfl_u256_from_u64(1000000000000000000ull);
-  for (unsigned i = 0; i < M; i++) {
-    if (bbvfl_key_generate(&g_keys[i], &err)) return -1;
-    bbvfl_receipt rc;
-    int s = bbvfl_sender_transact(g_dev_s, g_keys[i].addr, &eth, NULL, 0, 21000, 30, &rc, &err);
-    bbvfl_receipt_clear(&rc);
-    if (s) return -1;
-    g_s[i] = bbvfl_sender_new(g_rpc, &g_keys[i], g_chain, &err);
-    if (!g_s[i]) return -1;
-  }
+  if (devnet_open(&fx)) return -1;
+  for (unsigned i = 0; i < M; i++) g_s[i] = devnet_new_client(&fx, 1, &g_keys[i]);
   bbvfl_cconfig c = {.clients = M, .batch = B, .dim = P, .levels = LEVELS, .beta_micro = 200000,
                      .masked = 1, .train_rounds = 2, .eval_rounds = 1, .epochs = 1,
                      .commit_blocks = 10, .reveal_blocks = 10, .active_blocks = 20,
                      .round_timeout_blocks = TIMEOUT};
   c.reward_per_submission = bbvfl_u256_from_u64(1);
   c.reward_pool = bbvfl_u256_from_u64(M * 3);
-  uint8_t *args;
-  size_t alen;
-  if (bbvfl_cenc_config(&c, &args, &alen, &err)) return -1;
-  int s = bbvfl_deploy(g_dev_s, "BbvflAggregator", args, alen, 60, g_agg, NULL, &err);
-  free(args);
-  if (s) {
-    fprintf(stderr, "deploy: %s\n", err.msg);
-    return -1;
-  }
-  bbvfl_aggc_init(&g_ac, g_rpc, g_agg);
+  devnet_deploy_aggregator(&fx, "BbvflAggregator", &c, g_agg);
+  bbvfl_aggc_init(&g_ac, fx.rpc, g_agg);
   return 0;
 }
 
@@ -133,9 +90,7 @@ static int teardown(void **st) {
     bbvfl_sender_free(g_s[i]);
     bbvfl_key_wipe(&g_keys[i]);
   }
-  bbvfl_sender_free(g_dev_s);
-  bbvfl_key_wipe(&g_dev);
-  bbvfl_rpc_free(g_rpc);
+  devnet_close(&fx);
   return 0;
 }
 
@@ -161,7 +116,7 @@ static void check_sum(uint64_t r, uint8_t q[M][N], uint64_t set) {
   bbvfl_err err;
   uint8_t *sum;
   size_t len;
-  check(bbvfl_aggc_round_sum(&g_ac, r, &sum, &len, &err), &err);
+  devnet_check(bbvfl_aggc_round_sum(&g_ac, r, &sum, &len, &err), &err);
   uint8_t want[2 * N];
   want_sum(q, set, want);
   assert_int_equal(len, 2 * N);
@@ -172,13 +127,13 @@ static void check_sum(uint64_t r, uint8_t q[M][N], uint64_t set) {
 static void post_gradient(uint64_t r) {
   bbvfl_err err;
   uint8_t act[20];
-  check(bbvfl_aggc_active(&g_ac, act, &err), &err);
+  devnet_check(bbvfl_aggc_active(&g_ac, act, &err), &err);
   for (unsigned i = 0; i < M; i++) {
     if (memcmp(act, g_keys[i].addr, 20)) continue;
     uint8_t grad[4 * N] = {0}, *d;
     size_t len;
-    check(bbvfl_cenc_post_gradient(r, grad, sizeof grad, NULL, 0, &d, &len, &err), &err);
-    transact(g_s[i], g_agg, d, len);
+    devnet_check(bbvfl_cenc_post_gradient(r, grad, sizeof grad, NULL, 0, &d, &len, &err), &err);
+    devnet_tx(g_s[i], g_agg, NULL, d, len);
     return;
   }
   fail_msg("the active client is not one of the test's keys");
@@ -190,25 +145,12 @@ static void test_masked_session(void **st) {
   uint8_t *d;
   size_t len;
   /* registration and election */
-  for (unsigned i = 0; i < M; i++) {
-    check(bbvfl_cenc_register(g_keys[i].pub, &d, &len, &err), &err);
-    transact(g_s[i], g_agg, d, len);
-  }
   uint8_t secrets[M][32];
-  for (unsigned i = 0; i < M; i++) {
-    bbvfl_keccak256(g_keys[i].addr, 20, secrets[i]);
-    uint8_t cm[32];
-    bbvfl_election_commitment(secrets[i], g_keys[i].addr, cm);
-    check(bbvfl_cenc_commit(cm, &d, &len, &err), &err);
-    transact(g_s[i], g_agg, d, len);
-  }
-  for (unsigned i = 0; i < M; i++) {
-    check(bbvfl_cenc_reveal(secrets[i], &d, &len, &err), &err);
-    transact(g_s[i], g_agg, d, len);
-  }
+  for (unsigned i = 0; i < M; i++) bbvfl_keccak256(g_keys[i].addr, 20, secrets[i]);
+  devnet_register_and_elect(g_s, g_keys, M, g_agg, (const uint8_t(*)[32])secrets);
   /* the public keys as registered on chain, in index order */
   json_t *logs = NULL;
-  check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_REGISTERED, NULL, 0, UINT64_MAX, &logs, &err), &err);
+  devnet_check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_REGISTERED, NULL, 0, UINT64_MAX, &logs, &err), &err);
   assert_int_equal(json_array_size(logs), M);
   uint8_t pubs[M][64];
   unsigned idx_of[M];
@@ -226,10 +168,10 @@ static void test_masked_session(void **st) {
   /* the test registered in key order, so key i is client index i */
   for (unsigned i = 0; i < M; i++) assert_int_equal(idx_of[i], i);
   uint8_t sess[32];
-  bbvfl_mask_session_id(g_chain, g_agg, sess);
+  bbvfl_mask_session_id(fx.chain_id, g_agg, sess);
   static bbvfl_masker mk[M];
   for (unsigned i = 0; i < M; i++)
-    check(bbvfl_masker_init(&mk[i], &g_keys[i], i, M, (const uint8_t(*)[64])pubs, sess, &err), &err);
+    devnet_check(bbvfl_masker_init(&mk[i], &g_keys[i], i, M, (const uint8_t(*)[64])pubs, sess, &err), &err);
 
   bbvfl_rng rng;
   bbvfl_rng_init_seeded(&rng, 77, bbvfl_rng_stream(BBVFL_STREAM_TEST, 9));
@@ -239,7 +181,7 @@ static void test_masked_session(void **st) {
   /* round 0: everyone (the unmasked q are known here through the test, not the chain) */
   for (unsigned i = 0; i < M; i++) {
     for (unsigned j = 0; j < N; j++) q[i][j] = (uint8_t)bbvfl_rng_below(&rng, LEVELS + 1);
-    check(bbvfl_masker_mask_u8(&mk[i], 0, full, LEVELS, q[i], N, y, &err), &err);
+    devnet_check(bbvfl_masker_mask_u8(&mk[i], 0, full, LEVELS, q[i], N, y, &err), &err);
     submit(i, 0, y, onchain[i]);
     assert_memory_equal(onchain[i], y, 2 * N);
     assert_not_unmasked(onchain[i], q[i]);
@@ -254,19 +196,19 @@ static void test_masked_session(void **st) {
     for (unsigned j = 0; j < N; j++) q[i][j] = (uint8_t)bbvfl_rng_below(&rng, LEVELS + 1);
   for (unsigned i = 0; i < M; i++) {
     if (i == drop) continue;
-    check(bbvfl_masker_mask_u8(&mk[i], 1, full, LEVELS, q[i], N, y, &err), &err);
+    devnet_check(bbvfl_masker_mask_u8(&mk[i], 1, full, LEVELS, q[i], N, y, &err), &err);
     submit(i, 1, y, onchain[i]);
     assert_not_unmasked(onchain[i], q[i]);
   }
   bbvfl_round_state rs;
-  check(bbvfl_aggc_round_state(&g_ac, &rs, &err), &err);
+  devnet_check(bbvfl_aggc_round_state(&g_ac, &rs, &err), &err);
   assert_int_equal(rs.submitted, 3);
   mine(TIMEOUT + 1);
   uint64_t before;
-  check(bbvfl_rpc_block_number(g_rpc, &before, &err), &err);
-  check(bbvfl_cenc_expire_round(&d, &len, &err), &err);
-  transact(g_dev_s, g_agg, d, len);
-  check(bbvfl_aggc_round_state(&g_ac, &rs, &err), &err);
+  devnet_check(bbvfl_rpc_block_number(fx.rpc, &before, &err), &err);
+  devnet_check(bbvfl_cenc_expire_round(&d, &len, &err), &err);
+  devnet_tx(fx.dev_s, g_agg, NULL, d, len);
+  devnet_check(bbvfl_aggc_round_state(&g_ac, &rs, &err), &err);
   assert_int_equal(rs.round, 1);
   assert_int_equal(rs.submitted, 0);
   assert_int_equal(rs.participants, 3);
@@ -274,7 +216,7 @@ static void test_masked_session(void **st) {
   /* RoundReopened(round, participants bitmap, n) announces the set */
   uint8_t t1[32];
   bbvfl_cenc_word_u64(1, t1);
-  check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_ROUND_REOPENED, t1, before + 1, BBVFL_BLOCK_LATEST, &logs, &err), &err);
+  devnet_check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_ROUND_REOPENED, t1, before + 1, BBVFL_BLOCK_LATEST, &logs, &err), &err);
   assert_int_equal(json_array_size(logs), 1);
   bbvfl_cev rev;
   assert_int_equal(bbvfl_cev_decode(json_array_get(logs, 0), &rev, &err), 1);
@@ -286,7 +228,7 @@ static void test_masked_session(void **st) {
   bbvfl_cev_clear(&rev);
   json_decref(logs);
   /* no RoundCompleted for the voided attempt */
-  check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_ROUND_COMPLETED, NULL, before + 1, UINT64_MAX, &logs, &err), &err);
+  devnet_check(bbvfl_aggc_logs(&g_ac, BBVFL_EV_ROUND_COMPLETED, NULL, before + 1, UINT64_MAX, &logs, &err), &err);
   assert_int_equal(json_array_size(logs), 0);
   json_decref(logs);
 
@@ -294,7 +236,7 @@ static void test_masked_session(void **st) {
   for (unsigned i = 0; i < M; i++) {
     if (i == drop) continue;
     uint8_t again[2 * N];
-    check(bbvfl_masker_mask_u8(&mk[i], 1, rev_set, LEVELS, q[i], N, y, &err), &err);
+    devnet_check(bbvfl_masker_mask_u8(&mk[i], 1, rev_set, LEVELS, q[i], N, y, &err), &err);
     submit(i, 1, y, again);
     assert_not_unmasked(again, q[i]);
     for (unsigned j = 0; j < N; j++) /* fresh masks: every lane differs from the voided attempt */
@@ -307,13 +249,13 @@ static void test_masked_session(void **st) {
   for (unsigned i = 0; i < M; i++) {
     if (i == drop) continue;
     for (unsigned j = 0; j < N; j++) q[i][j] = (uint8_t)bbvfl_rng_below(&rng, LEVELS + 1);
-    check(bbvfl_masker_mask_u8(&mk[i], 2, rest, LEVELS, q[i], N, y, &err), &err);
+    devnet_check(bbvfl_masker_mask_u8(&mk[i], 2, rest, LEVELS, q[i], N, y, &err), &err);
     submit(i, 2, y, onchain[i]);
     assert_not_unmasked(onchain[i], q[i]);
   }
   check_sum(2, q, rest);
   bbvfl_phase ph;
-  check(bbvfl_aggc_phase(&g_ac, &ph, &err), &err);
+  devnet_check(bbvfl_aggc_phase(&g_ac, &ph, &err), &err);
   assert_int_equal(ph, BBVFL_PHASE_ENDED);
   for (unsigned i = 0; i < M; i++) bbvfl_masker_wipe(&mk[i]);
 }

@@ -9,36 +9,27 @@
 #    once space is freed the same command resumes from the last checkpoint and finishes the
 #    session, and bbvfl audit passes.
 set -euo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/skip.sh"
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-disk.XXXXXX")
-mnt="$work/mnt"
 mounted=0
 cpid=""
-cleanup() {
+extra_cleanup() {
   [ -n "$cpid" ] && kill -9 "$cpid" 2>/dev/null || true
   [ "$mounted" = 1 ] && umount "$mnt" 2>/dev/null || true
-  if [ -n "${BBVFL_KEEP_TEST_DIR:-}" ]; then echo "kept $work" >&2; else rm -rf "$work"; fi
 }
-trap cleanup EXIT
-export OPENBLAS_NUM_THREADS=1
-rpc() {
-  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"$1\",\"params\":$2}"
-}
+session_test disk
+mnt="$work/mnt"
 one_error_line() { # file: exactly one line, starting with "bbvfl"
   [ "$(wc -l <"$1")" = 1 ] && grep -q "^bbvfl" "$1"
 }
 
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 1 --epochs 25 --seed 4 --out "$work/session.json" --json \
-  >"$work/deploy.json" || fail "deploy"
-addr=$("$BBVFL_BIN" key new --out "$work/k.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
-rpc anvil_setBalance "[\"$addr\",\"0x56BC75E2D63100000\"]" >/dev/null || fail "funding"
+session_deploy --clients 1 --epochs 25 --seed 4
+session_keys 1
+addr=${addrs[0]}
 client() { # state dir [extra flags]; `client ... &` forks a subshell: add --exec to replace it by bbvfl
   local dir=$1 ex=""; shift
   if [ "${1:-}" = --exec ]; then ex=exec; shift; fi
-  $ex "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --columns 0-29 --labels \
+  $ex "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k0.key" --columns 0-29 --labels \
     --state-dir "$dir" --seed 4 --round-timeout 60 "$@"
 }
 
@@ -52,7 +43,7 @@ set -e
 one_error_line "$work/file.err" || { cat "$work/file.err" >&2; fail "--state-dir FILE: not one error line"; }
 grep -qi "state-dir" "$work/file.err" || fail "--state-dir FILE: the error does not name --state-dir: $(cat "$work/file.err")"
 [ "$(cat "$work/afile")" = precious ] || fail "--state-dir FILE: the file changed"
-nonce=$(rpc eth_getTransactionCount "[\"$addr\",\"latest\"]" | python3 -c 'import json,sys; print(int(json.load(sys.stdin)["result"], 16))')
+nonce=$(($(rpc eth_getTransactionCount "[\"$addr\",\"latest\"]")))
 [ "$nonce" = 0 ] || fail "--state-dir FILE: the client sent $nonce transactions before failing"
 echo "state-dir is a file: $(cat "$work/file.err")"
 
@@ -111,10 +102,6 @@ rm -f "$mnt/filler"
 client "$state" >"$work/c1.out" 2>&1 || { cat "$work/c1.out" >&2; fail "the restarted client failed"; }
 grep -q "resuming at round" "$work/c1.out" || { cat "$work/c1.out" >&2; fail "the restarted client did not resume"; }
 grep -q "session complete" "$work/c1.out" || fail "the restarted client did not complete"
-set +e
-"$BBVFL_BIN" audit --session "$work/session.json" --quiet >"$work/audit.txt" 2>&1
-arc=$?
-set -e
-[ "$arc" = 0 ] || { cat "$work/audit.txt" >&2; fail "bbvfl audit exit $arc"; }
-echo "restart after freeing space: $(grep "resuming" "$work/c1.out"); $(head -1 "$work/audit.txt")"
+verdict=$(audit_passes)
+echo "restart after freeing space: $(grep "resuming" "$work/c1.out"); $verdict"
 echo ok

@@ -17,17 +17,11 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 session_test labels
-variant=()
-[ -n "${BBVFL_TEST_WINDOW:-}" ] && variant+=(--window "$BBVFL_TEST_WINDOW")
-[ -n "${BBVFL_TEST_AGG:-}" ] && variant+=(--aggregation "$BBVFL_TEST_AGG")
-[ -n "${BBVFL_TEST_STALENESS:-}" ] && variant+=(--staleness "$BBVFL_TEST_STALENESS")
-[ ${#variant[@]} = 0 ] || echo "variant: ${variant[*]}"
+session_variant
 stop_after=20
 [ -n "${BBVFL_TEST_WINDOW:-}" ] && stop_after=6
-
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 7 ${variant[@]+"${variant[@]}"} --out "$work/session.json" --json \
-  >"$work/deploy.json" || fail "deploy"
-read -r contract nrows < <(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=json.load(open(sys.argv[2])); print(d["contract"], s["training"]["n_rows"])' "$work/deploy.json" "$work/session.json")
+session_deploy --clients 3 --epochs 2 --seed 7 ${variant[@]+"${variant[@]}"}
+nrows=$(json_get "$work/session.json" training n_rows)
 half=$((nrows / 2))
 
 # bad --label-rows: clear errors, nothing sent
@@ -38,80 +32,49 @@ for spec in "0-$nrows" "5-2" "x" "0-3/4-5"; do
   grep -q -- "--label-rows" "$work/bad.err" || fail "no clear message for --label-rows $spec: $(cat "$work/bad.err")"
 done
 
-addrs=()
-for m in 0 1 2; do
-  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
-  addrs[$m]=$addr
-  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
-    || fail "funding $addr"
-done
-
+session_keys 3
 cols=("0-9" "10-19" "20-29")
 lab=("--label-rows=0-$((half - 1))" "--label-rows=$half-$((nrows - 1))" "")
-start_client() {
-  local m=$1
-  shift
-  # shellcheck disable=SC2086
-  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" ${lab[$m]} \
-    --state-dir "$work/c$m" --seed 7 --party "$m" --round-timeout 60 "$@" >>"$work/c$m.out" 2>&1 &
-  pids[$m]=$!
-}
+client_flags=(--seed 7 --round-timeout 60)
 # label holder 1 stops after 20 rounds as if killed (--exit-after-round: at a deterministic point;
 # a whole session takes a second or two) and is restarted: it resumes from its checkpoint (head
 # included) and never posts twice for a round. Whether it is the active client or not depends on
 # the election; both cases must work.
 victim=1
-start_client 0
-start_client 1 --exit-after-round $stop_after
-start_client 2
+client_start 0 ${lab[0]}
+client_start 1 ${lab[1]} --exit-after-round $stop_after
+client_start 2
 if wait "${pids[$victim]}"; then fail "client $victim did not stop after $stop_after rounds"; fi
 grep -q "stopped after $stop_after rounds" "$work/c$victim.out" || { cat "$work/c$victim.out" >&2; fail "client $victim: unexpected exit"; }
-start_client "$victim"
-for m in 0 1 2; do
-  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
-done
+client_start "$victim" ${lab[$victim]}
+wait_clients
 grep -h "active client" "$work"/c*.out | head -n 1
 grep -q "resuming at round" "$work/c$victim.out" || { cat "$work/c$victim.out" >&2; fail "holder $victim did not resume"; }
-if grep -iE "[0-9a-f]{64}" "$work"/c*.out | grep -vi "session_seed" >/dev/null; then fail "a client log holds a 32-byte hex value"; fi
+logs_hold_no_secret
 
-python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" "$work" "$victim" "${addrs[@]}" <<'PY'
-import json, os, struct, subprocess, sys, urllib.request
-url, contract, cast, work = sys.argv[1:5]
-victim = int(sys.argv[5])
-addrs = [a.lower() for a in sys.argv[6:9]]
-def rpc(method, params):
-    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
-                                 {"content-type": "application/json"})
-    o = json.load(urllib.request.urlopen(req))
-    assert "error" not in o, o
-    return o["result"]
-def keccak(hexdata): return subprocess.check_output([cast, "keccak", hexdata], text=True).strip()
-def topic(sig): return keccak("0x" + sig.encode().hex())
-def logs(sig):
-    return rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [topic(sig)]}])
-def call(sig):
-    sel = keccak("0x" + sig.encode().hex())[:10]
-    return bytes.fromhex(rpc("eth_call", [{"to": contract, "data": sel}, "latest"])[2:])
-def word(b, i): return int.from_bytes(b[32 * i:32 * i + 32], "big")
-
-p = call("params()")
-import os as _os, sys as _sys; _sys.path.insert(0, _os.path.join(_os.environ["BBVFL_SOURCE_DIR"], "tests", "support")); import bbvfl_params
-pp = bbvfl_params.decode(p)
+python3 - "$contract" "$work" "$victim" "${addrs[@]}" <<'PY'
+import json, os, struct, sys
+import bbvfl_params
+from bbvfl_chain import Chain, addr, data, word
+contract, work = sys.argv[1:3]
+victim = int(sys.argv[3])
+addrs = [a.lower() for a in sys.argv[4:7]]
+c = Chain(os.environ["BBVFL_RPC_URL"], contract)
+pp = c.params()
 B, T, V, total = pp['B'], pp['T'], pp['V'], pp['total']
 w, agg = os.environ.get("BBVFL_TEST_WINDOW"), os.environ.get("BBVFL_TEST_AGG")
 assert (not w or pp["K"] == int(w)) and pp["hashed"] == (agg == "hashed"), pp
-reg = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("Registered(address,uint8,bytes)")}
-lh = {("0x" + l["topics"][1][-40:]): word(bytes.fromhex(l["data"][2:]), 0) for l in logs("LabelHolder(address,uint8)")}
+reg = {addr(l["topics"][1]): word(data(l), 0) for l in c.logs("Registered(address,uint8,bytes)")}
+lh = {addr(l["topics"][1]): word(data(l), 0) for l in c.logs("LabelHolder(address,uint8)")}
 assert sorted(lh) == sorted(addrs[:2]), (lh, addrs)
 assert all(lh[a] == reg[a] for a in lh), "LabelHolder index differs from Registered"
-assert word(call("labelHolders()"), 0) == sum(1 << reg[a] for a in addrs[:2]), "labelHolders() is not clients 0 and 1"
-active = "0x" + call("active()")[12:32].hex()
+assert word(c.call("labelHolders()"), 0) == sum(1 << reg[a] for a in addrs[:2]), "labelHolders() is not clients 0 and 1"
+active = "0x" + c.call("active()")[12:32].hex()
 others = [a for a in addrs[:2] if a != active]
 posts = {}
-for l in logs("LabelGradientPosted(uint64,address,bytes)"):
-    r = int(l["topics"][1], 16); who = "0x" + l["topics"][2][-40:]
-    d = bytes.fromhex(l["data"][2:])
+for l in c.logs("LabelGradientPosted(uint64,address,bytes)"):
+    r = int(l["topics"][1], 16); who = addr(l["topics"][2])
+    d = data(l)
     g = d[64:64 + word(d, 1)]
     L = bbvfl_params.layout(pp, r)
     rows = L['rows']
@@ -155,9 +118,8 @@ for m in range(3):
             assert all(e["auroc"] is None and e["test_loss"] is None for e in s["epochs"]), s["epochs"]
 PY
 
-"$BBVFL_BIN" audit --session "$work/session.json" --quiet --json >"$work/audit.json" \
-  || { head -c 3000 "$work/audit.json" >&2; fail "audit did not pass"; }
-python3 - "$work/audit.json" "$work/posts" <<'PY'
+audit_passes --json >/dev/null
+python3 - "$work/audit.txt" "$work/posts" <<'PY'
 import json, sys
 a = json.load(open(sys.argv[1]))
 posts = int(open(sys.argv[2]).read())

@@ -4,16 +4,12 @@
 # (missing flags, wrong columns, a session file that is not one) gets clear errors before any
 # transaction.
 set -euo pipefail
-fail() { echo "FAIL: $*" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-noshow.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 1 --seed 1 --out "$work/session.json" >/dev/null || fail deploy
-"$BBVFL_BIN" key new --out "$work/k.key" >/dev/null
-addr=$("$BBVFL_BIN" key address --key-file "$work/k.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
-curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-  -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+session_test noshow
+session_deploy --clients 2 --epochs 1 --seed 1
+session_keys 1
 start=$(date +%s)
-if "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --columns 0-14 --labels \
+if "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k0.key" --columns 0-14 --labels \
   --state-dir "$work/c0" --round-timeout 2 2>"$work/err"; then fail "a lone client finished a 2-client session"; fi
 end=$(date +%s)
 [ $((end - start)) -lt 60 ] || fail "the lone client took $((end - start)) s to give up"
@@ -21,12 +17,12 @@ grep -q "are all 2 clients running" "$work/err" || fail "unclear timeout message
 # bad input
 if "$BBVFL_BIN" client --session "$work/session.json" --columns 0-3 --state-dir "$work/x" 2>"$work/err"; then fail "no key accepted"; fi
 grep -q -- "--key-file" "$work/err" || fail "no clear message without a key"
-if "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k.key" --columns 0-99 --state-dir "$work/x" 2>"$work/err"; then
+if "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k0.key" --columns 0-99 --state-dir "$work/x" 2>"$work/err"; then
   fail "column 99 accepted"
 fi
 grep -q "does not exist" "$work/err" || fail "no clear message for a bad column: $(cat "$work/err")"
 echo '{"version": 1}' >"$work/bad.json"
-if "$BBVFL_BIN" client --session "$work/bad.json" --key-file "$work/k.key" --columns 0-3 --state-dir "$work/x" 2>"$work/err"; then
+if "$BBVFL_BIN" client --session "$work/bad.json" --key-file "$work/k0.key" --columns 0-3 --state-dir "$work/x" 2>"$work/err"; then
   fail "a bad session file accepted"
 fi
 grep -q "session file" "$work/err" || fail "no clear message for a bad session file: $(cat "$work/err")"

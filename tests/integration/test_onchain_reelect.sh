@@ -19,66 +19,31 @@
 # activeBlocks deadline from the block head opened (BbvflHashAggregator.sol header), the audit from
 # the head's last submission, so it calls the contract's legitimate reelect() unjustified.
 set -euo pipefail
-. "$(dirname "${BASH_SOURCE[0]}")/../support/chain.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/takeover.sh"
 session_test reelect
 EPOCHS=6
-variant=()
-[ -n "${BBVFL_TEST_WINDOW:-}" ] && variant+=(--window "$BBVFL_TEST_WINDOW")
-[ -n "${BBVFL_TEST_AGG:-}" ] && variant+=(--aggregation "$BBVFL_TEST_AGG")
-[ -n "${BBVFL_TEST_STALENESS:-}" ] && variant+=(--staleness "$BBVFL_TEST_STALENESS")
-[ ${#variant[@]} = 0 ] || echo "variant: ${variant[*]}"
-
-"$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 3 --epochs $EPOCHS --seed 5 --active-blocks 4 \
-  --round-timeout-blocks 4 ${variant[@]+"${variant[@]}"} --out "$work/session.json" --json >"$work/deploy.json" || fail "deploy"
-contract=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["contract"])' "$work/deploy.json")
-
-addrs=()
-for m in 0 1 2; do
-  addr=$("$BBVFL_BIN" key new --out "$work/k$m.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])')
-  addrs[$m]=$addr
-  curl -sf -H 'content-type: application/json' -X POST "$BBVFL_RPC_URL" \
-    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"anvil_setBalance\",\"params\":[\"$addr\",\"0x56BC75E2D63100000\"]}" >/dev/null \
-    || fail "funding $addr"
-done
-cols=("0-9" "10-19" "20-29")
-for m in 0 1 2; do
-  "$BBVFL_BIN" client --session "$work/session.json" --key-file "$work/k$m.key" --columns "${cols[$m]}" --labels \
-    --state-dir "$work/c$m" --seed 5 --party "$m" --round-timeout 90 --takeover-after 3 --pause-after-submit 9 >>"$work/c$m.out" 2>&1 &
-  pids[$m]=$!
-done
-
-call() { chain_call "$BBVFL_RPC_URL" "$contract" "$@"; }
-# Every client freezes itself right after submitting round 8 (a 6-epoch session takes seconds: too
-# fast to catch by polling on a loaded machine); the active one is killed there, the others go on.
-wait_paused "$work" "${pids[@]}" || fail "the clients did not all reach round 8"
-active=$(call 'active()(address)')
-victim=-1
-for m in 0 1 2; do
-  same=$(python3 -c 'import sys; print(int(sys.argv[1].lower() == sys.argv[2].lower()))' "${addrs[$m]}" "$active")
-  [ "$same" = 1 ] && victim=$m
-done
-[ "$victim" -ge 0 ] || fail "active client $active is none of ours"
-kill -9 "${pids[$victim]}"
-wait "${pids[$victim]}" 2>/dev/null || true
-for m in 0 1 2; do [ "$m" = "$victim" ] || kill -CONT "${pids[$m]}"; done
-killed_at=$(call 'currentRound()(uint64)')
+# every client frozen right after submitting round 8; the active one is killed there, the others go on
+takeover_session $EPOCHS
+kill_client "$victim"
+resume_clients "$victim"
+killed_at=$(chain_call "$BBVFL_RPC_URL" "$contract" 'currentRound()(uint64)')
 echo "killed the active client $victim (${addrs[$victim]}) at round ${killed_at%% *}"
-total=$(call 'params()' | python3 -c 'import os,sys; sys.path.insert(0, os.path.join(os.environ["BBVFL_SOURCE_DIR"], "tests", "support")); import bbvfl_params
-p = bbvfl_params.decode(bytes.fromhex(sys.stdin.read().strip()[2:]))
+total=$(python3 -c 'import os,sys
+from bbvfl_chain import Chain
+p = Chain(os.environ["BBVFL_RPC_URL"], sys.argv[1]).params()
 w, a, s = os.environ.get("BBVFL_TEST_WINDOW"), os.environ.get("BBVFL_TEST_AGG"), os.environ.get("BBVFL_TEST_STALENESS")
 assert (not w or p["K"] == int(w)) and p["hashed"] == (a == "hashed") and p["staleness"] == int(s or 0), p
-print(p["total"])')
+print(p["total"])' "$contract")
 [ "${killed_at%% *}" -lt "$total" ] || fail "the session had ended (round ${killed_at%% *} of $total) before the kill"
 
+wait_clients "$victim"
 newact=-1
 for m in 0 1 2; do
   [ "$m" = "$victim" ] && continue
-  wait "${pids[$m]}" || { cat "$work/c$m.out" >&2; fail "client $m exited with an error"; }
   [ -s "$work/c$m/summary.json" ] || fail "client $m left no summary"
   if grep -q "was elected the new active client" "$work/c$m.out"; then newact=$m; fi
 done
-pids=()
 [ "$newact" -ge 0 ] || { cat "$work"/c*.out >&2; fail "no survivor says it was elected"; }
 grep -qE "took over the fusion head from GradientPosted\(round [0-9]+\)" "$work/c$newact.out" \
   || { cat "$work/c$newact.out" >&2; fail "the new active client did not take the head over from GradientPosted"; }
@@ -86,22 +51,13 @@ grep -E "calling (reelect|expireRound)\(\)|elected|took over|active client is no
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["active"] and len(o["epochs"]) == int(sys.argv[2]), o' \
   "$work/c$newact/summary.json" $EPOCHS || fail "the new active client's summary does not report every epoch"
 
-python3 - "$BBVFL_RPC_URL" "$contract" "$BBVFL_CAST" "${addrs[$victim]}" "${addrs[$newact]}" "${killed_at%% *}" <<'PY'
-import json, subprocess, sys, urllib.request
-url, contract, cast, dead, new, killed_at = sys.argv[1:7]
+python3 - "$contract" "${addrs[$victim]}" "${addrs[$newact]}" "${killed_at%% *}" <<'PY' || fail "chain checks"
+import os, sys
+from bbvfl_chain import Chain, addr
+contract, dead, new, killed_at = sys.argv[1:5]
 dead, new, killed_at = dead.lower(), new.lower(), int(killed_at)
-def rpc(method, params):
-    req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).encode(),
-                                 {"content-type": "application/json"})
-    o = json.load(urllib.request.urlopen(req))
-    assert "error" not in o, o
-    return o["result"]
-def topic(sig):
-    return subprocess.check_output([cast, "keccak", "0x" + sig.encode().hex()], text=True).strip()
-def logs(sig):
-    return rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [topic(sig)]}])
-def addr(t): return "0x" + t[-40:]
-el = logs("Elected(bytes32,address,uint64,uint8,uint8)")
+c = Chain(os.environ["BBVFL_RPC_URL"], contract)
+el = c.logs("Elected(bytes32,address,uint64,uint8,uint8)")
 assert len(el) >= 2, "no re-election on chain"
 re = el[1:]
 reasons = [int(l["data"][2 + 64 * 3:2 + 64 * 4], 16) for l in re]  # seed, fromRound, participants, reason
@@ -111,25 +67,18 @@ assert all(r in (1, 2) for r in reasons), reasons
 assert reasons[0] == 1, "the first re-election has reason %d, not 1 (reelect of a complete round)" % reasons[0]
 assert addr(re[-1]["topics"][1]) == new, "the last Elected names %s, the log says %s" % (addr(re[-1]["topics"][1]), new)
 assert addr(el[0]["topics"][1]) == dead
-gp = logs("GradientPosted(uint64,address,bytes,bytes)")
+gp = c.logs("GradientPosted(uint64,address,bytes,bytes)")
 later = [l for l in gp if int(l["topics"][1], 16) > killed_at]
 assert later, "no gradient after the kill"
 assert all(addr(l["topics"][2]) == new for l in later), "a later gradient was not posted by the new active client"
-mp = logs("MetricsPosted(uint32,address,uint32,uint32,uint64)")
+mp = c.logs("MetricsPosted(uint32,address,uint32,uint32,uint64)")
 epochs = sorted(int(l["topics"][1], 16) for l in mp)
-ended = logs("SessionEnded(uint64)")
+ended = c.logs("SessionEnded(uint64)")
 assert ended, "the session did not end"
-rp = {int(l["topics"][1], 16) for l in logs("RewardsPaid(uint32,address,uint256,uint32)")}
+rp = {int(l["topics"][1], 16) for l in c.logs("RewardsPaid(uint32,address,uint256,uint32)")}
 print("re-elections: reasons %s; gradients after round %d: %d, all by the new active client; metrics for epochs %s; "
       "rewards paid for %s" % (reasons, killed_at, len(later), epochs, sorted(rp)))
 assert epochs == list(range(len(epochs))) and len(epochs) == len(rp), (epochs, rp)
 PY
-[ $? = 0 ] || fail "chain checks"
-
-set +e
-"$BBVFL_BIN" audit --session "$work/session.json" --quiet >"$work/audit.txt" 2>&1
-arc=$?
-set -e
-[ "$arc" = 0 ] || { cat "$work/audit.txt" >&2; fail "bbvfl audit exit $arc"; }
-head -1 "$work/audit.txt"
+audit_passes
 echo ok

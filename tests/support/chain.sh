@@ -8,22 +8,21 @@
 #   chain_call URL CONTRACT 'name()'           -> the raw return data (0x...)
 # Functions without arguments only (no test needs more). Non-zero exit status when the node does
 # not answer within 30 s or the call reverts.
+# Sourcing this file puts tests/support on PYTHONPATH (bbvfl_chain, bbvfl_params).
+export PYTHONPATH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 chain_call() {
   local url=$1 contract=$2 sig=$3
   local fn="${sig%%)*})"
   local sel
   sel=$("$BBVFL_CAST" sig "$fn") || return 1
   python3 - "$url" "$contract" "$sel" "${sig#"$fn"}" <<'PY'
-import json, sys, urllib.request
+import sys
+from bbvfl_chain import Chain
 url, contract, sel, ret = sys.argv[1:5]
-req = urllib.request.Request(url, json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_call",
-                             "params": [{"to": contract, "data": sel}, "latest"]}).encode(),
-                             {"content-type": "application/json"})
-o = json.load(urllib.request.urlopen(req, timeout=30))
-if "error" in o:
-    print("eth_call %s: %s" % (sel, o["error"]), file=sys.stderr)
-    sys.exit(1)
-data = o["result"]
+try:
+    data = Chain(url).rpc("eth_call", [{"to": contract, "data": sel}, "latest"])
+except AssertionError as e:
+    sys.exit("eth_call %s: %s" % (sel, e))
 if ret == "(address)":
     print("0x" + data[-40:])
 elif ret.startswith("(uint"):

@@ -22,27 +22,19 @@
 static void test_eip55_examples(void **state) {
   (void)state;
   /* the examples of EIP-55 itself */
-  static const char *mixed[] = {"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-                                "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
-                                "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
-                                "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb"};
-  for (size_t i = 0; i < 4; i++) {
+  /* mixed case: the checksum is exactly the example; all one case (the last four): the same
+     letters, whatever their case */
+  static const char *ex[] = {"0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+                             "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB", "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+                             "0x52908400098527886E0F7030069857D2E4169EE7", "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
+                             "0xde709f2102306220921060314715629080e2fb77", "0x27b1fdb04752bbc536007a920d24acb045561c26"};
+  for (size_t i = 0; i < 8; i++) {
     uint8_t a[20];
     char out[43];
-    assert_int_equal(bbvfl_addr_parse(mixed[i], a, NULL), 0);
+    assert_int_equal(bbvfl_addr_parse(ex[i], a, NULL), 0);
     bbvfl_addr_checksum(a, out);
-    assert_string_equal(out, mixed[i]);
-  }
-  static const char *same[] = {"0x52908400098527886E0F7030069857D2E4169EE7",
-                               "0x8617E340B3D01FA5F11F306F4090FD50E238070D",
-                               "0xde709f2102306220921060314715629080e2fb77",
-                               "0x27b1fdb04752bbc536007a920d24acb045561c26"};
-  for (size_t i = 0; i < 4; i++) {
-    uint8_t a[20];
-    char out[43];
-    assert_int_equal(bbvfl_addr_parse(same[i], a, NULL), 0);
-    bbvfl_addr_checksum(a, out);
-    assert_int_equal(strcasecmp(out, same[i]), 0);
+    if (i < 4) assert_string_equal(out, ex[i]);
+    else assert_int_equal(strcasecmp(out, ex[i]), 0);
   }
   /* a flipped case letter must be caught */
   uint8_t a[20];

@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "test_skip.h"
+#include "train_fixture.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,26 +22,6 @@
 #include "vfl/party.h"
 #include "vfl/setup.h"
 
-static bbvfl_dataset DS;
-
-static int setup(void **st) {
-  (void)st;
-  const char *src = getenv("BBVFL_SOURCE_DIR");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/data/breast_cancer.csv", src ? src : ".");
-  bbvfl_err err = {0};
-  if (bbvfl_csv_load(path, NULL, &DS, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
-    return -1;
-  }
-  return 0;
-}
-
-static int teardown(void **st) {
-  (void)st;
-  bbvfl_dataset_free(&DS);
-  return 0;
-}
 
 static void run(bbvfl_mech_kind k, int epochs, uint64_t seed, bbvfl_offchain_result *res) {
   bbvfl_offchain_cfg c;
@@ -48,10 +29,7 @@ static void run(bbvfl_mech_kind k, int epochs, uint64_t seed, bbvfl_offchain_res
   c.mech.kind = k;
   c.epochs = epochs;
   c.seed = seed;
-  bbvfl_err err = {0};
-  int rc = bbvfl_offchain_train(&DS, &c, res, &err);
-  if (rc != 0) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
+  bbvfl_test_train(&c, res);
 }
 
 static void test_short_training(void **st) {
@@ -246,21 +224,12 @@ static void test_multiclass(void **st) {
  * documented fields, and the run folder gets metrics.csv (one line per epoch) and report.json. */
 static void test_cli_json(void **st) {
   (void)st;
-  const char *bin = getenv("BBVFL_BIN");
-  if (!bin) bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_BIN is not set (run through ctest)");
+  const char *bin = bbvfl_test_bin();
   char dir[] = "/tmp/bbvfl-test-train-XXXXXX";
   assert_non_null(mkdtemp(dir));
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "'%s' train --offchain --epochs 2 --seed 5 --json --out '%s'", bin, dir);
-  FILE *f = popen(cmd, "r");
-  assert_non_null(f);
-  char out[16384];
-  size_t n = fread(out, 1, sizeof out - 1, f);
-  out[n] = '\0';
-  assert_int_equal(pclose(f), 0);
-  json_error_t je;
-  json_t *o = json_loads(out, 0, &je);
-  assert_non_null(o);
+  json_t *o = bbvfl_test_run_json(cmd);
   const char *keys[] = {"auroc", "accuracy", "loss", "epsilon_feature", "offchain_agg_s_per_epoch", "epochs", "clients"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) assert_non_null(json_object_get(o, keys[i]));
   assert_int_equal(json_integer_value(json_object_get(o, "epochs")), 2);
@@ -269,17 +238,15 @@ static void test_cli_json(void **st) {
   json_decref(o);
   char path[256];
   snprintf(path, sizeof path, "%s/metrics.csv", dir);
-  f = fopen(path, "r");
+  FILE *f = fopen(path, "r");
   assert_non_null(f);
   int lines = 0;
   for (int ch; (ch = fgetc(f)) != EOF;) lines += ch == '\n';
   fclose(f);
   assert_int_equal(lines, 3);
-  unlink(path);
   snprintf(path, sizeof path, "%s/report.json", dir);
   assert_int_equal(access(path, R_OK), 0);
-  unlink(path);
-  rmdir(dir);
+  bbvfl_test_rm_run_dir(dir);
   /* a bad flag value is a usage error, not a crash */
   snprintf(cmd, sizeof cmd, "'%s' train --offchain --b 0 --out '%s' 2>/dev/null", bin, dir);
   int rc = system(cmd);
@@ -291,8 +258,8 @@ static void test_setup(void **st) {
   (void)st;
   bbvfl_vfl_data v, w;
   bbvfl_err err = {0};
-  assert_int_equal(bbvfl_vfl_data_prepare(&DS, 4, 0.2, 5, NULL, &v, &err), 0);
-  assert_int_equal(bbvfl_vfl_data_prepare(&DS, 4, 0.2, 5, "0-5/6-11/12-17/18-23/24-29", &w, &err), 0);
+  assert_int_equal(bbvfl_vfl_data_prepare(&bbvfl_test_ds, 4, 0.2, 5, NULL, &v, &err), 0);
+  assert_int_equal(bbvfl_vfl_data_prepare(&bbvfl_test_ds, 4, 0.2, 5, "0-5/6-11/12-17/18-23/24-29", &w, &err), 0);
   assert_int_equal(v.n_train, 455);
   size_t total = 0;
   for (int m = 0; m < 5; m++) {
@@ -302,7 +269,7 @@ static void test_setup(void **st) {
     assert_int_equal(bbvfl_vfl_data_client_cols(&w, m, &b, &nb, &err), 0);
     assert_int_equal(na, 6);
     assert_int_equal(nb, 6);
-    assert_memory_equal(a, b, DS.n * na * sizeof(float));
+    assert_memory_equal(a, b, bbvfl_test_ds.n * na * sizeof(float));
     double s = 0;
     for (size_t i = 0; i < v.n_train; i++) s += a[v.train[i] * na];
     assert_true(fabs(s / (double)v.n_train) < 1e-4); /* standardised on the training rows */
@@ -315,7 +282,7 @@ static void test_setup(void **st) {
   size_t nc;
   assert_int_equal(bbvfl_vfl_data_client_cols(&v, 5, &c, &nc, &err), -1);
   bbvfl_vfl_data_free(&w);
-  assert_int_equal(bbvfl_vfl_data_prepare(&DS, 4, 0.2, 4, "0-5/6-11/12-17/18-23/24-29", &w, &err), -1);
+  assert_int_equal(bbvfl_vfl_data_prepare(&bbvfl_test_ds, 4, 0.2, 4, "0-5/6-11/12-17/18-23/24-29", &w, &err), -1);
   assert_non_null(strstr(err.msg, "names 5 clients"));
   bbvfl_vfl_data_free(&v);
   uint8_t S1[32], S2[32];
@@ -328,5 +295,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_short_training), cmocka_unit_test(test_deterministic),
                                      cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_multiclass),
                                      cmocka_unit_test(test_cli_json), cmocka_unit_test(test_setup)};
-  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown));
 }

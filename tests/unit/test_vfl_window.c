@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "test_skip.h"
+#include "train_fixture.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,33 +29,7 @@
 #include "vfl/setup.h"
 #include "ml/metrics.h"
 
-static bbvfl_dataset DS;
 
-static int setup(void **st) {
-  (void)st;
-  const char *src = getenv("BBVFL_SOURCE_DIR");
-  char path[4096];
-  snprintf(path, sizeof path, "%s/data/breast_cancer.csv", src ? src : ".");
-  bbvfl_err err = {0};
-  if (bbvfl_csv_load(path, NULL, &DS, &err) != 0) {
-    fprintf(stderr, "%s\n", err.msg);
-    return -1;
-  }
-  return 0;
-}
-
-static int teardown(void **st) {
-  (void)st;
-  bbvfl_dataset_free(&DS);
-  return 0;
-}
-
-static void train(const bbvfl_offchain_cfg *c, bbvfl_offchain_result *r) {
-  bbvfl_err err = {0};
-  int rc = bbvfl_offchain_train(&DS, c, r, &err);
-  if (rc != 0) print_error("%s\n", err.msg);
-  assert_int_equal(rc, 0);
-}
 
 /* train_loss, test_loss, auroc, accuracy per epoch */
 typedef struct {
@@ -79,7 +54,7 @@ static void assert_epochs(const bbvfl_offchain_result *r, const epoch4 *want, in
 static void old_trainer(const bbvfl_offchain_cfg *c, double *loss, double *auroc) {
   bbvfl_err err = {0};
   bbvfl_vfl_data d;
-  assert_int_equal(bbvfl_vfl_data_prepare_dp(&DS, c->seed, c->test_frac, c->M, NULL, &c->rowdp, c->seeded_noise, &d,
+  assert_int_equal(bbvfl_vfl_data_prepare_dp(&bbvfl_test_ds, c->seed, c->test_frac, c->M, NULL, &c->rowdp, c->seeded_noise, &d,
                                              &err),
                    0);
   assert_int_equal(d.n_test % c->B, 0);
@@ -91,7 +66,7 @@ static void old_trainer(const bbvfl_offchain_cfg *c, double *loss, double *auroc
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
                           .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp};
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
-    assert_int_equal(bbvfl_party_init(&ps[m], &pc, cols, DS.n, nc, &err), 0);
+    assert_int_equal(bbvfl_party_init(&ps[m], &pc, cols, bbvfl_test_ds.n, nc, &err), 0);
     free(cols);
   }
   bbvfl_vhead h;
@@ -108,7 +83,7 @@ static void old_trainer(const bbvfl_offchain_cfg *c, double *loss, double *auroc
   uint32_t *qs = calloc(n, sizeof(uint32_t));
   int *yb = malloc(B * sizeof(int)), *yt = malloc(d.n_test * sizeof(int));
   size_t *rows = malloc(B * sizeof(size_t));
-  for (size_t i = 0; i < d.n_test; i++) yt[i] = DS.y[d.test[i]];
+  for (size_t i = 0; i < d.n_test; i++) yt[i] = bbvfl_test_ds.y[d.test[i]];
   for (int e = 0; e < c->epochs; e++) {
     for (int m = 0; m < c->M; m++) bbvfl_party_epoch(&ps[m], e);
     bbvfl_vhead_epoch(&h, e);
@@ -118,7 +93,7 @@ static void old_trainer(const bbvfl_offchain_cfg *c, double *loss, double *auroc
       const size_t *pos = tr ? bbvfl_schedule_batch(&sc, (uint64_t)e, k) : NULL;
       for (size_t i = 0; i < B; i++) {
         rows[i] = tr ? d.train[pos[i]] : d.test[(k - R) * B + i];
-        yb[i] = DS.y[rows[i]];
+        yb[i] = bbvfl_test_ds.y[rows[i]];
       }
       memset(qs, 0, n * sizeof *qs);
       memset(fs, 0, n * sizeof *fs);
@@ -194,7 +169,7 @@ static void test_k1_bit_identical(void **st) {
   c.window = 1;
   c.staleness = 0;
   c.eval_rows_per_round = 6;
-  train(&c, &r);
+  bbvfl_test_train(&c, &r);
   assert_int_equal(r.T, 75);
   assert_int_equal(r.V, 19);
   assert_epochs(&r, pbm, 3);
@@ -207,7 +182,7 @@ static void test_k1_bit_identical(void **st) {
   c.seed = 4;
   c.mech.kind = BBVFL_MECH_GAUSSIAN;
   c.eval_rows_per_round = 6;
-  train(&c, &r);
+  bbvfl_test_train(&c, &r);
   assert_epochs(&r, gauss, 2);
   assert_old(&c, &r);
   bbvfl_offchain_result_free(&r);
@@ -218,7 +193,7 @@ static void test_k1_bit_identical(void **st) {
   c.seed = 5;
   c.rowdp = (bbvfl_rowdp){1, BBVFL_ROWDP_CLIP, BBVFL_ROWDP_NOISE, BBVFL_ROWDP_SCALE_EPS};
   c.eval_rows_per_round = 6;
-  train(&c, &r);
+  bbvfl_test_train(&c, &r);
   assert_epochs(&r, row, 2);
   assert_old(&c, &r);
   bbvfl_offchain_result_free(&r);
@@ -227,7 +202,7 @@ static void test_k1_bit_identical(void **st) {
   bbvfl_offchain_defaults(&c);
   c.epochs = 1;
   c.seed = 7;
-  train(&c, &r);
+  bbvfl_test_train(&c, &r);
   assert_true(fabs(r.per_epoch[0].train_loss - 0x1.46256096898eep-2) <= 1e-5);
   bbvfl_offchain_result_free(&r);
 }
@@ -584,7 +559,7 @@ static void test_offchain_windows(void **st) {
   c.seed = 5;
   c.on_round = count_round;
   g_rounds = 0;
-  train(&c, &a);
+  bbvfl_test_train(&c, &a);
   assert_int_equal(a.n_test, 114);
   assert_int_equal(a.n_eval_rows, 114);
   assert_int_equal(a.V, 1);
@@ -593,7 +568,7 @@ static void test_offchain_windows(void **st) {
   /* the same evaluation in 3 rounds of 50, 50, 14 rows */
   c.eval_rows_per_round = 50;
   g_rounds = 0;
-  train(&c, &b);
+  bbvfl_test_train(&c, &b);
   assert_int_equal(b.V, 3);
   assert_int_equal(g_rounds, 2 * 48);
   for (int e = 0; e < 2; e++) {
@@ -606,8 +581,8 @@ static void test_offchain_windows(void **st) {
   c.window = 5;
   c.staleness = 1;
   c.epochs = 3;
-  train(&c, &w);
-  train(&c, &b);
+  bbvfl_test_train(&c, &w);
+  bbvfl_test_train(&c, &b);
   assert_int_equal(w.T, 9);
   assert_int_equal(w.window, 5);
   assert_true(w.per_epoch[0].train_loss != a.per_epoch[0].train_loss);
@@ -619,14 +594,14 @@ static void test_offchain_windows(void **st) {
   /* K beyond R is clamped and said so; bad staleness refused */
   c.window = 1000;
   c.epochs = 1;
-  train(&c, &w);
+  bbvfl_test_train(&c, &w);
   assert_int_equal(w.window, 45);
   assert_int_equal(w.window_clamped, 1);
   assert_int_equal(w.T, 1);
   bbvfl_offchain_result_free(&w);
   c.staleness = 9;
   bbvfl_err err = {0};
-  assert_int_equal(bbvfl_offchain_train(&DS, &c, &w, &err), -1);
+  assert_int_equal(bbvfl_offchain_train(&bbvfl_test_ds, &c, &w, &err), -1);
   assert_non_null(strstr(err.msg, "9"));
   bbvfl_offchain_result_free(&a);
 }
@@ -675,8 +650,7 @@ static void test_aggregator_lengths(void **st) {
  * values refused (exit 2) with the value named. */
 static void test_cli(void **st) {
   (void)st;
-  const char *bin = getenv("BBVFL_BIN");
-  if (!bin) bbvfl_test_skip(BBVFL_SKIP_SETUP, "BBVFL_BIN is not set (run through ctest)");
+  const char *bin = bbvfl_test_bin();
   char dir[] = "/tmp/bbvfl-test-wcli-XXXXXX";
   assert_non_null(mkdtemp(dir));
   char cmd[8192], out[16384];
@@ -684,14 +658,7 @@ static void test_cli(void **st) {
            "'%s' train --offchain --epochs 1 --seed 2 --window 100 --staleness 1 --eval-rows-per-round 50 --json "
            "--out '%s' 2>'%s/err'",
            bin, dir, dir);
-  FILE *f = popen(cmd, "r");
-  assert_non_null(f);
-  size_t n = fread(out, 1, sizeof out - 1, f);
-  out[n] = '\0';
-  assert_int_equal(pclose(f), 0);
-  json_error_t je;
-  json_t *o = json_loads(out, 0, &je);
-  assert_non_null(o);
+  json_t *o = bbvfl_test_run_json(cmd);
   assert_int_equal(json_integer_value(json_object_get(o, "window")), 45);
   assert_true(json_is_true(json_object_get(o, "window_clamped")));
   assert_int_equal(json_integer_value(json_object_get(o, "staleness")), 1);
@@ -701,31 +668,17 @@ static void test_cli(void **st) {
   json_decref(o);
   char path[256];
   snprintf(path, sizeof path, "%s/err", dir);
-  f = fopen(path, "r");
-  assert_non_null(f);
-  n = fread(out, 1, sizeof out - 1, f);
-  out[n] = '\0';
-  fclose(f);
-  assert_non_null(strstr(out, "--window 100 exceeds the 45 minibatches"));
+  assert_non_null(strstr(bbvfl_test_read_file(path, out, sizeof out), "--window 100 exceeds the 45 minibatches"));
   const char *bad[3][2] = {{"--window 0", "got 0"}, {"--staleness 9", "got 9"}, {"--eval-rows-per-round -1", "got -1"}};
   for (int i = 0; i < 3; i++) {
     snprintf(cmd, sizeof cmd, "'%s' train --offchain %s --out '%s' 2>'%s/err'", bin, bad[i][0], dir, dir);
     int rc = system(cmd);
     assert_true(WIFEXITED(rc) && WEXITSTATUS(rc) == 2);
-    f = fopen(path, "r");
-    assert_non_null(f);
-    n = fread(out, 1, sizeof out - 1, f);
-    out[n] = '\0';
-    fclose(f);
+    bbvfl_test_read_file(path, out, sizeof out);
     if (!strstr(out, bad[i][1])) print_error("%s: %s\n", bad[i][0], out);
     assert_non_null(strstr(out, bad[i][1]));
   }
-  unlink(path);
-  snprintf(path, sizeof path, "%s/metrics.csv", dir);
-  unlink(path);
-  snprintf(path, sizeof path, "%s/report.json", dir);
-  unlink(path);
-  rmdir(dir);
+  bbvfl_test_rm_run_dir(dir);
 }
 
 int main(void) {
@@ -735,5 +688,5 @@ int main(void) {
       cmocka_unit_test(test_plan_rule),            cmocka_unit_test(test_checkpoint_pending),
       cmocka_unit_test(test_offchain_windows),     cmocka_unit_test(test_aggregator_lengths),
       cmocka_unit_test(test_cli)};
-  return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
+  return bbvfl_test_exit(cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown));
 }
