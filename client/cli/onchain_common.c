@@ -129,6 +129,8 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   c->mech.beta = f->beta;
   if (bbvfl_mech_check(&c->mech, err) < 0) return -1;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
+  if (c->model != BBVFL_MODEL_MLP || c->B == 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr and --batch 0 run off chain only so far (bbvfl train --offchain)");
   if (strcmp(f->aggregation, "lane") && strcmp(f->aggregation, "hashed"))
     return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation '%s': expected lane or hashed", f->aggregation);
   s->cparams.hashed = !strcmp(f->aggregation, "hashed");

@@ -15,19 +15,24 @@ typedef struct {
   double lr, lr_decay, momentum, delta, test_frac, label_eps, dpsgd_clip, dpsgd_noise, scale_eps;
   int batch, P, epochs;
   int window, staleness, eval_rows; /* K, s, E (0: all test rows in one round) */
+  const char *model, *loss;         /* mlp | lr; logistic | taylor */
+  double logit_clip, l2;
+  int sqn_memory, sqn_interval, sqn_sample;
 } train_common;
 
 void train_common_defaults(train_common *t);
 /* Appends the shared options to opts (room for TRAIN_COMMON_NOPTS), returns how many. */
-#define TRAIN_COMMON_NOPTS 20
+#define TRAIN_COMMON_NOPTS 27
 size_t train_common_opts(train_common *t, cli_opt *opts);
-/* Applies the shared flags to cfg (model, optimizer, batch, P, epochs, split, window, staleness,
+/* Applies the shared flags to cfg (model family, loss, model, optimizer, batch, P, epochs, split, window, staleness,
  * evaluation rows per round); a bad value is refused with the value named. */
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err *err);
 /* Loads --data (default: the bundled Breast Cancer table). */
 int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
 /* The privacy of a training configuration (dp/privacy.h, the one place epsilons come from): rows is
- * the training row count (the feature-set level; 0: not computed); masked with the participants
+ * the training row count (the feature-set level; 0: not computed); model lr: P = cfg->P (the
+ * caller sets it to K once the classes are known) and the curvature rounds of sqn compose as
+ * further releases of a row (vfl/lr_train.h, bbvfl_lr_releases); masked with the participants
  * the sums covered (against one of them). out->finite = 0 for NPQ (no privacy). */
 int train_common_privacy(const bbvfl_offchain_cfg *cfg, size_t rows, int masked, int participants, double delta,
                          bbvfl_privacy *out, bbvfl_err *err);
