@@ -238,7 +238,7 @@ int cmd_train(int argc, char **argv) {
     json_object_set_new(o, "clip", json_real(cfg.mech.clip));
     json_object_set_new(o, "sigma", json_real(cfg.mech.sigma));
   }
-  json_object_set_new(o, "batch", json_integer((json_int_t)cfg.B));
+  json_object_set_new(o, "batch", json_integer((json_int_t)(cfg.B ? cfg.B : res.n_train)));
   json_object_set_new(o, "P", json_integer(cfg.P));
   json_object_set_new(o, "seed", json_integer((json_int_t)cfg.seed));
   json_object_set_new(o, "seeded_noise", json_boolean(cfg.seeded_noise));
@@ -302,7 +302,8 @@ int cmd_train(int argc, char **argv) {
     else
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");
     printf("off-chain aggregation: %.3g s per epoch (%zu training rounds of M=%d vectors of up to %zu values); run %.2f s\n",
-           res.agg_train_s_per_epoch, res.T, cfg.M, res.window * cfg.B * (size_t)cfg.P, res.wall_s);
+           res.agg_train_s_per_epoch, res.T, cfg.M, res.window * (cfg.B ? cfg.B : res.n_train) * (size_t)cfg.P,
+           res.wall_s);
     if (wrc == 0) printf("wrote %s/metrics.csv and %s/report.json\n", out_dir, out_dir);
   }
   free(js);
