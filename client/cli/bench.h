@@ -140,5 +140,8 @@ int bench_blocks(int argc, char **argv);
 int bench_scaling(int argc, char **argv);
 int bench_plots(int argc, char **argv);
 int bench_all(int argc, char **argv);
+int bench_lr(int argc, char **argv);
+/* Test loss against aggregation rounds, one figure per table of a `bench lr` result (lr_<n>.png). */
+int bench_plot_lr(const char *dir, const json_t *t, json_t *made, bbvfl_err *err);
 
 #endif

@@ -472,6 +472,7 @@ static const bench_mode MODES[] = {
     {"scaling", bench_scaling, "time and gas per round as M, P and B grow, against the naive contract"},
     {"plots", bench_plots, "figures (PNG) from table1/scaling/sweep JSON files"},
     {"blocks", bench_blocks, "blocks per epoch, wall time and gas on a chain with a block time, by window and staleness"},
+    {"lr", bench_lr, "the model families: LR with sgd, adam, sqn and the MLP, rounds to a target test loss, AUROC"},
     {"all", bench_all, "floor + table1 + scaling + plots into one folder"},
 };
 

@@ -43,3 +43,23 @@ set -e
 [ "$rc" != 0 ] || fail "--optimizer sqn with the MLP was accepted"
 grep -q -- "--optimizer sqn needs --model lr" "$work/x.out" || fail "unclear message: $(cat "$work/x.out")"
 [ ! -e "$work/x/report.json" ] || fail "a refused run wrote a report"
+
+# bench lr: every table x method once, lr.csv and lr.json; LR+SQN needs at least 2x fewer rounds than LR+SGD (3.0x and 3.7x measured)
+"$BBVFL_BIN" bench lr --no-plot --out "$work/b" >"$work/b.out" 2>&1 ||
+  { cat "$work/b.out" >&2; fail "bench lr failed"; }
+[ -s "$work/b/lr.csv" ] || fail "no lr.csv"
+"$PY" - "$work/b/lr.json" <<'PY' || fail "bench lr JSON"
+import json, sys
+t = json.load(open(sys.argv[1]))
+rows = t["rows"]
+assert sorted({r["method"] for r in rows}) == ["lr+adam", "lr+sgd", "lr+sqn", "mlp"], rows
+assert len({r["data"] for r in rows}) == 2, rows
+for d in {r["data"] for r in rows}:
+    by = {r["method"]: r for r in rows if r["data"] == d}
+    q, s = by["lr+sqn"], by["lr+sgd"]
+    assert q["rounds_to_target"] is not None and s["rounds_to_target"] is not None, (q, s)
+    assert q["rounds_to_target"] == q["train_rounds_to_target"] + q["curvature_rounds_to_target"], q
+    assert q["curvature_rounds_to_target"] >= 1, q
+    assert 2 * q["rounds_to_target"] <= s["rounds_to_target"], (d, q["rounds_to_target"], s["rounds_to_target"])
+    assert all(r["final_auroc"] >= 0.95 for r in by.values() if r["model"] == "lr"), by
+PY
