@@ -29,7 +29,8 @@ int bbvfl_model_parse(const char *s, int *model) {
 const char *bbvfl_model_name(int model) { return model == BBVFL_MODEL_LR ? "lr" : "mlp"; }
 
 static size_t rounds_per_epoch(const bbvfl_offchain_cfg *c, size_t n_train) {
-  size_t B = c->B ? c->B : n_train;
+  if (c->B == 0) return 1; /* full batch: one training round per epoch, whatever the row count */
+  size_t B = c->B;
   if (B < 1 || n_train < B) return 0;
   size_t R = n_train / B, K = c->window ? c->window : 1;
   if (K > R) K = R;

@@ -57,11 +57,12 @@ const char *bbvfl_model_name(int model);
 /* As bbvfl_offchain_train (which calls it for model lr). Errors: bad parameters (named). */
 int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_offchain_result *res, bbvfl_err *err);
 
-/* Curvature rounds a run of c makes with n_train training rows (0 unless model lr and sqn). */
+/* Curvature rounds a run of c makes with n_train training rows (0 unless model lr and sqn; full
+ * batch, c->B = 0, needs no row count; minibatches with n_train 0: 0, not known). */
 uint64_t bbvfl_lr_curv_rounds(const bbvfl_offchain_cfg *c, size_t n_train);
 /* What the accountant composes for one row of one client under model lr: *P = K values per
  * release, *releases = epochs training releases plus (worst case: the row is in every
- * subsample) the curvature rounds. n_train 0: the curvature rounds are not counted. */
+ * subsample) the curvature rounds (bbvfl_lr_curv_rounds). */
 void bbvfl_lr_releases(const bbvfl_offchain_cfg *c, size_t n_train, int nclasses, int *P, int *releases);
 
 #endif

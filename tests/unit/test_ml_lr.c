@@ -275,6 +275,14 @@ static void test_bc_sqn(void **st) {
   assert_true(rq.per_epoch[29].auroc >= 0.99);
   assert_int_equal(rq.curv_rounds, bbvfl_lr_curv_rounds(&c, rq.n_train));
   assert_int_equal(rq.curv_rounds, 30 / 3 - 1);
+  /* what the accountant composes: 30 training releases and the 9 curvature releases of one value */
+  int P = 0, rel = 0;
+  bbvfl_lr_releases(&c, rq.n_train, 2, &P, &rel);
+  assert_int_equal(P, 1);
+  assert_int_equal(rel, 30 + 9);
+  bbvfl_lr_releases(&c, 0, 3, &P, &rel); /* full batch: known before the split */
+  assert_int_equal(P, 3);
+  assert_int_equal(rel, 30 + 9);
   /* the target: a test loss both reach; SGD at the same step size, 200 rounds */
   const double target = 0.065;
   uint64_t nq = rounds_to(&c, &rq, target);
