@@ -120,7 +120,11 @@ int cmd_train(int argc, char **argv) {
       "through that forward); with --staleness S a client forwards up to S rounds ahead of its\n"
       "applied gradients. After each epoch all test rows go through the same aggregation.\n"
       "Defaults: the paper's Breast Cancer setup, M=5, B=10, P=16, 30 epochs, lr 0.001 (Adam),\n"
-      "PBM b=16 beta=0.2. epsilon is the exact feature-level (epsilon, delta) of the run.",
+      "PBM b=16 beta=0.2. epsilon is the exact feature-level (epsilon, delta) of the run.\n"
+      "--model lr: vertical logistic regression instead (each client linear on its columns, P = 1,\n"
+      "or K for K > 2 classes; under PBM the partial logits are clipped to [-C, C], --logit-clip);\n"
+      "with --optimizer sqn every --sqn-interval rounds one extra curvature round (docs/LR.md), and\n"
+      "the run folder also gets test_rows.csv (the split, for a centralised reference).",
       opts, no};
   bbvfl_err err = {0};
   size_t npos = 0;
