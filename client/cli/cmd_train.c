@@ -203,6 +203,9 @@ int cmd_train(int argc, char **argv) {
              ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.window, cfg.staleness, cfg.P, cfg.epochs, mdesc, cfg.seed,
              cfg.seeded_noise ? "" : " (noise from getrandom)");
   }
+  if (cfg.model == BBVFL_MODEL_LR && cfg.opt.lr < 0.01 && !pr.quiet)
+    fprintf(stderr, "note: --lr %g is small for --model lr (0.001 is the MLP's default): lr 1 for sgd and sqn, 0.1 for "
+                    "adam (docs/LR.md)\n", cfg.opt.lr);
   bbvfl_offchain_result res;
   rc = bbvfl_offchain_train(&ds, &cfg, &res, &err);
   if (pr.tty && !pr.quiet) fprintf(stderr, "\r%*s\r", 90, "");
