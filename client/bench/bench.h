@@ -7,6 +7,7 @@
  *   table1.c     the DP-BBVFL paper's Table I (off-chain vs on-chain aggregation, gas)
  *   scaling.c    one round's time and gas as M, P and B grow, against the naive contract
  *   blocks.c     what a block time does to a session, by window and staleness
+ *   lr.c         the model families off chain: LR with sgd, adam, sqn and the MLP, rounds to a target loss
  *   plot.c       figures (PNG through gnuplot) from the results and from a sweep.json
  *
  * Nothing here prints to the terminal: progress goes to the FILE* the caller gives (NULL: none),
@@ -184,6 +185,25 @@ int bbvfl_bench_blocks_run(const bbvfl_bench_blocks_opts *o, const char *dir, bb
 void bbvfl_bench_blocks_print(const json_t *t, FILE *f);
 char *bbvfl_bench_blocks_csv(const json_t *t); /* malloc'd; NULL: out of memory */
 
+/* ------------------------------------------------------------------ lr */
+
+/* For each table and method (LR+SGD, LR+Adam, LR+SQN, the MLP) one seeded NPQ run off chain: test
+ * loss and AUROC after every epoch, the aggregation rounds (training rounds plus sqn's curvature
+ * rounds; evaluation rounds, the same for every method, left out) to reach a target test loss, the
+ * final AUROC. */
+typedef struct {
+  const char *data; /* comma-separated CSV tables (NULL: the bundled breast_cancer.csv and wine.csv) */
+  int M, rounds, mlp_epochs;
+  double target;    /* test loss to reach (0: per table, 1.1 x the largest of the methods' best) */
+  uint64_t seed;
+} bbvfl_bench_lr_opts;
+void bbvfl_bench_lr_defaults(bbvfl_bench_lr_opts *o);
+int bbvfl_bench_lr_check(const bbvfl_bench_lr_opts *o, bbvfl_err *err);
+/* *out: {config, rows}; one progress step per run. */
+int bbvfl_bench_lr_run(const bbvfl_bench_lr_opts *o, bbvfl_bench_progress *pr, json_t **out, bbvfl_err *err);
+void bbvfl_bench_lr_print(const json_t *t, FILE *f);
+char *bbvfl_bench_lr_csv(const json_t *t); /* malloc'd; NULL: out of memory */
+
 /* ------------------------------------------------------------------ figures */
 
 /* Figures (PNG through gnuplot) into dir, their data and scripts under dir/plotdata/; each returns
@@ -196,5 +216,7 @@ int bbvfl_bench_plot_scaling(const char *dir, const json_t *sc, json_t *made, bb
 int bbvfl_bench_plot_sweep(const char *dir, const json_t *sweep, int M, json_t *made, bbvfl_err *err);
 /* AUROC against blocks, one curve per row of a `bench blocks` result. */
 int bbvfl_bench_plot_blocks(const char *dir, const json_t *t, json_t *made, bbvfl_err *err);
+/* Test loss against aggregation rounds, one figure per table of a `bench lr` result (lr_<n>.png). */
+int bbvfl_bench_plot_lr(const char *dir, const json_t *t, json_t *made, bbvfl_err *err);
 
 #endif

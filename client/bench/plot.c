@@ -424,3 +424,56 @@ int bbvfl_bench_plot_blocks(const char *dir, const json_t *t, json_t *made, bbvf
   if (made) json_array_append_new(made, json_string("blocks.png"));
   return 1;
 }
+
+/* ------------------------------------------------------------------ bench lr */
+
+int bbvfl_bench_plot_lr(const char *dir, const json_t *t, json_t *made, bbvfl_err *err) {
+  const json_t *rows = json_object_get(t, "rows");
+  if (!json_is_array(rows) || json_array_size(rows) == 0) return bbvfl_fail(err, BBVFL_E_PARSE, "lr JSON: no \"rows\"");
+  if (plotdata_dir(dir, err) != 0) return -1;
+  int nfig = 0;
+  size_t i = 0;
+  while (i < json_array_size(rows)) {
+    const char *data = json_string_value(json_object_get(json_array_get(rows, i), "data"));
+    size_t j = i;
+    while (j < json_array_size(rows) &&
+           strcmp(json_string_value(json_object_get(json_array_get(rows, j), "data")), data) == 0)
+      j++;
+    char dname[64], gname[64], png[64];
+    snprintf(dname, sizeof dname, "lr_%d.dat", nfig + 1);
+    snprintf(gname, sizeof gname, "lr_%d.gp", nfig + 1);
+    snprintf(png, sizeof png, "lr_%d.png", nfig + 1);
+    mstream d, g;
+    if (ms_open(&d, err) != 0) return -1;
+    for (size_t k = i; k < j; k++) {
+      const json_t *r = json_array_get(rows, k), *curve = json_object_get(r, "curve"), *pt;
+      size_t e;
+      fprintf(d.f, "# %s\n", json_string_value(json_object_get(r, "method")));
+      json_array_foreach(curve, e, pt)
+        fprintf(d.f, "%lld %.6g\n", (long long)json_integer_value(json_array_get(pt, 0)),
+                json_number_value(json_array_get(pt, 1)));
+      fprintf(d.f, "\n\n");
+    }
+    if (ms_save(&d, dir, dname, err) != 0) return -1;
+    if (ms_open(&g, err) != 0) return -1;
+    const char *slash = strrchr(data, '/');
+    double target = num(json_array_get(rows, i), "target_loss");
+    fprintf(g.f, TERM, 900, 560);
+    fprintf(g.f, "set output '../%s'\n", png);
+    fprintf(g.f, "set title 'Test loss against aggregation rounds, %s, M=%d, NPQ (dashed: the target %.4f)' noenhanced\n",
+            slash ? slash + 1 : data, ival(json_object_get(t, "config"), "M"), target);
+    fprintf(g.f, "set xlabel 'aggregation rounds (training + curvature; log)'\nset ylabel 'test loss (log)'\n"
+                 "set logscale xy\nset grid\nset key top right\n");
+    fprintf(g.f, "plot ");
+    for (size_t k = i; k < j; k++)
+      fprintf(g.f, "%s'%s' index %zu with lines lw 2 title '%s' noenhanced", k > i ? ", " : "", dname, k - i,
+              json_string_value(json_object_get(json_array_get(rows, k), "method")));
+    fprintf(g.f, ", %.9g with lines dt 2 lc rgb 'black' title 'target'\n", target);
+    if (ms_save(&g, dir, gname, err) != 0) return -1;
+    if (run_gnuplot(dir, gname, err) != 0) return -1;
+    if (made) json_array_append_new(made, json_string(png));
+    nfig++;
+    i = j;
+  }
+  return nfig;
+}

@@ -142,8 +142,8 @@ int cmd_sweep(int argc, char **argv) {
         status = -1;
         break;
       }
-      const double eps_f = pv.finite ? pv.rdp.epsilon_feature : INFINITY;
-      const double eps_s = pv.finite ? pv.rdp.epsilon_sample : INFINITY;
+      double eps_f = pv.finite ? pv.rdp.epsilon_feature : INFINITY;
+      double eps_s = pv.finite ? pv.rdp.epsilon_sample : INFINITY;
       double aucs[64], accs[64], losses[64];
       json_t *runs = json_array();
       for (int s = 0; s < seeds; s++) {
@@ -162,6 +162,10 @@ int cmd_sweep(int argc, char **argv) {
           bbvfl_offchain_result_free(&res);
           status = -1;
           break;
+        }
+        if (s == 0 && pv.finite) { /* --model lr with minibatches: the curvature rounds need the row count */
+          eps_f = pv.rdp.epsilon_feature;
+          eps_s = pv.rdp.epsilon_sample;
         }
         const bbvfl_epoch_metrics *last = &res.per_epoch[res.epochs - 1];
         aucs[s] = last->auroc;

@@ -12,6 +12,8 @@
 #include "cli/commands.h"
 #include "cli/train_common.h"
 #include "common/fsutil.h"
+#include "ml/lr.h"
+#include "vfl/lr_train.h"
 
 typedef struct {
   int tty, quiet, epochs;
@@ -61,6 +63,21 @@ static int write_metrics_csv(const char *dir, const bbvfl_offchain_result *r, bb
   return rc;
 }
 
+/* test_rows.csv: the test rows (0-based data rows of the table), so a reference can score the
+   same split (tests/reference/lr_reference.py). */
+static int write_test_rows(const char *dir, const bbvfl_offchain_result *r, bbvfl_err *err) {
+  size_t cap = 16 + r->n_test * 24, n = 0;
+  char *buf = malloc(cap);
+  if (!buf) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  n += (size_t)snprintf(buf, cap, "row\n");
+  for (size_t i = 0; i < r->n_test; i++) n += (size_t)snprintf(buf + n, cap - n, "%zu\n", r->test_rows[i]);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/test_rows.csv", dir);
+  int rc = bbvfl_write_file_atomic(path, buf, n, 0644, err);
+  free(buf);
+  return rc;
+}
+
 static int parse_seed(const char *s, uint64_t *out, bbvfl_err *err) {
   char *end;
   errno = 0;
@@ -103,7 +120,11 @@ int cmd_train(int argc, char **argv) {
       "through that forward); with --staleness S a client forwards up to S rounds ahead of its\n"
       "applied gradients. After each epoch all test rows go through the same aggregation.\n"
       "Defaults: the paper's Breast Cancer setup, M=5, B=10, P=16, 30 epochs, lr 0.001 (Adam),\n"
-      "PBM b=16 beta=0.2. epsilon is the exact feature-level (epsilon, delta) of the run.",
+      "PBM b=16 beta=0.2. epsilon is the exact feature-level (epsilon, delta) of the run.\n"
+      "--model lr: vertical logistic regression instead (each client linear on its columns, P = 1,\n"
+      "or K for K > 2 classes; under PBM the partial logits are clipped to [-C, C], --logit-clip);\n"
+      "with --optimizer sqn every --sqn-interval rounds one extra curvature round (docs/LR.md), and\n"
+      "the run folder also gets test_rows.csv (the split, for a centralised reference).",
       opts, no};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
@@ -144,6 +165,7 @@ int cmd_train(int argc, char **argv) {
     return cli_report(&err);
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
+  if (cfg.model == BBVFL_MODEL_LR) cfg.P = ds.nclasses > 2 ? ds.nclasses : 1; /* lr: P = K */
   if (partition) {
     bbvfl_partition part;
     if (bbvfl_partition_parse(partition, ds.d, &part, &err) == 0) {
@@ -170,12 +192,18 @@ int cmd_train(int argc, char **argv) {
       snprintf(mdesc, sizeof mdesc, "gaussian clip=%g sigma=%g", cfg.mech.clip, cfg.mech.sigma);
     else
       snprintf(mdesc, sizeof mdesc, "npq (no noise)");
+    if (!pr.quiet && cfg.model == BBVFL_MODEL_LR)
+      printf("model: vertical logistic regression (%s loss, %s%s), P = %d per client\n", bbvfl_loss_name(cfg.loss),
+             tc.optimizer, cfg.opt.kind == BBVFL_OPT_SQN ? " with curvature rounds" : "", cfg.P);
     if (!pr.quiet)
       printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, window K=%zu, staleness %d, P=%d, %d epochs, "
              "%s, seed %" PRIu64 "%s\n",
              ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.window, cfg.staleness, cfg.P, cfg.epochs, mdesc, cfg.seed,
              cfg.seeded_noise ? "" : " (noise from getrandom)");
   }
+  if (cfg.model == BBVFL_MODEL_LR && cfg.opt.lr < 0.01 && !pr.quiet)
+    fprintf(stderr, "note: --lr %g is small for --model lr (0.001 is the MLP's default): lr 1 for sgd and sqn, 0.1 for "
+                    "adam (docs/LR.md)\n", cfg.opt.lr);
   bbvfl_offchain_result res;
   int rc = bbvfl_offchain_train(&ds, &cfg, &res, &err);
   if (pr.tty && !pr.quiet) fprintf(stderr, "\r%*s\r", 90, "");
@@ -215,11 +243,26 @@ int cmd_train(int argc, char **argv) {
     json_object_set_new(o, "clip", json_real(cfg.mech.clip));
     json_object_set_new(o, "sigma", json_real(cfg.mech.sigma));
   }
-  json_object_set_new(o, "batch", json_integer((json_int_t)cfg.B));
+  json_object_set_new(o, "batch", json_integer((json_int_t)(cfg.B ? cfg.B : res.n_train)));
   json_object_set_new(o, "P", json_integer(cfg.P));
   json_object_set_new(o, "seed", json_integer((json_int_t)cfg.seed));
   json_object_set_new(o, "seeded_noise", json_boolean(cfg.seeded_noise));
   json_object_set_new(o, "optimizer", json_string(tc.optimizer));
+  json_object_set_new(o, "model", json_string(bbvfl_model_name(cfg.model)));
+  if (cfg.model == BBVFL_MODEL_LR) {
+    json_object_set_new(o, "loss_kind", json_string(bbvfl_loss_name(cfg.loss)));
+    json_object_set_new(o, "curvature_rounds", json_integer((json_int_t)res.curv_rounds));
+    if (cfg.opt.kind == BBVFL_OPT_SQN) {
+      json_object_set_new(o, "sqn_memory", json_integer(cfg.sqn_memory));
+      json_object_set_new(o, "sqn_interval", json_integer(cfg.sqn_interval));
+      json_object_set_new(o, "sqn_sample", json_integer((json_int_t)cfg.sqn_sample));
+    }
+  }
+  {
+    json_t *lc = json_array();
+    for (int e = 0; e < res.epochs; e++) json_array_append_new(lc, json_real(res.per_epoch[e].test_loss));
+    json_object_set_new(o, "test_loss_per_epoch", lc);
+  }
   json_object_set_new(o, "lr", json_real(cfg.opt.lr));
   json_object_set_new(o, "n_train", json_integer((json_int_t)res.n_train));
   json_object_set_new(o, "n_test_evaluated", json_integer((json_int_t)res.n_eval_rows));
@@ -239,6 +282,7 @@ int cmd_train(int argc, char **argv) {
   /* metrics.csv first, report.json last: a report.json newer than the run start marks a
    * complete run folder (each file is replaced atomically; a failed write leaves the old one). */
   int wrc = js ? write_metrics_csv(out_dir, &res, &err) : bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+  if (wrc == 0 && res.test_rows) wrc = write_test_rows(out_dir, &res, &err);
   if (wrc == 0) {
     size_t l = strlen(js);
     char *line = malloc(l + 2);
@@ -263,7 +307,8 @@ int cmd_train(int argc, char **argv) {
     else
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");
     printf("off-chain aggregation: %.3g s per epoch (%zu training rounds of M=%d vectors of up to %zu values); run %.2f s\n",
-           res.agg_train_s_per_epoch, res.T, cfg.M, res.window * cfg.B * (size_t)cfg.P, res.wall_s);
+           res.agg_train_s_per_epoch, res.T, cfg.M, res.window * (cfg.B ? cfg.B : res.n_train) * (size_t)cfg.P,
+           res.wall_s);
     if (wrc == 0) printf("wrote %s/metrics.csv and %s/report.json\n", out_dir, out_dir);
   }
   free(js);

@@ -124,6 +124,8 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   c->mech.b = f->b;
   c->mech.beta = f->beta;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
+  if (c->model != BBVFL_MODEL_MLP || c->B == 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr and --batch 0 run off chain only so far (bbvfl train --offchain)");
   int hashed;
   if (bbvfl_session_parse_aggregation(f->aggregation, &hashed, err) < 0) return -1;
   s->cparams.hashed = hashed;

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ml/lr.h"
+#include "vfl/lr_train.h"
+
 #define BBVFL_STR_(x) #x
 #define BBVFL_STR(x) BBVFL_STR_(x)
 
@@ -27,6 +30,12 @@ void train_common_defaults(train_common *t) {
   t->window = BBVFL_DEFAULT_WINDOW;
   t->staleness = 0;
   t->eval_rows = 0;
+  t->model = "mlp";
+  t->loss = "logistic";
+  t->logit_clip = 0;
+  t->sqn_memory = 5;
+  t->sqn_interval = 3;
+  t->sqn_sample = 0;
 }
 
 size_t train_common_opts(train_common *t, cli_opt *o) {
@@ -35,7 +44,7 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   o[n++] = (cli_opt){"label", OPT_STR, &t->label, "NAME", "label column (default: the last column)"};
   o[n++] = (cli_opt){"id-column", OPT_STR, &t->id_column, "NAME", "a row id column to ignore"};
   o[n++] = (cli_opt){"epochs", OPT_INT, &t->epochs, "N", "training epochs (default 30)"};
-  o[n++] = (cli_opt){"batch", OPT_INT, &t->batch, "B", "batch size (default 10)"};
+  o[n++] = (cli_opt){"batch", OPT_INT, &t->batch, "B", "batch size (default 10; 0: full batch, every training row)"};
   o[n++] = (cli_opt){"P", OPT_INT, &t->P, "N", "embedding size per client (default 16)"};
   o[n++] = (cli_opt){"window", OPT_INT, &t->window, "K",
                      "minibatches per training round, >= 1: one forward of the K*B rows, K optimizer steps\n"
@@ -45,7 +54,25 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   o[n++] = (cli_opt){"eval-rows-per-round", OPT_INT, &t->eval_rows, "E",
                      "test rows per evaluation round (default 0: all test rows in one round)"};
   o[n++] = (cli_opt){"hidden", OPT_STR, &t->hidden, "LIST", "hidden layer widths of each client's MLP (default 32,32)"};
-  o[n++] = (cli_opt){"optimizer", OPT_STR, &t->optimizer, "NAME", "adam (default) or sgd"};
+  o[n++] = (cli_opt){"model", OPT_STR, &t->model, "NAME",
+                     "mlp (default: each client's MLP, tanh embedding of size P, fusion head) or lr (vertical\n"
+                     "logistic regression: each client linear on its columns, P = 1, softmax with P = K for K > 2\n"
+                     "classes; the head is the sum plus a bias; PBM clips the partial logits to [-C, C])"};
+  o[n++] = (cli_opt){"loss", OPT_STR, &t->loss, "NAME",
+                     "lr: logistic (default) or taylor (log 2 - y z/2 + z^2/8, two classes)"};
+  o[n++] = (cli_opt){"logit-clip", OPT_DBL, &t->logit_clip, "C",
+                     "lr: clip each client's partial logit to [-C, C] (default 0: 4 under pbm, else none)"};
+  o[n++] = (cli_opt){"l2", OPT_DBL, &t->l2, "X",
+                     "lr: L2 penalty (X/2)|w|^2 on the weights, biases free (default 0; 1/(C n) is\n"
+                     "sklearn's LogisticRegression(C))"};
+  o[n++] = (cli_opt){"optimizer", OPT_STR, &t->optimizer, "NAME",
+                     "adam (default), sgd, or sqn (lr only: stochastic quasi-Newton, a block-diagonal inverse-\n"
+                     "Hessian estimate per client from curvature rounds; docs/LR.md)"};
+  o[n++] = (cli_opt){"sqn-memory", OPT_INT, &t->sqn_memory, "M", "sqn: curvature pairs kept (default 5)"};
+  o[n++] = (cli_opt){"sqn-interval", OPT_INT, &t->sqn_interval, "L",
+                     "sqn: a curvature update every L training rounds, one extra aggregation round (default 3)"};
+  o[n++] = (cli_opt){"sqn-sample", OPT_INT, &t->sqn_sample, "S",
+                     "sqn: rows of the curvature subsample, the first S of the window (default 0: all)"};
   o[n++] = (cli_opt){"lr", OPT_DBL, &t->lr, "X", "learning rate (default 0.001, the paper's)"};
   o[n++] = (cli_opt){"lr-decay", OPT_DBL, &t->lr_decay, "X", "per-epoch learning-rate multiplier (default 1)"};
   o[n++] = (cli_opt){"momentum", OPT_DBL, &t->momentum, "X", "sgd momentum (default 0)"};
@@ -67,7 +94,8 @@ const char *train_default_data(void) { return bbvfl_default_data_path(); }
 
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *err) {
   if (t->epochs < 1 || t->epochs > 100000) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be in 1..100000, got %d", t->epochs);
-  if (t->batch < 1 || t->batch > 1 << 20) return bbvfl_fail(err, BBVFL_E_ARG, "--batch must be >= 1, got %d", t->batch);
+  if (t->batch < 0 || t->batch > 1 << 20)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--batch must be >= 1 (or 0: full batch), got %d", t->batch);
   if (t->P < 1 || t->P > 4096) return bbvfl_fail(err, BBVFL_E_ARG, "--P must be in 1..4096, got %d", t->P);
   if (!(t->delta > 0 && t->delta < 1)) return bbvfl_fail(err, BBVFL_E_ARG, "--delta must be in (0, 1), got %g", t->delta);
   if (t->window < 1)
@@ -83,7 +111,32 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   c->B = (size_t)t->batch;
   c->P = t->P;
   if (bbvfl_optim_parse_kind(t->optimizer, &c->opt.kind) != 0)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer: '%s' is not adam or sgd", t->optimizer);
+    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer: '%s' is not adam, sgd or sqn", t->optimizer);
+  if (bbvfl_model_parse(t->model, &c->model) != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model: '%s' is not mlp or lr", t->model);
+  bbvfl_loss_kind lk;
+  if (bbvfl_loss_parse(t->loss, &lk) != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--loss: '%s' is not logistic or taylor", t->loss);
+  c->loss = (int)lk;
+  if (c->model != BBVFL_MODEL_LR && (lk != BBVFL_LOSS_LOGISTIC || t->logit_clip != 0))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--loss and --logit-clip are for --model lr");
+  if (c->opt.kind == BBVFL_OPT_SQN && c->model != BBVFL_MODEL_LR)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn needs --model lr (the MLP trains with adam or sgd)");
+  if (!(t->logit_clip >= 0) || !isfinite(t->logit_clip))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--logit-clip must be >= 0, got %g", t->logit_clip);
+  if (t->sqn_memory < 1 || t->sqn_memory > 1000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-memory must be in 1..1000, got %d", t->sqn_memory);
+  if (t->sqn_interval < 1 || t->sqn_interval > 100000)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-interval must be in 1..100000, got %d", t->sqn_interval);
+  if (t->sqn_sample < 0) return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-sample must be >= 0, got %d", t->sqn_sample);
+  c->logit_clip = t->logit_clip;
+  if (!(t->l2 >= 0) || !isfinite(t->l2)) return bbvfl_fail(err, BBVFL_E_ARG, "--l2 must be >= 0, got %g", t->l2);
+  if (t->l2 > 0 && c->model != BBVFL_MODEL_LR) return bbvfl_fail(err, BBVFL_E_ARG, "--l2 is for --model lr");
+  c->l2 = t->l2;
+  c->sqn_memory = t->sqn_memory;
+  c->sqn_interval = t->sqn_interval;
+  c->sqn_sample = (size_t)t->sqn_sample;
+  if (c->model == BBVFL_MODEL_LR) c->P = 1; /* K once the classes are known (the caller) */
   c->opt.lr = t->lr;
   c->opt.decay = t->lr_decay;
   c->opt.momentum = t->momentum;

@@ -16,13 +16,16 @@ typedef struct {
   double lr, lr_decay, momentum, delta, test_frac, label_eps, dpsgd_clip, dpsgd_noise, scale_eps;
   int batch, P, epochs;
   int window, staleness, eval_rows; /* K, s, E (0: all test rows in one round) */
+  const char *model, *loss;         /* mlp | lr; logistic | taylor */
+  double logit_clip, l2;
+  int sqn_memory, sqn_interval, sqn_sample;
 } train_common;
 
 void train_common_defaults(train_common *t);
 /* Appends the shared options to opts (room for TRAIN_COMMON_NOPTS), returns how many. */
-#define TRAIN_COMMON_NOPTS 20
+#define TRAIN_COMMON_NOPTS 27
 size_t train_common_opts(train_common *t, cli_opt *opts);
-/* Applies the shared flags to cfg (model, optimizer, batch, P, epochs, split, window, staleness,
+/* Applies the shared flags to cfg (model family, loss, model, optimizer, batch, P, epochs, split, window, staleness,
  * evaluation rows per round); a bad value is refused with the value named. */
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err *err);
 /* Loads --data (default: the bundled Breast Cancer table). */

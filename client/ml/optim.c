@@ -17,12 +17,15 @@ void bbvfl_optim_defaults(bbvfl_optim_cfg *c) {
 int bbvfl_optim_parse_kind(const char *s, bbvfl_opt_kind *k) {
   if (strcmp(s, "sgd") == 0) *k = BBVFL_OPT_SGD;
   else if (strcmp(s, "adam") == 0) *k = BBVFL_OPT_ADAM;
+  else if (strcmp(s, "sqn") == 0) *k = BBVFL_OPT_SQN;
   else return -1;
   return 0;
 }
 
 int bbvfl_optim_init(bbvfl_optim *o, const bbvfl_optim_cfg *c, size_t n, bbvfl_err *err) {
   memset(o, 0, sizeof *o);
+  if (c->kind != BBVFL_OPT_SGD && c->kind != BBVFL_OPT_ADAM)
+    return bbvfl_fail(err, BBVFL_E_ARG, "optimizer: only sgd and adam step here (sqn is the linear model's, --model lr)");
   if (!(c->lr > 0 && isfinite(c->lr))) return bbvfl_fail(err, BBVFL_E_ARG, "learning rate must be positive, got %g", c->lr);
   if (!(c->decay > 0 && c->decay <= 1))
     return bbvfl_fail(err, BBVFL_E_ARG, "learning-rate decay must be in (0, 1], got %g", c->decay);

@@ -8,7 +8,9 @@
 
 #include "common/err.h"
 
-typedef enum { BBVFL_OPT_SGD = 0, BBVFL_OPT_ADAM = 1 } bbvfl_opt_kind;
+/* BBVFL_OPT_SQN is the quasi-Newton optimizer of the linear model (ml/sqn.h, vfl/lr_train.h), not
+ * a step of this file: bbvfl_optim_init refuses it. */
+typedef enum { BBVFL_OPT_SGD = 0, BBVFL_OPT_ADAM = 1, BBVFL_OPT_SQN = 2 } bbvfl_opt_kind;
 
 typedef struct {
   bbvfl_opt_kind kind;
@@ -26,7 +28,7 @@ typedef struct {
 
 /* Fills defaults: Adam, lr 0.001, decay 1, momentum 0, beta1 0.9, beta2 0.999, eps 1e-8. */
 void bbvfl_optim_defaults(bbvfl_optim_cfg *c);
-int bbvfl_optim_parse_kind(const char *s, bbvfl_opt_kind *k); /* "sgd" | "adam" */
+int bbvfl_optim_parse_kind(const char *s, bbvfl_opt_kind *k); /* "sgd" | "adam" | "sqn" */
 int bbvfl_optim_init(bbvfl_optim *o, const bbvfl_optim_cfg *c, size_t n, bbvfl_err *err);
 void bbvfl_optim_free(bbvfl_optim *o);
 /* Sets the learning rate for epoch e (0-based). */

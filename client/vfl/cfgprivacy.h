@@ -14,7 +14,9 @@
 #include "dp/privacy.h"
 #include "vfl/offchain.h"
 
-/* cfg: mechanism, P, M, epochs, label DP and row mode are read. rows: the training row count (the
+/* cfg: mechanism, P, M, epochs, label DP and row mode are read; model lr: P = cfg->P (the caller
+ * sets it to K once the classes are known) and the curvature rounds of sqn compose as further
+ * releases of a row (vfl/lr_train.h, bbvfl_lr_releases). rows: the training row count (the
  * feature-set level; 0: not computed). masked with participants: the masked bound for the clients
  * the sums covered (after dropouts), against one colluding participant when there are two or
  * more. delta in (0, 1). out->finite = 0 for NPQ (no guarantee). Returns 0, or -1 with err

@@ -8,6 +8,7 @@
 #include "ml/metrics.h"
 #include "vfl/aggregator.h"
 #include "vfl/head.h"
+#include "vfl/lr_train.h"
 #include "vfl/rounds.h"
 #include "vfl/schedule.h"
 #include "vfl/setup.h"
@@ -34,12 +35,17 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c) {
   c->window = BBVFL_DEFAULT_WINDOW;
   c->staleness = 0;
   c->eval_rows_per_round = 0;
+  c->model = BBVFL_MODEL_MLP;
+  c->sqn_memory = 5;
+  c->sqn_interval = 3;
+  c->sqn_sample = 0;
 }
 
 void bbvfl_offchain_result_free(bbvfl_offchain_result *r) {
   if (!r) return;
   free(r->per_epoch);
   free(r->cols_per_client);
+  free(r->test_rows);
   memset(r, 0, sizeof *r);
 }
 
@@ -215,9 +221,15 @@ static int start_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   return 0;
 }
 
-int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_offchain_result *res,
+int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin, bbvfl_offchain_result *res,
                          bbvfl_err *err) {
   memset(res, 0, sizeof *res);
+  if (cin->model == BBVFL_MODEL_LR) return bbvfl_lr_train(ds, cin, res, err);
+  if (cin->model != BBVFL_MODEL_MLP) return bbvfl_fail(err, BBVFL_E_ARG, "unknown model %d", cin->model);
+  if (cin->opt.kind == BBVFL_OPT_SQN)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn needs --model lr (the MLP trains with sgd or adam)");
+  bbvfl_offchain_cfg cfull = *cin; /* --batch 0: every training row in one minibatch */
+  const bbvfl_offchain_cfg *c = &cfull;
   trainer t;
   memset(&t, 0, sizeof t);
   t.M = c->M;
@@ -225,7 +237,6 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
   double t_start = bbvfl_now();
   if (c->M < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be >= 1, got %d", c->M);
   if (c->epochs < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be >= 1, got %d", c->epochs);
-  if (c->B < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--batch must be >= 1");
   if (c->P < 1 || c->P > 4096) return bbvfl_fail(err, BBVFL_E_ARG, "--P must be in 1..4096, got %d", c->P);
   if (c->staleness < 0 || c->staleness > BBVFL_MAX_STALENESS)
     return bbvfl_fail(err, BBVFL_E_ARG, "--staleness must be in 0..%d, got %d", BBVFL_MAX_STALENESS, c->staleness);
@@ -238,6 +249,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, b
                                 err) != 0)
     goto out;
   size_t ntr = t.data.n_train, nte = t.data.n_test;
+  if (cfull.B == 0) cfull.B = ntr;
   if (ntr < c->B || nte < 1) {
     bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: training needs at least one batch of %zu, testing one row",
                ntr, nte, c->B);

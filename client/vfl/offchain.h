@@ -32,6 +32,12 @@ typedef struct {
   double wall_s;             /* wall time of the epoch */
 } bbvfl_epoch_metrics;
 
+/* The model family (`--model`): each client's MLP with a tanh embedding of size P and the fusion
+ * head (the paper's), or vertical logistic regression (vfl/lr_train.h): linear on each client's
+ * columns, P = K, the head the sum plus a bias. */
+#define BBVFL_MODEL_MLP 0
+#define BBVFL_MODEL_LR 1
+
 typedef struct {
   int M;                     /* clients */
   size_t B;                  /* batch size */
@@ -56,6 +62,15 @@ typedef struct {
   size_t eval_rows_per_round;/* E, test rows per evaluation round; 0: all test rows in one round */
   const uint8_t *session_seed; /* 32 bytes, nullable: the minibatch seed S (e.g. an on-chain
                                   session's, to replay it off-chain); NULL: derived from seed */
+  int model;                 /* BBVFL_MODEL_MLP (default) or BBVFL_MODEL_LR */
+  int loss;                  /* lr: bbvfl_loss_kind (ml/lr.h), logistic (default) or taylor */
+  double logit_clip;         /* lr: partial logits clipped to [-C, C]; 0: PBM's default bound
+                                BBVFL_LR_PBM_CLIP, the others unclipped */
+  double l2;                 /* lr: L2 penalty (l2/2)|W|^2 added to the mean loss (biases free);
+                                1/(C n_train) is sklearn's LogisticRegression(C) */
+  int sqn_memory;            /* lr with opt.kind BBVFL_OPT_SQN: curvature pairs kept, M (5) */
+  int sqn_interval;          /* L: a curvature update every L training rounds (3) */
+  size_t sqn_sample;         /* S: rows of the curvature subsample (the first S of the window; 0: all) */
   /* progress callbacks (nullable) */
   void (*on_round)(void *ctx, int epoch, size_t done, size_t total);
   void (*on_epoch)(void *ctx, const bbvfl_epoch_metrics *m);
@@ -74,14 +89,19 @@ typedef struct {
   double wall_s;
   int nclasses;
   size_t *cols_per_client;         /* M entries, owned */
+  size_t *test_rows;               /* lr: the n_test test rows (table row indices, ascending),
+                                      owned; NULL for the MLP */
+  size_t curv_rounds;              /* lr + sqn: curvature aggregation rounds run (each one more
+                                      release of the subsampled rows) */
 } bbvfl_offchain_result;
 
-/* Defaults: M 5, B 10, P 16, 30 epochs, hidden 32,32, PBM b 16 beta 0.2 C 1, Gaussian clip 1
+/* Defaults: the MLP, M 5, B 10, P 16, 30 epochs, hidden 32,32, PBM b 16 beta 0.2 C 1, Gaussian clip 1
  * sigma 1, Adam lr 0.001, seed 1 seeded, test 0.2, window BBVFL_DEFAULT_WINDOW, staleness 0, all
  * test rows in one evaluation round. */
 #define BBVFL_DEFAULT_WINDOW 1
 void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c);
-/* Trains on the raw (unstandardised) data set; ds is not modified. */
+/* Trains on the raw (unstandardised) data set; ds is not modified. B = 0: full batch (every
+ * training row in one minibatch). model BBVFL_MODEL_LR runs bbvfl_lr_train (vfl/lr_train.h). */
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, bbvfl_offchain_result *res,
                          bbvfl_err *err);
 void bbvfl_offchain_result_free(bbvfl_offchain_result *r);

@@ -80,7 +80,7 @@ bad "--label-epsilon must be 0 \(off\) or in" "${T[@]}" --label-epsilon -1
 bad "--dpsgd-noise must be in \[0.1, 1000\], got 0" "${T[@]}" --privacy row --dpsgd-noise 0
 bad "--scale-epsilon must be > 0" "${T[@]}" --privacy row --scale-epsilon 0
 bad "--epochs must be in 1..100000" "${T[@]}" --epochs -1
-bad "--batch must be >= 1" "${T[@]}" --batch 0
+bad "--batch must be >= 1 \(or 0: full batch\)" "${T[@]}" --batch -1
 bad "at least one batch of 100000" "${T[@]}" --batch 100000
 bad "--P must be in 1..4096" "${T[@]}" --P 0
 bad "learning rate must be positive" "${T[@]}" --lr -1
@@ -91,7 +91,14 @@ bad "decay must be in \(0, 1\]" "${T[@]}" --lr-decay 0
 bad "sigma must be positive" "${T[@]}" --mechanism gaussian --sigma -1
 bad "clip norm must be positive" "${T[@]}" --mechanism gaussian --clip 0
 bad "not npq, pbm or gaussian" "${T[@]}" --mechanism laplace
-bad "not adam or sgd" "${T[@]}" --optimizer rmsprop
+bad "not adam, sgd or sqn" "${T[@]}" --optimizer rmsprop
+bad "--model: 'svm' is not mlp or lr" "${T[@]}" --model svm
+bad "--loss: 'hinge' is not logistic or taylor" "${T[@]}" --model lr --loss hinge
+bad "--optimizer sqn needs --model lr" "${T[@]}" --optimizer sqn
+bad "--loss and --logit-clip are for --model lr" "${T[@]}" --loss taylor
+bad "--sqn-interval must be in 1..100000" "${T[@]}" --model lr --optimizer sqn --sqn-interval 0
+bad "--l2 must be >= 0" "${T[@]}" --model lr --l2 -1
+bad "--model lr runs with --staleness 0" "${T[@]}" --model lr --staleness 1
 bad "--seed: '-1' is not an unsigned 64-bit integer" "${T[@]}" --seed -1
 bad "--delta must be in \(0, 1\)" "${T[@]}" --delta 1
 bad "--hidden 'abc'" "${T[@]}" --hidden abc
@@ -139,6 +146,7 @@ bad "--clients must be in 1..64" demo --clients 65 --out "$tmp/demo"
 bad "b must be in 1..255" demo --b 300 --out "$tmp/demo"
 bad "--round-timeout must be > 0" demo --round-timeout 0 --out "$tmp/demo"
 bad "only pbm" demo --mechanism npq --out "$tmp/demo"
+bad "--model lr and --batch 0 run off chain only so far" demo --model lr --out "$tmp/demo"
 bad "'ftp://x' is not a JSON-RPC URL" demo --rpc ftp://x --out "$tmp/demo"
 bad "--rpc URL is required" deploy
 bad "'localhost' is not a JSON-RPC URL" deploy --rpc localhost

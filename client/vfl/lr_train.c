@@ -1,0 +1,530 @@
+#include "vfl/lr_train.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fsutil.h"
+#include "dp/labeldp.h"
+#include "dp/mech.h"
+#include "dp/rng.h"
+#include "ml/lr.h"
+#include "ml/metrics.h"
+#include "ml/head.h"
+#include "ml/optim.h"
+#include "ml/sqn.h"
+#include "vfl/aggregator.h"
+#include "vfl/plan.h"
+#include "vfl/rounds.h"
+#include "vfl/schedule.h"
+#include "vfl/setup.h"
+
+int bbvfl_model_parse(const char *s, int *model) {
+  if (strcmp(s, "mlp") == 0) *model = BBVFL_MODEL_MLP;
+  else if (strcmp(s, "lr") == 0) *model = BBVFL_MODEL_LR;
+  else return -1;
+  return 0;
+}
+
+const char *bbvfl_model_name(int model) { return model == BBVFL_MODEL_LR ? "lr" : "mlp"; }
+
+static size_t rounds_per_epoch(const bbvfl_offchain_cfg *c, size_t n_train) {
+  if (c->B == 0) return 1; /* full batch: one training round per epoch, whatever the row count */
+  size_t B = c->B;
+  if (B < 1 || n_train < B) return 0;
+  size_t R = n_train / B, K = c->window ? c->window : 1;
+  if (K > R) K = R;
+  return (R + K - 1) / K;
+}
+
+uint64_t bbvfl_lr_curv_rounds(const bbvfl_offchain_cfg *c, size_t n_train) {
+  if (c->model != BBVFL_MODEL_LR || c->opt.kind != BBVFL_OPT_SQN || c->sqn_interval < 1) return 0;
+  uint64_t total = (uint64_t)rounds_per_epoch(c, n_train) * (uint64_t)(c->epochs > 0 ? c->epochs : 0);
+  uint64_t avgs = total / (uint64_t)c->sqn_interval;
+  return avgs > 1 ? avgs - 1 : 0;
+}
+
+void bbvfl_lr_releases(const bbvfl_offchain_cfg *c, size_t n_train, int nclasses, int *P, int *releases) {
+  *P = nclasses > 2 ? nclasses : 1;
+  uint64_t r = (uint64_t)(c->epochs > 0 ? c->epochs : 0) + bbvfl_lr_curv_rounds(c, n_train);
+  *releases = r > (uint64_t)INT32_MAX ? INT32_MAX : (int)r;
+}
+
+/* One parameter block: a client's W_m (ncols x K) or the head's K biases. */
+typedef struct {
+  size_t n;
+  float *w, *g, *d, *wsum, *wprev, *s, *y;
+  bbvfl_optim opt;
+  int have_opt;
+  bbvfl_sqn sqn;
+  int have_sqn;
+} block;
+
+typedef struct {
+  size_t ncols;
+  float *x;      /* table rows x ncols (standardised) */
+  block bl;
+  bbvfl_rng noise;
+  float *u;      /* the pending window's partial logits before the clip (nrows x K) */
+  float *scale;  /* Gaussian: the rows' clip scales */
+  float *v;      /* the submission (floats) */
+  float *a;      /* dLoss/dz masked, one minibatch */
+  uint8_t *q;
+} lrparty;
+
+typedef struct {
+  const bbvfl_offchain_cfg *c;
+  int M, K, nclasses;
+  bbvfl_loss_kind loss;
+  bbvfl_mech mech;  /* the session's, with C = the logit clip for PBM */
+  float clip;       /* 0: none */
+  float l2;         /* L2 penalty on the clients' weights */
+  int sqn;
+  lrparty *p;
+  int np;
+  block head;
+  bbvfl_agg agg;
+  bbvfl_schedule sched;
+  int have_sched;
+  bbvfl_vfl_data data;
+  bbvfl_plan plan;
+  size_t B, nmax;
+  uint32_t *sum_q;
+  float *sum, *z, *dz, *gring, *all_probs, *r;
+  int *yb, *ytrain, *yeval;
+  size_t *rows;           /* the last training window's rows */
+  size_t last_nrows;
+  double loss_sum, agg_total, te0;
+  uint64_t train_done;    /* training rounds applied */
+  uint64_t curv_t;        /* averages taken */
+  bbvfl_offchain_result *res;
+} lrt;
+
+static void block_free(block *b) {
+  free(b->w);
+  free(b->g);
+  free(b->d);
+  free(b->wsum);
+  free(b->wprev);
+  free(b->s);
+  free(b->y);
+  if (b->have_opt) bbvfl_optim_free(&b->opt);
+  if (b->have_sqn) bbvfl_sqn_free(&b->sqn);
+  memset(b, 0, sizeof *b);
+}
+
+static int block_init(block *b, size_t n, const bbvfl_offchain_cfg *c, bbvfl_err *err) {
+  memset(b, 0, sizeof *b);
+  b->n = n;
+  size_t nn = n ? n : 1;
+  b->w = calloc(nn, sizeof(float));
+  b->g = calloc(nn, sizeof(float));
+  b->d = calloc(nn, sizeof(float));
+  b->wsum = calloc(nn, sizeof(float));
+  b->wprev = calloc(nn, sizeof(float));
+  b->s = calloc(nn, sizeof(float));
+  b->y = calloc(nn, sizeof(float));
+  if (!b->w || !b->g || !b->d || !b->wsum || !b->wprev || !b->s || !b->y)
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  bbvfl_optim_cfg oc = c->opt;
+  if (oc.kind == BBVFL_OPT_SQN) { /* the step lr * H g is a plain step along H g */
+    oc.kind = BBVFL_OPT_SGD;
+    oc.momentum = 0;
+    if (bbvfl_sqn_init(&b->sqn, n, c->sqn_memory, err) != 0) return -1;
+    b->have_sqn = 1;
+  }
+  if (bbvfl_optim_init(&b->opt, &oc, n, err) != 0) return -1;
+  b->have_opt = 1;
+  return 0;
+}
+
+/* One optimizer step of the block along its gradient b->g (sqn: along H g, capped at
+   BBVFL_SQN_MAX_RATIO times |g|). */
+static void block_step(block *b) {
+  if (b->have_sqn) {
+    bbvfl_sqn_apply(&b->sqn, b->g, b->d);
+    double gg = 0, dd = 0, cap = BBVFL_SQN_MAX_RATIO;
+    for (size_t i = 0; i < b->n; i++) {
+      gg += (double)b->g[i] * b->g[i];
+      dd += (double)b->d[i] * b->d[i];
+    }
+    if (dd > cap * cap * gg) {
+      float f = (float)(cap * sqrt(gg / dd));
+      for (size_t i = 0; i < b->n; i++) b->d[i] *= f;
+    }
+    bbvfl_optim_step(&b->opt, b->w, b->d);
+  } else {
+    bbvfl_optim_step(&b->opt, b->w, b->g);
+  }
+}
+
+static void lrt_free(lrt *t) {
+  for (int m = 0; m < t->np; m++) {
+    lrparty *p = &t->p[m];
+    block_free(&p->bl);
+    free(p->x);
+    free(p->u);
+    free(p->scale);
+    free(p->v);
+    free(p->a);
+    free(p->q);
+    bbvfl_rng_wipe(&p->noise);
+  }
+  free(t->p);
+  block_free(&t->head);
+  bbvfl_agg_destroy(&t->agg);
+  if (t->have_sched) bbvfl_schedule_free(&t->sched);
+  bbvfl_vfl_data_free(&t->data);
+  free(t->sum_q);
+  free(t->sum);
+  free(t->z);
+  free(t->dz);
+  free(t->gring);
+  free(t->all_probs);
+  free(t->r);
+  free(t->yb);
+  free(t->ytrain);
+  free(t->yeval);
+  free(t->rows);
+}
+
+/* Client m releases vals (nrows x K, clipped in place when a clip is set) through the mechanism
+   to round `round`; Gaussian clip scales into scale (nullable). */
+static int release(lrt *t, int m, uint64_t round, float *vals, size_t nrows, float *scale, bbvfl_err *err) {
+  lrparty *p = &t->p[m];
+  size_t n = nrows * (size_t)t->K;
+  if (t->clip > 0)
+    for (size_t i = 0; i < n; i++) vals[i] = vals[i] > t->clip ? t->clip : vals[i] < -t->clip ? -t->clip : vals[i];
+  switch (t->mech.kind) {
+  case BBVFL_MECH_PBM:
+    bbvfl_pbm_quantize(&t->mech, vals, n, &p->noise, p->q);
+    return bbvfl_agg_submit_q(&t->agg, round, m, p->q, n, err);
+  case BBVFL_MECH_GAUSSIAN:
+    bbvfl_gauss_clip_noise(&t->mech, vals, nrows, (size_t)t->K, &p->noise, scale);
+    return bbvfl_agg_submit_f(&t->agg, round, m, vals, n, err);
+  default:
+    return bbvfl_agg_submit_f(&t->agg, round, m, vals, n, err);
+  }
+}
+
+/* The public sum of a round (PBM: its estimate) into t->sum. */
+static int round_sum(lrt *t, uint64_t round, size_t n, bbvfl_err *err) {
+  if (t->mech.kind == BBVFL_MECH_PBM) {
+    if (bbvfl_agg_sum_q(&t->agg, round, t->sum_q, n, err) != 0) return -1;
+    bbvfl_pbm_estimate(&t->mech, t->M, t->sum_q, n, t->sum);
+    return 0;
+  }
+  return bbvfl_agg_sum_f(&t->agg, round, t->sum, n, err);
+}
+
+static void epoch_metrics(lrt *t, int e) {
+  size_t nte = t->data.n_test;
+  bbvfl_epoch_metrics *em = &t->res->per_epoch[e];
+  em->epoch = e + 1;
+  em->train_loss = t->loss_sum / (double)t->plan.R;
+  em->test_loss = bbvfl_loss_from_probs(t->all_probs, t->yeval, nte, t->nclasses);
+  bbvfl_err merr = {0};
+  if (t->K == 1) {
+    if (bbvfl_auroc(t->all_probs, t->yeval, nte, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_bin(t->all_probs, t->yeval, nte, 0.5);
+    em->f1 = bbvfl_f1_bin(t->all_probs, t->yeval, nte, 0.5);
+  } else {
+    if (bbvfl_auroc_multi(t->all_probs, t->yeval, nte, t->K, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_multi(t->all_probs, t->yeval, nte, t->K);
+    em->f1 = bbvfl_f1_macro(t->all_probs, t->yeval, nte, t->K);
+  }
+  bbvfl_agg_inproc_stats st;
+  bbvfl_agg_inproc_stats_get(&t->agg, &st, 1);
+  em->agg_train_s = st.train_sum_s;
+  em->agg_eval_s = st.eval_sum_s;
+  t->agg_total += st.train_sum_s;
+  em->wall_s = bbvfl_now() - t->te0;
+  if (t->c->on_epoch) t->c->on_epoch(t->c->ctx, em);
+}
+
+/* A round's forward: every client releases its partial logits of rows, the sum comes back. */
+static int forward(lrt *t, uint64_t round, const size_t *rows, size_t nrows, int train, bbvfl_err *err) {
+  size_t K = (size_t)t->K;
+  for (int m = 0; m < t->M; m++) {
+    lrparty *p = &t->p[m];
+    bbvfl_lr_partial(p->x, p->ncols, rows, nrows, p->bl.w, t->K, p->v);
+    if (train) memcpy(p->u, p->v, nrows * K * sizeof(float));
+    if (release(t, m, round, p->v, nrows, train ? p->scale : NULL, err) != 0) return -1;
+  }
+  return round_sum(t, round, nrows * K, err);
+}
+
+static int start_round(void *ctx, uint64_t seq, bbvfl_err *err) {
+  lrt *t = ctx;
+  const bbvfl_offchain_cfg *c = t->c;
+  bbvfl_round_plan rp;
+  if (bbvfl_window_plan(&t->plan, seq, &rp, err) != 0) return -1;
+  size_t K = (size_t)t->K, B = t->B;
+  if (rp.epoch_start) {
+    t->te0 = bbvfl_now();
+    t->loss_sum = 0;
+    for (int m = 0; m < t->M; m++) bbvfl_optim_epoch(&t->p[m].bl.opt, rp.epoch);
+    bbvfl_optim_epoch(&t->head.opt, rp.epoch);
+  }
+  if (!rp.train) {
+    const size_t *rows = t->data.test + rp.first;
+    if (forward(t, rp.round, rows, rp.nrows, 0, err) != 0) return -1;
+    for (size_t i = 0; i < rp.nrows; i++)
+      for (size_t k = 0; k < K; k++) t->z[i * K + k] = t->sum[i * K + k] + t->head.w[k];
+    bbvfl_lr_loss(t->loss, t->z, t->yeval + rp.first, rp.nrows, t->K, NULL, t->all_probs + rp.first * K);
+  } else {
+    const size_t *pos = bbvfl_schedule_batch(&t->sched, (uint64_t)rp.epoch, rp.first_batch);
+    for (size_t i = 0; i < rp.nrows; i++) {
+      t->rows[i] = t->data.train[pos[i]];
+      t->yb[i] = t->ytrain[t->rows[i]];
+    }
+    t->last_nrows = rp.nrows;
+    if (forward(t, rp.round, t->rows, rp.nrows, 1, err) != 0) return -1;
+    /* the head: per minibatch, z with its current biases, the loss, dLoss/dz, one bias step */
+    for (size_t b = 0; b < rp.nbatches; b++) {
+      size_t off = b * B * K;
+      for (size_t i = 0; i < B * K; i++) t->z[off + i] = t->sum[off + i] + t->head.w[i % K];
+      t->loss_sum += bbvfl_lr_loss(t->loss, t->z + off, t->yb + b * B, B, t->K, t->dz + off, NULL);
+      memset(t->head.g, 0, K * sizeof(float));
+      for (size_t i = 0; i < B; i++)
+        for (size_t k = 0; k < K; k++) t->head.g[k] += t->dz[off + i * K + k];
+      block_step(&t->head);
+    }
+    size_t n = rp.nrows * K;
+    if (bbvfl_agg_post_gradient(&t->agg, rp.round, t->dz, n, NULL, 0, err) != 0) return -1;
+    if (bbvfl_agg_read_gradient(&t->agg, rp.round, t->gring, n, err) != 0) return -1;
+  }
+  size_t per = t->plan.T + t->plan.V;
+  if (c->on_round) c->on_round(c->ctx, rp.epoch + 1, (size_t)(seq % per) + 1, per);
+  if (rp.epoch_end) epoch_metrics(t, rp.epoch);
+  return 0;
+}
+
+/* The curvature round after average number t->curv_t (>= 2), every block's s set: on the first
+   ns rows of the last training window each client releases X_m s_m, the head forms
+   r = d2L/dz2 (sum + s_b) / ns and posts it, every block takes its pair (s, its part of H s). */
+static int curvature_round(lrt *t, bbvfl_err *err) {
+  size_t K = (size_t)t->K, ns = t->last_nrows;
+  if (t->c->sqn_sample > 0 && t->c->sqn_sample < ns) ns = t->c->sqn_sample;
+  uint64_t round = BBVFL_CURV_ROUND_BASE + t->curv_t;
+  for (int m = 0; m < t->M; m++) {
+    lrparty *p = &t->p[m];
+    bbvfl_lr_partial(p->x, p->ncols, t->rows, ns, p->bl.s, t->K, p->v);
+    if (release(t, m, round, p->v, ns, NULL, err) != 0) return -1;
+  }
+  size_t n = ns * K;
+  if (round_sum(t, round, n, err) != 0) return -1;
+  for (size_t i = 0; i < n; i++) t->sum[i] += t->head.s[i % K];
+  bbvfl_lr_hvp_rows(t->loss, t->z, t->sum, ns, t->K, (double)ns, t->r);
+  if (bbvfl_agg_post_gradient(&t->agg, round, t->r, n, NULL, 0, err) != 0) return -1;
+  if (bbvfl_agg_read_gradient(&t->agg, round, t->gring, n, err) != 0) return -1;
+  for (int m = 0; m < t->M; m++) {
+    lrparty *p = &t->p[m];
+    bbvfl_lr_xt(p->x, p->ncols, t->rows, ns, t->gring, t->K, p->bl.y);
+    if (t->l2 > 0)
+      for (size_t i = 0; i < p->bl.n; i++) p->bl.y[i] += t->l2 * p->bl.s[i];
+    bbvfl_sqn_push(&p->bl.sqn, p->bl.s, p->bl.y);
+  }
+  memset(t->head.y, 0, K * sizeof(float));
+  for (size_t i = 0; i < ns; i++)
+    for (size_t k = 0; k < K; k++) t->head.y[k] += t->r[i * K + k];
+  bbvfl_sqn_push(&t->head.sqn, t->head.s, t->head.y);
+  t->res->curv_rounds++;
+  return 0;
+}
+
+/* Every L training rounds: each block's average of its last L iterates, s against the previous
+   average (from the second on) and the curvature round. */
+static void average(block *b, int L, int have_prev) {
+  for (size_t i = 0; i < b->n; i++) {
+    float avg = b->wsum[i] / (float)L;
+    b->s[i] = have_prev ? avg - b->wprev[i] : 0;
+    b->wprev[i] = avg;
+    b->wsum[i] = 0;
+  }
+}
+
+static void accumulate(block *b) {
+  for (size_t i = 0; i < b->n; i++) b->wsum[i] += b->w[i];
+}
+
+/* A training round's gradients applied by every client, batch by batch (the head stepped when it
+   posted them); with sqn, the averaging and, when due, the curvature round. */
+static int finish_round(void *ctx, uint64_t seq, bbvfl_err *err) {
+  lrt *t = ctx;
+  bbvfl_round_plan rp;
+  if (bbvfl_window_plan(&t->plan, seq, &rp, err) != 0) return -1;
+  if (!rp.train) return 0;
+  size_t K = (size_t)t->K, B = t->B;
+  for (int m = 0; m < t->M; m++) {
+    lrparty *p = &t->p[m];
+    for (size_t b = 0; b < rp.nbatches; b++) {
+      for (size_t i = 0; i < B; i++) {
+        size_t row = b * B + i;
+        float sc = t->mech.kind == BBVFL_MECH_GAUSSIAN ? p->scale[row] : 1.0f;
+        for (size_t k = 0; k < K; k++) {
+          float u = p->u[row * K + k];
+          int clipped = t->clip > 0 && (u > t->clip || u < -t->clip);
+          p->a[i * K + k] = clipped ? 0.0f : t->gring[row * K + k] * sc;
+        }
+      }
+      bbvfl_lr_xt(p->x, p->ncols, t->rows + b * B, B, p->a, t->K, p->bl.g);
+      if (t->l2 > 0)
+        for (size_t i = 0; i < p->bl.n; i++) p->bl.g[i] += t->l2 * p->bl.w[i];
+      block_step(&p->bl);
+    }
+  }
+  if (!t->sqn) return 0;
+  t->train_done++;
+  for (int m = 0; m < t->M; m++) accumulate(&t->p[m].bl);
+  accumulate(&t->head);
+  int L = t->c->sqn_interval;
+  if (t->train_done % (uint64_t)L != 0) return 0;
+  t->curv_t++;
+  int have_prev = t->curv_t >= 2;
+  for (int m = 0; m < t->M; m++) average(&t->p[m].bl, L, have_prev);
+  average(&t->head, L, have_prev);
+  if (!have_prev) return 0;
+  if (curvature_round(t, err) != 0)
+    return bbvfl_wrap(err, "curvature round %llu", (unsigned long long)t->curv_t);
+  return 0;
+}
+
+int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_offchain_result *res, bbvfl_err *err) {
+  memset(res, 0, sizeof *res);
+  lrt t;
+  memset(&t, 0, sizeof t);
+  t.c = c;
+  t.res = res;
+  t.M = c->M;
+  int rc = -1;
+  double t_start = bbvfl_now();
+  if (c->M < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be >= 1, got %d", c->M);
+  if (c->epochs < 1) return bbvfl_fail(err, BBVFL_E_ARG, "--epochs must be >= 1, got %d", c->epochs);
+  if (c->staleness != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward), got %d",
+                      c->staleness);
+  if (c->rowdp.on) return bbvfl_fail(err, BBVFL_E_ARG, "--model lr does not run in --privacy row (DP-SGD is the MLP's)");
+  if (c->loss != BBVFL_LOSS_LOGISTIC && c->loss != BBVFL_LOSS_TAYLOR)
+    return bbvfl_fail(err, BBVFL_E_ARG, "unknown loss %d", c->loss);
+  t.loss = (bbvfl_loss_kind)c->loss;
+  if (t.loss == BBVFL_LOSS_TAYLOR && ds->nclasses != 2)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--loss taylor is for two classes; the data has %d (use --loss logistic: softmax)",
+                      ds->nclasses);
+  t.sqn = c->opt.kind == BBVFL_OPT_SQN;
+  if (t.sqn && (c->sqn_interval < 1 || c->sqn_interval > 100000))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-interval must be in 1..100000, got %d", c->sqn_interval);
+  if (!(c->logit_clip >= 0) || !isfinite(c->logit_clip))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--logit-clip must be >= 0, got %g", c->logit_clip);
+  if (!(c->l2 >= 0) || !isfinite(c->l2)) return bbvfl_fail(err, BBVFL_E_ARG, "--l2 must be >= 0, got %g", c->l2);
+  t.l2 = (float)c->l2;
+  t.mech = c->mech;
+  t.clip = (float)c->logit_clip;
+  if (t.mech.kind == BBVFL_MECH_PBM) {
+    if (t.clip == 0) t.clip = (float)BBVFL_LR_PBM_CLIP;
+    t.mech.C = t.clip;
+  }
+  if (bbvfl_mech_check(&t.mech, err) != 0) return -1;
+  if (t.mech.kind == BBVFL_MECH_PBM && (long)c->M * t.mech.b > 65535)
+    return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * t.mech.b);
+  t.nclasses = ds->nclasses;
+  t.K = ds->nclasses == 2 ? 1 : ds->nclasses;
+  size_t K = (size_t)t.K;
+
+  if (bbvfl_vfl_data_prepare(ds, c->split_seed ? c->split_seed : c->seed, c->test_frac, c->M, c->partition, &t.data,
+                             err) != 0)
+    goto out;
+  size_t ntr = t.data.n_train, nte = t.data.n_test;
+  t.B = c->B ? c->B : ntr;
+  if (ntr < t.B || nte < 1) {
+    bbvfl_fail(err, BBVFL_E_ARG, "%zu training / %zu test rows: training needs at least one batch of %zu, testing one row",
+               ntr, nte, t.B);
+    goto out;
+  }
+  if (bbvfl_plan_init(&t.plan, ntr, nte, t.B, c->window ? c->window : 1, c->eval_rows_per_round, 0, c->epochs, err) != 0)
+    goto out;
+  size_t wrows = t.plan.K * t.B, maxrows = wrows > t.plan.E ? wrows : t.plan.E;
+  t.nmax = maxrows * K;
+  t.p = calloc((size_t)c->M, sizeof *t.p);
+  res->cols_per_client = calloc((size_t)c->M, sizeof *res->cols_per_client);
+  if (!t.p || !res->cols_per_client) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  for (int m = 0; m < c->M; m++) {
+    lrparty *p = &t.p[m];
+    t.np = m + 1;
+    if (bbvfl_vfl_data_client_cols(&t.data, m, &p->x, &p->ncols, err) != 0) goto out;
+    res->cols_per_client[m] = p->ncols;
+    if (block_init(&p->bl, p->ncols * K, c, err) != 0) goto out;
+    if (bbvfl_rng_init_noise(&p->noise, c->seeded_noise, c->seed, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)m),
+                             err) != 0)
+      goto out;
+    p->u = malloc(t.nmax * sizeof(float));
+    p->v = malloc(t.nmax * sizeof(float));
+    p->a = malloc(t.nmax * sizeof(float));
+    p->scale = malloc(maxrows * sizeof(float));
+    p->q = malloc(t.nmax);
+    if (!p->u || !p->v || !p->a || !p->scale || !p->q) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+  }
+  if (block_init(&t.head, K, c, err) != 0) goto out;
+  if (bbvfl_agg_inproc_new(&t.agg, c->M, t.nmax, t.mech.kind == BBVFL_MECH_PBM ? t.mech.b : 255, err) != 0) goto out;
+  uint8_t S[32];
+  if (c->session_seed)
+    memcpy(S, c->session_seed, 32);
+  else
+    bbvfl_offchain_session_seed(c->seed, S);
+  if (bbvfl_schedule_init(&t.sched, S, ntr, t.B, err) != 0) goto out;
+  t.have_sched = 1;
+  t.sum_q = malloc(t.nmax * sizeof(uint32_t));
+  t.sum = malloc(t.nmax * sizeof(float));
+  t.z = malloc(t.nmax * sizeof(float));
+  t.dz = malloc(t.nmax * sizeof(float));
+  t.r = malloc(t.nmax * sizeof(float));
+  t.gring = malloc(t.nmax * sizeof(float));
+  t.all_probs = malloc(nte * K * sizeof(float));
+  t.yb = malloc(wrows * sizeof(int));
+  t.ytrain = malloc(ds->n * sizeof(int));
+  t.yeval = malloc(nte * sizeof(int));
+  t.rows = malloc(wrows * sizeof(size_t));
+  res->per_epoch = calloc((size_t)c->epochs, sizeof *res->per_epoch);
+  res->test_rows = malloc(nte * sizeof(size_t));
+  if (!res->test_rows || !t.sum_q || !t.sum || !t.z || !t.dz || !t.r || !t.gring || !t.all_probs || !t.yb || !t.ytrain || !t.yeval ||
+      !t.rows || !res->per_epoch) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  res->epochs = c->epochs;
+  res->n_train = ntr;
+  res->n_test = nte;
+  res->R = t.plan.R;
+  res->window = t.plan.K;
+  res->window_clamped = t.plan.clamped;
+  res->T = t.plan.T;
+  res->V = t.plan.V;
+  res->R_test = t.plan.V;
+  res->n_eval_rows = nte;
+  res->nclasses = ds->nclasses;
+  for (size_t i = 0; i < nte; i++) t.yeval[i] = ds->y[t.data.test[i]];
+  memcpy(res->test_rows, t.data.test, nte * sizeof(size_t));
+  memcpy(t.ytrain, ds->y, ds->n * sizeof(int));
+  if (c->label_eps > 0 && bbvfl_rr_labels_keyed(t.ytrain, t.data.train, ntr, ds->nclasses, c->label_eps,
+                                                c->seeded_noise, c->seed, err) != 0)
+    goto out;
+
+  /* the round loop every participant runs (vfl/rounds.h) */
+  bbvfl_rounds_sched sched = {.T = (uint32_t)t.plan.T, .V = (uint32_t)t.plan.V, .staleness = 0, .one_open = 0,
+                              .slots = 0};
+  bbvfl_rounds_ops ops = {.finish = finish_round, .checkpoint = NULL, .start = start_round};
+  if (bbvfl_rounds_run(&sched, 0, 0, bbvfl_plan_rounds(&t.plan), &ops, &t, err) != 0) goto out;
+  res->agg_train_s_per_epoch = t.agg_total / c->epochs;
+  res->wall_s = bbvfl_now() - t_start;
+  rc = 0;
+out:
+  lrt_free(&t);
+  if (rc != 0) bbvfl_offchain_result_free(res);
+  return rc;
+}

@@ -1,0 +1,68 @@
+/* Vertical logistic regression off chain (`bbvfl train --offchain --model lr`): M clients, each a
+ * linear model on its columns, and the active client's head (the sum plus K biases), in one
+ * process through the in-process aggregator, run by the one round loop of vfl/rounds.h on the
+ * round plan of vfl/plan.h (the same rounds, rows and schedule as the MLP's).
+ *
+ * A round (the FederatedScope flow with the contract in place of the coordinator and the
+ * mechanism in place of Paillier): client m releases its partial logits u_m = X_m W_m of the
+ * window's rows (P = K values per row: K = 1 for two classes, softmax with K = nclasses
+ * otherwise), clipped to [-C, C] when C > 0 (PBM needs the bound: C = cfg.logit_clip, default
+ * BBVFL_LR_PBM_CLIP; the PBM's own C is set to it). Only the sum is public: the head forms
+ * z = sum + b, the loss (logistic, or seed 001's Taylor loss), and posts dLoss/dz of every row;
+ * client m's gradient is X_m^T (dLoss/dz, zero where its partial logit was clipped; Gaussian:
+ * times the row's clip scale). Weights and biases start at zero.
+ *
+ * Optimizers: sgd, adam (ml/optim.h) or sqn (seed 001's Algorithm 1): steps w -= lr H g
+ * (H g capped, BBVFL_SQN_MAX_RATIO), H an inverse-Hessian estimate from the last sqn_memory curvature pairs (ml/sqn.h). Every
+ * sqn_interval (L) training rounds each block averages its last L iterates; from the second
+ * average on, s = wbar_t - wbar_{t-1} and a CURVATURE ROUND runs right after that training
+ * round's gradients were applied: on the first S rows of that window (S = sqn_sample, 0 or more
+ * than the window: all of them) each client releases v_i^m = s_m . x_i^m through the same
+ * mechanism and clip (round id BBVFL_CURV_ROUND_BASE + t); the head forms
+ * h_i = sum + s_b, r_i = d2L/dz2(z_i) h_i / S (z_i the logits of that window's training step) and
+ * posts r; each client's y_m = X_m^T r, the head's y_b = sum_i r_i.
+ * The variant: H is BLOCK-DIAGONAL, one estimate per client (its own pairs (s_m, y_m), where y_m
+ * is its block of the full Hessian-vector product, so h_i couples the clients) and one for the
+ * head's biases. Seed 001's coordinator holds one H over all blocks, which would need every
+ * client's gradient in one place (on a public chain: published); here no gradient block ever
+ * leaves its client, and the price is the cross-block curvature. The extra release: one value
+ * per row per class of S rows every L rounds from the second average on (bbvfl_lr_releases
+ * counts it for the accountant).
+ * Staleness must be 0 (each gradient is applied before the next forward).
+ *
+ * Determinism: split, schedule and noise streams as the MLP's (vfl/offchain.h). */
+#ifndef BBVFL_VFL_LR_TRAIN_H
+#define BBVFL_VFL_LR_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "ml/data.h"
+#include "vfl/offchain.h"
+
+#define BBVFL_LR_PBM_CLIP 4.0
+/* sqn: a block's step direction H g is scaled down to at most this many times |g| (a trust
+ * region). The block-diagonal estimate ignores the other clients' columns, and on nearly
+ * separable data the curvature of the logistic loss vanishes, so uncapped steps diverge: measured
+ * on Breast Cancer (M = 5, full batch), uncapped runs at lr 0.5..1 blew the test loss up past 1
+ * within 30 rounds, capped at 10 none did (docs/LR.md). */
+#define BBVFL_SQN_MAX_RATIO 10.0
+#define BBVFL_CURV_ROUND_BASE (UINT64_C(1) << 61)
+
+/* "mlp" | "lr" -> BBVFL_MODEL_*; -1 if unknown. */
+int bbvfl_model_parse(const char *s, int *model);
+const char *bbvfl_model_name(int model);
+
+/* As bbvfl_offchain_train (which calls it for model lr). Errors: bad parameters (named). */
+int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_offchain_result *res, bbvfl_err *err);
+
+/* Curvature rounds a run of c makes with n_train training rows (0 unless model lr and sqn; full
+ * batch, c->B = 0, needs no row count; minibatches with n_train 0: 0, not known). */
+uint64_t bbvfl_lr_curv_rounds(const bbvfl_offchain_cfg *c, size_t n_train);
+/* What the accountant composes for one row of one client under model lr: *P = K values per
+ * release, *releases = epochs training releases plus (worst case: the row is in every
+ * subsample) the curvature rounds (bbvfl_lr_curv_rounds). */
+void bbvfl_lr_releases(const bbvfl_offchain_cfg *c, size_t n_train, int nclasses, int *P, int *releases);
+
+#endif
