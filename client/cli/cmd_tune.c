@@ -155,7 +155,7 @@ int cmd_tune(int argc, char **argv) {
     cand *c = &cs[i];
     bbvfl_privacy_in in = {.kind = BBVFL_MECH_PBM, .b = base.mech.b, .P = c->P, .M = clients, .epochs = c->epochs,
                            .delta = tc.delta, .masked = c->masked, .colluding = clients > 1 ? 1 : 0,
-                           .rowdp = {1, base.rowdp.clip, c->noise, base.rowdp.scale_eps}};
+                           .rowdp = {1, base.rowdp.clip, c->noise, base.rowdp.scale_eps, 0, 0}};
     bbvfl_err e = {0};
     if (bbvfl_privacy_solve_beta(&in, target, &c->beta, &e) < 0) continue; /* the target is out of reach */
     double v[64];

@@ -232,7 +232,7 @@ static void test_row_accountant(void **st) {
   bbvfl_privacy_line(&p, line, sizeof line);
   assert_non_null(strstr(line, "end-to-end (row mode)"));
   /* bad row-mode parameters */
-  in.rowdp = (bbvfl_rowdp){1, 1, 0, 0.25};
+  in.rowdp = (bbvfl_rowdp){1, 1, 0, 0.25, 0, 0};
   assert_int_equal(bbvfl_privacy_compute(&in, &p, NULL, &err), -1);
 }
 
