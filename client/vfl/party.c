@@ -40,7 +40,7 @@ static int freeze_encoder(bbvfl_party *p, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_ARG, "the encoder mode needs the training rows");
   float *z = malloc(cfg->n_train * p->ncols * sizeof *z);
   p->qhave = calloc(p->nrows, 1);
-  p->qcache = malloc(p->nrows * (size_t)cfg->P);
+  p->qcache = calloc(p->nrows, (size_t)cfg->P);
   if (!z || !p->qhave || !p->qcache) {
     free(z);
     return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
