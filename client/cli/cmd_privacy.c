@@ -258,7 +258,7 @@ int cmd_privacy(int argc, char **argv) {
            fmin(pld_sample, out.epsilon_sample), pld_sample <= out.epsilon_sample ? "PLD" : "RDP");
   }
   if (out.at_grid_edge || (masked && mout.at_grid_edge))
-    printf("warning: an RDP optimum sits at an end of the alpha grid (1.1 or 1024): the RDP epsilon may be "
+    printf("warning: an RDP optimum sits at an end of the alpha grid (1.01 or 1024): the RDP epsilon may be "
            "somewhat lower than shown%s.\n", gaussian ? "" : " (the PLD epsilon is exact)");
   printf("\nFeature level: how much one client's releases of one row can reveal about its features of\n"
          "that row. Sample level: about one row, whose embeddings every client releases. This is local\n"

@@ -24,9 +24,10 @@
 
 
 typedef struct {
-  int epochs, P, masked;
+  int epochs, P, masked, b;
   double noise, beta, val_auroc;
   int ok;
+  double scale_eps, pca_noise; /* per candidate (the encoder grid searches them) */
 } cand;
 
 /* The training rows of the split (seed split_seed) as a dataset of their own (x and y copied;
@@ -63,7 +64,10 @@ static bbvfl_offchain_cfg cand_cfg(const bbvfl_offchain_cfg *base, const cand *c
   cfg.epochs = c->epochs;
   cfg.P = c->P;
   cfg.mech.beta = c->beta;
+  cfg.mech.b = c->b;
   cfg.rowdp.noise = c->noise;
+  cfg.rowdp.scale_eps = c->scale_eps;
+  cfg.rowdp.pca_noise = c->pca_noise;
   cfg.seed = seed;
   return cfg;
 }
@@ -100,7 +104,11 @@ int cmd_tune(int argc, char **argv) {
                    "calibrated per candidate to the target (end-to-end row level, one party; masked: against\n"
                    "one participant), for the best median validation AUROC on held-out training rows; then\n"
                    "reports the winner's median test AUROC over --seeds seeds and the demo command that runs it\n"
-                   "on chain. --privacy is always row here. The tuning itself is not private.",
+                   "on chain. With --encoder pca (the frozen DP-PCA encoder, each row released once) it\n"
+                   "searches b {1,2,4,8} x --scale-epsilon {0.1,0.25,0.5,1,2} x P {1,2} x --pca-noise {2,4,8,16} in\n"
+                   "local "
+                   "mode, the head trained --epochs (default 10) epochs on the released sums. --privacy is\n"
+                   "always row here. The tuning itself is not private.",
                    opts, no};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
@@ -128,6 +136,8 @@ int cmd_tune(int argc, char **argv) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
   }
+  const int enc = strcmp(tc.encoder, "pca") == 0;
+  if (enc && tc.epochs == 30) base.epochs = 10; /* the head's epochs on the released sums (30: the flag's default) */
   static const int EP[] = {3, 5, 10}, PP[] = {2, 4};
   double NZ[8];
   int nnz = 0;
@@ -143,17 +153,30 @@ int cmd_tune(int argc, char **argv) {
     NZ[nnz++] = z;
     s = *end ? end + 1 : end;
   }
-  cand cs[3 * 2 * 8 * 2];
+  cand cs[3 * 2 * 8 * 2 + 160];
   int nc = 0, best = -1, rc = 0;
-  for (int a = 0; a < 3; a++)
-    for (int b = 0; b < 2; b++)
-      for (int z = 0; z < nnz; z++)
-        for (int m = 0; m < 2; m++) cs[nc++] = (cand){EP[a], PP[b], m, NZ[z], 0, 0, 0};
+  if (enc) {
+    static const int EB[] = {1, 2, 4, 8}, EPP[] = {1, 2};
+    static const double ES[] = {0.1, 0.25, 0.5, 1, 2}, EZ[] = {2, 4, 8, 16};
+    for (int b = 0; b < 4; b++)
+      for (int se = 0; se < 5; se++)
+        for (int pp = 0; pp < 2; pp++)
+          for (int z = 0; z < 4; z++)
+            cs[nc++] = (cand){.epochs = base.epochs, .P = EPP[pp], .b = EB[b], .noise = base.rowdp.noise,
+                              .scale_eps = ES[se], .pca_noise = EZ[z]};
+  } else {
+    for (int a = 0; a < 3; a++)
+      for (int b = 0; b < 2; b++)
+        for (int z = 0; z < nnz; z++)
+          for (int m = 0; m < 2; m++)
+            cs[nc++] = (cand){.epochs = EP[a], .P = PP[b], .masked = m, .b = base.mech.b, .noise = NZ[z],
+                              .scale_eps = base.rowdp.scale_eps, .pca_noise = base.rowdp.pca_noise};
+  }
   for (int i = 0; i < nc && rc == 0; i++) {
     cand *c = &cs[i];
-    bbvfl_privacy_in in = {.kind = BBVFL_MECH_PBM, .b = base.mech.b, .P = c->P, .M = clients, .epochs = c->epochs,
+    bbvfl_privacy_in in = {.kind = BBVFL_MECH_PBM, .b = c->b, .P = c->P, .M = clients, .epochs = c->epochs,
                            .delta = tc.delta, .masked = c->masked, .colluding = clients > 1 ? 1 : 0,
-                           .rowdp = {1, base.rowdp.clip, c->noise, base.rowdp.scale_eps}};
+                           .rowdp = {1, base.rowdp.clip, c->noise, c->scale_eps, enc, c->pca_noise}};
     bbvfl_err e = {0};
     if (bbvfl_privacy_solve_beta(&in, target, &c->beta, &e) < 0) continue; /* the target is out of reach */
     double v[64];
@@ -165,7 +188,10 @@ int cmd_tune(int argc, char **argv) {
     if (rc != 0) break;
     c->val_auroc = bbvfl_median(v, (size_t)tune_seeds);
     c->ok = 1;
-    if (!as_json)
+    if (!as_json && enc)
+      fprintf(stderr, "tune: b %d scale-epsilon %g P %d pca-noise %g beta %.5f: validation AUROC %.4f\n", c->b,
+              c->scale_eps, c->P, c->pca_noise, c->beta, c->val_auroc);
+    else if (!as_json)
       fprintf(stderr, "tune: epochs %2d P %d noise %g %-6s beta %.5f: validation AUROC %.4f\n", c->epochs, c->P,
               c->noise, c->masked ? "masked" : "local", c->beta, c->val_auroc);
     if (best < 0 || c->val_auroc > cs[best].val_auroc) best = i;
@@ -194,18 +220,27 @@ int cmd_tune(int argc, char **argv) {
   if (rc != 0) return cli_report(&err);
   double test_auroc = bbvfl_median(t, (size_t)seeds);
   char cmd[512];
-  snprintf(cmd, sizeof cmd,
-           "bbvfl demo --privacy row --clients %d --epochs %d --P %d --b %d --beta %.6g --dpsgd-noise %g "
-           "--dpsgd-clip %g --scale-epsilon %g --lr %g%s",
-           clients, w->epochs, w->P, base.mech.b, w->beta, w->noise, base.rowdp.clip, base.rowdp.scale_eps,
-           base.opt.lr, w->masked ? " --masked" : "");
+  if (enc)
+    snprintf(cmd, sizeof cmd,
+             "bbvfl demo --privacy row --encoder pca --clients %d --epochs %d --P %d --b %d --beta %.6g "
+             "--scale-epsilon %g --pca-noise %g --lr %g",
+             clients, w->epochs, w->P, w->b, w->beta, w->scale_eps, w->pca_noise, base.opt.lr);
+  else
+    snprintf(cmd, sizeof cmd,
+             "bbvfl demo --privacy row --clients %d --epochs %d --P %d --b %d --beta %.6g --dpsgd-noise %g "
+             "--dpsgd-clip %g --scale-epsilon %g --lr %g%s",
+             clients, w->epochs, w->P, w->b, w->beta, w->noise, base.rowdp.clip, w->scale_eps, base.opt.lr,
+             w->masked ? " --masked" : "");
   json_t *o = json_pack("{s:f, s:f, s:i, s:i, s:i, s:f, s:f, s:b, s:f, s:f, s:i, s:I, s:s, s:o, s:s}", "target_epsilon",
-                        target, "delta", tc.delta, "epochs", w->epochs, "P", w->P, "b", base.mech.b, "beta", w->beta,
+                        target, "delta", tc.delta, "epochs", w->epochs, "P", w->P, "b", w->b, "beta", w->beta,
                         "dpsgd_noise", w->noise, "masked", w->masked, "validation_auroc", w->val_auroc,
                         "test_auroc_median", test_auroc, "seeds", seeds, "split_seed", (json_int_t)split_seed,
                         "demo", cmd, "privacy", bbvfl_privacy_json(&pv), "note",
                         "the tuning looked at the training rows many times and is not itself private");
   if (!o) return cli_report(&err);
+  json_object_set_new(o, "encoder", json_string(enc ? "pca" : "dpsgd"));
+  json_object_set_new(o, "scale_epsilon", json_real(w->scale_eps));
+  if (enc) json_object_set_new(o, "pca_noise", json_real(w->pca_noise));
   char path[1100];
   snprintf(path, sizeof path, "%s/tune.json", out_dir);
   char *text = json_dumps(o, JSON_INDENT(2));
@@ -221,8 +256,13 @@ int cmd_tune(int argc, char **argv) {
   if (!as_json) {
     char line[1024];
     bbvfl_privacy_line(&pv, line, sizeof line);
-    printf("best at row-level epsilon %g (delta %g): epochs %d, P %d, b %d, beta %.5f, DP-SGD noise %g, %s\n", target,
-           tc.delta, w->epochs, w->P, base.mech.b, w->beta, w->noise, w->masked ? "masked" : "local");
+    if (enc)
+      printf("best at row-level epsilon %g (delta %g): DP-PCA encoder, each row released once; P %d, b %d, beta "
+             "%.5f, scale epsilon %g, DP-PCA noise %g, head epochs %d, local\n",
+             target, tc.delta, w->P, w->b, w->beta, w->scale_eps, w->pca_noise, w->epochs);
+    else
+      printf("best at row-level epsilon %g (delta %g): epochs %d, P %d, b %d, beta %.5f, DP-SGD noise %g, %s\n", target,
+             tc.delta, w->epochs, w->P, w->b, w->beta, w->noise, w->masked ? "masked" : "local");
     printf("  validation AUROC %.4f (median of %d seeds); test AUROC %.4f (median of %d seeds, split seed %llu)\n",
            w->val_auroc, tune_seeds, test_auroc, seeds, split_seed);
     printf("  privacy: %s\n", line);

@@ -24,6 +24,8 @@ void train_common_defaults(train_common *t) {
   t->dpsgd_clip = BBVFL_ROWDP_CLIP;
   t->dpsgd_noise = BBVFL_ROWDP_NOISE;
   t->scale_eps = BBVFL_ROWDP_SCALE_EPS;
+  t->encoder = "dpsgd";
+  t->pca_noise = BBVFL_ROWDP_PCA_NOISE;
   t->batch = 10;
   t->P = 16;
   t->epochs = 30;
@@ -87,6 +89,12 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
   o[n++] = (cli_opt){"dpsgd-noise", OPT_DBL, &t->dpsgd_noise, "Z", "row mode: DP-SGD noise multiplier (default 2)"};
   o[n++] = (cli_opt){"scale-epsilon", OPT_DBL, &t->scale_eps, "E",
                      "row mode: pure epsilon of each client's DP feature scaling (default 0.25)"};
+  o[n++] = (cli_opt){"encoder", OPT_STR, &t->encoder, "KIND",
+                     "row mode: dpsgd (default: each client's network trained by DP-SGD, every row released\n"
+                     "every epoch) or pca (a frozen DP-PCA encoder of sign features, each row released once;\n"
+                     "the head trains every epoch on the same sums: docs/PRIVACY.md)"};
+  o[n++] = (cli_opt){"pca-noise", OPT_DBL, &t->pca_noise, "Z",
+                     "row mode, --encoder pca: noise multiplier of the DP covariance (default 3)"};
   return n;
 }
 
@@ -152,9 +160,19 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
       return bbvfl_fail(err, BBVFL_E_ARG, "--dpsgd-noise must be in [0.1, 1000], got %g", t->dpsgd_noise);
     if (!(t->scale_eps > 0) || !isfinite(t->scale_eps))
       return bbvfl_fail(err, BBVFL_E_ARG, "--scale-epsilon must be > 0, got %g", t->scale_eps);
-    c->rowdp = (bbvfl_rowdp){1, t->dpsgd_clip, t->dpsgd_noise, t->scale_eps};
+    c->rowdp = (bbvfl_rowdp){1, t->dpsgd_clip, t->dpsgd_noise, t->scale_eps, 0, 0};
+    if (strcmp(t->encoder, "pca") == 0) {
+      if (!(t->pca_noise >= 0.1) || !(t->pca_noise <= 1000))
+        return bbvfl_fail(err, BBVFL_E_ARG, "--pca-noise must be in [0.1, 1000], got %g", t->pca_noise);
+      c->rowdp.encoder = 1;
+      c->rowdp.pca_noise = t->pca_noise;
+    } else if (strcmp(t->encoder, "dpsgd") != 0) {
+      return bbvfl_fail(err, BBVFL_E_ARG, "--encoder must be dpsgd or pca, got '%s'", t->encoder);
+    }
   } else if (strcmp(t->privacy, "paper") != 0) {
     return bbvfl_fail(err, BBVFL_E_ARG, "--privacy must be paper or row, got '%s'", t->privacy);
+  } else if (strcmp(t->encoder, "dpsgd") != 0) {
+    return bbvfl_fail(err, BBVFL_E_ARG, "--encoder %s needs --privacy row", t->encoder);
   }
   /* hidden widths */
   c->nhidden = 0;

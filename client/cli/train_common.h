@@ -12,8 +12,8 @@
 #include "vfl/offchain.h"
 
 typedef struct {
-  const char *data, *label, *id_column, *optimizer, *hidden, *privacy;
-  double lr, lr_decay, momentum, delta, test_frac, label_eps, dpsgd_clip, dpsgd_noise, scale_eps;
+  const char *data, *label, *id_column, *optimizer, *hidden, *privacy, *encoder;
+  double lr, lr_decay, momentum, delta, test_frac, label_eps, dpsgd_clip, dpsgd_noise, scale_eps, pca_noise;
   int batch, P, epochs;
   int window, staleness, eval_rows; /* K, s, E (0: all test rows in one round) */
   const char *model, *loss;         /* mlp | lr; logistic | taylor */
@@ -23,7 +23,7 @@ typedef struct {
 
 void train_common_defaults(train_common *t);
 /* Appends the shared options to opts (room for TRAIN_COMMON_NOPTS), returns how many. */
-#define TRAIN_COMMON_NOPTS 27
+#define TRAIN_COMMON_NOPTS 29
 size_t train_common_opts(train_common *t, cli_opt *opts);
 /* Applies the shared flags to cfg (model family, loss, model, optimizer, batch, P, epochs, split, window, staleness,
  * evaluation rows per round); a bad value is refused with the value named. */

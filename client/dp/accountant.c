@@ -8,9 +8,11 @@
 
 /* ---- alpha grid ---- */
 
-/* 1.1 .. 10.9 step 0.1 (99 orders), 11 .. 63 (53), 128, 256, 512, 1024: a constant table, so
- * concurrent callers need no initialisation. */
+/* 1.01 .. 1.09 step 0.01 (9 orders: the paper's settings have their optimum below 1.1), 1.1 ..
+ * 10.9 step 0.1 (99), 11 .. 63 (53), 128, 256, 512, 1024: a constant table, so concurrent callers
+ * need no initialisation. */
 static const double GRID[BBVFL_ACCT_NGRID] = {
+    1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07, 1.08, 1.09,
     1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0, 2.1, 2.2,
     2.3, 2.4, 2.5, 2.6, 2.7, 2.8, 2.9, 3.0, 3.1, 3.2, 3.3, 3.4,
     3.5, 3.6, 3.7, 3.8, 3.9, 4.0, 4.1, 4.2, 4.3, 4.4, 4.5, 4.6,

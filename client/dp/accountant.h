@@ -48,8 +48,9 @@ int bbvfl_acct_gaussian(double clip, double sigma, int M, int epochs, double del
 
 /* ---- additions beyond the shared interface ---- */
 
-/* The alpha grid: 1.1..10.9 step 0.1, 11..63, 128, 256, 512, 1024 (ascending). */
-#define BBVFL_ACCT_NGRID 156
+/* The alpha grid: 1.01..1.09 step 0.01, 1.1..10.9 step 0.1, 11..63, 128, 256, 512, 1024
+ * (ascending). */
+#define BBVFL_ACCT_NGRID 165
 /* Returns a pointer to a static array of BBVFL_ACCT_NGRID orders (not owned by the caller). */
 const double *bbvfl_acct_grid(void);
 

@@ -32,6 +32,33 @@ static double dp_median(const double *v, size_t n, const double *g, size_t m, do
   return g[m - 1];
 }
 
+static void centre_grid(double *gc) {
+  for (int k = 0; k < NPOS; k++) {
+    gc[k] = -pow(10.0, (NPOS - 1 - k - GRID_K) / 8.0);
+    gc[NPOS + 1 + k] = pow(10.0, (k - GRID_K) / 8.0);
+  }
+  gc[NPOS] = 0;
+}
+
+int bbvfl_dp_centre(const double *x, size_t n, double eps, bbvfl_rng *r, double *centre, bbvfl_err *err) {
+  if (n == 0) return bbvfl_fail(err, BBVFL_E_ARG, "DP centre over zero rows");
+  if (!(eps > 0) || !isfinite(eps)) return bbvfl_fail(err, BBVFL_E_ARG, "DP centre: epsilon must be > 0, got %g", eps);
+  double *v = malloc(n * sizeof *v), gc[2 * NPOS + 1], w[2 * NPOS + 1];
+  if (!v) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  centre_grid(gc);
+  for (size_t i = 0; i < n; i++) {
+    if (!isfinite(x[i])) {
+      free(v);
+      return bbvfl_fail(err, BBVFL_E_ARG, "DP centre: value %zu is not finite", i);
+    }
+    v[i] = x[i];
+  }
+  qsort(v, n, sizeof *v, cmp_dbl);
+  *centre = dp_median(v, n, gc, 2 * NPOS + 1, eps, r, w);
+  free(v);
+  return 0;
+}
+
 int bbvfl_dp_robust_scale(const double *x, size_t n, double eps, bbvfl_rng *r, double *centre, double *scale,
                           bbvfl_err *err) {
   if (n == 0) return bbvfl_fail(err, BBVFL_E_ARG, "DP scaling over zero rows");

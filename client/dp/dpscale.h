@@ -24,6 +24,11 @@
 int bbvfl_dp_robust_scale(const double *x, size_t n, double eps, bbvfl_rng *r, double *centre, double *scale,
                           bbvfl_err *err);
 
+/* The centre alone: the DP median of x[n] over the centre grid above with pure eps-DP (the whole
+ * eps on it). Row mode's encoder (dp/rowdp.h) uses it for sign features, sign(x - centre), which
+ * need no scale. */
+int bbvfl_dp_centre(const double *x, size_t n, double eps, bbvfl_rng *r, double *centre, bbvfl_err *err);
+
 /* The value a scaled input is clipped to: (x - centre) / scale in [-BBVFL_DPSCALE_CLIP, +]. */
 #define BBVFL_DPSCALE_CLIP 4.0
 

@@ -24,10 +24,64 @@ static void set_none(bbvfl_privacy_eps *e, double v) {
   e->method = "none";
 }
 
-/* Row mode: what DP-SGD and the DP scaling add to one party's RDP of one row at order alpha. */
+/* Row mode: what DP-SGD (encoder mode: the DP-PCA instead) and the DP scaling add to one party's
+   RDP of one row at order alpha. Scaling: pure scale_eps is (scale_eps^2 / 2)-zCDP (Bun-Steinke
+   2016), and pure DP bounds every order. DP-SGD: epochs Gaussian steps of sensitivity 2 clip
+   (replace one row), noise noise x clip: 2 alpha / noise^2 each. DP-PCA: one Gaussian release of
+   noise multiplier pca_noise (sensitivity and noise in dp/dppca.h): alpha / (2 pca_noise^2). */
 static double row_extra(const bbvfl_privacy_in *in, double alpha) {
-  double z = in->rowdp.noise, s = in->rowdp.scale_eps;
-  return in->epochs * 2.0 * alpha / (z * z) + fmin(s, alpha * s * s / 2);
+  double z = in->rowdp.noise, s = in->rowdp.scale_eps, zp = in->rowdp.pca_noise;
+  double scale = fmin(s, alpha * s * s / 2);
+  if (in->rowdp.encoder) return alpha / (2 * zp * zp) + scale;
+  return in->epochs * 2.0 * alpha / (z * z) + scale;
+}
+
+/* Standard normal tail Phi(x), accurate in both tails. */
+static double Phi(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+/* The Gaussian privacy curve of mu at a (possibly negative) x: E[(1 - e^(x - G))_+], G ~
+   N(mu^2/2, mu^2) (Balle & Wang 2018, Theorem 8). */
+static double gauss_delta(double x, double mu) {
+  double a = Phi(-x / mu + mu / 2), b = Phi(-x / mu - mu / 2);
+  double d = a - (b > 0 ? exp(x + log(b)) : 0);
+  return d > 0 ? d : 0;
+}
+
+/* Encoder mode, the exact epsilon of the composition, for m parties' uses of one row (1: row
+   level; M: sample level). Dominating pairs, composed exactly (the privacy loss of a product is
+   the sum of independent losses): the DP scaling (pure scale_eps per party) by binary randomized
+   response with scale_eps (every pure-DP mechanism is a post-processing of it: Kairouz, Oh &
+   Viswanath 2015), m of them; the DP-PCA by the Gaussian pair of mu = sqrt(m) / pca_noise; the one
+   PBM release of P coordinates by Binomial(N, p) against Binomial(N, q), N = m P b, loss
+   (2K - N) ln(p/q). delta(eps) = sum_J sum_K P(J) P(K) gauss_delta(eps - l_J - l_K), solved for
+   eps by bisection. NAN when N is too large to sum (the RDP number stands). */
+static double encoder_pld_eps(const bbvfl_privacy_in *in, int m, double hi) {
+  const double s = in->rowdp.scale_eps, mu = sqrt((double)m) / in->rowdp.pca_noise;
+  const double p = 0.5 + in->beta, lr = log((0.5 + in->beta) / (0.5 - in->beta));
+  const long N = (long)m * in->P * in->b;
+  if (N > 200000 || m > 4096) return NAN;
+  const double pr = 1 / (1 + exp(-s)); /* P(the randomized response's loss is +s) */
+  double lo = 0;
+  for (int it = 0; it < 200 && hi - lo > 1e-9 * fmax(1, hi); it++) {
+    double eps = it == 0 ? lo : 0.5 * (lo + hi), d = 0;
+    for (int J = 0; J <= m; J++) {
+      double lj = lgamma(m + 1.0) - lgamma(J + 1.0) - lgamma(m - J + 1.0) + J * log(pr) + (m - J) * log1p(-pr);
+      for (long K = 0; K <= N; K++) {
+        double lk = lgamma(N + 1.0) - lgamma(K + 1.0) - lgamma((double)(N - K) + 1.0) + K * log(p) +
+                    (double)(N - K) * log1p(-p);
+        double w = exp(lj + lk);
+        if (w < 1e-300) continue;
+        d += w * gauss_delta(eps - (2.0 * J - m) * s - (2.0 * K - N) * lr, mu);
+      }
+    }
+    if (it == 0) {
+      if (d <= in->delta) return 0;
+      continue;
+    }
+    if (d > in->delta) lo = eps;
+    else hi = eps;
+  }
+  return hi;
 }
 
 /* The feature-set level, paper's mode: every row's releases of the party compose. */
@@ -83,8 +137,12 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
 
   /* the releases of one row (row mode: plus its DP-SGD steps and the DP scaling), by RDP */
   bbvfl_acct_curve c;
-  bbvfl_pbm_acct_in a = {in->b, in->beta, in->P, in->M, in->epochs, in->delta, 0};
-  if (pbm ? bbvfl_acct_pbm_curve(&a, &c, err) : bbvfl_acct_gaussian_curve(in->clip, in->sigma, in->M, in->epochs, &c, err))
+  if (row && in->rowdp.encoder && (!pbm || !(in->rowdp.pca_noise > 0)))
+    return bbvfl_fail(err, BBVFL_E_ARG, "privacy: the encoder mode needs PBM and a DP-PCA noise multiplier > 0");
+  /* encoder mode: each row is released once, whatever the epochs (later rounds re-send its bytes) */
+  const int enc = row && in->rowdp.encoder, releases = enc ? 1 : in->epochs;
+  bbvfl_pbm_acct_in a = {in->b, in->beta, in->P, in->M, releases, in->delta, 0};
+  if (pbm ? bbvfl_acct_pbm_curve(&a, &c, err) : bbvfl_acct_gaussian_curve(in->clip, in->sigma, in->M, releases, &c, err))
     return -1;
   if (row)
     for (size_t k = 0; k < BBVFL_ACCT_NGRID; k++) {
@@ -99,6 +157,10 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
       (bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->P, in->delta, &pf, err) < 0 ||
        bbvfl_acct_pbm_pld_eps(in->b, in->beta, (uint64_t)in->epochs * in->M * in->P, in->delta, &ps, err) < 0))
     return -1;
+  if (enc) { /* the exact composition of the scaling, the DP-PCA and the one release */
+    pf = encoder_pld_eps(in, 1, out->rdp.epsilon_feature + 1);
+    ps = encoder_pld_eps(in, in->M, out->rdp.epsilon_sample + 1);
+  }
   set_eps(&out->row_feature, out->rdp.epsilon_feature, pf);
   set_eps(&out->row_sample, out->rdp.epsilon_sample, ps);
   /* row mode: no feature-set level (group privacy over every row gives no useful bound) */
@@ -123,6 +185,7 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
   }
   out->finite = 1;
   out->end_to_end = row;
+  out->encoder = enc;
   return 0;
 }
 
@@ -167,7 +230,7 @@ int bbvfl_privacy_solve_beta(const bbvfl_privacy_in *in, double target, double *
 }
 
 const char *bbvfl_privacy_scope(const bbvfl_privacy *p) {
-  return p->end_to_end ? BBVFL_ACCT_SCOPE_ROW : BBVFL_ACCT_SCOPE;
+  return p->end_to_end ? (p->encoder ? BBVFL_ACCT_SCOPE_ENCODER : BBVFL_ACCT_SCOPE_ROW) : BBVFL_ACCT_SCOPE;
 }
 
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p) {
@@ -176,6 +239,7 @@ json_t *bbvfl_privacy_json(const bbvfl_privacy *p) {
                         eps_json(&p->row_feature, "row level: one party's features of one row"), "row_sample",
                         eps_json(&p->row_sample, "sample level: one row, every party's features"));
   if (!o) return NULL;
+  if (p->end_to_end) json_object_set_new(o, "encoder", json_string(p->encoder ? "pca" : "dpsgd"));
   json_t *fs = eps_json(&p->feature_set, "feature-set level: one party's whole column set, every row");
   if (json_is_object(fs)) json_object_set_new(fs, "rows", json_integer(p->rows));
   json_t *mk = eps_json(&p->masked_row_feature, "masked, row level: one party's features of one row, "
@@ -212,7 +276,7 @@ size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n) {
     return add(buf, n, 0, "no privacy guarantee for the features (no noise: every epsilon is infinite); labels %s",
                isfinite(p->labels.epsilon) ? "protected by randomized response (see JSON)" : "unprotected");
   size_t at = add(buf, n, 0, "epsilon at delta %g, %s: row level, one party %.4g (%s); one row, all "
-                  "parties %.4g (%s)", p->delta, p->end_to_end ? "end-to-end (row mode)" : "not end-to-end",
+                  "parties %.4g (%s)", p->delta, p->end_to_end ? (p->encoder ? "end-to-end (row mode, DP-PCA encoder, each row released once)" : "end-to-end (row mode)") : "not end-to-end",
                   p->row_feature.epsilon, p->row_feature.method,
                   p->row_sample.epsilon, p->row_sample.method);
   if (!isnan(p->feature_set.epsilon))

@@ -30,6 +30,9 @@
  *              gradients whose sensitivity is 2 clip when the row's features change (replace
  *              one): 2 alpha / noise^2 per step;
  *   scaling    pure scale_eps, which is (scale_eps^2 / 2)-zCDP: min(scale_eps, alpha scale_eps^2 / 2).
+ * Encoder mode (rowdp.encoder): no DP-SGD; the DP-PCA adds alpha / (2 pca_noise^2); the releases
+ * are ONE release of P coordinates whatever the epochs (each row's output is drawn once and
+ * re-sent); "pld" is then the exact composition of the three (dominating pairs, see privacy.c).
  * A test row is used only by its releases (fewer), so a training row is the worst case. Sample
  * level: M times the party's curve (every party's uses of the row). feature_set is not computed
  * in row mode (group privacy over every row gives no useful bound).
@@ -69,7 +72,8 @@ typedef struct {
 
 typedef struct {
   int finite;   /* 0: NPQ, no guarantee */
-  int end_to_end; /* 0 for every mode today (BBVFL_ACCT_SCOPE) */
+  int end_to_end; /* 1 in row mode (BBVFL_ACCT_SCOPE_ROW / _ENCODER), 0 in the paper's (BBVFL_ACCT_SCOPE) */
+  int encoder;    /* row mode with the frozen DP-PCA encoder: each row released once */
   double delta;
   int rows, masked, colluding, participants;
   bbvfl_privacy_eps row_feature, row_sample, feature_set, masked_row_feature;
@@ -95,12 +99,19 @@ int bbvfl_privacy_solve_beta(const bbvfl_privacy_in *in, double target, double *
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p);
 
 /* What the epsilons of p are, in words (a static string): BBVFL_ACCT_SCOPE in the paper's mode,
- * BBVFL_ACCT_SCOPE_ROW in row mode. */
+ * BBVFL_ACCT_SCOPE_ROW in row mode, BBVFL_ACCT_SCOPE_ENCODER with the encoder. */
 const char *bbvfl_privacy_scope(const bbvfl_privacy *p);
 #define BBVFL_ACCT_SCOPE_ROW                                                                          \
   "row mode: the row-level epsilons are end-to-end for the features: they compose every use of a " \
   "row by its party (DP feature scaling, one DP-SGD step per epoch, every PBM release), under the " \
   "assumptions in docs/PRIVACY.md (a public batch schedule, private noise, rows in the table once); " \
+  "the labels are covered only by --label-epsilon"
+
+#define BBVFL_ACCT_SCOPE_ENCODER                                                                      \
+  "row mode, DP-PCA encoder: the row-level epsilons are end-to-end for the features: they compose "  \
+  "every use of a row by its party (the DP medians of its columns, the DP covariance of its sign "   \
+  "features, the one PBM release of the row; every later round re-sends the same bytes), under the " \
+  "assumptions in docs/PRIVACY.md (private noise, rows in the table once, the release cache kept); "  \
   "the labels are covered only by --label-epsilon"
 
 /* One line for people, into buf (always NUL-terminated when n > 0): every relation that was

@@ -47,7 +47,7 @@ uint64_t bbvfl_rng_stream(uint32_t purpose, uint32_t index);
 int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, uint64_t stream, bbvfl_err *err);
 enum { BBVFL_STREAM_SPLIT = 1, BBVFL_STREAM_INIT = 2, BBVFL_STREAM_NOISE = 3, BBVFL_STREAM_SCHEDULE = 4,
        BBVFL_STREAM_HEAD = 5, BBVFL_STREAM_TEST = 6, BBVFL_STREAM_LABELS = 7,
-       BBVFL_STREAM_SCALE = 8, BBVFL_STREAM_DPSGD = 9 };
+       BBVFL_STREAM_SCALE = 8, BBVFL_STREAM_DPSGD = 9, BBVFL_STREAM_DPPCA = 10 };
 
 uint32_t bbvfl_rng_u32(bbvfl_rng *r);
 uint64_t bbvfl_rng_u64(bbvfl_rng *r);

@@ -15,15 +15,27 @@
 #ifndef BBVFL_DP_ROWDP_H
 #define BBVFL_DP_ROWDP_H
 
+/* Encoder mode (encoder = 1, `--encoder pca`): the client models are not trained at all. Each
+ * party's columns become sign features, sign(x - c) with c a DP median per column (pure
+ * scale_eps over the party's columns, dp/dpscale.h); its model is one frozen linear layer + tanh
+ * whose weights are the top P directions of a DP covariance of those features (Gaussian
+ * mechanism, noise multiplier pca_noise, dp/dppca.h); each row (training and test) is released
+ * ONCE by PBM and every later round that needs the row re-sends the same bytes (post-processing:
+ * nothing new is revealed), so the head trains as many epochs as it likes on sums already
+ * released. No DP-SGD (clip and noise unused). The accountant (dp/privacy.h) composes the
+ * scaling, the DP-PCA and the one release. */
 typedef struct {
   int on;           /* 1: row mode; 0: the paper's mode (fields below unused) */
   double clip;      /* DP-SGD per-row L2 clip norm, > 0 */
   double noise;     /* DP-SGD noise multiplier, > 0 */
   double scale_eps; /* pure epsilon of one party's whole DP feature scaling, > 0 */
+  int encoder;      /* 1: the frozen DP-PCA encoder, each row released once (above); 0: DP-SGD */
+  double pca_noise; /* encoder: the DP covariance's Gaussian noise multiplier, > 0 */
 } bbvfl_rowdp;
 
 #define BBVFL_ROWDP_CLIP 1.0
 #define BBVFL_ROWDP_NOISE 2.0
 #define BBVFL_ROWDP_SCALE_EPS 0.25
+#define BBVFL_ROWDP_PCA_NOISE 3.0
 
 #endif

@@ -270,7 +270,8 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
     res->cols_per_client[m] = nc;
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
                           .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp,
-                          .max_pending = (size_t)c->staleness + 1};
+                          .max_pending = (size_t)c->staleness + 1, .train_rows = t.data.train,
+                          .n_train = t.data.n_train};
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
     int prc = bbvfl_party_init(&t.parties[m], &pc, cols, ds->n, nc, err);
     free(cols);

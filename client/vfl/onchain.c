@@ -321,7 +321,9 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         .opt = s->train.opt,
                         .seed = cfg->seed,
                         .seeded_noise = cfg->seeded_noise,
-                        .rowdp = s->train.rowdp};
+                        .rowdp = s->train.rowdp,
+                        .train_rows = c.data.train,
+                        .n_train = c.data.n_train};
   memcpy(pc.hidden, s->train.hidden, sizeof pc.hidden);
   int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
   free(cols);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dp/dppca.h"
 #include "vfl/ckpt.h"
 
 static void window_free(bbvfl_party_window *w);
@@ -17,6 +18,8 @@ void bbvfl_party_free(bbvfl_party *p) {
   free(p->dpacc);
   free(p->dprow);
   free(p->gtmp);
+  free(p->qhave);
+  free(p->qcache);
   window_free(&p->last);
   for (size_t i = 0; i < p->pend_cap; i++) window_free(&p->pend[i]);
   free(p->pend);
@@ -25,6 +28,43 @@ void bbvfl_party_free(bbvfl_party *p) {
   bbvfl_rng_wipe(&p->noise);
   bbvfl_rng_wipe(&p->dpnoise);
   memset(p, 0, sizeof *p);
+}
+
+/* Encoder mode: the DP-PCA weights of the training rows, bias 0, frozen; the release cache. */
+static int freeze_encoder(bbvfl_party *p, bbvfl_err *err) {
+  const bbvfl_party_cfg *cfg = &p->cfg;
+  if (cfg->mech.kind != BBVFL_MECH_PBM) return bbvfl_fail(err, BBVFL_E_ARG, "the encoder mode needs the PBM mechanism");
+  if (!(cfg->rowdp.pca_noise > 0) || !isfinite(cfg->rowdp.pca_noise))
+    return bbvfl_fail(err, BBVFL_E_ARG, "the encoder's DP-PCA noise multiplier must be > 0, got %g", cfg->rowdp.pca_noise);
+  if (!cfg->train_rows || cfg->n_train < 1)
+    return bbvfl_fail(err, BBVFL_E_ARG, "the encoder mode needs the training rows");
+  float *z = malloc(cfg->n_train * p->ncols * sizeof *z);
+  p->qhave = calloc(p->nrows, 1);
+  p->qcache = calloc(p->nrows, (size_t)cfg->P);
+  if (!z || !p->qhave || !p->qcache) {
+    free(z);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < cfg->n_train; i++) {
+    if (cfg->train_rows[i] >= p->nrows) {
+      free(z);
+      return bbvfl_fail(err, BBVFL_E_ARG, "training row %zu out of range (%zu rows)", cfg->train_rows[i], p->nrows);
+    }
+    memcpy(z + i * p->ncols, p->x + cfg->train_rows[i] * p->ncols, p->ncols * sizeof *z);
+  }
+  bbvfl_rng r;
+  int rc = bbvfl_rng_init_noise(&r, cfg->seeded_noise, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_DPPCA, (uint32_t)cfg->index),
+                                err);
+  if (rc == 0) {
+    rc = bbvfl_dp_pca_encoder(z, cfg->n_train, p->ncols, cfg->P, cfg->rowdp.pca_noise, &r, p->mlp.params + p->mlp.woff[0],
+                              err);
+    bbvfl_rng_wipe(&r);
+  }
+  free(z);
+  if (rc != 0) return -1;
+  memset(p->mlp.params + p->mlp.boff[0], 0, (size_t)cfg->P * sizeof(float));
+  p->frozen = 1;
+  return 0;
 }
 
 int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *cols, size_t nrows, size_t ncols,
@@ -40,15 +80,17 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
   p->x = malloc(nrows * ncols * sizeof *p->x);
   if (!p->x) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   memcpy(p->x, cols, nrows * ncols * sizeof *p->x);
+  const int enc = cfg->rowdp.on && cfg->rowdp.encoder, nh = enc ? 0 : cfg->nhidden;
   int dims[BBVFL_MAX_HIDDEN + 2];
   dims[0] = (int)ncols;
-  for (int l = 0; l < cfg->nhidden; l++) dims[l + 1] = cfg->hidden[l];
-  dims[cfg->nhidden + 1] = cfg->P;
+  for (int l = 0; l < nh; l++) dims[l + 1] = cfg->hidden[l];
+  dims[nh + 1] = cfg->P;
   bbvfl_rng init;
   bbvfl_rng_init_seeded(&init, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_INIT, (uint32_t)cfg->index));
-  if (bbvfl_mlp_init(&p->mlp, cfg->nhidden + 1, dims, &init, err) != 0) goto fail;
+  if (bbvfl_mlp_init(&p->mlp, nh + 1, dims, &init, err) != 0) goto fail;
   if (bbvfl_optim_init(&p->opt, &cfg->opt, p->mlp.nparams, err) != 0) goto fail;
-  if (cfg->rowdp.on) {
+  if (enc && freeze_encoder(p, err) != 0) goto fail;
+  if (cfg->rowdp.on && !enc) {
     if (!(cfg->rowdp.clip > 0) || !(cfg->rowdp.noise > 0) || !isfinite(cfg->rowdp.clip) || !isfinite(cfg->rowdp.noise)) {
       bbvfl_fail(err, BBVFL_E_ARG, "DP-SGD: clip and noise multiplier must be > 0, got %g and %g", cfg->rowdp.clip,
                  cfg->rowdp.noise);
@@ -145,7 +187,20 @@ static int forward_rows(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *
   size_t n = nb * (size_t)p->cfg.P;
   switch (p->cfg.mech.kind) {
   case BBVFL_MECH_PBM:
-    bbvfl_pbm_quantize(&p->cfg.mech, p->h, n, &p->noise, q);
+    if (p->frozen) {
+      /* each row is released once: a row seen before sends the bytes it sent then */
+      size_t P = (size_t)p->cfg.P;
+      for (size_t i = 0; i < nb; i++) {
+        uint8_t *c = p->qcache + rows[i] * P;
+        if (!p->qhave[rows[i]]) {
+          bbvfl_pbm_quantize(&p->cfg.mech, p->h + i * P, P, &p->noise, c);
+          p->qhave[rows[i]] = 1;
+        }
+        memcpy(q + i * P, c, P);
+      }
+    } else {
+      bbvfl_pbm_quantize(&p->cfg.mech, p->h, n, &p->noise, q);
+    }
     break;
   case BBVFL_MECH_NPQ:
     memcpy(hf, p->h, n * sizeof(float));
@@ -219,6 +274,7 @@ static int dpsgd_grad(bbvfl_party *p, const bbvfl_party_window *w, size_t first,
    optimizer step. Fails only before touching the model (out of memory on the first use). */
 static int step_batch(bbvfl_party *p, const bbvfl_party_window *w, size_t first, size_t nb, const float *grad,
                       bbvfl_err *err) {
+  if (p->frozen) return 0; /* the encoder mode: the model never steps */
   size_t P = (size_t)p->cfg.P, n = nb * P;
   const float *g = grad;
   if (w->scale) {
@@ -283,7 +339,7 @@ int bbvfl_party_save(const bbvfl_party *p, const char *path, bbvfl_err *err) {
   memset(&none, 0, sizeof none);
   /* a getrandom-keyed generator is never written to disk (its key would let anyone strip the noise) */
   bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->noise : &none, sizeof none);
-  if (p->cfg.rowdp.on) bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->dpnoise : &none, sizeof none);
+  if (p->cfg.rowdp.on && !p->frozen) bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->dpnoise : &none, sizeof none);
   /* the pending FIFO, oldest first: what each window's gradient will need */
   bbvfl_ckpt_put_u64(&c, (uint64_t)p->npend);
   for (size_t i = 0; i < p->npend; i++) {
@@ -292,6 +348,10 @@ int bbvfl_party_save(const bbvfl_party *p, const char *path, bbvfl_err *err) {
     bbvfl_ckpt_put_floats(&c, w->acts, bbvfl_mlp_cache_floats(&p->mlp, w->rows));
     bbvfl_ckpt_put_floats(&c, w->params, p->mlp.nparams);
     if (w->scale) bbvfl_ckpt_put_floats(&c, w->scale, w->rows);
+  }
+  if (p->frozen) { /* the releases made so far: a restarted party must send the same bytes again */
+    bbvfl_ckpt_put_bytes(&c, p->qhave, p->nrows);
+    bbvfl_ckpt_put_bytes(&c, p->qcache, p->nrows * (size_t)p->cfg.P);
   }
   int rc = bbvfl_ckpt_save(&c, path, "party", err);
   bbvfl_ckpt_free(&c);
@@ -308,6 +368,7 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
   bbvfl_rng noise, dpn;
   memset(&dpn, 0, sizeof dpn);
   bbvfl_party_window *win = NULL;
+  uint8_t *qh = NULL, *qc = NULL;
   uint64_t nwin = 0;
   int rc = -1;
   if (!params || !m || !v) {
@@ -318,7 +379,7 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
       bbvfl_ckpt_get_f64(&c, &lr, err) || bbvfl_ckpt_get_floats(&c, params, p->mlp.nparams, err) ||
       bbvfl_ckpt_get_floats(&c, m, p->opt.n, err) || bbvfl_ckpt_get_floats(&c, v, p->opt.n, err) ||
       bbvfl_ckpt_get_bytes(&c, &noise, sizeof noise, err) ||
-      (p->cfg.rowdp.on && bbvfl_ckpt_get_bytes(&c, &dpn, sizeof dpn, err))) {
+      (p->cfg.rowdp.on && !p->frozen && bbvfl_ckpt_get_bytes(&c, &dpn, sizeof dpn, err))) {
     bbvfl_wrap(err, "%s", path);
     goto out;
   }
@@ -363,6 +424,21 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
     }
     win[i].rows = (size_t)r;
   }
+  if (p->frozen) {
+    size_t nq = p->nrows * (size_t)p->cfg.P;
+    qh = malloc(p->nrows);
+    qc = malloc(nq);
+    if (!qh || !qc) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+    if (bbvfl_ckpt_get_bytes(&c, qh, p->nrows, err) != 0 || bbvfl_ckpt_get_bytes(&c, qc, nq, err) != 0) {
+      bbvfl_wrap(err, "%s: the encoder's releases", path);
+      goto out;
+    }
+    memcpy(p->qhave, qh, p->nrows);
+    memcpy(p->qcache, qc, nq);
+  }
   memcpy(p->mlp.params, params, p->mlp.nparams * sizeof(float));
   memcpy(p->opt.m, m, p->opt.n * sizeof(float));
   memcpy(p->opt.v, v, p->opt.n * sizeof(float));
@@ -370,7 +446,7 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
   p->opt.lr_now = lr;
   p->steps = steps;
   if (p->cfg.seeded_noise) p->noise = noise; /* an OS-keyed generator is never restored from disk */
-  if (p->cfg.seeded_noise && p->cfg.rowdp.on) p->dpnoise = dpn;
+  if (p->cfg.seeded_noise && p->cfg.rowdp.on && !p->frozen) p->dpnoise = dpn;
   for (size_t i = 0; i < p->pend_cap; i++) window_free(&p->pend[i]);
   free(p->pend);
   p->pend = win;
@@ -382,6 +458,8 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
 out:
   for (uint64_t i = 0; i < nwin && win; i++) window_free(&win[i]);
   free(win);
+  free(qh);
+  free(qc);
   bbvfl_rng_wipe(&noise);
   bbvfl_rng_wipe(&dpn);
   free(params);

@@ -50,6 +50,9 @@ typedef struct {
   int seeded_noise;               /* 1: noise from (seed, NOISE, index); 0: getrandom */
   bbvfl_rowdp rowdp;              /* on: backward is DP-SGD (dp/rowdp.h), noise from the same generator */
   size_t max_pending;             /* windows the FIFO may hold (staleness s: s + 1); 0: no limit */
+  const size_t *train_rows;       /* rowdp.encoder: the training rows (indices into the table, n_train
+                                     of them, borrowed during init) the DP-PCA encoder is fitted on */
+  size_t n_train;
 } bbvfl_party_cfg;
 
 /* One pending window: the forward that produced the submission (activations and parameters). */
@@ -80,9 +83,16 @@ typedef struct {
                                      (buffers kept) up to pend_cap */
   size_t npend, pend_cap;
   uint64_t steps;                 /* optimizer steps taken */
+  int frozen;                     /* encoder mode: the model never steps; each row released once */
+  uint8_t *qhave, *qcache;        /* encoder mode: row r released (qhave[r]) and its P bytes */
 } bbvfl_party;
 
-/* cols: the party's columns of each of the nrows rows (nrows x ncols row-major), copied. */
+/* cols: the party's columns of each of the nrows rows (nrows x ncols row-major), copied.
+ * Encoder mode (cfg->rowdp.on and .encoder, PBM only; dp/rowdp.h): the model is one linear layer
+ * (nhidden ignored) + tanh whose weights are the DP-PCA encoder of the training rows
+ * cfg->train_rows (dp/dppca.h, noise from (seed, DPPCA, index) or getrandom); it is frozen (the
+ * apply calls pop their windows and take no step), and the first forward of a row draws its PBM
+ * output once: every later forward of that row, training or evaluation, sends the same bytes. */
 int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *cols, size_t nrows, size_t ncols,
                      bbvfl_err *err);
 void bbvfl_party_free(bbvfl_party *p);

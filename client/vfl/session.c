@@ -111,6 +111,11 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
   if (tr && t->rowdp.on)
     json_object_set_new(tr, "row_privacy", json_pack("{s:f, s:f, s:f}", "dpsgd_clip", t->rowdp.clip, "dpsgd_noise",
                                                      t->rowdp.noise, "scale_epsilon", t->rowdp.scale_eps));
+  if (tr && t->rowdp.on && t->rowdp.encoder) { /* the frozen DP-PCA encoder, each row released once */
+    json_t *rpo = json_object_get(tr, "row_privacy");
+    json_object_set_new(rpo, "encoder", json_string("pca"));
+    json_object_set_new(rpo, "pca_noise", json_real(t->rowdp.pca_noise));
+  }
   json_t *classes = json_array();
   for (int i = 0; classes && i < s->n_classes; i++) json_array_append_new(classes, json_string(s->classes[i]));
   if (tr && classes && s->n_classes > 0) json_object_set(tr, "classes", classes);
@@ -310,6 +315,19 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
       goto out;
     }
     t->rowdp.on = 1;
+    json_t *enc = json_object_get(rp, "encoder"); /* absent: DP-SGD (every file written before the encoder) */
+    if (enc) {
+      if (!json_is_string(enc) || strcmp(json_string_value(enc), "pca") != 0) {
+        bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\".\"encoder\" must be \"pca\"", path);
+        goto out;
+      }
+      if (get_num(rp, "pca_noise", &t->rowdp.pca_noise, path, err) < 0) goto out;
+      if (!(t->rowdp.pca_noise > 0) || !isfinite(t->rowdp.pca_noise)) {
+        bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\".\"pca_noise\" must be > 0 and finite", path);
+        goto out;
+      }
+      t->rowdp.encoder = 1;
+    }
   }
   t->label_eps = 0; /* absent: true labels (and every session file written before label DP) */
   if (json_object_get(tr, "label_epsilon")) {

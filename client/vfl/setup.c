@@ -17,7 +17,7 @@ void bbvfl_vfl_data_free(bbvfl_vfl_data *v) {
 }
 
 /* Row mode: each column scaled by a DP centre and scale (dp/dpscale.h) from the training rows,
-   clipped to +-BBVFL_DPSCALE_CLIP; a party's scale_eps split evenly over its columns. The
+   clipped to +-BBVFL_DPSCALE_CLIP (encoder mode: sign(x - DP median), no scale); a party's scale_eps split evenly over its columns. The
    randomness of column j is the stream (seed, SCALE, j) in seeded mode, so every process that
    holds the column draws the same, else getrandom. Columns outside the partition stay 0. */
 static int dp_scale(const bbvfl_dataset *ds, bbvfl_vfl_data *v, const bbvfl_rowdp *rd, uint64_t seed, int seeded,
@@ -37,16 +37,19 @@ static int dp_scale(const bbvfl_dataset *ds, bbvfl_vfl_data *v, const bbvfl_rowd
         rc = -1;
         break;
       }
-      double c, sc;
-      rc = bbvfl_dp_robust_scale(col, v->n_train, eps, &r, &c, &sc, err);
+      double c, sc = 1;
+      /* the encoder mode: sign features around a DP median (the column's whole share on it) */
+      rc = rd->encoder ? bbvfl_dp_centre(col, v->n_train, eps, &r, &c, err)
+                       : bbvfl_dp_robust_scale(col, v->n_train, eps, &r, &c, &sc, err);
       bbvfl_rng_wipe(&r);
       if (rc != 0) {
         bbvfl_wrap(err, "column %zu", j);
         break;
       }
       for (size_t i = 0; i < ds->n; i++) {
-        double z = (ds->x[i * ds->d + j] - c) / sc;
-        v->xstd[i * ds->d + j] = (float)fmax(-BBVFL_DPSCALE_CLIP, fmin(BBVFL_DPSCALE_CLIP, z));
+        double x = ds->x[i * ds->d + j], z = (x - c) / sc;
+        v->xstd[i * ds->d + j] = rd->encoder ? (x >= c ? 1.0f : -1.0f)
+                                             : (float)fmax(-BBVFL_DPSCALE_CLIP, fmin(BBVFL_DPSCALE_CLIP, z));
       }
     }
   }

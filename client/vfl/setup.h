@@ -29,7 +29,8 @@ int bbvfl_vfl_data_prepare(const bbvfl_dataset *ds, uint64_t seed, double test_f
                            bbvfl_vfl_data *out, bbvfl_err *err);
 /* The same with the row mode's scaling (rd non-NULL and on): each column's centre and scale are
  * DP estimates from the training rows (dp/dpscale.h, rd->scale_eps per party, split over its
- * columns), the scaled values clipped to +-BBVFL_DPSCALE_CLIP; randomness from the seed's SCALE
+ * columns), the scaled values clipped to +-BBVFL_DPSCALE_CLIP (rd->encoder: sign(x - DP median) in
+ * {-1, +1}, the column's share on the median); randomness from the seed's SCALE
  * streams when seeded_noise, else getrandom. rd NULL or off: as bbvfl_vfl_data_prepare. */
 int bbvfl_vfl_data_prepare_dp(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
                               const bbvfl_rowdp *rd, int seeded_noise, bbvfl_vfl_data *out, bbvfl_err *err);

@@ -27,6 +27,25 @@ assert ("--masked" in o["demo"]) == bool(o["masked"]), o["demo"]
 assert "not itself private" in o["note"]
 PY
 
+# the encoder mode (--encoder pca): calibrated through the exact composition, each row released once
+"$BBVFL_BIN" tune --target-epsilon 8 --encoder pca --lr 0.01 --seeds 2 --tune-seeds 1 --out "$work/e" >"$work/e.out" 2>"$work/e.err" ||
+  { cat "$work/e.err" >&2; fail "tune --encoder pca failed"; }
+grep -q "DP-PCA encoder, each row released once" "$work/e.out" || fail "the encoder tune does not name its mode"
+grep -q "the tuning itself is not private" "$work/e.out" || fail "no warning that tuning is not private (encoder)"
+python3 - "$work/e/tune.json" <<'PY' || fail "tune.json (encoder)"
+import json, sys
+o = json.load(open(sys.argv[1]))
+p = o["privacy"]
+assert o["encoder"] == "pca" and p["encoder"] == "pca" and p["end_to_end"] is True, o
+lvl = p["row_feature"]
+assert 8 * (1 - 1e-4) <= lvl["epsilon"] <= 8 * (1 + 1e-9) and lvl["method"] == "pld", lvl
+assert o["b"] in (1, 2, 4, 8) and o["P"] in (1, 2) and o["pca_noise"] in (2, 4, 8, 16), o
+for flag in ("--privacy row", "--encoder pca", "--b %d" % o["b"], "--P %d" % o["P"], "--pca-noise %g" % o["pca_noise"],
+             "--scale-epsilon %g" % o["scale_epsilon"]):
+    assert flag in o["demo"], (flag, o["demo"])
+assert o["test_auroc_median"] > 0.9, o
+PY
+
 set +e
 "$BBVFL_BIN" tune --target-epsilon 0.01 --noise 4 --tune-seeds 1 --out "$work/u" >"$work/u.out" 2>&1; rc=$?
 set -e

@@ -6,7 +6,7 @@
 # order the client processes happen to run their forwards and DP-SGD steps in (the DP-SGD noise has
 # its own stream). The report says end-to-end and gives the same epsilons as
 # `bbvfl train --offchain` with the same flags, and they compose more than the releases alone (the
-# paper's mode, same PBM parameters).
+# paper's mode, same PBM parameters). Then the same for the encoder mode, and its audit.
 # Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
@@ -38,5 +38,32 @@ for lvl in ("row_feature", "row_sample"):
 assert rp["feature_set"] is None
 print("row mode on chain: AUROC %.4f (= off chain), row level %.1f, sample level %.1f (releases alone %.1f)"
       % (r["auroc"], rp["row_feature"]["epsilon"], rp["row_sample"]["epsilon"], pp["row_feature"]["rdp"]))
+PY
+# The encoder mode (`--encoder pca`: sign features around DP medians, a frozen DP-PCA layer, each row
+# released once and re-sent): on chain as off chain (equal AUROC), the session carries the encoder,
+# the report's exact composition equals the off-chain one, and the audit of the chain passes.
+eflags=(--clients 3 --epochs 3 --seed 5 --privacy row --encoder pca --pca-noise 4 --scale-epsilon 1 --P 1 --b 2
+        --beta 0.4 --lr 0.01)
+"$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --out "$work/enc" --compare "${eflags[@]}" >"$work/enc.log" 2>&1 ||
+  { cat "$work/enc.log" >&2; fail "encoder demo failed"; }
+grep -q "DP-PCA encoder, each row released once" "$work/enc.log" || fail "encoder demo summary does not name the encoder"
+"$BBVFL_BIN" train --offchain --quiet --json "${eflags[@]}" --out "$work/encoff" >"$work/encoff.json" ||
+  fail "off-chain encoder run failed"
+"$BBVFL_BIN" audit --session "$work/enc/session.json" --json --quiet >"$work/enc.audit.json" 2>"$work/enc.audit.err" ||
+  { cat "$work/enc.audit.err" >&2; fail "the audit of the encoder session failed"; }
+python3 - "$work/enc/session.json" "$work/enc/report.json" "$work/encoff.json" <<'PY' || fail "encoder session against the off-chain run"
+import json, sys
+s, r, o = (json.load(open(f)) for f in sys.argv[1:4])
+rp = s["training"]["row_privacy"]
+assert rp["encoder"] == "pca" and rp["pca_noise"] == 4 and rp["scale_epsilon"] == 1, rp
+assert r["auroc"] == r["auroc_offchain_same_seed"], (r["auroc"], r["auroc_offchain_same_seed"])
+assert r["auroc"] > 0.8, r["auroc"]
+pr, po = r["privacy"], o["privacy"]
+assert pr["encoder"] == "pca" and pr["end_to_end"] is True
+for lvl in ("row_feature", "row_sample"):
+    assert pr[lvl]["method"] == "pld" and pr[lvl]["epsilon"] <= pr[lvl]["rdp"], pr[lvl]
+    assert abs(pr[lvl]["epsilon"] - po[lvl]["epsilon"]) <= 1e-9 * po[lvl]["epsilon"], lvl
+print("encoder on chain: AUROC %.4f (= off chain), row level %.3f (pld; rdp %.3f)"
+      % (r["auroc"], pr["row_feature"]["epsilon"], pr["row_feature"]["rdp"]))
 PY
 echo "row privacy: ok"

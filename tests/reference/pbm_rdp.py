@@ -19,7 +19,7 @@ mp.mp.dps = 60
 
 
 def grid():
-    g = [Fraction(i, 10) for i in range(11, 110)] + [Fraction(i) for i in range(11, 64)]
+    g = [Fraction(i, 100) for i in range(101, 110)] + [Fraction(i, 10) for i in range(11, 110)] + [Fraction(i) for i in range(11, 64)]
     return g + [Fraction(128), Fraction(256), Fraction(512), Fraction(1024)]
 
 

@@ -185,9 +185,10 @@ static double ref_pbm(int b, double beta, double alpha) {
 }
 
 static double ref_eps(int b, double beta, int P, int E, int M, double z, double se, double delta) {
-  double grid[160];
+  double grid[170];
   int n = 0;
-  for (int k = 11; k <= 109; k++) grid[n++] = k / 10.0; /* 1.1 .. 10.9 */
+  for (int k = 101; k <= 109; k++) grid[n++] = k / 100.0; /* 1.01 .. 1.09 */
+  for (int k = 11; k <= 109; k++) grid[n++] = k / 10.0;   /* 1.1 .. 10.9 */
   for (int k = 11; k <= 63; k++) grid[n++] = k;
   for (int k = 128; k <= 1024; k *= 2) grid[n++] = k;
   double best = INFINITY;
@@ -232,7 +233,7 @@ static void test_row_accountant(void **st) {
   bbvfl_privacy_line(&p, line, sizeof line);
   assert_non_null(strstr(line, "end-to-end (row mode)"));
   /* bad row-mode parameters */
-  in.rowdp = (bbvfl_rowdp){1, 1, 0, 0.25};
+  in.rowdp = (bbvfl_rowdp){1, 1, 0, 0.25, 0, 0};
   assert_int_equal(bbvfl_privacy_compute(&in, &p, NULL, &err), -1);
 }
 

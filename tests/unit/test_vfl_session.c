@@ -59,7 +59,7 @@ static void make_session(bbvfl_session *s) {
   s->train.seed = 99;
   s->train.test_frac = 0.25;
   s->train.label_eps = 1.5;
-  s->train.rowdp = (bbvfl_rowdp){1, 0.75, 3.5, 0.125};
+  s->train.rowdp = (bbvfl_rowdp){1, 0.75, 3.5, 0.125, 0, 0};
   s->train.nhidden = 2;
   s->train.hidden[0] = 24;
   s->train.hidden[1] = 12;

@@ -191,7 +191,7 @@ static void test_k1_bit_identical(void **st) {
   c.B = 6;
   c.epochs = 2;
   c.seed = 5;
-  c.rowdp = (bbvfl_rowdp){1, BBVFL_ROWDP_CLIP, BBVFL_ROWDP_NOISE, BBVFL_ROWDP_SCALE_EPS};
+  c.rowdp = (bbvfl_rowdp){1, BBVFL_ROWDP_CLIP, BBVFL_ROWDP_NOISE, BBVFL_ROWDP_SCALE_EPS, 0, 0};
   c.eval_rows_per_round = 6;
   bbvfl_test_train(&c, &r);
   assert_epochs(&r, row, 2);
@@ -219,7 +219,7 @@ static void party_cfg(bbvfl_party_cfg *pc, bbvfl_mech_kind kind, int rowdp) {
   pc->mech = (bbvfl_mech){.kind = kind, .b = 8, .beta = 0.2, .C = 1, .clip = 1, .sigma = 0.5};
   bbvfl_optim_defaults(&pc->opt);
   pc->opt.lr = 0.05;
-  if (rowdp) pc->rowdp = (bbvfl_rowdp){1, 0.5, 1.0, 1.0};
+  if (rowdp) pc->rowdp = (bbvfl_rowdp){1, 0.5, 1.0, 1.0, 0, 0};
 }
 
 #define NR 12
