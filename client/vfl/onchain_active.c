@@ -382,11 +382,13 @@ int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
 }
 
 
-/* After an active-only call reverted with NotActive(): 1 when the chain has elected another
-   client (this one was slow, not dead): it carries on as a passive client (err cleared); 0 when
-   not (err kept). */
+/* After an active client's call reverted with NotActive(), or with NotTraining() (the session
+   ended while this client was stopped: the client elected in its place finished it): 1 when the
+   chain has elected another client (this one was slow, not dead): it carries on as a passive
+   client (err cleared); 0 when not (err kept). */
 int oc_demoted(cl *c, uint64_t r, bbvfl_err *err) {
-  if (!bbvfl_err_revert_sel_is(err, BBVFL_SEL_NotActive)) return 0;
+  if (!bbvfl_err_revert_sel_is(err, BBVFL_SEL_NotActive) && !bbvfl_err_revert_sel_is(err, BBVFL_SEL_NotTraining))
+    return 0;
   uint8_t act[20];
   bbvfl_err e2 = {0};
   if (bbvfl_aggc_active(&c->agg, act, &e2) < 0 || !memcmp(act, c->me, 20)) return 0;

@@ -111,8 +111,9 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
     return 0;
   }
   bbvfl_client_info ci;
-  if ((!err->revert.present || bbvfl_err_revert_sel_is(err, BBVFL_SEL_ClientExcluded)) &&
-      bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
+  /* whatever the revert (ClientExcluded, or RoundClosed when the others moved on past an excluded
+     client's round), the chain says whether this client is still in the session */
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was excluded from the session after %u accepted rounds (it missed a "
                       "round's deadline and someone called expireRound())",
