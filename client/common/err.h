@@ -43,24 +43,23 @@ typedef struct {
   unsigned long long args[4];
 } bbvfl_revert;
 
-/* Why a node refused a request, as far as it says: JSON-RPC has codes only for malformed
- * requests (-32700..-32600) and a missing method (-32601); every refusal of a transaction comes
- * with a generic code (geth: -32000 "nonce too low", "already known", "replacement transaction
- * underpriced", "insufficient funds for gas * price + value", "invalid chain id"; anvil: -32003
- * or -32000 with its own wording, e.g. "nonce too low", "transaction already imported"), so
- * the node's message is the only data that tells them apart. It is read in exactly one place,
- * where the node's error object enters (eth/rpc.c, bbvfl_rpc_error_from_json), and turned into
- * this enum; every caller branches on the enum. */
+/* Why a node refused a request. JSON-RPC has codes only for malformed requests
+ * (-32700..-32600) and a missing method (-32601); every refusal of a transaction comes with a
+ * generic code (geth -32000, anvil -32003 or -32000) and words that differ from node to node and
+ * release to release. bbvfl never reads those words: where the answer enters (eth/rpc_errors.c)
+ * only the code is classified (-32601: BBVFL_NODE_METHOD_NOT_FOUND, anything else
+ * BBVFL_NODE_OTHER), and the sender (eth/sender.c) finds out the rest by asking the chain what
+ * is true of the transaction it sent: is this hash known (sent already), the account's pending
+ * nonce (too low, a gap), the chain id, the balance against gas * fee + value, the current fees.
+ * The node's message is kept for people (bbvfl_rpc_error.message) and never branched on. */
 typedef enum {
-  BBVFL_NODE_OTHER = 0,          /* none of the below: see code and message */
-  BBVFL_NODE_METHOD_NOT_FOUND,   /* -32601, or the method is not supported by this node */
-  BBVFL_NODE_ALREADY_KNOWN,      /* the pool already has this very transaction */
-  BBVFL_NODE_NONCE_TOO_LOW,      /* the account's nonce is past this one (it may be ours, mined) */
-  BBVFL_NODE_NONCE_TOO_HIGH,     /* a gap, or an otherwise invalid nonce */
-  BBVFL_NODE_UNDERPRICED,        /* fee below the base fee or a replacement's minimum */
+  BBVFL_NODE_OTHER = 0,          /* none of the below (or not asked yet): see code and message */
+  BBVFL_NODE_METHOD_NOT_FOUND,   /* -32601 */
+  BBVFL_NODE_NONCE_TOO_LOW,      /* the account's pending nonce is past this one */
+  BBVFL_NODE_NONCE_TOO_HIGH,     /* a gap: this nonce is past the account's pending nonce */
+  BBVFL_NODE_UNDERPRICED,        /* the node's current fees are above the ones signed */
   BBVFL_NODE_INSUFFICIENT_FUNDS, /* the account cannot pay gas * price + value */
-  BBVFL_NODE_WRONG_CHAIN,        /* signed for another chain id */
-  BBVFL_NODE_TIMEOUT             /* the node gave up waiting (e.g. eth_sendRawTransactionSync) */
+  BBVFL_NODE_WRONG_CHAIN         /* signed for another chain id */
 } bbvfl_node_refusal;
 
 /* A JSON-RPC error object the node answered with (code BBVFL_E_RPC): its code, its own
@@ -68,7 +67,8 @@ typedef enum {
 typedef struct {
   int present;               /* 1: the node answered with an error object */
   long long code;            /* e.g. -32601 method not found, -32000 (geth) server error */
-  bbvfl_node_refusal kind;   /* classified from (code, message) where the error entered */
+  bbvfl_node_refusal kind;   /* from the code where the error entered; refined by the sender
+                                from the chain's state (never from the message) */
   char message[160];         /* the node's message, control characters cut */
 } bbvfl_rpc_error;
 

@@ -198,13 +198,13 @@ int bbvfl_rpc_send_raw(bbvfl_rpc *r, const uint8_t *raw, size_t len, uint8_t has
   return -1;
 }
 
+/* A refused send whose very bytes the node has (pending or mined: an earlier attempt got
+ * through, or the node "already knows" them, in whatever words) is sent. Asked by the hash,
+ * never read from the refusal's message. */
 static int already_sent(bbvfl_rpc *r, const bbvfl_err *e, const uint8_t hash[32]) {
-  if (bbvfl_err_node_refused_is(e, BBVFL_NODE_ALREADY_KNOWN)) return 1;
-  if (bbvfl_err_node_refused_is(e, BBVFL_NODE_NONCE_TOO_LOW)) { /* ours, mined, or someone else's */
-    bbvfl_err e2 = {0};
-    return bbvfl_rpc_get_tx(r, hash, NULL, &e2) == 1;
-  }
-  return 0;
+  if (!bbvfl_err_node_refused(e) || bbvfl_err_node_refused_is(e, BBVFL_NODE_METHOD_NOT_FOUND)) return 0;
+  bbvfl_err e2 = {0};
+  return bbvfl_rpc_get_tx(r, hash, NULL, &e2) == 1;
 }
 
 int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double timeout_s,
@@ -249,9 +249,14 @@ int bbvfl_rpc_send_raw_sync(bbvfl_rpc *r, const uint8_t *raw, size_t len, double
   if (r->outages != outages0)
     return bbvfl_fail(err, BBVFL_E_RPC, "eth_sendRawTransactionSync: the node at %s restarted during the call (%s)",
                       r->url, e.msg);
-  if (already_sent(r, &e, hash) ||
-      (bbvfl_err_node_refused_is(&e, BBVFL_NODE_TIMEOUT) && bbvfl_rpc_get_tx(r, hash, NULL, NULL) == 1))
+  if (already_sent(r, &e, hash)) return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
+  /* Refused and not taken. Some nodes refuse a method they lack with a generic code: the
+   * ordinary send tells that apart from a refusal of the transaction (which it repeats, with the
+   * node's answer to the ordinary method for the caller to act on). */
+  if (bbvfl_err_node_refused(&e)) {
+    if (bbvfl_rpc_send_raw(r, raw, len, hash, err) != 0) return -1;
     return bbvfl_rpc_wait_receipt(r, hash, timeout_s, out, err);
+  }
   if (err) *err = e;
   return -1;
 }

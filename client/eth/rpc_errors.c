@@ -237,23 +237,10 @@ static const char *revert_data_of(const json_t *error) {
   return NULL;
 }
 
-/* What a node's refusal says, from its code and its own words (see bbvfl_node_refusal in
- * common/err.h: JSON-RPC gives transaction refusals no code of their own, so the message is the
- * only data; geth's and anvil's wordings). The one place in the client that reads a message. */
-static bbvfl_node_refusal classify_refusal(long long code, const char *m) {
-  if (code == -32601 || strcasestr(m, "method not found") || strcasestr(m, "not supported") ||
-      strcasestr(m, "unsupported") || (strcasestr(m, "method") && strcasestr(m, "not found")))
-    return BBVFL_NODE_METHOD_NOT_FOUND;
-  if (strcasestr(m, "already known") || strcasestr(m, "already imported") || strcasestr(m, "known transaction"))
-    return BBVFL_NODE_ALREADY_KNOWN;
-  if (strcasestr(m, "nonce too low")) return BBVFL_NODE_NONCE_TOO_LOW;
-  if (strcasestr(m, "nonce too high") || strcasestr(m, "invalid nonce")) return BBVFL_NODE_NONCE_TOO_HIGH;
-  if (strcasestr(m, "insufficient funds")) return BBVFL_NODE_INSUFFICIENT_FUNDS;
-  if (strcasestr(m, "underpriced") || strcasestr(m, "base fee") || strcasestr(m, "fee cap") || strcasestr(m, "max fee"))
-    return BBVFL_NODE_UNDERPRICED;
-  if (strcasestr(m, "chain id") || strcasestr(m, "chainid") || strcasestr(m, "chain-id")) return BBVFL_NODE_WRONG_CHAIN;
-  if (strcasestr(m, "timeout") || strcasestr(m, "timed out")) return BBVFL_NODE_TIMEOUT;
-  return BBVFL_NODE_OTHER;
+/* What a node's refusal says by its code alone (see bbvfl_node_refusal in common/err.h): only
+ * -32601 has a standard meaning; the sender asks the chain about the rest. */
+static bbvfl_node_refusal classify_refusal(long long code) {
+  return code == -32601 ? BBVFL_NODE_METHOD_NOT_FOUND : BBVFL_NODE_OTHER;
 }
 
 int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
@@ -275,7 +262,9 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
     snprintf(msg, sizeof msg, "(no message)");
   }
   const char *data = revert_data_of(error);
-  int is_revert = code == 3 || strstr(msg, "revert") != NULL;
+  /* A revert: code 3 (EIP-1474's execution error, what anvil and geth answer for a revert with
+   * data) or any error that carries revert data. */
+  int is_revert = code == 3 || data != NULL;
   if (is_revert) {
     char reason[400];
     uint8_t *bytes = NULL;
@@ -297,7 +286,7 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
   if (err) {
     err->rpc.present = 1;
     err->rpc.code = (long long)code;
-    err->rpc.kind = classify_refusal((long long)code, msg);
+    err->rpc.kind = classify_refusal((long long)code);
     size_t ml = strnlen(msg, sizeof err->rpc.message - 1); /* the node's words, cut to fit */
     memcpy(err->rpc.message, msg, ml);
     err->rpc.message[ml] = 0;

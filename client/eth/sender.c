@@ -93,10 +93,14 @@ int bbvfl_sender_recover(bbvfl_sender *s, unsigned *resent, bbvfl_err *err) {
     if (!s->recent[i].raw || s->recent[i].nonce != k) break;
     uint8_t h[32];
     bbvfl_err e = {0};
-    if (bbvfl_rpc_send_raw(s->rpc, s->recent[i].raw, s->recent[i].len, h, &e) != 0 &&
-        !bbvfl_err_node_refused_is(&e, BBVFL_NODE_NONCE_TOO_LOW)) {
-      if (err) *err = e;
-      return bbvfl_wrap(err, "re-sending transaction %" PRIu64 " that the node lost", k);
+    if (bbvfl_rpc_send_raw(s->rpc, s->recent[i].raw, s->recent[i].len, h, &e) != 0) {
+      /* refused and not known by its hash: fine if the nonce has been used meanwhile (another
+         transaction of this key took it), asked of the chain */
+      uint64_t now;
+      if (!bbvfl_err_node_refused(&e) || bbvfl_rpc_nonce(s->rpc, s->key->addr, "latest", &now, NULL) != 0 || now <= k) {
+        if (err) *err = e;
+        return bbvfl_wrap(err, "re-sending transaction %" PRIu64 " that the node lost", k);
+      }
     }
     n++;
   }
@@ -235,6 +239,29 @@ static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *v
   return 0;
 }
 
+/* Why the node refused a transaction signed with s->nonce and the cached fees, found out by
+ * asking the chain what is true now, never by reading the node's words (common/err.h): the
+ * chain id, the account's pending nonce, its balance against gas * fee + value, the current
+ * fees (refetched: the cache is left fresh). BBVFL_NODE_OTHER when none of these explains it, or
+ * when a question cannot be answered. */
+static bbvfl_node_refusal diagnose(bbvfl_sender *s, uint64_t gas, const bbvfl_u256 *value) {
+  uint64_t chain = 0, pending = 0;
+  if (bbvfl_rpc_chain_id(s->rpc, &chain, NULL) == 0 && chain != s->chain_id) return BBVFL_NODE_WRONG_CHAIN;
+  if (bbvfl_rpc_nonce(s->rpc, s->key->addr, "pending", &pending, NULL) == 0 && pending != s->nonce)
+    return s->nonce < pending ? BBVFL_NODE_NONCE_TOO_LOW : BBVFL_NODE_NONCE_TOO_HIGH;
+  const bbvfl_u256 fee = s->type == BBVFL_TX_LEGACY ? s->gas_price : s->max_fee;
+  bbvfl_u256 cost, balance;
+  if (bbvfl_u256_mul_u64(&cost, &fee, gas) == 0 && (!value || bbvfl_u256_add(&cost, &cost, value) == 0) &&
+      bbvfl_rpc_balance(s->rpc, s->key->addr, &balance, NULL) == 0 && bbvfl_u256_cmp(&balance, &cost) < 0)
+    return BBVFL_NODE_INSUFFICIENT_FUNDS;
+  s->fee_time = -1;
+  if (fetch_fees(s, NULL) == 0) {
+    const bbvfl_u256 now = s->type == BBVFL_TX_LEGACY ? s->gas_price : s->max_fee;
+    if (bbvfl_u256_cmp(&now, &fee) > 0) return BBVFL_NODE_UNDERPRICED;
+  }
+  return BBVFL_NODE_OTHER;
+}
+
 static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
                      const uint8_t *data, size_t len, uint64_t gas_limit, uint8_t hash[32],
                      uint8_t **raw, size_t *raw_len, bbvfl_receipt *sync_out,
@@ -253,19 +280,19 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
   bbvfl_err e = {0};
   int rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, sync_out, sync_timeout,
                        &e);
-  /* what the node said, classified where its answer entered (rpc.c; common/err.h) */
+  /* a refusal (the node did not take these bytes: rpc_calls.c asked it for the hash): why,
+     from the chain's state (diagnose) */
+  if (rc != 0 && bbvfl_err_node_refused(&e) && e.rpc.kind == BBVFL_NODE_OTHER) e.rpc.kind = diagnose(s, gas, value);
   bbvfl_node_refusal why = bbvfl_err_node_refused(&e) ? e.rpc.kind : BBVFL_NODE_OTHER;
   if (rc != 0 && why != BBVFL_NODE_OTHER) {
     int retry = 0;
     if (why == BBVFL_NODE_NONCE_TOO_LOW || why == BBVFL_NODE_NONCE_TOO_HIGH) {
-      /* someone else used this key, or our count drifted: ask the node and re-sign once */
+      /* someone else used this key, or our count drifted: take the node's count, re-sign once */
       uint64_t old = s->nonce;
       if (fetch_nonce(s, err) != 0) return -1;
       retry = s->nonce != old;
     } else if (why == BBVFL_NODE_UNDERPRICED) {
-      s->fee_time = -1;
-      if (fetch_fees(s, err) != 0) return -1;
-      retry = 1;
+      retry = 1; /* diagnose left the new fees in the cache */
     }
     if (retry) {
       memset(&e, 0, sizeof e);
@@ -274,13 +301,14 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
     }
   }
   if (rc != 0) {
-    if (bbvfl_err_node_refused_is(&e, BBVFL_NODE_WRONG_CHAIN)) {
-      uint64_t node_chain = 0;
-      if (bbvfl_rpc_chain_id(s->rpc, &node_chain, NULL) == 0 && node_chain != s->chain_id)
-        return bbvfl_fail(err, BBVFL_E_RPC,
-                          "sending the transaction: wrong chain id: it was signed for chain "
-                          "%" PRIu64 " but the node at %s is chain %" PRIu64 " (%s)",
-                          s->chain_id, bbvfl_rpc_url(s->rpc), node_chain, e.msg);
+    uint64_t node_chain = 0;
+    if (bbvfl_err_node_refused_is(&e, BBVFL_NODE_WRONG_CHAIN) && bbvfl_rpc_chain_id(s->rpc, &node_chain, NULL) == 0) {
+      bbvfl_fail(err, BBVFL_E_RPC,
+                 "sending the transaction: wrong chain id: it was signed for chain %" PRIu64
+                 " but the node at %s is chain %" PRIu64 " (%s)",
+                 s->chain_id, bbvfl_rpc_url(s->rpc), node_chain, e.msg);
+      if (err) err->rpc = e.rpc; /* still the node's refusal, with its reason */
+      return -1;
     }
     /* A node that answered "no" did not take the nonce; anything else leaves it unknown. */
     if (!bbvfl_err_node_refused(&e) && e.code != BBVFL_E_REVERT) s->have_nonce = 0;

@@ -333,6 +333,22 @@ static void test_wrong_chain_id(void **state) {
   bbvfl_sender_free(s);
 }
 
+/* Why a node refused is asked of the chain, not read from its words: the wrong chain above, a
+ * stale nonce in test_nonce_manager_in_flight; here an account that cannot pay. */
+static void test_refusal_reasons_from_chain(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  bbvfl_key poor;
+  devnet_check(bbvfl_key_generate(&poor, &err), &err);
+  bbvfl_sender *s = bbvfl_sender_new(F.fx.rpc, &poor, F.fx.chain_id, &err);
+  assert_non_null(s);
+  uint8_t h[32];
+  bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  assert_int_equal(bbvfl_sender_send(s, F.fx.dev.addr, &one, NULL, 0, 21000, h, &err), -1);
+  assert_true(bbvfl_err_node_refused_is(&err, BBVFL_NODE_INSUFFICIENT_FUNDS));
+  bbvfl_sender_free(s);
+}
+
 static void test_batch(void **state) {
   (void)state;
   bbvfl_rpc_req q[4] = {
@@ -580,6 +596,7 @@ int main(void) {
       cmocka_unit_test(test_revert_in_transaction),
       cmocka_unit_test(test_unreachable_node),
       cmocka_unit_test(test_wrong_chain_id),
+      cmocka_unit_test(test_refusal_reasons_from_chain),
       cmocka_unit_test(test_batch),
       cmocka_unit_test(test_nonce_manager_in_flight),
       cmocka_unit_test(test_resend_same_bytes_is_success),

@@ -193,8 +193,9 @@ static void test_node_error(void **state) {
   assert_int_equal(err.rpc.code, -32003);
   assert_string_equal(err.rpc.message, "nonce too low");
   assert_false(err.revert.present);
-  assert_int_equal(err.rpc.kind, BBVFL_NODE_NONCE_TOO_LOW);
-  assert_true(bbvfl_err_node_refused_is(&err, BBVFL_NODE_NONCE_TOO_LOW));
+  /* the words are for people: the code says nothing more than "refused" (the sender asks the
+     chain why) */
+  assert_int_equal(err.rpc.kind, BBVFL_NODE_OTHER);
   bbvfl_fail(&err, BBVFL_E_RPC, "the node refused: a message of ours");
   assert_false(bbvfl_err_node_refused(&err)); /* our own text is not the node's answer */
   /* a reworded message of ours, even one quoting the node's words, classifies nothing */
@@ -202,8 +203,9 @@ static void test_node_error(void **state) {
   assert_false(bbvfl_err_node_refused_is(&err, BBVFL_NODE_NONCE_TOO_LOW));
 }
 
-/* What a node's refusal says, from geth's and anvil's (code, message) pairs: classified once,
-   where the answer enters, and carried as an enum through wraps. */
+/* What a node's refusal says: its code only. geth's and anvil's wordings of the same refusals,
+   and the same refusals reworded, classify alike: the message is never read (the sender asks
+   the chain instead, eth/sender.c). -32601 is the one code with a meaning. */
 static void test_node_refusal_kinds(void **state) {
   (void)state;
   static const struct {
@@ -212,19 +214,16 @@ static void test_node_refusal_kinds(void **state) {
     bbvfl_node_refusal kind;
   } cases[] = {
       {-32601, "the method eth_sendRawTransactionSync does not exist/is not available", BBVFL_NODE_METHOD_NOT_FOUND},
-      {-32601, "Method not found", BBVFL_NODE_METHOD_NOT_FOUND},
-      {-32000, "already known", BBVFL_NODE_ALREADY_KNOWN},
-      {-32003, "transaction already imported", BBVFL_NODE_ALREADY_KNOWN},
-      {-32000, "nonce too low: next nonce 5, tx nonce 4", BBVFL_NODE_NONCE_TOO_LOW},
-      {-32003, "Nonce too low", BBVFL_NODE_NONCE_TOO_LOW},
-      {-32000, "nonce too high", BBVFL_NODE_NONCE_TOO_HIGH},
-      {-32000, "replacement transaction underpriced", BBVFL_NODE_UNDERPRICED},
-      {-32000, "max fee per gas less than block base fee", BBVFL_NODE_UNDERPRICED},
-      {-32000, "insufficient funds for gas * price + value: balance 0", BBVFL_NODE_INSUFFICIENT_FUNDS},
-      {-32003, "Insufficient funds for gas * price + value", BBVFL_NODE_INSUFFICIENT_FUNDS},
-      {-32000, "invalid chain id for signer", BBVFL_NODE_WRONG_CHAIN},
-      {-32002, "request timed out", BBVFL_NODE_TIMEOUT},
-      {-32000, "boom", BBVFL_NODE_OTHER},
+      {-32601, "no such thing", BBVFL_NODE_METHOD_NOT_FOUND},
+      {-32000, "method not found", BBVFL_NODE_OTHER},
+      {-32000, "already known", BBVFL_NODE_OTHER},
+      {-32003, "transaction already imported", BBVFL_NODE_OTHER},
+      {-32000, "nonce too low: next nonce 5, tx nonce 4", BBVFL_NODE_OTHER},
+      {-32003, "La nonce est trop basse", BBVFL_NODE_OTHER},
+      {-32000, "replacement transaction underpriced", BBVFL_NODE_OTHER},
+      {-32000, "insufficient funds for gas * price + value: balance 0", BBVFL_NODE_OTHER},
+      {-32000, "invalid chain id for signer", BBVFL_NODE_OTHER},
+      {-32000, "execution reverted", BBVFL_NODE_OTHER}, /* no revert data: a refusal, not a revert */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char body[512];
@@ -237,6 +236,7 @@ static void test_node_refusal_kinds(void **state) {
     bbvfl_wrap(&err, "sending the transaction"); /* a wrap keeps the kind */
     if (err.rpc.kind != cases[i].kind) fail_msg("'%s' classified %d, want %d", cases[i].message, (int)err.rpc.kind, (int)cases[i].kind);
     assert_true(bbvfl_err_node_refused_is(&err, cases[i].kind));
+    assert_string_equal(err.rpc.message, cases[i].message); /* kept for people */
   }
 }
 
@@ -650,25 +650,31 @@ static void test_sync_fallback(void **state) {
   canned_stop(&c);
 }
 
-/* The sender's recovery, driven by what the node said (the refusal's kind), not by how anything
-   is worded: a node that already has the bytes ("already known", anvil's "transaction already
-   imported") means sent; any other refusal stays an error, with the node's words for people. */
+/* A refused send is "sent" when the node has the bytes, asked by the hash
+   (eth_getTransactionByHash), whatever the refusal's words: "already known", anvil's
+   "transaction already imported", or words never seen before. A refusal whose hash the node does
+   not know stays an error, with the node's words for people. */
 static void test_send_raw_already_known(void **state) {
   (void)state;
   const uint8_t raw[3] = {1, 2, 3};
-  const char *bodies[] = {"{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"already known\"}}",
-                          "{\"id\":2,\"error\":{\"code\":-32003,\"message\":\"transaction already imported\"}}",
-                          "{\"id\":3,\"error\":{\"code\":-32000,\"message\":\"intrinsic gas too low\"}}"};
+  const char *known = "{\"id\":2,\"result\":{\"hash\":\"0x00\"}}", *unknown = "{\"id\":2,\"result\":null}";
+  const char *bodies[] = {"{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"already known\"}}", known,
+                          "{\"id\":1,\"error\":{\"code\":-32003,\"message\":\"Schon bekannt\"}}", known,
+                          "{\"id\":1,\"error\":{\"code\":-32000,\"message\":\"already known\"}}", unknown};
   canned c;
-  canned_start(&c, bodies, NULL, 3);
+  canned_start(&c, bodies, NULL, 6);
   bbvfl_rpc *r = canned_rpc(&c, -1, 0);
   uint8_t h[32];
   bbvfl_err err = {0};
   assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), 0);
+  assert_non_null(strstr(c.last_request, "eth_getTransactionByHash"));
   assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), 0);
+  /* the same words, but the node does not have the bytes: not sent */
   assert_int_equal(bbvfl_rpc_send_raw(r, raw, 3, h, &err), -1);
+  assert_int_equal(c.served, 6);
+  assert_true(bbvfl_err_node_refused(&err));
   assert_int_equal(err.rpc.kind, BBVFL_NODE_OTHER);
-  assert_non_null(strstr(err.msg, "intrinsic gas too low"));
+  assert_non_null(strstr(err.msg, "already known"));
   bbvfl_rpc_free(r);
   canned_stop(&c);
 }

@@ -55,7 +55,7 @@ static void test_backward_row_sums(void **st) {
 /* A party in row mode with plain SGD, lr 1: the update is minus the DP-SGD gradient. */
 static void make_party(bbvfl_party *p, double clip, double noise, const float *cols, size_t n, uint64_t seed) {
   bbvfl_party_cfg c = {.index = 0, .P = 3, .nhidden = 1, .hidden = {6}, .seed = seed, .seeded_noise = 1,
-                       .rowdp = {1, clip, noise, 0.25}};
+                       .rowdp = {.on = 1, .clip = clip, .noise = noise, .scale_eps = 0.25}};
   c.mech.kind = BBVFL_MECH_NPQ;
   bbvfl_optim_defaults(&c.opt);
   c.opt.kind = BBVFL_OPT_SGD;
@@ -204,7 +204,7 @@ static double ref_eps(int b, double beta, int P, int E, int M, double z, double 
 static void test_row_accountant(void **st) {
   (void)st;
   bbvfl_privacy_in in = {.kind = BBVFL_MECH_PBM, .b = 8, .beta = 0.05, .P = 4, .M = 5, .epochs = 10, .delta = 1e-5,
-                         .rows = 455, .rowdp = {1, 1, 2, 0.25}};
+                         .rows = 455, .rowdp = {.on = 1, .clip = 1, .noise = 2, .scale_eps = 0.25}};
   bbvfl_privacy p;
   bbvfl_err err = {0};
   assert_int_equal(bbvfl_privacy_compute(&in, &p, NULL, &err), 0);
