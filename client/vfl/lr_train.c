@@ -9,7 +9,6 @@
 #include "dp/mech.h"
 #include "dp/rng.h"
 #include "ml/lr.h"
-#include "ml/metrics.h"
 #include "ml/head.h"
 #include "ml/optim.h"
 #include "ml/sqn.h"
@@ -218,28 +217,9 @@ static int round_sum(lrt *t, uint64_t round, size_t n, bbvfl_err *err) {
 }
 
 static void epoch_metrics(lrt *t, int e) {
-  size_t nte = t->data.n_test;
-  bbvfl_epoch_metrics *em = &t->res->per_epoch[e];
-  em->epoch = e + 1;
-  em->train_loss = t->loss_sum / (double)t->plan.R;
-  em->test_loss = bbvfl_loss_from_probs(t->all_probs, t->yeval, nte, t->nclasses);
-  bbvfl_err merr = {0};
-  if (t->K == 1) {
-    if (bbvfl_auroc(t->all_probs, t->yeval, nte, &em->auroc, &merr) != 0) em->auroc = 0.5;
-    em->accuracy = bbvfl_accuracy_bin(t->all_probs, t->yeval, nte, 0.5);
-    em->f1 = bbvfl_f1_bin(t->all_probs, t->yeval, nte, 0.5);
-  } else {
-    if (bbvfl_auroc_multi(t->all_probs, t->yeval, nte, t->K, &em->auroc, &merr) != 0) em->auroc = 0.5;
-    em->accuracy = bbvfl_accuracy_multi(t->all_probs, t->yeval, nte, t->K);
-    em->f1 = bbvfl_f1_macro(t->all_probs, t->yeval, nte, t->K);
-  }
-  bbvfl_agg_inproc_stats st;
-  bbvfl_agg_inproc_stats_get(&t->agg, &st, 1);
-  em->agg_train_s = st.train_sum_s;
-  em->agg_eval_s = st.eval_sum_s;
-  t->agg_total += st.train_sum_s;
-  em->wall_s = bbvfl_now() - t->te0;
-  if (t->c->on_epoch) t->c->on_epoch(t->c->ctx, em);
+  bbvfl_epoch_end ee = {.e = e, .loss_sum = t->loss_sum, .R = t->plan.R, .probs = t->all_probs, .y = t->yeval,
+                        .n = t->data.n_test, .K = t->K, .nclasses = t->nclasses, .t0 = t->te0};
+  bbvfl_offchain_epoch_end(t->c, &t->agg, &ee, &t->agg_total, t->res);
 }
 
 /* A round's forward: every client releases its partial logits of rows, the sum comes back. */

@@ -115,30 +115,41 @@ static int round_forward(trainer *t, const bbvfl_offchain_cfg *c, const bbvfl_ro
              : bbvfl_agg_sum_f(&t->agg, rp->round, t->sum_f, n, err);
 }
 
-/* The epoch's test metrics from the scores of all n_test rows, and its timing. */
-static void epoch_metrics(trainer *t, const bbvfl_offchain_cfg *c, int nclasses, int e, bbvfl_offchain_result *res) {
-  size_t nte = t->data.n_test;
-  bbvfl_epoch_metrics *em = &res->per_epoch[e];
-  em->epoch = e + 1;
-  em->train_loss = t->loss_sum / (double)t->plan.R;
-  em->test_loss = bbvfl_loss_from_probs(t->all_probs, t->yeval, nte, nclasses);
+void bbvfl_epoch_test_metrics(const float *probs, const int *y, size_t n, int K, int nclasses,
+                              bbvfl_epoch_metrics *em) {
+  em->test_loss = bbvfl_loss_from_probs(probs, y, n, nclasses);
   bbvfl_err merr = {0};
-  if (t->K == 1) {
-    if (bbvfl_auroc(t->all_probs, t->yeval, nte, &em->auroc, &merr) != 0) em->auroc = 0.5;
-    em->accuracy = bbvfl_accuracy_bin(t->all_probs, t->yeval, nte, 0.5);
-    em->f1 = bbvfl_f1_bin(t->all_probs, t->yeval, nte, 0.5);
+  if (K == 1) {
+    if (bbvfl_auroc(probs, y, n, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_bin(probs, y, n, 0.5);
+    em->f1 = bbvfl_f1_bin(probs, y, n, 0.5);
   } else {
-    if (bbvfl_auroc_multi(t->all_probs, t->yeval, nte, t->K, &em->auroc, &merr) != 0) em->auroc = 0.5;
-    em->accuracy = bbvfl_accuracy_multi(t->all_probs, t->yeval, nte, t->K);
-    em->f1 = bbvfl_f1_macro(t->all_probs, t->yeval, nte, t->K);
+    if (bbvfl_auroc_multi(probs, y, n, K, &em->auroc, &merr) != 0) em->auroc = 0.5;
+    em->accuracy = bbvfl_accuracy_multi(probs, y, n, K);
+    em->f1 = bbvfl_f1_macro(probs, y, n, K);
   }
+}
+
+void bbvfl_offchain_epoch_end(const bbvfl_offchain_cfg *c, bbvfl_agg *agg, const bbvfl_epoch_end *ee,
+                              double *agg_total, bbvfl_offchain_result *res) {
+  bbvfl_epoch_metrics *em = &res->per_epoch[ee->e];
+  em->epoch = ee->e + 1;
+  em->train_loss = ee->loss_sum / (double)ee->R;
+  bbvfl_epoch_test_metrics(ee->probs, ee->y, ee->n, ee->K, ee->nclasses, em);
   bbvfl_agg_inproc_stats st;
-  bbvfl_agg_inproc_stats_get(&t->agg, &st, 1);
+  bbvfl_agg_inproc_stats_get(agg, &st, 1);
   em->agg_train_s = st.train_sum_s;
   em->agg_eval_s = st.eval_sum_s;
-  t->agg_total += st.train_sum_s;
-  em->wall_s = bbvfl_now() - t->te0;
+  *agg_total += st.train_sum_s;
+  em->wall_s = bbvfl_now() - ee->t0;
   if (c->on_epoch) c->on_epoch(c->ctx, em);
+}
+
+/* The epoch's test metrics from the scores of all n_test rows, and its timing. */
+static void epoch_metrics(trainer *t, const bbvfl_offchain_cfg *c, int nclasses, int e, bbvfl_offchain_result *res) {
+  bbvfl_epoch_end ee = {.e = e, .loss_sum = t->loss_sum, .R = t->plan.R, .probs = t->all_probs, .y = t->yeval,
+                        .n = t->data.n_test, .K = t->K, .nclasses = nclasses, .t0 = t->te0};
+  bbvfl_offchain_epoch_end(c, &t->agg, &ee, &t->agg_total, res);
 }
 
 /* One round of the plan, as the M clients and the active client would run it. */

@@ -20,6 +20,7 @@
 #include "dp/mech.h"
 #include "ml/data.h"
 #include "ml/optim.h"
+#include "vfl/aggregator.h"
 #include "vfl/party.h"
 #include "vfl/plan.h"
 
@@ -105,5 +106,31 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c);
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, bbvfl_offchain_result *res,
                          bbvfl_err *err);
 void bbvfl_offchain_result_free(bbvfl_offchain_result *r);
+
+/* The test metrics of scores probs (n rows x K; K = 1: P(class 1)) against labels y (nclasses
+ * classes) into em's test_loss, auroc (0.5 when it is undefined, e.g. a class absent), accuracy
+ * and f1; em's other fields are left alone. Borrows probs and y. */
+void bbvfl_epoch_test_metrics(const float *probs, const int *y, size_t n, int K, int nclasses,
+                              bbvfl_epoch_metrics *em);
+
+/* What an in-process trainer (the MLP's, vfl/lr_train.h's) knows at the end of an epoch, for
+ * bbvfl_offchain_epoch_end. Pointers are borrowed. */
+typedef struct {
+  int e;              /* the epoch, 0-based */
+  double loss_sum;    /* the training loss summed over the epoch's R minibatches */
+  size_t R;
+  const float *probs; /* the scores of all n test rows, n x K */
+  const int *y;       /* their (true) labels */
+  size_t n;
+  int K, nclasses;
+  double t0;          /* bbvfl_now() when the epoch started */
+} bbvfl_epoch_end;
+
+/* Closes epoch ee->e: fills res->per_epoch[ee->e] (its number, mean training loss, the test
+ * metrics of bbvfl_epoch_test_metrics, agg's summing times since the last call, which it resets,
+ * and the wall time since ee->t0), adds the training summing time to *agg_total and calls
+ * c->on_epoch when set. */
+void bbvfl_offchain_epoch_end(const bbvfl_offchain_cfg *c, bbvfl_agg *agg, const bbvfl_epoch_end *ee,
+                              double *agg_total, bbvfl_offchain_result *res);
 
 #endif
