@@ -50,16 +50,7 @@ def pld_eps(m, P, b, beta, s, z, delta):
     def dlt(eps):
         return mp.fsum(w * gexp(eps - l) for w, l in terms)
 
-    lo, hi = mp.mpf(0), mp.mpf(m * s + N * lam + 20 * mu + 10)
-    if dlt(lo) <= delta:
-        return lo
-    for _ in range(45):
-        mid = (lo + hi) / 2
-        if dlt(mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return pbm_rdp.smallest_eps(dlt, m * s + N * lam + 20 * mu + 10, delta, 45)
 
 
 def main():

@@ -75,16 +75,36 @@ def pld_eps(N, p, q, delta):
         kstar = max(0, kstar)
         return SP[kstar] - mp.exp(eps) * SQ[kstar] if kstar <= N else mp.mpf(0)
 
-    lo, hi = mp.mpf(0), N * lam
+    return smallest_eps(dlt, N * lam, delta, 120)
+
+
+def smallest_eps(dlt, hi, delta, steps):
+    """The smallest eps in [0, hi] with dlt(eps) <= delta, for dlt non-increasing in eps (a
+    hockey-stick divergence): 0 when dlt(0) <= delta, else the upper end of the bracket after
+    `steps` bisections (so never below the true value). Shared with encoder_pld.py."""
+    lo, hi = mp.mpf(0), mp.mpf(hi)
     if dlt(lo) <= delta:
         return lo
-    for _ in range(120):
+    for _ in range(steps):
         mid = (lo + hi) / 2
         if dlt(mid) <= delta:
             hi = mid
         else:
             lo = mid
     return hi
+
+
+def print_eps(name, alphas, curve, delta):
+    """One line: the composed RDP curve's tight and standard epsilons and the tight one's order."""
+    e, a = to_eps(alphas, curve, delta, True)
+    s, _ = to_eps(alphas, curve, delta, False)
+    print(f"{name}: eps_tight={mp.nstr(e, 17)} alpha={mp.nstr(a, 6)} eps_std={mp.nstr(s, 17)}")
+
+
+def print_coord(name, alphas, rdp):
+    """The per-coordinate RDP at the orders the C tests pin (2, 16, 1024)."""
+    for a_show in (Fraction(2), Fraction(16), Fraction(1024)):
+        print(f"{name} rdp alpha={a_show}: {mp.nstr(rdp[alphas.index(a_show)], 17)}")
 
 
 def main():
@@ -107,12 +127,8 @@ def main():
     feat = [o.epochs * o.P * c for c in coord]
     samp = [o.epochs * o.M * o.P * c for c in coord]
     for name, curve in (("feature", feat), ("sample", samp)):
-        e, a = to_eps(al, curve, delta, True)
-        s, _ = to_eps(al, curve, delta, False)
-        print(f"{name}: eps_tight={mp.nstr(e, 17)} alpha={mp.nstr(a, 6)} eps_std={mp.nstr(s, 17)}")
-    for a_show in (Fraction(2), Fraction(16), Fraction(1024)):
-        i = al.index(a_show)
-        print(f"coord rdp alpha={a_show}: {mp.nstr(coord[i], 17)}")
+        print_eps(name, al, curve, delta)
+    print_coord("coord", al, coord)
     if o.pld:
         for name, n in (("feature", o.epochs * o.P), ("sample", o.epochs * o.M * o.P)):
             print(f"pld {name}: eps={mp.nstr(pld_eps(n * o.b, p, q, delta), 17)}")
@@ -126,13 +142,8 @@ def main():
             sp, sq = conv(Pd, y), conv(Qd, y)
             for i, a in enumerate(al):
                 worst[i] = max(worst[i], renyi(sp, sq, a))
-        mf = [o.epochs * o.P * w for w in worst]
-        e, a = to_eps(al, mf, delta, True)
-        s, _ = to_eps(al, mf, delta, False)
-        print(f"masked feature: eps_tight={mp.nstr(e, 17)} alpha={mp.nstr(a, 6)} eps_std={mp.nstr(s, 17)}")
-        for a_show in (Fraction(2), Fraction(16), Fraction(1024)):
-            i = al.index(a_show)
-            print(f"masked coord rdp alpha={a_show}: {mp.nstr(worst[i], 17)}")
+        print_eps("masked feature", al, [o.epochs * o.P * w for w in worst], delta)
+        print_coord("masked coord", al, worst)
 
 
 if __name__ == "__main__":
