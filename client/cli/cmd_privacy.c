@@ -18,6 +18,19 @@ static json_t *jarr(const double *v, size_t n) {
   return a;
 }
 
+/* One accountant result's fields into o: both levels' epsilons (tighter conversion) and orders, the
+ * feature level's standard-conversion epsilon, the sample level's too when sample_std, and
+ * at_grid_edge. */
+static void set_acct_out(json_t *o, const bbvfl_acct_out *a, int sample_std) {
+  json_object_set_new(o, "epsilon_feature", json_real(a->epsilon_feature));
+  json_object_set_new(o, "alpha_feature", json_real(a->alpha_feature));
+  json_object_set_new(o, "epsilon_sample", json_real(a->epsilon_sample));
+  json_object_set_new(o, "alpha_sample", json_real(a->alpha_sample));
+  json_object_set_new(o, "epsilon_feature_std", json_real(a->epsilon_feature_std));
+  if (sample_std) json_object_set_new(o, "epsilon_sample_std", json_real(a->epsilon_sample_std));
+  json_object_set_new(o, "at_grid_edge", json_boolean(a->at_grid_edge));
+}
+
 static void print_row(const bbvfl_acct_curve *c, size_t i, const double *masked) {
   printf("  %8g  %14.6g  %14.6g", c->alpha[i], c->feature[i], c->sample[i]);
   if (masked) printf("  %14.6g", masked[i]);
@@ -170,13 +183,7 @@ int cmd_privacy(int argc, char **argv) {
     json_object_set_new(o, "epochs", json_integer(epochs));
     json_object_set_new(o, "delta", json_real(delta));
     json_object_set_new(o, "scope", json_string(BBVFL_ACCT_SCOPE));
-    json_object_set_new(o, "epsilon_feature", json_real(out.epsilon_feature));
-    json_object_set_new(o, "alpha_feature", json_real(out.alpha_feature));
-    json_object_set_new(o, "epsilon_sample", json_real(out.epsilon_sample));
-    json_object_set_new(o, "alpha_sample", json_real(out.alpha_sample));
-    json_object_set_new(o, "epsilon_feature_std", json_real(out.epsilon_feature_std));
-    json_object_set_new(o, "epsilon_sample_std", json_real(out.epsilon_sample_std));
-    json_object_set_new(o, "at_grid_edge", json_boolean(out.at_grid_edge));
+    set_acct_out(o, &out, 1);
     if (!gaussian) {
       /* the exact PLD epsilons, and the smaller of the two methods per level */
       json_object_set_new(o, "pld", json_pack("{s:f, s:f, s:f}", "epsilon_feature", pld_feature, "epsilon_sample",
@@ -197,12 +204,7 @@ int cmd_privacy(int argc, char **argv) {
     if (masked && !gaussian) {
       json_t *m = json_object();
       json_object_set_new(m, "colluding", json_integer(colluding));
-      json_object_set_new(m, "epsilon_feature", json_real(mout.epsilon_feature));
-      json_object_set_new(m, "alpha_feature", json_real(mout.alpha_feature));
-      json_object_set_new(m, "epsilon_feature_std", json_real(mout.epsilon_feature_std));
-      json_object_set_new(m, "epsilon_sample", json_real(mout.epsilon_sample));
-      json_object_set_new(m, "alpha_sample", json_real(mout.alpha_sample));
-      json_object_set_new(m, "at_grid_edge", json_boolean(mout.at_grid_edge));
+      set_acct_out(m, &mout, 0);
       json_object_set_new(m, "rdp_feature", jarr(masked_rdp, BBVFL_ACCT_NGRID));
       json_object_set_new(o, "masked", m);
     }
