@@ -16,6 +16,25 @@ _Static_assert(BBVFL_HIDDEN_LAYERS_MAX == BBVFL_MAX_HIDDEN, "include/bbvfl/train
     if (!cfg) return bbvfl_api_fail(err, BBVFL_STATUS_ARG, fn ": the config is NULL"); \
   } while (0)
 
+/* PBM sums clients x b per lane of the aggregator: ARG (with the product) above the widest lane,
+ * 65535. */
+static bbvfl_status lanes_fit(long clients, int b, bbvfl_error *err) {
+  if (clients * b > 65535)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "clients x b = %ld exceeds 65535, the widest lane of the aggregator",
+                          clients * b);
+  return BBVFL_STATUS_OK;
+}
+
+/* m (a changed copy of cfg's mechanism) checked (dp/mech.h; PBM: lanes_fit for cfg's clients)
+ * and, when it passes, made cfg's; otherwise cfg is unchanged. */
+static bbvfl_status set_mech(bbvfl_config *cfg, const bbvfl_mech *m, bbvfl_error *err) {
+  bbvfl_err ierr = {0};
+  if (bbvfl_mech_check(m, &ierr) != 0) return bbvfl_api_from(&ierr, err);
+  if (m->kind == BBVFL_MECH_PBM && lanes_fit(cfg->off.M, m->b, err) != BBVFL_STATUS_OK) return BBVFL_STATUS_ARG;
+  cfg->off.mech = *m;
+  return BBVFL_STATUS_OK;
+}
+
 bbvfl_status bbvfl_config_create(bbvfl_config **out, bbvfl_error *err) {
   if (!out) return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_config_create: out is NULL");
   bbvfl_config *c = calloc(1, sizeof *c);
@@ -51,9 +70,8 @@ bbvfl_status bbvfl_config_set_clients(bbvfl_config *cfg, int clients, bbvfl_erro
   CHECK_CFG("bbvfl_config_set_clients");
   if (clients < 1 || clients > 1000)
     return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "clients must be in 1..1000, got %d", clients);
-  if (cfg->off.mech.kind == BBVFL_MECH_PBM && (long)clients * cfg->off.mech.b > 65535)
-    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "clients x b = %ld exceeds 65535, the widest lane of the aggregator",
-                          (long)clients * cfg->off.mech.b);
+  if (cfg->off.mech.kind == BBVFL_MECH_PBM && lanes_fit(clients, cfg->off.mech.b, err) != BBVFL_STATUS_OK)
+    return BBVFL_STATUS_ARG;
   cfg->off.M = clients;
   return BBVFL_STATUS_OK;
 }
@@ -63,9 +81,7 @@ bbvfl_status bbvfl_config_set_mechanism(bbvfl_config *cfg, bbvfl_mechanism mecha
   switch (mechanism) {
     case BBVFL_MECHANISM_NPQ: cfg->off.mech.kind = BBVFL_MECH_NPQ; return BBVFL_STATUS_OK;
     case BBVFL_MECHANISM_PBM:
-      if ((long)cfg->off.M * cfg->off.mech.b > 65535)
-        return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "clients x b = %ld exceeds 65535, the widest lane of the aggregator",
-                              (long)cfg->off.M * cfg->off.mech.b);
+      if (lanes_fit(cfg->off.M, cfg->off.mech.b, err) != BBVFL_STATUS_OK) return BBVFL_STATUS_ARG;
       cfg->off.mech.kind = BBVFL_MECH_PBM;
       return BBVFL_STATUS_OK;
     case BBVFL_MECHANISM_GAUSSIAN: cfg->off.mech.kind = BBVFL_MECH_GAUSSIAN; return BBVFL_STATUS_OK;
@@ -79,28 +95,19 @@ bbvfl_status bbvfl_config_set_pbm(bbvfl_config *cfg, int b, double beta, bbvfl_e
   m.kind = BBVFL_MECH_PBM;
   m.b = b;
   m.beta = beta;
-  bbvfl_err ierr = {0};
-  if (bbvfl_mech_check(&m, &ierr) != 0) return bbvfl_api_from(&ierr, err);
-  if ((long)cfg->off.M * b > 65535)
-    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "clients x b = %ld exceeds 65535, the widest lane of the aggregator",
-                          (long)cfg->off.M * b);
-  cfg->off.mech = m;
-  return BBVFL_STATUS_OK;
+  return set_mech(cfg, &m, err);
 }
 
 bbvfl_status bbvfl_config_set_gaussian(bbvfl_config *cfg, double clip, double sigma, bbvfl_error *err) {
   CHECK_CFG("bbvfl_config_set_gaussian");
+  if (!(clip > 0) || !isfinite(clip) || !(sigma > 0) || !isfinite(sigma))
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "Gaussian clip and sigma must be > 0 and finite, got %g and %g", clip,
+                          sigma);
   bbvfl_mech m = cfg->off.mech;
   m.kind = BBVFL_MECH_GAUSSIAN;
   m.clip = clip;
   m.sigma = sigma;
-  bbvfl_err ierr = {0};
-  if (!(clip > 0) || !isfinite(clip) || !(sigma > 0) || !isfinite(sigma))
-    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "Gaussian clip and sigma must be > 0 and finite, got %g and %g", clip,
-                          sigma);
-  if (bbvfl_mech_check(&m, &ierr) != 0) return bbvfl_api_from(&ierr, err);
-  cfg->off.mech = m;
-  return BBVFL_STATUS_OK;
+  return set_mech(cfg, &m, err);
 }
 
 bbvfl_status bbvfl_config_set_embedding(bbvfl_config *cfg, int P, bbvfl_error *err) {
