@@ -133,14 +133,15 @@ static void take_answer(st_t *S, const bbvfl_cev *ev, int what, const json_t *re
   }
 }
 
-static int pruned_history(const bbvfl_cev *gone, bbvfl_err *err) {
+/* STATE: the node misses what it should still have of the transaction of log ev: "the node
+ * <lacks> transaction <hash> of block <n><why>: it keeps a pruned history ...". */
+static int pruned_history(const bbvfl_cev *ev, const char *lacks, const char *why, bbvfl_err *err) {
   char h[67];
-  bbvfl_hex_encode(gone->tx_hash, 32, h);
+  bbvfl_hex_encode(ev->tx_hash, 32, h);
   return bbvfl_fail(err, BBVFL_E_STATE,
-                    "the node no longer has transaction %s of block %llu although it still has its log: it keeps "
-                    "a pruned history (e.g. anvil --prune-history / --transaction-block-keeper); audit against a "
-                    "node with the full history",
-                    h, (unsigned long long)gone->block_number);
+                    "the node %s transaction %s of block %llu%s: it keeps a pruned history (e.g. anvil "
+                    "--prune-history / --transaction-block-keeper); audit against a node with the full history",
+                    lacks, h, (unsigned long long)ev->block_number, why);
 }
 
 /* Fetches what the n events need (fx[i] for evs[i]) in one JSON-RPC batch. */
@@ -164,7 +165,7 @@ static int prefetch(st_t *S, const bbvfl_cev *evs, size_t n, fetched *fx, bbvfl_
     take_answer(S, &evs[b.owner[k]], b.what[k], q->result, f);
   }
   bbvfl_rpc_batch_clear(b.reqs, b.n);
-  if (gone) return pruned_history(gone, err);
+  if (gone) return pruned_history(gone, "no longer has", " although it still has its log", err);
   if (retry_json) { /* the node lacks eth_getRawTransactionByHash: ask for the JSON form */
     S->raw_ok = 0;
     for (size_t i = 0; i < n; i++) au_fetched_clear(&fx[i]);
@@ -183,15 +184,7 @@ static int find_deployment(st_t *S, const bbvfl_cev *ev, bbvfl_err *err) {
   if (got < 0) return bbvfl_wrap(err, "receipt of the first transaction");
   int is_deploy = got == 1 && rc.has_contract && !memcmp(rc.contract, S->r->contract, 20);
   bbvfl_receipt_clear(&rc);
-  if (got == 0) {
-    char h[67];
-    bbvfl_hex_encode(ev->tx_hash, 32, h);
-    return bbvfl_fail(err, BBVFL_E_STATE,
-                      "the node has no receipt for transaction %s of block %llu, the contract's first log: it keeps a "
-                      "pruned history (e.g. anvil --prune-history / --transaction-block-keeper); audit against a node "
-                      "with the full history",
-                      h, (unsigned long long)ev->block_number);
-  }
+  if (got == 0) return pruned_history(ev, "has no receipt for", ", the contract's first log", err);
   if (!is_deploy) {
     int late = S->o->from_block > 0 && ev->block_number == S->o->from_block;
     return bbvfl_fail(err, late ? BBVFL_E_ARG : BBVFL_E_STATE,
