@@ -262,6 +262,19 @@ static bbvfl_node_refusal diagnose(bbvfl_sender *s, uint64_t gas, const bbvfl_u2
   return BBVFL_NODE_OTHER;
 }
 
+/* The gas limit of a transaction into *gas: gas_limit, or when it is 0 the node's estimate plus a
+ * fifth (error: the estimate failed, e.g. the call reverts). */
+static int gas_for(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value, const uint8_t *data, size_t len,
+                   uint64_t gas_limit, uint64_t *gas, bbvfl_err *err) {
+  *gas = gas_limit;
+  if (gas_limit != 0) return 0;
+  uint64_t est;
+  if (bbvfl_rpc_estimate_gas(s->rpc, s->key->addr, to, value, data, len, &est, err) != 0)
+    return bbvfl_wrap(err, "estimating gas");
+  *gas = est + est / 5;
+  return 0;
+}
+
 static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
                      const uint8_t *data, size_t len, uint64_t gas_limit, uint8_t hash[32],
                      uint8_t **raw, size_t *raw_len, bbvfl_receipt *sync_out,
@@ -269,13 +282,8 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
   *raw = NULL;
   if (len && !data) return bbvfl_fail(err, BBVFL_E_ARG, "sender: data is NULL but len > 0");
   if (!s->have_nonce && fetch_nonce(s, err) != 0) return -1;
-  uint64_t gas = gas_limit;
-  if (gas == 0) {
-    uint64_t est;
-    if (bbvfl_rpc_estimate_gas(s->rpc, s->key->addr, to, value, data, len, &est, err) != 0)
-      return bbvfl_wrap(err, "estimating gas");
-    gas = est + est / 5;
-  }
+  uint64_t gas;
+  if (gas_for(s, to, value, data, len, gas_limit, &gas, err) != 0) return -1;
   if (fetch_fees(s, err) != 0) return -1;
   bbvfl_err e = {0};
   int rc = sign_and_send(s, to, value, data, len, gas, hash, raw, raw_len, sync_out, sync_timeout,
@@ -483,14 +491,8 @@ int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *
   if (bbvfl_sender_recover(s, NULL, err) != 0) return -1;
   uint8_t hash[32], *raw;
   size_t raw_len;
-  uint64_t gas = gas_limit;
-  if (gas == 0) {
-    /* estimate here so explain_revert knows the limit */
-    uint64_t est;
-    if (bbvfl_rpc_estimate_gas(s->rpc, s->key->addr, to, value, data, len, &est, err) != 0)
-      return bbvfl_wrap(err, "estimating gas");
-    gas = est + est / 5;
-  }
+  uint64_t gas; /* estimated here (gas_limit 0) so that explain_revert knows the limit */
+  if (gas_for(s, to, value, data, len, gas_limit, &gas, err) != 0) return -1;
   /* a node known to lack eth_sendRawTransactionSync: send the ordinary way, so that the wait below
      checks for a dropped transaction */
   int sync = s->sync && bbvfl_rpc_has_sync(s->rpc);
