@@ -74,6 +74,18 @@ static int active_index(bbvfl_aggc *ag, bbvfl_key *keys) {
   return -1;
 }
 
+/* The first M of keys (senders cs) become the clients of the session deployed at out->contract
+ * (their addresses into out->clients): registered with random secrets and elected; *ag is bound
+ * to the contract. Returns the elected active client's index. */
+static int start_session(bbvfl_sender **cs, bbvfl_key *keys, session_out *out, bbvfl_aggc *ag) {
+  for (int i = 0; i < M; i++) memcpy(out->clients[i], keys[i].addr, 20);
+  uint8_t secrets[M][32];
+  for (int i = 0; i < M; i++) assert_int_equal(getrandom(secrets[i], 32, 0), 32);
+  devnet_register_and_elect(cs, keys, M, out->contract, (const uint8_t(*)[32])secrets);
+  bbvfl_aggc_init(ag, fx.rpc, out->contract);
+  return active_index(ag, keys);
+}
+
 /* One short session following the plan. */
 static void run_session(const plan *pl, session_out *out) {
   int stranger = pl->stranger;
@@ -90,15 +102,9 @@ static void run_session(const plan *pl, session_out *out) {
   uint8_t *cd = NULL;
   size_t len = 0;
   devnet_deploy_aggregator(&fx, "BbvflAggregator", &c, out->contract);
-  for (int i = 0; i < M; i++) memcpy(out->clients[i], keys[i].addr, 20);
   memcpy(out->stranger, keys[M].addr, 20);
-
-  uint8_t secrets[M][32];
-  for (int i = 0; i < M; i++) assert_int_equal(getrandom(secrets[i], 32, 0), 32);
-  devnet_register_and_elect(cs, keys, M, out->contract, (const uint8_t(*)[32])secrets);
   bbvfl_aggc ag;
-  bbvfl_aggc_init(&ag, fx.rpc, out->contract);
-  int ai = active_index(&ag, keys);
+  int ai = start_session(cs, keys, out, &ag);
 
   const size_t n = (size_t)BATCH * DIM * (pl->masked ? 2 : 1);
   uint8_t q[BATCH * DIM * 2], grad[BATCH * DIM * 4] = {0}, fusion[40] = {1, 2, 3};
@@ -192,13 +198,8 @@ static void run_hashed(const char *variant, const plan *pl, session_out *out) {
   setenv("BBVFL_ABI_DIR", dir, 1);
   devnet_deploy_aggregator(&fx, "BbvflHashAggregator", &c, out->contract);
   unsetenv("BBVFL_ABI_DIR");
-  for (int i = 0; i < M; i++) memcpy(out->clients[i], keys[i].addr, 20);
-  uint8_t secrets[M][32];
-  for (int i = 0; i < M; i++) assert_int_equal(getrandom(secrets[i], 32, 0), 32);
-  devnet_register_and_elect(cs, keys, M, out->contract, (const uint8_t(*)[32])secrets);
   bbvfl_aggc ag;
-  bbvfl_aggc_init(&ag, fx.rpc, out->contract);
-  int ai = active_index(&ag, keys);
+  int ai = start_session(cs, keys, out, &ag);
   /* every client's payload of every round (plain values 0..b), kept for aggregate() */
   static uint8_t q[16][M][H_K * BATCH * DIM * 2];
   size_t qlen[16];
