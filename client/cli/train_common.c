@@ -13,31 +13,34 @@
 
 void train_common_defaults(train_common *t) {
   memset(t, 0, sizeof *t);
+  /* the trainer's own defaults (vfl/offchain.h), spelled as the flags take them */
+  bbvfl_offchain_cfg d;
+  bbvfl_offchain_defaults(&d);
   t->optimizer = "adam";
   t->hidden = "32,32";
-  t->lr = 0.001;
-  t->lr_decay = 1.0;
-  t->momentum = 0.0;
+  t->lr = d.opt.lr;
+  t->lr_decay = d.opt.decay;
+  t->momentum = d.opt.momentum;
   t->delta = 1e-5;
-  t->test_frac = 0.2;
+  t->test_frac = d.test_frac;
   t->privacy = "paper";
   t->dpsgd_clip = BBVFL_ROWDP_CLIP;
   t->dpsgd_noise = BBVFL_ROWDP_NOISE;
   t->scale_eps = BBVFL_ROWDP_SCALE_EPS;
   t->encoder = "dpsgd";
   t->pca_noise = BBVFL_ROWDP_PCA_NOISE;
-  t->batch = 10;
-  t->P = 16;
-  t->epochs = 30;
-  t->window = BBVFL_DEFAULT_WINDOW;
-  t->staleness = 0;
-  t->eval_rows = 0;
-  t->model = "mlp";
+  t->batch = (int)d.B;
+  t->P = d.P;
+  t->epochs = d.epochs;
+  t->window = (int)d.window;
+  t->staleness = d.staleness;
+  t->eval_rows = (int)d.eval_rows_per_round;
+  t->model = bbvfl_model_name(d.model);
   t->loss = "logistic";
-  t->logit_clip = 0;
-  t->sqn_memory = 5;
-  t->sqn_interval = 3;
-  t->sqn_sample = 0;
+  t->logit_clip = d.logit_clip;
+  t->sqn_memory = d.sqn_memory;
+  t->sqn_interval = d.sqn_interval;
+  t->sqn_sample = (int)d.sqn_sample;
 }
 
 size_t train_common_opts(train_common *t, cli_opt *o) {
