@@ -46,27 +46,27 @@ int bbvfl_mask_ecdh(const uint8_t priv[32], const uint8_t peer_pub[64], uint8_t 
   return 0;
 }
 
-void bbvfl_mask_session_id(uint64_t chain_id, const uint8_t contract[20], uint8_t out[32]) {
+/* out = keccak256(tag || a[0..na) || b[0..nb)): every derivation below, each with its own tag. */
+static void tagged_hash(const char *tag, const uint8_t *a, size_t na, const uint8_t *b, size_t nb, uint8_t out[32]) {
   bbvfl_keccak_ctx c;
+  bbvfl_keccak_init(&c);
+  bbvfl_keccak_update(&c, tag, strlen(tag));
+  bbvfl_keccak_update(&c, a, na);
+  bbvfl_keccak_update(&c, b, nb);
+  bbvfl_keccak_final(&c, out);
+}
+
+void bbvfl_mask_session_id(uint64_t chain_id, const uint8_t contract[20], uint8_t out[32]) {
   uint8_t id[8];
   for (int i = 0; i < 8; i++) id[i] = (uint8_t)(chain_id >> (56 - 8 * i));
-  bbvfl_keccak_init(&c);
-  bbvfl_keccak_update(&c, TAG_SESSION, sizeof TAG_SESSION - 1);
-  bbvfl_keccak_update(&c, id, sizeof id);
-  bbvfl_keccak_update(&c, contract, 20);
-  bbvfl_keccak_final(&c, out);
+  tagged_hash(TAG_SESSION, id, sizeof id, contract, 20, out);
 }
 
 int bbvfl_mask_pair_key(const uint8_t priv[32], const uint8_t peer_pub[64], const uint8_t session[32],
                         uint8_t key[32], bbvfl_err *err) {
   uint8_t shared[33];
   if (bbvfl_mask_ecdh(priv, peer_pub, shared, err) < 0) return -1;
-  bbvfl_keccak_ctx c;
-  bbvfl_keccak_init(&c);
-  bbvfl_keccak_update(&c, TAG_PAIR, sizeof TAG_PAIR - 1);
-  bbvfl_keccak_update(&c, session, 32);
-  bbvfl_keccak_update(&c, shared, sizeof shared);
-  bbvfl_keccak_final(&c, key);
+  tagged_hash(TAG_PAIR, session, 32, shared, sizeof shared, key);
   wipe(shared, sizeof shared);
   return 0;
 }
@@ -75,12 +75,7 @@ int bbvfl_mask_pair_key(const uint8_t priv[32], const uint8_t peer_pub[64], cons
 static void dir_key(const uint8_t pair_key[32], unsigned from, unsigned to, uint32_t key[8]) {
   uint8_t dk[32];
   uint8_t idx[2] = {(uint8_t)from, (uint8_t)to};
-  bbvfl_keccak_ctx c;
-  bbvfl_keccak_init(&c);
-  bbvfl_keccak_update(&c, TAG_DIR, sizeof TAG_DIR - 1);
-  bbvfl_keccak_update(&c, pair_key, 32);
-  bbvfl_keccak_update(&c, idx, sizeof idx);
-  bbvfl_keccak_final(&c, dk);
+  tagged_hash(TAG_DIR, pair_key, 32, idx, sizeof idx, dk);
   for (int i = 0; i < 8; i++)
     key[i] = (uint32_t)dk[4 * i] | (uint32_t)dk[4 * i + 1] << 8 | (uint32_t)dk[4 * i + 2] << 16 |
              (uint32_t)dk[4 * i + 3] << 24;
