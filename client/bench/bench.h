@@ -36,6 +36,14 @@ typedef struct {
 bbvfl_bench_stats bbvfl_bench_stats_of(double *v, size_t n);
 /* {"min_ms", "median_ms", "p90_ms", "mean_ms", "max_ms"} (new reference). */
 json_t *bbvfl_bench_stats_json(const bbvfl_bench_stats *s);
+/* Sets key, key_min and key_max on o to s's median, min and max (a figure and its range). key
+ * is at most 100 characters. */
+void bbvfl_bench_set_range(json_t *o, const char *key, const bbvfl_bench_stats *s);
+/* Sets a round time of M clients against the floor (one bare transfer to its receipt) on o:
+ * floor_interleaved_ms = interleaved_ms (the floor timed between the configuration's rounds),
+ * floor_ratio = round_ms / (M x interleaved_ms), floor_ratio_fresh = round_ms / (M x fresh_ms)
+ * (the floor on the fresh chain); a ratio whose floor is not > 0 is 0. */
+void bbvfl_bench_set_floor(json_t *o, double round_ms, int M, double interleaved_ms, double fresh_ms);
 
 /* ------------------------------------------------------------------ an embedded devnet */
 

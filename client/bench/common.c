@@ -41,6 +41,21 @@ json_t *bbvfl_bench_stats_json(const bbvfl_bench_stats *s) {
                    s->p90, "mean_ms", s->mean, "max_ms", s->max);
 }
 
+void bbvfl_bench_set_range(json_t *o, const char *key, const bbvfl_bench_stats *s) {
+  char k[128];
+  json_object_set_new(o, key, json_real(s->median));
+  snprintf(k, sizeof k, "%s_min", key);
+  json_object_set_new(o, k, json_real(s->min));
+  snprintf(k, sizeof k, "%s_max", key);
+  json_object_set_new(o, k, json_real(s->max));
+}
+
+void bbvfl_bench_set_floor(json_t *o, double round_ms, int M, double interleaved_ms, double fresh_ms) {
+  json_object_set_new(o, "floor_interleaved_ms", json_real(interleaved_ms));
+  json_object_set_new(o, "floor_ratio", json_real(interleaved_ms > 0 ? round_ms / (M * interleaved_ms) : 0));
+  json_object_set_new(o, "floor_ratio_fresh", json_real(fresh_ms > 0 ? round_ms / (M * fresh_ms) : 0));
+}
+
 /* ------------------------------------------------------------------ embedded devnet */
 
 static int rm_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {

@@ -92,12 +92,8 @@ static int measure(bbvfl_bench_env *e, const bbvfl_bench_scaling_opts *o, const 
     double per_coord_tx = (per_sub - 21000.0) / ((double)c->B * c->P);
     json_object_set_new(r, "status", json_string("ok"));
     json_object_set_new(r, "lane_bits", json_integer(res.lane_bits));
-    json_object_set_new(r, "round_ms", json_real(st.median));
-    json_object_set_new(r, "round_ms_min", json_real(st.min));
-    json_object_set_new(r, "round_ms_max", json_real(st.max));
-    json_object_set_new(r, "floor_interleaved_ms", json_real(fl_in));
-    json_object_set_new(r, "floor_ratio", json_real(fl_in > 0 ? st.median / (c->M * fl_in) : 0));
-    json_object_set_new(r, "floor_ratio_fresh", json_real(floor_ms > 0 ? st.median / (c->M * floor_ms) : 0));
+    bbvfl_bench_set_range(r, "round_ms", &st);
+    bbvfl_bench_set_floor(r, st.median, c->M, fl_in, floor_ms);
     json_object_set_new(r, "gas_per_round", json_real(gas));
     json_object_set_new(r, "gas_per_submission", json_real(per_sub));
     json_object_set_new(r, "max_tx_gas", json_integer((json_int_t)maxtx));

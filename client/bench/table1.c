@@ -131,20 +131,13 @@ static json_t *onchain_row(const bbvfl_cbench_result *r, int M, uint32_t B, uint
   bbvfl_bench_stats sr = bbvfl_bench_stats_of(rm, nr);
   double gas_round = steady_gas(r, 1);
   o = json_object();
-  json_object_set_new(o, "onchain_s", json_real(st.median));
-  json_object_set_new(o, "onchain_s_min", json_real(st.min));
-  json_object_set_new(o, "onchain_s_max", json_real(st.max));
-  json_object_set_new(o, "onchain_eval_s", json_real(se.median));
-  json_object_set_new(o, "onchain_eval_s_min", json_real(se.min));
-  json_object_set_new(o, "onchain_eval_s_max", json_real(se.max));
+  bbvfl_bench_set_range(o, "onchain_s", &st);
+  bbvfl_bench_set_range(o, "onchain_eval_s", &se);
   json_object_set_new(o, "onchain_round_ms", json_real(sr.median));
   json_object_set_new(o, "onchain_round_p90_ms", json_real(sr.p90));
   json_object_set_new(o, "onchain_eval_round_ms", json_real(bbvfl_median(em, ne)));
   /* the floor measured between this configuration's rounds, on the chain as it was then */
-  double fl_in = bbvfl_median(fm, nf);
-  json_object_set_new(o, "floor_interleaved_ms", json_real(fl_in));
-  json_object_set_new(o, "floor_ratio", json_real(fl_in > 0 ? sr.median / (M * fl_in) : 0));
-  json_object_set_new(o, "floor_ratio_fresh", json_real(floor_ms > 0 ? sr.median / (M * floor_ms) : 0));
+  bbvfl_bench_set_floor(o, sr.median, M, bbvfl_median(fm, nf), floor_ms);
   json_object_set_new(o, "gas_per_round", json_real(gas_round));
   json_object_set_new(o, "gas_per_coordinate", json_real(gas_round / coords));
   json_object_set_new(o, "gas_per_coordinate_round0", json_real(r->nrounds ? (double)r->rounds[0].gas / coords : 0));
@@ -173,10 +166,10 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
   memset(&ds, 0, sizeof ds);
   int loaded = 0, rc = -1;
   const int nrow = o->nM * o->nb;
-  double *off_s = calloc((size_t)nrow, sizeof *off_s), *off_eval = calloc((size_t)nrow, sizeof *off_eval);
-  double *off_min = calloc((size_t)nrow, sizeof *off_min), *off_max = calloc((size_t)nrow, sizeof *off_max);
+  bbvfl_bench_stats *off = calloc((size_t)nrow, sizeof *off); /* the off-chain training aggregation, per epoch */
+  double *off_eval = calloc((size_t)nrow, sizeof *off_eval);
   size_t T = 0, V = 0;
-  if (!top || !rows || !off_s || !off_eval || !off_min || !off_max) {
+  if (!top || !rows || !off || !off_eval) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
@@ -212,11 +205,8 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
         tr[k] = res.per_epoch[k].agg_train_s;
         ev[k] = res.per_epoch[k].agg_eval_s;
       }
-      bbvfl_bench_stats s = bbvfl_bench_stats_of(tr, (size_t)ne);
       int idx = i * o->nb + j;
-      off_s[idx] = s.median;
-      off_min[idx] = s.min;
-      off_max[idx] = s.max;
+      off[idx] = bbvfl_bench_stats_of(tr, (size_t)ne);
       off_eval[idx] = bbvfl_median(ev, (size_t)ne);
       T = res.T;
       V = res.V;
@@ -261,7 +251,7 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
           bbvfl_wrap(err, "on-chain run M=%d b=%d (%s)", c.M, c.b, masked ? "masked" : "plain");
           goto out;
         }
-        json_t *row = onchain_row(&r, c.M, c.B, c.P, ep, fl.total.median, off_s[idx]);
+        json_t *row = onchain_row(&r, c.M, c.B, c.P, ep, fl.total.median, off[idx].median);
         bbvfl_cbench_result_free(&r);
         if (!row) {
           bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -287,9 +277,7 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
           json_decref(rep);
           bbvfl_bench_progress_step(pr, (uint64_t)o->epochs * (T + V), pc.label);
         }
-        json_object_set_new(row, "offchain_s", json_real(off_s[idx]));
-        json_object_set_new(row, "offchain_s_min", json_real(off_min[idx]));
-        json_object_set_new(row, "offchain_s_max", json_real(off_max[idx]));
+        bbvfl_bench_set_range(row, "offchain_s", &off[idx]);
         json_object_set_new(row, "offchain_eval_s", json_real(off_eval[idx]));
         for (size_t k = 0; k < sizeof PAPER / sizeof PAPER[0]; k++)
           if (PAPER[k].M == c.M && PAPER[k].b == c.b) {
@@ -370,10 +358,8 @@ out:
   json_decref(top);
   json_decref(rows);
   if (loaded) bbvfl_dataset_free(&ds);
-  free(off_s);
+  free(off);
   free(off_eval);
-  free(off_min);
-  free(off_max);
   return rc;
 }
 
