@@ -63,8 +63,8 @@ typedef struct {
   char log[300];
 } proxy;
 
-/* Starts faultproxy.py with the given extra arguments (NULL-terminated); waits for its port. */
-static void proxy_start(proxy *p, ...) {
+/* Starts faultproxy.py with the extra arguments of ap (NULL-terminated); waits for its port. */
+static void proxy_startv(proxy *p, va_list ap) {
   static int seq;
   const char *src = getenv("BBVFL_SOURCE_DIR");
   assert_non_null(src);
@@ -83,10 +83,7 @@ static void proxy_start(proxy *p, ...) {
   argv[n++] = portf;
   argv[n++] = "--log";
   argv[n++] = p->log;
-  va_list ap;
-  va_start(ap, p);
   for (const char *a; (a = va_arg(ap, const char *)) != NULL && n < 38;) argv[n++] = a;
-  va_end(ap);
   argv[n] = NULL;
   p->pid = fork();
   assert_true(p->pid >= 0);
@@ -112,6 +109,14 @@ static void proxy_start(proxy *p, ...) {
     if (bbvfl_now() - t0 > 20) fail_msg("faultproxy.py did not start");
     bbvfl_sleep(0.02);
   }
+}
+
+/* proxy_startv with the arguments after p. */
+static void proxy_start(proxy *p, ...) {
+  va_list ap;
+  va_start(ap, p);
+  proxy_startv(p, ap);
+  va_end(ap);
 }
 
 static void proxy_stop(proxy *p) {
@@ -154,26 +159,44 @@ static bbvfl_rpc *rpc_via(const proxy *p, double timeout_s, int retries) {
   return r;
 }
 
+/* One call through a proxy: its outcome, its error and how long it took. */
+typedef struct {
+  int rc;
+  bbvfl_err err;
+  double dt;
+  uint64_t value;
+} call_out;
+
+/* Starts *p with the arguments after out (NULL-terminated), asks it once through a client with
+ * timeout_s and retries for eth_blockNumber (block) or eth_chainId, timed, then stops the client
+ * and the proxy (*p keeps its log for proxy_count). */
+static void call_via(proxy *p, double timeout_s, int retries, int block, call_out *out, ...) {
+  va_list ap;
+  va_start(ap, out);
+  proxy_startv(p, ap);
+  va_end(ap);
+  bbvfl_rpc *r = rpc_via(p, timeout_s, retries);
+  memset(out, 0, sizeof *out);
+  double t0 = bbvfl_now();
+  out->rc = block ? bbvfl_rpc_block_number(r, &out->value, &out->err) : bbvfl_rpc_chain_id(r, &out->value, &out->err);
+  out->dt = bbvfl_now() - t0;
+  bbvfl_rpc_free(r);
+  proxy_stop(p);
+}
+
 /* ------------------------------------------------------------------ broken answers */
 
 /* A broken answer is reported at once as malformed (BBVFL_E_PARSE), not re-asked. */
 static void broken_answer(const char *mode, const char *extra, const char *extra_val,
                           double max_s) {
   proxy p;
-  proxy_start(&p, "--mode", mode, extra, extra_val, (const char *)NULL);
-  bbvfl_rpc *r = rpc_via(&p, 20, 3);
-  bbvfl_err err = {0};
-  uint64_t id = 0;
-  double t0 = bbvfl_now();
-  int rc = bbvfl_rpc_chain_id(r, &id, &err);
-  double dt = bbvfl_now() - t0;
-  bbvfl_rpc_free(r);
-  proxy_stop(&p);
-  print_message("%s: %.2f s: %s\n", mode, dt, err.msg);
-  assert_int_equal(rc, -1);
-  assert_int_equal(err.code, BBVFL_E_PARSE);
-  assert_non_null(strstr(err.msg, "eth_chainId"));
-  assert_true(dt < max_s);
+  call_out c;
+  call_via(&p, 20, 3, 0, &c, "--mode", mode, extra, extra_val, (const char *)NULL);
+  print_message("%s: %.2f s: %s\n", mode, c.dt, c.err.msg);
+  assert_int_equal(c.rc, -1);
+  assert_int_equal(c.err.code, BBVFL_E_PARSE);
+  assert_non_null(strstr(c.err.msg, "eth_chainId"));
+  assert_true(c.dt < max_s);
   assert_int_equal(proxy_count(&p, "eth_chainId", NULL), 1); /* asked once */
 }
 
@@ -210,15 +233,10 @@ static void test_enormous_answer(void **state) {
 /* The first `count` requests fail in transport; with enough retries the call succeeds. */
 static void transient_then_ok(const char *mode, const char *count, int expect_requests) {
   proxy p;
-  proxy_start(&p, "--mode", mode, "--count", count, "--delay", "3", (const char *)NULL);
-  bbvfl_rpc *r = rpc_via(&p, 1, 3);
-  bbvfl_err err = {0};
-  uint64_t id = 0;
-  int rc = bbvfl_rpc_chain_id(r, &id, &err);
-  bbvfl_rpc_free(r);
-  proxy_stop(&p);
-  devnet_check(rc, &err);
-  assert_int_equal(id, strtoull(getenv("BBVFL_CHAIN_ID") ? getenv("BBVFL_CHAIN_ID") : "31337", NULL, 10));
+  call_out c;
+  call_via(&p, 1, 3, 0, &c, "--mode", mode, "--count", count, "--delay", "3", (const char *)NULL);
+  devnet_check(c.rc, &c.err);
+  assert_int_equal(c.value, strtoull(getenv("BBVFL_CHAIN_ID") ? getenv("BBVFL_CHAIN_ID") : "31337", NULL, 10));
   assert_int_equal(proxy_count(&p, "eth_chainId", NULL), expect_requests);
   assert_int_equal(proxy_count(&p, "eth_chainId", mode), atoi(count));
 }
@@ -248,37 +266,25 @@ static void test_slow_node_is_retried(void **state) {
 static void test_slow_node_gives_up(void **state) {
   (void)state;
   proxy p;
-  proxy_start(&p, "--mode", "hang", "--delay", "30", (const char *)NULL);
-  bbvfl_rpc *r = rpc_via(&p, 0.5, 2);
-  bbvfl_err err = {0};
-  uint64_t bn = 0;
-  double t0 = bbvfl_now();
-  int rc = bbvfl_rpc_block_number(r, &bn, &err);
-  double dt = bbvfl_now() - t0;
-  bbvfl_rpc_free(r);
-  proxy_stop(&p);
-  print_message("hang: %.2f s: %s\n", dt, err.msg);
-  assert_int_equal(rc, -1);
-  assert_int_equal(err.code, BBVFL_E_RPC);
-  assert_non_null(strstr(err.msg, "after 3 attempts"));
-  assert_non_null(strstr(err.msg, "imed out")); /* curl: "Operation timed out ..." */
-  assert_true(dt >= 1.5 && dt < 10);
+  call_out c;
+  call_via(&p, 0.5, 2, 1, &c, "--mode", "hang", "--delay", "30", (const char *)NULL);
+  print_message("hang: %.2f s: %s\n", c.dt, c.err.msg);
+  assert_int_equal(c.rc, -1);
+  assert_int_equal(c.err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(c.err.msg, "after 3 attempts"));
+  assert_non_null(strstr(c.err.msg, "imed out")); /* curl: "Operation timed out ..." */
+  assert_true(c.dt >= 1.5 && c.dt < 10);
 }
 
 /* HTTP 5xx that persists: a clear error naming the status after the retries. */
 static void test_http_5xx_persistent(void **state) {
   (void)state;
   proxy p;
-  proxy_start(&p, "--mode", "status", "--status", "503", (const char *)NULL);
-  bbvfl_rpc *r = rpc_via(&p, 2, 2);
-  bbvfl_err err = {0};
-  uint64_t id;
-  int rc = bbvfl_rpc_chain_id(r, &id, &err);
-  bbvfl_rpc_free(r);
-  proxy_stop(&p);
-  assert_int_equal(rc, -1);
-  assert_int_equal(err.code, BBVFL_E_RPC);
-  assert_non_null(strstr(err.msg, "HTTP 503"));
+  call_out c;
+  call_via(&p, 2, 2, 0, &c, "--mode", "status", "--status", "503", (const char *)NULL);
+  assert_int_equal(c.rc, -1);
+  assert_int_equal(c.err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(c.err.msg, "HTTP 503"));
   assert_int_equal(proxy_count(&p, "eth_chainId", "status"), 3);
 }
 
@@ -381,6 +387,19 @@ static void test_swallowed_tx_is_resent_same_nonce(void **state) {
 
 /* ------------------------------------------------------------------ replayed transactions */
 
+/* tx signed by dev and sent through r is refused with want in the message (printed after what). */
+static void send_refused(bbvfl_rpc *r, const bbvfl_tx *tx, const bbvfl_key *dev, const char *what, const char *want) {
+  bbvfl_err err = {0};
+  uint8_t *raw = NULL, hash[32], h2[32];
+  size_t raw_len = 0;
+  devnet_check(bbvfl_tx_sign(tx, dev, &raw, &raw_len, hash, &err), &err);
+  int st = bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err);
+  print_message("%s: %s\n", what, err.msg);
+  assert_int_equal(st, -1);
+  assert_non_null(strstr(err.msg, want));
+  free(raw);
+}
+
 static void test_replayed_tx_refused(void **state) {
   (void)state;
   bbvfl_err err = {0};
@@ -431,24 +450,12 @@ static void test_replayed_tx_refused(void **state) {
 
   /* A different transaction with the used nonce: refused, "nonce too low". */
   tx.value = bbvfl_u256_from_u64(6);
-  devnet_check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
-  memset(&err, 0, sizeof err);
-  st = bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err);
-  print_message("old nonce: %s\n", err.msg);
-  assert_int_equal(st, -1);
-  assert_non_null(strstr(err.msg, "nonce too low"));
-  free(raw);
+  send_refused(r, &tx, &dev, "old nonce", "nonce too low");
 
   /* The same transfer signed for another chain: refused (EIP-155 replay protection). */
   tx.chain_id = chain + 1;
   tx.nonce = nonce + 1;
-  devnet_check(bbvfl_tx_sign(&tx, &dev, &raw, &raw_len, hash, &err), &err);
-  memset(&err, 0, sizeof err);
-  st = bbvfl_rpc_send_raw(r, raw, raw_len, h2, &err);
-  print_message("other chain: %s\n", err.msg);
-  assert_int_equal(st, -1);
-  assert_non_null(strstr(err.msg, "chain"));
-  free(raw);
+  send_refused(r, &tx, &dev, "other chain", "chain");
 
   assert_node_balance(me.addr, 5);
   uint64_t after;
