@@ -159,6 +159,35 @@ static bbvfl_rpc *rpc_via(const proxy *p, double timeout_s, int retries) {
   return r;
 }
 
+/* The dev account sending to a fresh key through a proxy: the proxy, its client, the keys, the
+ * sender. */
+typedef struct {
+  proxy p;
+  bbvfl_rpc *r;
+  bbvfl_key dev, me;
+  bbvfl_sender *s;
+} sending;
+
+/* Starts x->p with the arguments after drop_check (NULL-terminated) and the dev account's sender
+ * through it (a client with timeout_s and retries; bbvfl_sender_set_drop_check drop_check). */
+static void sending_open(sending *x, double timeout_s, int retries, double drop_check, ...) {
+  va_list ap;
+  va_start(ap, drop_check);
+  proxy_startv(&x->p, ap);
+  va_end(ap);
+  x->r = rpc_via(&x->p, timeout_s, retries);
+  x->s = dev_sender(x->r, &x->dev, &x->me);
+  bbvfl_sender_set_drop_check(x->s, drop_check);
+}
+
+/* Frees the sender and the client and stops the proxy; x->p keeps its log and the keys stay (the
+ * caller wipes them once it no longer needs their addresses). */
+static void sending_close(sending *x) {
+  bbvfl_sender_free(x->s);
+  bbvfl_rpc_free(x->r);
+  proxy_stop(&x->p);
+}
+
 /* One call through a proxy: its outcome, its error and how long it took. */
 typedef struct {
   int rc;
@@ -291,39 +320,32 @@ static void test_http_5xx_persistent(void **state) {
 /* Random faults of every retried kind on 30 % of the requests: a run of transfers through the
  * sender still completes, every transfer mined once with consecutive nonces. */
 static void random_faults(const char *mode) {
-  proxy p;
-  proxy_start(&p, "--mode", mode, "--prob", "0.3", "--seed", "7", "--delay", "2",
-              (const char *)NULL);
-  bbvfl_rpc *r = rpc_via(&p, 1, 8);
+  sending x;
+  sending_open(&x, 1, 8, 0.5, "--mode", mode, "--prob", "0.3", "--seed", "7", "--delay", "2", (const char *)NULL);
   bbvfl_err err = {0};
-  bbvfl_key dev, me;
-  bbvfl_sender *s = dev_sender(r, &dev, &me);
-  bbvfl_sender_set_drop_check(s, 0.5);
   uint64_t n0;
-  bbvfl_sender_resync(s);
-  devnet_check(bbvfl_sender_next_nonce(s, &n0, &err), &err);
+  bbvfl_sender_resync(x.s);
+  devnet_check(bbvfl_sender_next_nonce(x.s, &n0, &err), &err);
   for (int i = 0; i < 6; i++) {
     bbvfl_receipt rc;
     bbvfl_u256 v = bbvfl_u256_from_u64(1000 + (uint64_t)i);
-    int st = bbvfl_sender_transact(s, me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
+    int st = bbvfl_sender_transact(x.s, x.me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
     bbvfl_receipt_clear(&rc);
     devnet_check(st, &err);
   }
-  bbvfl_sender_free(s);
-  bbvfl_rpc_free(r);
-  int faults = proxy_count(&p, NULL, mode);
-  proxy_stop(&p);
+  sending_close(&x);
+  int faults = proxy_count(&x.p, NULL, mode);
   /* straight to the node: the recipient got exactly the six transfers */
-  assert_node_balance(me.addr, 1000 + 1001 + 1002 + 1003 + 1004 + 1005);
+  assert_node_balance(x.me.addr, 1000 + 1001 + 1002 + 1003 + 1004 + 1005);
   bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
   uint64_t n1;
-  devnet_check(bbvfl_rpc_nonce(d, dev.addr, "latest", &n1, &err), &err);
+  devnet_check(bbvfl_rpc_nonce(d, x.dev.addr, "latest", &n1, &err), &err);
   bbvfl_rpc_free(d);
   assert_true(n1 - n0 == 6);
   print_message("%s: %d faults injected\n", mode, faults);
   assert_true(faults > 0);
-  bbvfl_key_wipe(&me);
-  bbvfl_key_wipe(&dev);
+  bbvfl_key_wipe(&x.me);
+  bbvfl_key_wipe(&x.dev);
 }
 
 static void test_random_resets(void **state) {
@@ -340,34 +362,28 @@ static void test_random_5xx(void **state) {
 
 static void test_swallowed_tx_is_resent_same_nonce(void **state) {
   (void)state;
-  proxy p;
-  proxy_start(&p, "--mode", "swallow", "--count", "1", (const char *)NULL);
-  bbvfl_rpc *r = rpc_via(&p, 10, 3);
+  sending x;
+  sending_open(&x, 10, 3, 0.3, "--mode", "swallow", "--count", "1", (const char *)NULL);
   bbvfl_err err = {0};
-  bbvfl_key dev, me;
-  bbvfl_sender *s = dev_sender(r, &dev, &me);
-  bbvfl_sender_set_drop_check(s, 0.3);
   uint64_t before;
-  devnet_check(bbvfl_sender_next_nonce(s, &before, &err), &err);
+  devnet_check(bbvfl_sender_next_nonce(x.s, &before, &err), &err);
   bbvfl_u256 v = bbvfl_u256_from_u64(777);
   bbvfl_receipt rc;
-  int st = bbvfl_sender_transact(s, me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
+  int st = bbvfl_sender_transact(x.s, x.me.addr, &v, NULL, 0, 21000, 30, &rc, &err);
   devnet_check(st, &err);
   assert_int_equal(rc.status, 1);
   json_t *tx = NULL;
-  assert_int_equal(bbvfl_rpc_get_tx(r, rc.hash, &tx, &err), 1);
+  assert_int_equal(bbvfl_rpc_get_tx(x.r, rc.hash, &tx, &err), 1);
   uint64_t nonce;
   devnet_check(bbvfl_rpc_parse_u64(json_object_get(tx, "nonce"), &nonce, &err), &err);
   assert_int_equal(nonce, before);
   json_decref(tx);
   bbvfl_receipt_clear(&rc);
-  bbvfl_sender_free(s);
-  bbvfl_rpc_free(r);
-  proxy_stop(&p);
+  sending_close(&x);
   /* the proxy saw the same raw bytes twice: swallowed once, then forwarded */
-  assert_int_equal(proxy_count(&p, "eth_sendRawTransaction", "swallow"), 1);
-  assert_int_equal(proxy_count(&p, "eth_sendRawTransaction", "pass"), 1);
-  FILE *f = fopen(p.log, "r");
+  assert_int_equal(proxy_count(&x.p, "eth_sendRawTransaction", "swallow"), 1);
+  assert_int_equal(proxy_count(&x.p, "eth_sendRawTransaction", "pass"), 1);
+  FILE *f = fopen(x.p.log, "r");
   char line[8192], raw[2][4096];
   int k = 0;
   while (f && fgets(line, sizeof line, f))
@@ -380,9 +396,9 @@ static void test_swallowed_tx_is_resent_same_nonce(void **state) {
   assert_int_equal(k, 2);
   assert_string_equal(raw[0], raw[1]);
   /* exactly one transfer arrived */
-  assert_node_balance(me.addr, 777);
-  bbvfl_key_wipe(&me);
-  bbvfl_key_wipe(&dev);
+  assert_node_balance(x.me.addr, 777);
+  bbvfl_key_wipe(&x.me);
+  bbvfl_key_wipe(&x.dev);
 }
 
 /* ------------------------------------------------------------------ replayed transactions */
