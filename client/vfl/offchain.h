@@ -127,9 +127,9 @@ typedef struct {
 } bbvfl_epoch_end;
 
 /* Closes epoch ee->e: fills res->per_epoch[ee->e] (its number, mean training loss, the test
- * metrics of bbvfl_epoch_test_metrics, agg's summing times since the last call, which it resets,
- * and the wall time since ee->t0), adds the training summing time to *agg_total and calls
- * c->on_epoch when set. */
+ * metrics of bbvfl_epoch_test_metrics, the summing times of agg, an in-process aggregator
+ * (bbvfl_agg_inproc_new), since their last reset, which this resets, and the wall time since
+ * ee->t0), adds the training summing time to *agg_total and calls c->on_epoch when set. */
 void bbvfl_offchain_epoch_end(const bbvfl_offchain_cfg *c, bbvfl_agg *agg, const bbvfl_epoch_end *ee,
                               double *agg_total, bbvfl_offchain_result *res);
 
