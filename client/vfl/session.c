@@ -176,15 +176,31 @@ static int get_str(json_t *o, const char *key, char *out, size_t cap, const char
   return 0;
 }
 
+/* The session file at path as a JSON object (caller decrefs), or NULL with err set: unreadable
+ * (wrapped with `context`), or not a JSON object ("session file <path>: not a JSON object"). */
+static json_t *load_object(const char *path, const char *context, bbvfl_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) {
+    bbvfl_wrap(err, "%s", context);
+    return NULL;
+  }
+  json_error_t je;
+  json_t *o = json_loadb(text, len, 0, &je);
+  free(text);
+  if (!o || !json_is_object(o)) {
+    json_decref(o);
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: not a JSON object (line %d: %s)", path, je.line,
+               o ? "another JSON value" : je.text);
+    return NULL;
+  }
+  return o;
+}
+
 int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *err) {
   memset(out, 0, sizeof *out);
-  char *text = NULL;
-  size_t tlen = 0;
-  if (bbvfl_read_file(path, 1 << 20, &text, &tlen, err) < 0) return bbvfl_wrap(err, "--session");
-  json_error_t je;
-  json_t *o = json_loadb(text, tlen, 0, &je);
-  free(text);
-  if (!o) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: not a JSON session file (%s, line %d)", path, je.text, je.line);
+  json_t *o = load_object(path, "--session", err);
+  if (!o) return -1;
   const char *u = json_string_value(json_object_get(o, "rpc_url"));
   const char *c = json_string_value(json_object_get(o, "contract"));
   json_t *d = json_object_get(o, "deploy_block");
@@ -202,16 +218,8 @@ int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *er
 
 int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   memset(s, 0, sizeof *s);
-  char *text = NULL;
-  size_t len = 0;
-  if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) return bbvfl_wrap(err, "reading the session file");
-  json_error_t je;
-  json_t *o = json_loadb(text, len, 0, &je);
-  free(text);
-  if (!o || !json_is_object(o)) {
-    json_decref(o);
-    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: not a JSON object (line %d: %s)", path, je.line, je.text);
-  }
+  json_t *o = load_object(path, "reading the session file", err);
+  if (!o) return -1;
   int rc = -1;
   long long v;
   char buf[128];

@@ -163,7 +163,7 @@ bad "--round-timeout must be > 0" client --session notjson.json --columns 0-5 --
 bad "say --rpc URL and --contract ADDR" audit
 bad "40 hex digits" audit --rpc http://127.0.0.1:1 --contract 0x12
 bad "--from-block needs a non-negative number" audit --rpc http://127.0.0.1:1 --contract 0x12 --from-block -1
-bad "not a JSON session file" audit --session notjson.json
+bad "session file notjson.json: not a JSON object" audit --session notjson.json
 unset BBVFL_TEST_KEY_HEX
 
 # ------------------------------------------------------------------ key files
