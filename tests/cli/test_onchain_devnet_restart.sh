@@ -52,7 +52,10 @@ if [ -n "${BBVFL_TEST_WINDOW:-}" ]; then resume_clients; fi
 # the outage lasts until every client has noticed it
 all_waiting() { [ "$(grep -l "is unreachable .*waiting up to 60 s" "$run"/c*.out | wc -l)" = 3 ]; }
 wait_until 50 "not every client noticed the node was down" all_waiting
-"$BBVFL_BIN" devnet up --dir "$dn" --port "$port" --persist --json >/dev/null || fail "devnet up again on port $port"
+# the bound on anvil's start (its "Listening on" line, after it has loaded the state) is generous:
+# on a loaded machine (the stress runner's burners beside two copies) it once took over 30 s
+"$BBVFL_BIN" devnet up --dir "$dn" --port "$port" --persist --timeout 120 --json >/dev/null ||
+  { tail -n 30 "$dn/anvil.log" >&2 2>/dev/null; fail "devnet up again on port $port"; }
 r2=$(chain_call "$rpc_url" "$contract" 'currentRound()(uint64)') || fail "the restarted devnet does not answer"
 echo "devnet restarted from its state at round ${r2%% *}"
 
