@@ -53,7 +53,8 @@ if [ -n "${BBVFL_TEST_WINDOW:-}" ]; then resume_clients; fi
 all_waiting() { [ "$(grep -l "is unreachable .*waiting up to 60 s" "$run"/c*.out | wc -l)" = 3 ]; }
 wait_until 50 "not every client noticed the node was down" all_waiting
 # the bound on anvil's start (its "Listening on" line, after it has loaded the state) is generous:
-# on a loaded machine (the stress runner's burners beside two copies) it once took over 30 s
+# under the stress runner (burners beside two copies) it once did not listen within 30 s (why is not
+# known: its log was not kept then; it is printed below now)
 "$BBVFL_BIN" devnet up --dir "$dn" --port "$port" --persist --timeout 120 --json >/dev/null ||
   { tail -n 30 "$dn/anvil.log" >&2 2>/dev/null; fail "devnet up again on port $port"; }
 r2=$(chain_call "$rpc_url" "$contract" 'currentRound()(uint64)') || fail "the restarted devnet does not answer"
