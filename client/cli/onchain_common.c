@@ -124,8 +124,14 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   c->mech.b = f->b;
   c->mech.beta = f->beta;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
-  if (c->model != BBVFL_MODEL_MLP || c->B == 0)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr and --batch 0 run off chain only so far (bbvfl train --offchain)");
+  if (c->model == BBVFL_MODEL_MLP && c->B == 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--batch 0 (full batch) is for --model lr");
+  if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--optimizer sqn runs off chain only so far (its curvature rounds are not in the contract's "
+                      "round layout yet: docs/LR.md); on chain --model lr takes sgd or adam");
+  if (c->model == BBVFL_MODEL_LR && c->staleness != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward)");
   int hashed;
   if (bbvfl_session_parse_aggregation(f->aggregation, &hashed, err) < 0) return -1;
   s->cparams.hashed = hashed;
