@@ -455,6 +455,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
                       nte, t->B);
   bbvfl_cconfig *c = &s->cparams;
   int masked = c->masked, hashed = c->hashed;
+  uint32_t round_rows = c->window;
   uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
   memset(c, 0, sizeof *c);
   c->masked = masked != 0;
@@ -470,7 +471,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   /* LR full batch (docs/LR.md "On chain"): the contract's minibatches are single rows of the
      epoch's permutation and its windows chunks of them, as many rows as one submission carries
      (BBVFL_MAX_ROUND_COORDS values): the epoch's one batch spread over ceil(N_train/chunk) rounds */
-  if (full) K = BBVFL_MAX_ROUND_COORDS / c->dim;
+  if (full) K = round_rows ? round_rows : BBVFL_MAX_ROUND_COORDS / c->dim;
   if (K > c->batches_per_epoch) K = c->batches_per_epoch; /* a window never crosses an epoch */
   c->window = (uint32_t)K;
   c->train_rows = (uint32_t)ntr;
@@ -482,7 +483,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   c->epochs = (uint32_t)t->epochs;
   if (bbvfl_cconfig_derive(c, err) < 0) return -1;
   /* the training setup follows the contract's round structure (K clamped to R) */
-  s->train.window = c->window;
+  if (!full) s->train.window = c->window;
   s->train.eval_rows_per_round = c->eval_rows_per_round;
   uint64_t maxc = bbvfl_cconfig_max_coords(c);
   if (maxc > BBVFL_MAX_ROUND_COORDS)
