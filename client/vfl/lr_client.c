@@ -160,3 +160,43 @@ void bbvfl_lr_head_step(bbvfl_lr_block *head, int K, const float *dz, size_t B) 
     for (size_t k = 0; k < k1; k++) head->g[k] += dz[i * k1 + k];
   bbvfl_lr_block_step(head);
 }
+
+int bbvfl_lr_block_tick(bbvfl_lr_block *b, uint64_t done, int L) {
+  for (size_t i = 0; i < b->n; i++) b->wsum[i] += b->w[i];
+  if (L < 1 || done % (uint64_t)L != 0) return 0;
+  int have_prev = done / (uint64_t)L >= 2;
+  for (size_t i = 0; i < b->n; i++) {
+    float avg = b->wsum[i] / (float)L;
+    b->s[i] = have_prev ? avg - b->wprev[i] : 0;
+    b->wprev[i] = avg;
+    b->wsum[i] = 0;
+  }
+  return have_prev;
+}
+
+void bbvfl_lr_client_curv_logits(const bbvfl_lr_client *p, const size_t *rows, size_t nrows, float *out) {
+  bbvfl_lr_partial(p->x, p->ncols, rows, nrows, p->bl.s, p->st->K, out);
+}
+
+void bbvfl_lr_client_curv_pair(bbvfl_lr_client *p, const size_t *rows, size_t S, const float *r) {
+  bbvfl_lr_block *bl = &p->bl;
+  bbvfl_lr_xt(p->x, p->ncols, rows, S, r, p->st->K, bl->y);
+  if (p->st->l2 > 0)
+    for (size_t i = 0; i < bl->n; i++) bl->y[i] += p->st->l2 * bl->s[i];
+  bbvfl_sqn_push(&bl->sqn, bl->s, bl->y);
+}
+
+void bbvfl_lr_head_curv_r(const bbvfl_lr_setup *st, const bbvfl_lr_block *head, float *sum, const float *z,
+                          size_t nrows, size_t S, float *r) {
+  size_t K = (size_t)st->K, n = nrows * K;
+  for (size_t i = 0; i < n; i++) sum[i] += head->s[i % K];
+  bbvfl_lr_hvp_rows(st->loss, z, sum, nrows, st->K, (double)S, r);
+}
+
+void bbvfl_lr_head_curv_pair(bbvfl_lr_block *head, int K, const float *r, size_t S) {
+  size_t k1 = (size_t)K;
+  memset(head->y, 0, k1 * sizeof(float));
+  for (size_t i = 0; i < S; i++)
+    for (size_t k = 0; k < k1; k++) head->y[k] += r[i * k1 + k];
+  bbvfl_sqn_push(&head->sqn, head->s, head->y);
+}

@@ -53,6 +53,10 @@ int bbvfl_lr_block_init(bbvfl_lr_block *b, size_t n, const bbvfl_offchain_cfg *c
 void bbvfl_lr_block_free(bbvfl_lr_block *b);
 /* One optimizer step along b->g (sqn: along H g, capped). */
 void bbvfl_lr_block_step(bbvfl_lr_block *b);
+/* sqn, after the block's step of training round number done (1, 2, ...): its iterate summed;
+ * every L rounds the average of the last L, s = it minus the previous average (from the second).
+ * Returns 1 when a curvature round follows (s is set: round done = kL, k >= 2). */
+int bbvfl_lr_block_tick(bbvfl_lr_block *b, uint64_t done, int L);
 
 typedef struct {
   const bbvfl_lr_setup *st; /* borrowed for the client's life */
@@ -78,6 +82,17 @@ void bbvfl_lr_client_release(bbvfl_lr_client *p, float *vals, size_t nrows, floa
  * then one step. */
 void bbvfl_lr_client_step(bbvfl_lr_client *p, const size_t *rows, size_t B, const float *u, const float *scale,
                           const float *grad);
+
+/* The curvature round (docs/LR.md): a client's X[rows] s_m (nrows x K) into out, released as
+ * partial logits are; then, given r of its S rows (all of them, in order), its pair
+ * (s_m, X^T r + l2 s_m) pushed. */
+void bbvfl_lr_client_curv_logits(const bbvfl_lr_client *p, const size_t *rows, size_t nrows, float *out);
+void bbvfl_lr_client_curv_pair(bbvfl_lr_client *p, const size_t *rows, size_t S, const float *r);
+/* The head's part: h = sum + s_b in place (nrows x K), r = d2L/dz2(z) h / S (z: the logits of the
+ * training step); then, given r of all S rows, its pair (s_b, sum of r) pushed. */
+void bbvfl_lr_head_curv_r(const bbvfl_lr_setup *st, const bbvfl_lr_block *head, float *sum, const float *z,
+                          size_t nrows, size_t S, float *r);
+void bbvfl_lr_head_curv_pair(bbvfl_lr_block *head, int K, const float *r, size_t S);
 
 /* The head on rows that belong to a batch of 1/inv rows: z = sum + b (rows x K), the sum of their
  * losses (returned), dz = dLoss/dz scaled by inv (nullable), probs the scores (nullable). */

@@ -220,44 +220,18 @@ static int curvature_round(lrt *t, bbvfl_err *err) {
   uint64_t round = BBVFL_CURV_ROUND_BASE + t->curv_t;
   for (int m = 0; m < t->M; m++) {
     lrparty *p = &t->p[m];
-    bbvfl_lr_partial(p->cl.x, p->cl.ncols, t->rows, ns, p->cl.bl.s, t->K, p->v);
+    bbvfl_lr_client_curv_logits(&p->cl, t->rows, ns, p->v);
     if (release(t, m, round, p->v, ns, NULL, err) != 0) return -1;
   }
   size_t n = ns * K;
   if (round_sum(t, round, n, err) != 0) return -1;
-  for (size_t i = 0; i < n; i++) t->sum[i] += t->head.s[i % K];
-  bbvfl_lr_hvp_rows(t->st.loss, t->z, t->sum, ns, t->K, (double)ns, t->r);
+  bbvfl_lr_head_curv_r(&t->st, &t->head, t->sum, t->z, ns, ns, t->r);
   if (bbvfl_agg_post_gradient(&t->agg, round, t->r, n, NULL, 0, err) != 0) return -1;
   if (bbvfl_agg_read_gradient(&t->agg, round, t->gring, n, err) != 0) return -1;
-  for (int m = 0; m < t->M; m++) {
-    lrparty *p = &t->p[m];
-    bbvfl_lr_block *bl = &p->cl.bl;
-    bbvfl_lr_xt(p->cl.x, p->cl.ncols, t->rows, ns, t->gring, t->K, bl->y);
-    if (t->st.l2 > 0)
-      for (size_t i = 0; i < bl->n; i++) bl->y[i] += t->st.l2 * bl->s[i];
-    bbvfl_sqn_push(&bl->sqn, bl->s, bl->y);
-  }
-  memset(t->head.y, 0, K * sizeof(float));
-  for (size_t i = 0; i < ns; i++)
-    for (size_t k = 0; k < K; k++) t->head.y[k] += t->r[i * K + k];
-  bbvfl_sqn_push(&t->head.sqn, t->head.s, t->head.y);
+  for (int m = 0; m < t->M; m++) bbvfl_lr_client_curv_pair(&t->p[m].cl, t->rows, ns, t->gring);
+  bbvfl_lr_head_curv_pair(&t->head, t->K, t->r, ns);
   t->res->curv_rounds++;
   return 0;
-}
-
-/* Every L training rounds: each block's average of its last L iterates, s against the previous
-   average (from the second on) and the curvature round. */
-static void average(bbvfl_lr_block *b, int L, int have_prev) {
-  for (size_t i = 0; i < b->n; i++) {
-    float avg = b->wsum[i] / (float)L;
-    b->s[i] = have_prev ? avg - b->wprev[i] : 0;
-    b->wprev[i] = avg;
-    b->wsum[i] = 0;
-  }
-}
-
-static void accumulate(bbvfl_lr_block *b) {
-  for (size_t i = 0; i < b->n; i++) b->wsum[i] += b->w[i];
 }
 
 /* A training round's gradients applied by every client, batch by batch (the head stepped when it
@@ -275,15 +249,11 @@ static int finish_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   }
   if (!t->sqn) return 0;
   t->train_done++;
-  for (int m = 0; m < t->M; m++) accumulate(&t->p[m].cl.bl);
-  accumulate(&t->head);
-  int L = t->c->sqn_interval;
-  if (t->train_done % (uint64_t)L != 0) return 0;
-  t->curv_t++;
-  int have_prev = t->curv_t >= 2;
-  for (int m = 0; m < t->M; m++) average(&t->p[m].cl.bl, L, have_prev);
-  average(&t->head, L, have_prev);
-  if (!have_prev) return 0;
+  int L = t->c->sqn_interval, due = 0;
+  for (int m = 0; m < t->M; m++) due = bbvfl_lr_block_tick(&t->p[m].cl.bl, t->train_done, L);
+  due = bbvfl_lr_block_tick(&t->head, t->train_done, L);
+  if (t->train_done % (uint64_t)L == 0) t->curv_t++;
+  if (!due) return 0;
   if (curvature_round(t, err) != 0)
     return bbvfl_wrap(err, "curvature round %llu", (unsigned long long)t->curv_t);
   return 0;

@@ -120,7 +120,8 @@ static int oc_check_params(const cl *c, bbvfl_err *err) {
       a->epochs != b->epochs || !a->masked != !b->masked || a->window != b->window ||
       a->batches_per_epoch != b->batches_per_epoch || a->eval_rows != b->eval_rows ||
       a->eval_rows_per_round != b->eval_rows_per_round || a->train_rows != b->train_rows ||
-      a->test_rows != b->test_rows || a->staleness != b->staleness || !a->hashed != !b->hashed)
+      a->test_rows != b->test_rows || a->staleness != b->staleness || !a->hashed != !b->hashed ||
+      a->curv_every != b->curv_every || a->curv_rows != b->curv_rows)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "the contract's parameters (M %u, B %u, P %u, b %u, window %u, T %u, V %u, staleness %u, "
                       "epochs %u%s%s) do not match the session file's (M %u, B %u, P %u, b %u, window %u, T %u, V %u, "

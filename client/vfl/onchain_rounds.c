@@ -289,9 +289,9 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
   if (fail) return bbvfl_wrap(err, "round %llu", (unsigned long long)sl->r);
   (void)demoted;
   if (sl->L.train && apply_gradient(c, sl, err) < 0) return -1;
-  uint64_t per = c->T + c->V;
-  if (c->is_active && sl->r % per == per - 1 && oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
-  if (!c->is_active && c->split && c->have_head && sl->r % per == per - 1) {
+  int epoch_end = bbvfl_cconfig_epoch_end(&c->cp.cfg, sl->r);
+  if (c->is_active && epoch_end && oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
+  if (!c->is_active && c->split && c->have_head && epoch_end) {
     if (oc_fill_metrics(c, sl->L.epoch, err) < 0) return -1;
     const bbvfl_epoch_metrics *em = &c->res->per_epoch[sl->L.epoch];
     oc_log(c, "epoch %u (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",

@@ -136,6 +136,10 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                          (json_int_t)c->eval_rows, "eval_rows_per_round", (json_int_t)c->eval_rows_per_round,
                          "train_rows", (json_int_t)c->train_rows, "test_rows", (json_int_t)c->test_rows, "staleness",
                          (int)c->staleness, "hashed", c->hashed);
+  if (rs && c->curv_every) { /* curvature rounds (LR's sqn); absent: none */
+    json_object_set_new(rs, "curv_every", json_integer((json_int_t)c->curv_every));
+    json_object_set_new(rs, "curv_rows", json_integer((json_int_t)c->curv_rows));
+  }
   if (!rs || json_object_update(cp, rs) < 0) {
     json_decref(rs);
     json_decref(o);
@@ -297,6 +301,10 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
     CP("test_rows", test_rows, 0, UINT32_MAX);
     CP("staleness", staleness, 0, 255);
     c->hashed = json_is_true(json_object_get(cp, "hashed"));
+    if (json_object_get(cp, "curv_every")) {
+      CP("curv_every", curv_every, 1, 100000);
+      CP("curv_rows", curv_rows, 1, UINT32_MAX);
+    }
   } /* else: a session file written before windows (K = 1, evaluation rounds of B rows) */
 #undef CP
   c->masked = json_is_true(json_object_get(cp, "masked"));
@@ -481,6 +489,14 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (c->eval_rows_per_round > nte) c->eval_rows_per_round = (uint32_t)nte;
   c->staleness = (uint8_t)t->staleness;
   c->epochs = (uint32_t)t->epochs;
+  if (lr && t->opt.kind == BBVFL_OPT_SQN) {
+    /* the curvature rounds (docs/LR.md "On chain"): the full batch is one training round per epoch,
+       so every sqn_interval-th epoch from the 2*sqn_interval-th has them, on its first S rows */
+    if (!full || c->hashed)
+      return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn on chain runs with --batch 0 and lane aggregation");
+    c->curv_every = (uint32_t)t->sqn_interval;
+    c->curv_rows = t->sqn_sample > 0 && t->sqn_sample < ntr ? (uint32_t)t->sqn_sample : (uint32_t)ntr;
+  }
   if (bbvfl_cconfig_derive(c, err) < 0) return -1;
   /* the training setup follows the contract's round structure (K clamped to R) */
   if (!full) s->train.window = c->window;
@@ -495,7 +511,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
                       BBVFL_MAX_ROUND_COORDS);
   bbvfl_u256 one = bbvfl_u256_from_u64(1000000000000000000ULL);
   c->reward_per_submission = one;
-  uint64_t total = (uint64_t)c->epochs * (c->train_rounds + c->eval_rounds) * c->clients;
+  uint64_t total = bbvfl_cconfig_total(c) * c->clients;
   if (bbvfl_u256_mul_u64(&c->reward_pool, &one, total))
     return bbvfl_fail(err, BBVFL_E_ARG, "reward pool overflows");
   c->commit_blocks = 1000;
