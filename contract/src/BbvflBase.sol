@@ -811,6 +811,11 @@ abstract contract BbvflBase {
         }
     }
 
+    /// The session has curvature rounds (hashed mode: never, its constructor refuses them).
+    function _curvOn() internal view virtual returns (bool) {
+        return CURV_EVERY != 0;
+    }
+
     /// Curvature epochs among epochs 0..e-1: those with (k+1) % L == 0 and k+1 >= 2L.
     function _curvEpochs(uint256 e, uint256 L) internal pure returns (uint256) {
         return L == 0 || e < 2 * L ? 0 : e / L - 1;
@@ -835,7 +840,7 @@ abstract contract BbvflBase {
     /// Curvature rounds take a gradient as TRAIN rounds do: train is true, index T + c for the c-th.
     function _layout(uint64 r) internal view returns (bool train, uint32 epoch, uint32 index, uint256 rows) {
         (uint256 e, uint256 pos, bool ce) = _locate(r);
-        uint256 tc = ce ? uint256(T) + C_CURV : T;
+        uint256 tc = ce && _curvOn() ? uint256(T) + C_CURV : T;
         epoch = uint32(e);
         train = pos < tc;
         if (pos < T) {
@@ -855,7 +860,7 @@ abstract contract BbvflBase {
 
     /// Bytes of a submission to round r (the submit path's cheap form of _layout).
     function _dataLen(uint256 r) internal view returns (uint256 len) {
-        if (CURV_EVERY != 0) return _rows(uint64(r)) * (uint256(P) << (MASKED ? 1 : 0));
+        if (_curvOn()) return _rows(uint64(r)) * (uint256(P) << (MASKED ? 1 : 0));
         uint256 t = T;
         uint256 per = t + V;
         uint256 k = K_WINDOW;
@@ -889,7 +894,7 @@ abstract contract BbvflBase {
     }
 
     function _isTrain(uint64 r) internal view returns (bool train) {
-        if (CURV_EVERY == 0) return r % (uint64(T) + V) < T;
+        if (!_curvOn()) return r % (uint64(T) + V) < T;
         (train,,,) = _layout(r);
     }
 
@@ -901,7 +906,7 @@ abstract contract BbvflBase {
 
     function _epochComplete(uint32 e, Hot memory h) internal view returns (bool) {
         uint256 n = uint256(e) + 1;
-        uint256 last = n * (uint256(T) + V) + _curvEpochs(n, CURV_EVERY) * C_CURV - 1;
+        uint256 last = n * (uint256(T) + V) + (_curvOn() ? _curvEpochs(n, CURV_EVERY) * C_CURV : 0) - 1;
         return _isComplete(uint64(last), h);
     }
 
