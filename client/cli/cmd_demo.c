@@ -562,11 +562,14 @@ int cmd_demo(int argc, char **argv) {
                                                        s.cparams.eval_rows) +
                            (double)bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rows);
     double gas_per_coord = coords_total > 0 ? gas_sums / coords_total : 0;
-    double windows_total = (double)s.cparams.train_rounds * s.cparams.epochs;
-    /* a training window's whole cost: its M submissions, the aggregate() (hashed), the gradient post */
+    /* the rounds that take a gradient: the windows and (LR's sqn) the curvature rounds */
+    double windows_total = (double)s.cparams.train_rounds * s.cparams.epochs + (double)curv_total;
+    /* such a round's whole cost: its M submissions, the aggregate() (hashed), the gradient post */
     double gas_per_window = 0;
     {
-      double tr_coords = (double)M * s.cparams.dim * s.cparams.batches_per_epoch * s.cparams.batch * s.cparams.epochs;
+      double tr_coords = (double)M * s.cparams.dim *
+                         ((double)s.cparams.batches_per_epoch * s.cparams.batch * s.cparams.epochs +
+                          (double)bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rows);
       double share = coords_total > 0 ? tr_coords / coords_total : 0;
       gas_per_window = windows_total > 0 ? (gas_sums * share + (double)gas_gradient) / windows_total : 0;
     }

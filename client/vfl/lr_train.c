@@ -249,9 +249,9 @@ static int finish_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   }
   if (!t->sqn) return 0;
   t->train_done++;
-  int L = t->c->sqn_interval, due = 0;
-  for (int m = 0; m < t->M; m++) due = bbvfl_lr_block_tick(&t->p[m].cl.bl, t->train_done, L);
-  due = bbvfl_lr_block_tick(&t->head, t->train_done, L);
+  int L = t->c->sqn_interval;
+  for (int m = 0; m < t->M; m++) bbvfl_lr_block_tick(&t->p[m].cl.bl, t->train_done, L);
+  int due = bbvfl_lr_block_tick(&t->head, t->train_done, L); /* every block alike */
   if (t->train_done % (uint64_t)L == 0) t->curv_t++;
   if (!due) return 0;
   if (curvature_round(t, err) != 0)
