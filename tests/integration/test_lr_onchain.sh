@@ -9,8 +9,8 @@
 #    first of them), the chain holds a GradientPosted for each of them, the session's round count
 #    includes them; `bbvfl audit` passes and checked them; the release count of the audit's
 #    accountant (epochs + curvature epochs) gives the demo's epsilon;
-#  - the same in masked mode (--masked, sgd): only masked lanes on chain, the same numbers as off
-#    chain, the audit passes;
+#  - the same in masked mode (--masked, sqn with --sqn-interval 1: curvature rounds after epochs 2
+#    and 3): only masked lanes on chain, the same numbers as off chain, the audit passes;
 #  - refusals: sqn with --batch B or hashed aggregation, and --round-rows without --batch 0.
 # Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN.
 set -euo pipefail
@@ -66,13 +66,14 @@ PY
 echo "ok: sqn on chain equals off chain, curvature rounds on chain and audited"
 
 # ------------------------------------------------------------------ masked
-lr_demo masked --optimizer sgd --lr 0.5 --epochs 3 --masked
+lr_demo masked --optimizer sqn --lr 1 --epochs 3 --sqn-interval 1 --masked
 python3 - "$work/masked/report.json" "$work/masked/audit.txt" <<'PY'
 import json, sys
 rep, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert rep["masked"] is True and rep["auroc"] == rep["auroc_offchain_same_seed"], rep
 assert rep["test_loss"] == rep["test_loss_offchain_same_seed"], rep
-assert a["ok"] is True and a["params"]["masked"] is True, a["params"]
+assert rep["curvature_rounds"] == 2, rep["curvature_rounds"]  # L = 1: after epochs 2 and 3
+assert a["ok"] is True and a["params"]["masked"] is True and a["figures"]["curvature_rounds"] == 2, a["params"]
 PY
 echo "ok: masked LR on chain equals off chain, audited"
 
