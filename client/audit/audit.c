@@ -33,7 +33,7 @@ static int check_params(st_t *S, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_STATE, "params() returned an impossible session (M = %u, B = %u, P = %u, R = %u, "
                       "K = %u, epochs = %u%s%s)", p->cfg.clients, p->cfg.batch, p->cfg.dim, p->cfg.batches_per_epoch,
                       p->cfg.window, p->cfg.epochs, e.msg[0] ? ": " : "", e.msg);
-  uint64_t per = (uint64_t)d.train_rounds + d.eval_rounds, total = per * d.epochs;
+  uint64_t total = bbvfl_cconfig_total(&d);
   uint64_t maxc = bbvfl_cconfig_max_coords(&d);
   unsigned sum_max = (unsigned)d.clients * d.levels;
   unsigned bits = d.masked ? 16 : sum_max < 256 ? 8 : 16;
@@ -41,7 +41,7 @@ static int check_params(st_t *S, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_STATE, "params() returned an impossible session (%llu values in the largest round, "
                       "M*b = %u)", (unsigned long long)maxc, sum_max);
   if (d.train_rounds != p->cfg.train_rounds || d.eval_rounds != p->cfg.eval_rounds || total != p->total_rounds ||
-      maxc != p->max_coords || bits != p->lane_bits)
+      maxc != p->max_coords || bits != p->lane_bits || d.curv_rounds != p->cfg.curv_rounds)
     au_fail(S, BBVFL_AC_PARAMS, NULL, 0, 0, -1, NULL,
          "params() derives T = %u, V = %u, %llu rounds, %u values at most, %u-bit lanes; from its Config they are "
          "T = %u, V = %u, %llu, %llu, %u", p->cfg.train_rounds, p->cfg.eval_rounds, (unsigned long long)p->total_rounds,

@@ -123,6 +123,7 @@ typedef struct {
   uint64_t reelections;
   /* figures */
   uint64_t logs, rounds_completed, submissions, gradients, epochs_completed;
+  uint64_t curv_rounds;     /* curvature rounds (model lr with sqn) whose post was checked */
   uint64_t labels_read;     /* on_labels: rows whose label was read back from a gradient */
   uint64_t labels_unread;   /* on_labels: gradients it could not be read from (rows) */
   uint64_t ahead;           /* submissions to a round after the head (hashed mode's pipelining) */

@@ -147,7 +147,9 @@ static void privacy_figures(st_t *S) {
   unsigned M = c->clients;
   unsigned parts = c->masked && S->min_reopen && S->min_reopen < M ? (unsigned)S->min_reopen : M;
   bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = c->levels, .beta = c->beta_micro / 1e6,
-                          .P = (int)c->dim, .M = (int)M, .epochs = (int)c->epochs, .delta = r->delta,
+                          .P = (int)c->dim, .M = (int)M, .delta = r->delta,
+                          /* each curvature epoch releases its curvature rows once more (LR's sqn) */
+                          .epochs = (int)(c->epochs + bbvfl_cconfig_curv_epochs(c->epochs, c->curv_every)),
                           .rows = c->train_rows <= INT_MAX ? (int)c->train_rows : 0,
                           .masked = c->masked, .participants = (int)parts,
                           .colluding = parts > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
@@ -171,9 +173,9 @@ static void privacy_figures(st_t *S) {
     r->eps_masked_feature = r->priv.masked_row_feature.epsilon;
   }
   snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
-           "PBM b=%u beta=%.6g P=%u M=%u epochs=%u, not end-to-end: row level, one party %.4g (%s), one row, all "
+           "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases), not end-to-end: row level, one party %.4g (%s), one row, all "
            "parties %.4g (%s) at delta %g%s",
-           c->levels, pin.beta, c->dim, c->clients, c->epochs, r->priv.row_feature.epsilon,
+           c->levels, pin.beta, c->dim, c->clients, c->epochs, pin.epochs, r->priv.row_feature.epsilon,
            r->priv.row_feature.method, r->priv.row_sample.epsilon, r->priv.row_sample.method, r->delta,
            c->masked ? " (local mode; masked bound in figures)" : "");
 }

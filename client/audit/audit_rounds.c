@@ -302,8 +302,8 @@ static void mark_complete(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->complete = 1;
   S->completed_at = ev->block_number;
   S->r->rounds_completed++;
-  if ((ev->round + 1) % S->per == 0) {
-    uint32_t e = (uint32_t)(ev->round / S->per);
+  if (bbvfl_cconfig_epoch_end(&S->p.cfg, ev->round)) {
+    uint32_t e = au_layout(S, ev->round).epoch;
     S->epoch_done_any = 1;
     S->epoch_done_block = ev->block_number;
     S->r->epochs_completed = (uint64_t)e + 1;
@@ -391,7 +391,8 @@ void au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     bad = 1;
   }
   if (!bad) au_ok(S, BBVFL_AC_GRADIENTS);
-  if (!bad && S->o->on_labels) read_labels(S, ev, &L);
+  if (L.curv) S->r->curv_rounds++;
+  if (!bad && S->o->on_labels && !L.curv) read_labels(S, ev, &L); /* a curvature round's post is no dLoss/dz */
   S->r->gradients++;
   if (S->complete) au_open_next(S, ev, fx);
 }

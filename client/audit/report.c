@@ -40,6 +40,9 @@ static void rounds_phrase(FILE *f, const bbvfl_audit_result *r) {
              "round), %u epochs (%llu rounds); %u training rows; %s aggregation, staleness %u",
           c->train_rounds, c->batches_per_epoch, c->window, c->eval_rounds, c->eval_rows, c->eval_rows_per_round,
           c->epochs, (unsigned long long)r->params.total_rounds, c->train_rows, aggregation_name(c), c->staleness);
+  if (c->curv_every)
+    fprintf(f, "; %u curvature rounds (%u rows) after every %u-th epoch from the %u-th (%llu checked)", c->curv_rounds,
+            c->curv_rows, c->curv_every, 2 * c->curv_every, (unsigned long long)r->curv_rounds);
 }
 
 static void session_line(FILE *f, const bbvfl_audit_result *r) {
@@ -205,6 +208,9 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
     json_object_set_new(pj, "eval_rows_per_round", json_integer(c->eval_rows_per_round));
     json_object_set_new(pj, "train_rows", json_integer(c->train_rows));
     json_object_set_new(pj, "test_rows", json_integer(c->test_rows));
+    json_object_set_new(pj, "curv_every", json_integer(c->curv_every));
+    json_object_set_new(pj, "curv_rows", json_integer(c->curv_rows));
+    json_object_set_new(pj, "curv_rounds_per_epoch", json_integer(c->curv_rounds));
     json_object_set_new(pj, "staleness", json_integer(c->staleness));
     json_object_set_new(pj, "aggregation", json_string(aggregation_name(c)));
     json_object_set_new(pj, "max_coords", json_integer(r->params.max_coords));
@@ -216,6 +222,7 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_object_set_new(fig, "rounds", json_integer((json_int_t)r->rounds_completed));
   json_object_set_new(fig, "submissions", json_integer((json_int_t)r->submissions));
   json_object_set_new(fig, "gradients", json_integer((json_int_t)r->gradients));
+  json_object_set_new(fig, "curvature_rounds", json_integer((json_int_t)r->curv_rounds));
   json_object_set_new(fig, "epochs", json_integer((json_int_t)r->epochs_completed));
   json_object_set_new(fig, "session_ended", json_boolean(r->session_ended));
   json_object_set_new(fig, "submissions_ahead", json_integer((json_int_t)r->ahead));

@@ -25,6 +25,7 @@
 #include "ml/metrics.h"
 #include "vfl/cfgprivacy.h"
 #include "vfl/contract.h"
+#include "vfl/lr_train.h"
 #include "vfl/offchain.h"
 #include "vfl/session.h"
 
@@ -157,6 +158,22 @@ static void watch_metrics(watcher *w) {
   json_decref(logs);
 }
 
+/* The block of the first `kind` event (topic1: its first indexed argument, nullable) from block
+   `from` on; 0 when there is none or the query fails (a report figure, not a check). */
+static uint64_t first_event_block(bbvfl_aggc *a, bbvfl_cev_kind kind, const uint8_t *topic1, uint64_t from) {
+  json_t *logs = NULL;
+  bbvfl_err e = {0};
+  uint64_t blk = 0;
+  if (bbvfl_aggc_logs(a, kind, topic1, from, BBVFL_BLOCK_LATEST, &logs, &e) == 0 && json_array_size(logs) > 0) {
+    bbvfl_cev ev;
+    memset(&ev, 0, sizeof ev);
+    if (bbvfl_cev_decode(json_array_get(logs, 0), &ev, &e) == 1) blk = ev.block_number;
+    bbvfl_cev_clear(&ev);
+  }
+  json_decref(logs);
+  return blk;
+}
+
 static void fmt_eta(double s, char *out, size_t n) {
   if (!(s >= 0) || s > 1e6)
     snprintf(out, n, "--");
@@ -218,7 +235,8 @@ int cmd_demo(int argc, char **argv) {
       given_agg |= !strcmp(argv[i], "--aggregation") || !strncmp(argv[i], "--aggregation=", 14);
     }
     if (!given_window) f.tc.window = INT_MAX; /* clamped to the batches of an epoch */
-    if (!given_agg) f.aggregation = "hashed";
+    /* (LR's sqn: lane mode, its curvature rounds are in the lane contract's layout only) */
+    if (!given_agg && !(f.tc.optimizer && !strcmp(f.tc.optimizer, "sqn"))) f.aggregation = "hashed";
   }
   if (block_time > 0 && rpc_url) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--block-time sets up the embedded devnet; with --rpc the node's own block time applies");
@@ -409,7 +427,7 @@ int cmd_demo(int argc, char **argv) {
     bbvfl_aggc_init(&w.agg, rpc, s.contract);
     w.next_block = s.deploy_block;
     w.metrics_from = s.deploy_block;
-    uint64_t per = s.cparams.train_rounds + s.cparams.eval_rounds, total = per * s.cparams.epochs;
+    uint64_t total = bbvfl_cconfig_total(&s.cparams); /* curvature rounds (LR's sqn) included */
     double last_print = 0;
     int last_epoch_printed = 0;
     for (;;) {
@@ -448,8 +466,10 @@ int cmd_demo(int argc, char **argv) {
         char eta[32];
         fmt_eta(round ? el / (double)round * (double)(total - round) : -1, eta, sizeof eta);
         if (tty) {
+          bbvfl_round_layout rl;
+          uint64_t ep = bbvfl_cconfig_round(&s.cparams, round < total ? round : total - 1, &rl, NULL) == 0 ? rl.epoch : 0;
           fprintf(stderr, "\rround %" PRIu64 "/%" PRIu64 "  epoch %" PRIu64 "/%u  loss %.4f  AUROC %.4f  gas %.1fM  ETA %s   ",
-                  round, total, round / per + (round < total ? 1 : 0), s.cparams.epochs, w.loss, w.auroc, w.gas / 1e6, eta);
+                  round, total, ep + 1, s.cparams.epochs, w.loss, w.auroc, w.gas / 1e6, eta);
           fflush(stderr);
         } else if (!quiet && w.epochs_done > last_epoch_printed) {
           last_epoch_printed = w.epochs_done;
@@ -524,20 +544,32 @@ int cmd_demo(int argc, char **argv) {
     double auroc = jnum(last, "auroc"), accuracy = jnum(last, "accuracy"), test_loss = jnum(last, "test_loss");
     double onchain_agg = agg ? bbvfl_median(agg, ne) : 0;
     free(agg);
-    uint64_t total_rounds = per * s.cparams.epochs;
+    uint64_t total_rounds = bbvfl_cconfig_total(&s.cparams);
+    uint64_t curv_total = bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rounds;
+    /* blocks per epoch: from the first submission to round 0 to SessionEnded */
+    uint8_t t0[32];
+    bbvfl_cenc_word_u64(0, t0);
+    uint64_t b_first = first_event_block(&w.agg, BBVFL_EV_SUBMITTED, t0, s.deploy_block);
+    uint64_t b_end = first_event_block(&w.agg, BBVFL_EV_SESSION_ENDED, NULL, s.deploy_block);
+    double blocks_per_epoch = b_first && b_end >= b_first ? (double)(b_end - b_first + 1) / s.cparams.epochs : 0;
     /* what the sums cost (every submission, and in hashed mode every aggregate() that re-supplies
        them), per value summed: M x P values per row, every training row of every window and every
        evaluation row, each epoch */
     double gas_sums = (double)gas_submit + (double)gas_aggregate;
     double gas_per_round = total_rounds ? gas_sums / (double)total_rounds : 0;
-    double coords_total = (double)M * s.cparams.dim * s.cparams.epochs *
-                          ((double)s.cparams.batches_per_epoch * s.cparams.batch + s.cparams.eval_rows);
+    double coords_total = (double)M * s.cparams.dim *
+                          ((double)s.cparams.epochs * ((double)s.cparams.batches_per_epoch * s.cparams.batch +
+                                                       s.cparams.eval_rows) +
+                           (double)bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rows);
     double gas_per_coord = coords_total > 0 ? gas_sums / coords_total : 0;
-    double windows_total = (double)s.cparams.train_rounds * s.cparams.epochs;
-    /* a training window's whole cost: its M submissions, the aggregate() (hashed), the gradient post */
+    /* the rounds that take a gradient: the windows and (LR's sqn) the curvature rounds */
+    double windows_total = (double)s.cparams.train_rounds * s.cparams.epochs + (double)curv_total;
+    /* such a round's whole cost: its M submissions, the aggregate() (hashed), the gradient post */
     double gas_per_window = 0;
     {
-      double tr_coords = (double)M * s.cparams.dim * s.cparams.batches_per_epoch * s.cparams.batch * s.cparams.epochs;
+      double tr_coords = (double)M * s.cparams.dim *
+                         ((double)s.cparams.batches_per_epoch * s.cparams.batch * s.cparams.epochs +
+                          (double)bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rows);
       double share = coords_total > 0 ? tr_coords / coords_total : 0;
       gas_per_window = windows_total > 0 ? (gas_sums * share + (double)gas_gradient) / windows_total : 0;
     }
@@ -587,6 +619,7 @@ int cmd_demo(int argc, char **argv) {
     if (compare) {
       json_object_set_new(report, "auroc_offchain_same_seed", json_real(ores.per_epoch[ores.epochs - 1].auroc));
       json_object_set_new(report, "auroc_gap", json_real(fabs(auroc - ores.per_epoch[ores.epochs - 1].auroc)));
+      json_object_set_new(report, "test_loss_offchain_same_seed", json_real(ores.per_epoch[ores.epochs - 1].test_loss));
     }
     /* RDP figures of the row level (kept for scripts); "privacy": every level with its method */
     json_object_set_new(report, "epsilon_feature", finite ? train_json_num(pv.rdp.epsilon_feature) : json_null());
@@ -602,6 +635,9 @@ int cmd_demo(int argc, char **argv) {
     json_object_set_new(report, "gas_per_round", json_real(gas_per_round));
     json_object_set_new(report, "gas_per_coordinate", json_real(gas_per_coord));
     json_object_set_new(report, "gas_per_window", json_real(gas_per_window));
+    json_object_set_new(report, "blocks_per_epoch", json_real(blocks_per_epoch));
+    json_object_set_new(report, "curvature_rounds", json_integer((json_int_t)curv_total));
+    json_object_set_new(report, "model", json_string(bbvfl_model_name(s.train.model)));
     json_object_set_new(report, "gas_submit_total", json_integer((json_int_t)gas_submit));
     json_object_set_new(report, "gas_aggregate_total", json_integer((json_int_t)gas_aggregate));
     json_object_set_new(report, "gas_gradient_total", json_integer((json_int_t)gas_gradient));
@@ -656,6 +692,9 @@ int cmd_demo(int argc, char **argv) {
       printf("  gas                   %.1f per coordinate summed (%s aggregation); %.0f per training window "
              "(window %u, gradient post included)\n",
              gas_per_coord, s.cparams.hashed ? "hashed" : "lane", gas_per_window, s.cparams.window);
+      printf("  rounds                %" PRIu64 " (%" PRIu64 " curvature), %.0f gas per round (submissions%s), %.1f "
+             "blocks per epoch\n",
+             total_rounds, curv_total, gas_per_round, s.cparams.hashed ? " and aggregate()" : "", blocks_per_epoch);
       printf("  wall                  %.1f s (training %.1f s)\n", bbvfl_now() - t_start, t_train1 - t_train0);
       printf("  rewards (tokens)\n");
       const char *k;

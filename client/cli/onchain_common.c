@@ -28,6 +28,9 @@ size_t session_flags_opts(session_flags *f, cli_opt *o) {
                      "lane (default: each submission adds into packed storage lanes) or hashed (each submission "
                      "stores its keccak; the active client re-supplies the payloads, the contract checks and sums "
                      "them: cheaper gas, pipelining)"};
+  o[n++] = (cli_opt){"round-rows", OPT_INT, &f->round_rows, "N",
+                     "--model lr --batch 0: training rows per round, the full batch spread over ceil(N_train/N) "
+                     "rounds (default 0: as many as one submission carries)"};
   return n;
 }
 
@@ -124,11 +127,23 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   c->mech.b = f->b;
   c->mech.beta = f->beta;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
-  if (c->model != BBVFL_MODEL_MLP || c->B == 0)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr and --batch 0 run off chain only so far (bbvfl train --offchain)");
+  if (c->model == BBVFL_MODEL_MLP && c->B == 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--batch 0 (full batch) is for --model lr");
+  if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN && c->B != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--optimizer sqn on chain runs with --batch 0 (its curvature rounds follow whole epochs: "
+                      "docs/LR.md); minibatch sqn runs off chain (bbvfl train --offchain)");
+  if (c->model == BBVFL_MODEL_LR && c->staleness != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward)");
+  if (f->round_rows < 0 || (f->round_rows > 0 && (c->model != BBVFL_MODEL_LR || c->B != 0)))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--round-rows %d: a positive row count, for --model lr --batch 0 only",
+                      f->round_rows);
+  s->cparams.window = (uint32_t)f->round_rows;
   int hashed;
   if (bbvfl_session_parse_aggregation(f->aggregation, &hashed, err) < 0) return -1;
   s->cparams.hashed = hashed;
+  if (hashed && c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn on chain runs with --aggregation lane (its curvature rounds)");
   if (bbvfl_session_check_setup(s, err) < 0) return -1;
   if (f->seed) {
     if (bbvfl_session_parse_seed(f->seed, &c->seed, err) < 0) return -1;

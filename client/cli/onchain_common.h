@@ -18,11 +18,12 @@ typedef struct {
   double beta;
   const char *mechanism, *seed;
   const char *aggregation; /* "lane" or "hashed" (window, staleness: tc) */
+  int round_rows;          /* lr --batch 0: training rows per round (0: as many as one submission carries) */
 } session_flags;
 
 void session_flags_defaults(session_flags *f);
 /* Appends the options (room for TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS), returns how many. */
-#define SESSION_FLAGS_NOPTS 6
+#define SESSION_FLAGS_NOPTS 7
 size_t session_flags_opts(session_flags *f, cli_opt *o);
 /* Applies --config FILE.json (keys named like the flags: "clients", "b", "beta", "epochs", ...)
  * found in argv to f before the flags are parsed (flags given on the command line win). */

@@ -30,7 +30,13 @@ static double sigmoid(double z) { return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (
 static double softplus(double t) { return t > 0 ? t + log1p(exp(-t)) : log1p(exp(t)); }
 
 double bbvfl_lr_loss(bbvfl_loss_kind kind, const float *z, const int *y, size_t rows, int K, float *dz, float *probs) {
-  double sum = 0, inv = rows ? 1.0 / (double)rows : 0;
+  double inv = rows ? 1.0 / (double)rows : 0;
+  return bbvfl_lr_loss_sum(kind, z, y, rows, K, inv, dz, probs) * inv;
+}
+
+double bbvfl_lr_loss_sum(bbvfl_loss_kind kind, const float *z, const int *y, size_t rows, int K, double inv, float *dz,
+                         float *probs) {
+  double sum = 0;
   for (size_t i = 0; i < rows; i++) {
     if (K == 1) {
       double zi = z[i], yp = y[i] == 1 ? 1.0 : -1.0, p = sigmoid(zi);
@@ -55,7 +61,7 @@ double bbvfl_lr_loss(bbvfl_loss_kind kind, const float *z, const int *y, size_t 
       if (probs) probs[i * (size_t)K + (size_t)k] = (float)p;
     }
   }
-  return sum * inv;
+  return sum;
 }
 
 void bbvfl_lr_hvp_rows(bbvfl_loss_kind kind, const float *z, const float *h, size_t rows, int K, double denom,

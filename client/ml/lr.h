@@ -37,6 +37,11 @@ void bbvfl_lr_partial(const float *x, size_t ncols, const size_t *idx, size_t ro
  * (nullable, rows x K) = d(mean loss)/dz; probs (nullable): the scores (K = 1: rows values
  * P(class 1); else rows x K). taylor needs K = 1 (the caller checks). */
 double bbvfl_lr_loss(bbvfl_loss_kind kind, const float *z, const int *y, size_t rows, int K, float *dz, float *probs);
+/* As bbvfl_lr_loss for rows that are part of a batch of 1/inv rows (a chunk of it: the on-chain
+ * client's full batch spread over several rounds): dz = dLoss/dz scaled by inv; returns the SUM of
+ * the rows' losses (bbvfl_lr_loss is this with inv = 1/rows, times inv). */
+double bbvfl_lr_loss_sum(bbvfl_loss_kind kind, const float *z, const int *y, size_t rows, int K, double inv, float *dz,
+                         float *probs);
 
 /* r (rows x K) = (1/denom) * d2L/dz2(z_i) h_i for each row: logistic K = 1: p(1-p) h; softmax:
  * (diag(p) - p p^T) h; taylor: h/4. */

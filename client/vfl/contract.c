@@ -34,18 +34,67 @@ int bbvfl_cconfig_derive(bbvfl_cconfig *c, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_ARG, "%u evaluation rows exceed the %u test rows", c->eval_rows, c->test_rows);
   c->train_rounds = bbvfl_cconfig_windows(c->batches_per_epoch, c->window);
   c->eval_rounds = c->eval_rows ? bbvfl_cconfig_windows(c->eval_rows, c->eval_rows_per_round) : 0;
+  c->curv_rounds = 0;
+  if (c->curv_every) {
+    if (c->hashed || c->batch != 1)
+      return bbvfl_fail(err, BBVFL_E_ARG, "curvature rounds need lane mode and batch 1 (the LR full batch)");
+    if (c->curv_rows < 1 || c->curv_rows > c->batches_per_epoch)
+      return bbvfl_fail(err, BBVFL_E_ARG, "curvature rows %u must be in 1..%u", c->curv_rows, c->batches_per_epoch);
+    c->curv_rounds = bbvfl_cconfig_windows(c->curv_rows, c->window);
+  }
   return 0;
+}
+
+uint64_t bbvfl_cconfig_curv_epochs(uint64_t e, uint32_t L) { return L == 0 || e < 2 * (uint64_t)L ? 0 : e / L - 1; }
+
+uint64_t bbvfl_cconfig_epoch_start(const bbvfl_cconfig *c, uint64_t e) {
+  return e * ((uint64_t)c->train_rounds + c->eval_rounds) + bbvfl_cconfig_curv_epochs(e, c->curv_every) * c->curv_rounds;
+}
+
+uint64_t bbvfl_cconfig_total(const bbvfl_cconfig *c) { return bbvfl_cconfig_epoch_start(c, c->epochs); }
+
+/* Epoch and position of round r (the contract's _locate); *ce: the epoch has curvature rounds. */
+static void locate(const bbvfl_cconfig *c, uint64_t r, uint64_t *e, uint64_t *pos, int *ce) {
+  uint64_t per = (uint64_t)c->train_rounds + c->eval_rounds, L = c->curv_every;
+  *ce = 0;
+  if (L == 0 || r < L * per) {
+    *e = r / per;
+    *pos = r % per;
+    return;
+  }
+  uint64_t x = r - L * per, blk = L * per + c->curv_rounds, o = x % blk, k = o / per;
+  if (k >= L - 1) k = L - 1;
+  *e = L + (x / blk) * L + k;
+  *pos = o - k * per;
+  *ce = k == L - 1;
+}
+
+int bbvfl_cconfig_epoch_end(const bbvfl_cconfig *c, uint64_t r) {
+  uint64_t e, pos;
+  int ce;
+  locate(c, r + 1, &e, &pos, &ce);
+  return pos == 0;
 }
 
 int bbvfl_cconfig_round(const bbvfl_cconfig *c, uint64_t r, bbvfl_round_layout *o, bbvfl_err *err) {
   memset(o, 0, sizeof *o);
-  uint64_t per = (uint64_t)c->train_rounds + c->eval_rounds;
-  if (per == 0 || r >= per * c->epochs)
+  uint64_t per = (uint64_t)c->train_rounds + c->eval_rounds, total = bbvfl_cconfig_total(c), e, pos;
+  int ce;
+  if (per == 0 || r >= total)
     return bbvfl_fail(err, BBVFL_E_ARG, "round %llu is past the session (%llu rounds)", (unsigned long long)r,
-                      (unsigned long long)(per * c->epochs));
-  uint64_t pos = r % per;
-  o->epoch = (uint32_t)(r / per);
-  if (pos < c->train_rounds) {
+                      (unsigned long long)total);
+  locate(c, r, &e, &pos, &ce);
+  uint64_t tc = c->train_rounds + (ce ? c->curv_rounds : 0);
+  o->epoch = (uint32_t)e;
+  if (pos >= c->train_rounds && pos < tc) { /* a curvature round: positions (pos-T)*K .. */
+    o->train = 1;
+    o->curv = 1;
+    o->index = (uint32_t)pos;
+    o->first = (uint32_t)((pos - c->train_rounds) * c->window);
+    uint32_t left = c->curv_rows - o->first;
+    o->nb = left < c->window ? left : c->window;
+    o->rows = o->nb; /* B = 1 */
+  } else if (pos < c->train_rounds) {
     o->train = 1;
     o->index = (uint32_t)pos;
     o->first = (uint32_t)(pos * c->window);
@@ -53,7 +102,7 @@ int bbvfl_cconfig_round(const bbvfl_cconfig *c, uint64_t r, bbvfl_round_layout *
     o->nb = left < c->window ? left : c->window;
     o->rows = o->nb * c->batch;
   } else {
-    o->index = (uint32_t)(pos - c->train_rounds);
+    o->index = (uint32_t)(pos - tc);
     o->first = o->index * c->eval_rows_per_round;
     uint32_t left = c->eval_rows - o->first;
     o->rows = left < c->eval_rows_per_round ? left : c->eval_rows_per_round;
@@ -94,6 +143,8 @@ int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_
   bbvfl_abi_put_u64(&b, d.reveal_blocks);
   bbvfl_abi_put_u64(&b, d.active_blocks);
   bbvfl_abi_put_u64(&b, d.round_timeout_blocks);
+  bbvfl_abi_put_u64(&b, d.curv_every);
+  bbvfl_abi_put_u64(&b, d.curv_rows);
   return bbvfl_abi_builder_finish(&b, out, len, err);
 }
 
@@ -258,11 +309,12 @@ static int word_u256(const uint8_t *data, size_t len, size_t i, bbvfl_u256 *out,
 
 int bbvfl_cdec_params(const uint8_t *d, size_t len, bbvfl_cparams *o, bbvfl_err *err) {
   memset(o, 0, sizeof *o);
-  /* every Config field in order, then T, V, laneBits, token, totalRounds, maxCoords */
-  enum { NW = 27 };
+  /* every Config field but the last two in order, then T, V, laneBits, token, totalRounds, maxCoords,
+     then curvEvery, curvRows, curvRoundsPerEpoch */
+  enum { NW = 30 };
   uint64_t v[NW];
   static const unsigned bits[NW] = {8, 32, 32, 8, 32, 8, 32, 32, 32, 32, 32, 32, 8, 8, 32, 0, 0, 64, 64, 64, 64,
-                                    32, 32, 8, 0, 64, 32};
+                                    32, 32, 8, 0, 64, 32, 32, 32, 32};
   for (size_t i = 0; i < NW; i++) {
     if (!bits[i]) continue;
     if (word_u(d, len, i, bits[i], &v[i], "params()", err) < 0) return -1;
@@ -296,6 +348,9 @@ int bbvfl_cdec_params(const uint8_t *d, size_t len, bbvfl_cparams *o, bbvfl_err 
   if (word_addr(d, len, 24, o->token, "params()", err) < 0) return -1;
   o->total_rounds = v[25];
   o->max_coords = (uint32_t)v[26];
+  c->curv_every = (uint32_t)v[27];
+  c->curv_rows = (uint32_t)v[28];
+  c->curv_rounds = (uint32_t)v[29];
   return 0;
 }
 

@@ -35,12 +35,17 @@
 /* The constructor's Config tuple (all static fields), in its ABI order: clients, batch, dim,
  * levels, betaMicro, masked, batchesPerEpoch, window, evalRows, evalRowsPerRound, trainRows,
  * testRows, staleness, hashed, epochs, rewardPerSubmission, rewardPool, commitBlocks,
- * revealBlocks, activeBlocks, roundTimeoutBlocks.
+ * revealBlocks, activeBlocks, roundTimeoutBlocks, curvEvery, curvRows.
  *
  * Rounds: epoch e has T = ceil(R/K) training rounds (windows) then V = ceil(NE/ER) evaluation
  * rounds; round r = e*(T+V) + pos. Window w carries nb = min(K, R - w*K) minibatches of B rows
  * (a window never crosses an epoch); evaluation round v carries min(ER, NE - v*ER) test rows,
  * in test-set order from v*ER. A round's submission has rows*P values (bbvfl_cconfig_round).
+ * Curvature rounds (model lr with sqn, docs/LR.md "On chain"; lane mode, B = 1): with
+ * curv_every = L > 0, every epoch e with (e+1) % L == 0 and e+1 >= 2L has, between its T windows
+ * and its V evaluation rounds, C = ceil(S/K) curvature rounds (S = curv_rows): curvature round c
+ * carries positions c*K .. of the epoch's permutation, min(K, S - c*K) rows; it takes a gradient
+ * like a window (train = 1, curv = 1, index T + c).
  * train_rounds / eval_rounds are derived (bbvfl_cconfig_derive): not part of the ABI. */
 typedef struct {
   uint8_t clients;         /* M */
@@ -63,6 +68,9 @@ typedef struct {
   bbvfl_u256 reward_per_submission;
   bbvfl_u256 reward_pool;
   uint64_t commit_blocks, reveal_blocks, active_blocks, round_timeout_blocks;
+  uint32_t curv_every;     /* L: curvature rounds after every L-th epoch from the 2L-th (0: none) */
+  uint32_t curv_rows;      /* S: rows of an epoch's curvature rounds */
+  uint32_t curv_rounds;    /* C per curvature epoch (derived) */
 } bbvfl_cconfig;
 
 /* params() of a deployed contract: the Config plus derived values. */
@@ -76,7 +84,8 @@ typedef struct {
 
 /* One round's place in the session (roundLayout() of the contract, computed locally). */
 typedef struct {
-  int train;               /* 1: a training window; 0: an evaluation round */
+  int train;               /* 1: a training window (or a curvature round); 0: an evaluation round */
+  int curv;                /* 1: a curvature round (train is 1 too) */
   uint32_t epoch;
   uint32_t index;          /* window index (train) or evaluation round index (eval) */
   uint32_t nb;             /* minibatches in the window (train); 0 for eval */
@@ -92,6 +101,13 @@ typedef struct {
 int bbvfl_cconfig_derive(bbvfl_cconfig *c, bbvfl_err *err);
 /* The layout of round r (c derived); -1 (BBVFL_E_ARG) when r is past the session. */
 int bbvfl_cconfig_round(const bbvfl_cconfig *c, uint64_t r, bbvfl_round_layout *out, bbvfl_err *err);
+/* Rounds of the whole session (totalRounds()); the first round of epoch e (e = epochs: the total). */
+uint64_t bbvfl_cconfig_total(const bbvfl_cconfig *c);
+uint64_t bbvfl_cconfig_epoch_start(const bbvfl_cconfig *c, uint64_t e);
+/* 1 when round r is the last round of its epoch. */
+int bbvfl_cconfig_epoch_end(const bbvfl_cconfig *c, uint64_t r);
+/* Epochs among 0..e-1 that have curvature rounds under interval L (0: none). */
+uint64_t bbvfl_cconfig_curv_epochs(uint64_t e, uint32_t L);
 /* The values in the largest round (sizes the buffers of a client). */
 uint64_t bbvfl_cconfig_max_coords(const bbvfl_cconfig *c);
 /* Windows per epoch for R batches of window K: ceil(R/K). */

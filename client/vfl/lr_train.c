@@ -13,6 +13,7 @@
 #include "ml/optim.h"
 #include "ml/sqn.h"
 #include "vfl/aggregator.h"
+#include "vfl/lr_client.h"
 #include "vfl/plan.h"
 #include "vfl/rounds.h"
 #include "vfl/schedule.h"
@@ -49,39 +50,22 @@ void bbvfl_lr_releases(const bbvfl_offchain_cfg *c, size_t n_train, int nclasses
   *releases = r > (uint64_t)INT32_MAX ? INT32_MAX : (int)r;
 }
 
-/* One parameter block: a client's W_m (ncols x K) or the head's K biases. */
 typedef struct {
-  size_t n;
-  float *w, *g, *d, *wsum, *wprev, *s, *y;
-  bbvfl_optim opt;
-  int have_opt;
-  bbvfl_sqn sqn;
-  int have_sqn;
-} block;
-
-typedef struct {
-  size_t ncols;
-  float *x;      /* table rows x ncols (standardised) */
-  block bl;
-  bbvfl_rng noise;
+  bbvfl_lr_client cl; /* columns, weights, noise (vfl/lr_client.h) */
   float *u;      /* the pending window's partial logits before the clip (nrows x K) */
   float *scale;  /* Gaussian: the rows' clip scales */
   float *v;      /* the submission (floats) */
-  float *a;      /* dLoss/dz masked, one minibatch */
   uint8_t *q;
 } lrparty;
 
 typedef struct {
   const bbvfl_offchain_cfg *c;
   int M, K, nclasses;
-  bbvfl_loss_kind loss;
-  bbvfl_mech mech;  /* the session's, with C = the logit clip for PBM */
-  float clip;       /* 0: none */
-  float l2;         /* L2 penalty on the clients' weights */
+  bbvfl_lr_setup st; /* loss, mechanism (C = the logit clip under PBM), clip, L2 */
   int sqn;
   lrparty *p;
   int np;
-  block head;
+  bbvfl_lr_block head;
   bbvfl_agg agg;
   bbvfl_schedule sched;
   int have_sched;
@@ -99,78 +83,17 @@ typedef struct {
   bbvfl_offchain_result *res;
 } lrt;
 
-static void block_free(block *b) {
-  free(b->w);
-  free(b->g);
-  free(b->d);
-  free(b->wsum);
-  free(b->wprev);
-  free(b->s);
-  free(b->y);
-  if (b->have_opt) bbvfl_optim_free(&b->opt);
-  if (b->have_sqn) bbvfl_sqn_free(&b->sqn);
-  memset(b, 0, sizeof *b);
-}
-
-static int block_init(block *b, size_t n, const bbvfl_offchain_cfg *c, bbvfl_err *err) {
-  memset(b, 0, sizeof *b);
-  b->n = n;
-  size_t nn = n ? n : 1;
-  b->w = calloc(nn, sizeof(float));
-  b->g = calloc(nn, sizeof(float));
-  b->d = calloc(nn, sizeof(float));
-  b->wsum = calloc(nn, sizeof(float));
-  b->wprev = calloc(nn, sizeof(float));
-  b->s = calloc(nn, sizeof(float));
-  b->y = calloc(nn, sizeof(float));
-  if (!b->w || !b->g || !b->d || !b->wsum || !b->wprev || !b->s || !b->y)
-    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  bbvfl_optim_cfg oc = c->opt;
-  if (oc.kind == BBVFL_OPT_SQN) { /* the step lr * H g is a plain step along H g */
-    oc.kind = BBVFL_OPT_SGD;
-    oc.momentum = 0;
-    if (bbvfl_sqn_init(&b->sqn, n, c->sqn_memory, err) != 0) return -1;
-    b->have_sqn = 1;
-  }
-  if (bbvfl_optim_init(&b->opt, &oc, n, err) != 0) return -1;
-  b->have_opt = 1;
-  return 0;
-}
-
-/* One optimizer step of the block along its gradient b->g (sqn: along H g, capped at
-   BBVFL_SQN_MAX_RATIO times |g|). */
-static void block_step(block *b) {
-  if (b->have_sqn) {
-    bbvfl_sqn_apply(&b->sqn, b->g, b->d);
-    double gg = 0, dd = 0, cap = BBVFL_SQN_MAX_RATIO;
-    for (size_t i = 0; i < b->n; i++) {
-      gg += (double)b->g[i] * b->g[i];
-      dd += (double)b->d[i] * b->d[i];
-    }
-    if (dd > cap * cap * gg) {
-      float f = (float)(cap * sqrt(gg / dd));
-      for (size_t i = 0; i < b->n; i++) b->d[i] *= f;
-    }
-    bbvfl_optim_step(&b->opt, b->w, b->d);
-  } else {
-    bbvfl_optim_step(&b->opt, b->w, b->g);
-  }
-}
-
 static void lrt_free(lrt *t) {
   for (int m = 0; m < t->np; m++) {
     lrparty *p = &t->p[m];
-    block_free(&p->bl);
-    free(p->x);
+    bbvfl_lr_client_free(&p->cl);
     free(p->u);
     free(p->scale);
     free(p->v);
-    free(p->a);
     free(p->q);
-    bbvfl_rng_wipe(&p->noise);
   }
   free(t->p);
-  block_free(&t->head);
+  bbvfl_lr_block_free(&t->head);
   bbvfl_agg_destroy(&t->agg);
   if (t->have_sched) bbvfl_schedule_free(&t->sched);
   bbvfl_vfl_data_free(&t->data);
@@ -192,25 +115,16 @@ static void lrt_free(lrt *t) {
 static int release(lrt *t, int m, uint64_t round, float *vals, size_t nrows, float *scale, bbvfl_err *err) {
   lrparty *p = &t->p[m];
   size_t n = nrows * (size_t)t->K;
-  if (t->clip > 0)
-    for (size_t i = 0; i < n; i++) vals[i] = vals[i] > t->clip ? t->clip : vals[i] < -t->clip ? -t->clip : vals[i];
-  switch (t->mech.kind) {
-  case BBVFL_MECH_PBM:
-    bbvfl_pbm_quantize(&t->mech, vals, n, &p->noise, p->q);
-    return bbvfl_agg_submit_q(&t->agg, round, m, p->q, n, err);
-  case BBVFL_MECH_GAUSSIAN:
-    bbvfl_gauss_clip_noise(&t->mech, vals, nrows, (size_t)t->K, &p->noise, scale);
-    return bbvfl_agg_submit_f(&t->agg, round, m, vals, n, err);
-  default:
-    return bbvfl_agg_submit_f(&t->agg, round, m, vals, n, err);
-  }
+  bbvfl_lr_client_release(&p->cl, vals, nrows, scale, p->q);
+  if (t->st.mech.kind == BBVFL_MECH_PBM) return bbvfl_agg_submit_q(&t->agg, round, m, p->q, n, err);
+  return bbvfl_agg_submit_f(&t->agg, round, m, vals, n, err);
 }
 
 /* The public sum of a round (PBM: its estimate) into t->sum. */
 static int round_sum(lrt *t, uint64_t round, size_t n, bbvfl_err *err) {
-  if (t->mech.kind == BBVFL_MECH_PBM) {
+  if (t->st.mech.kind == BBVFL_MECH_PBM) {
     if (bbvfl_agg_sum_q(&t->agg, round, t->sum_q, n, err) != 0) return -1;
-    bbvfl_pbm_estimate(&t->mech, t->M, t->sum_q, n, t->sum);
+    bbvfl_pbm_estimate(&t->st.mech, t->M, t->sum_q, n, t->sum);
     return 0;
   }
   return bbvfl_agg_sum_f(&t->agg, round, t->sum, n, err);
@@ -227,7 +141,7 @@ static int forward(lrt *t, uint64_t round, const size_t *rows, size_t nrows, int
   size_t K = (size_t)t->K;
   for (int m = 0; m < t->M; m++) {
     lrparty *p = &t->p[m];
-    bbvfl_lr_partial(p->x, p->ncols, rows, nrows, p->bl.w, t->K, p->v);
+    bbvfl_lr_client_logits(&p->cl, rows, nrows, p->v);
     if (train) memcpy(p->u, p->v, nrows * K * sizeof(float));
     if (release(t, m, round, p->v, nrows, train ? p->scale : NULL, err) != 0) return -1;
   }
@@ -243,15 +157,14 @@ static int start_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   if (rp.epoch_start) {
     t->te0 = bbvfl_now();
     t->loss_sum = 0;
-    for (int m = 0; m < t->M; m++) bbvfl_optim_epoch(&t->p[m].bl.opt, rp.epoch);
+    for (int m = 0; m < t->M; m++) bbvfl_optim_epoch(&t->p[m].cl.bl.opt, rp.epoch);
     bbvfl_optim_epoch(&t->head.opt, rp.epoch);
   }
   if (!rp.train) {
     const size_t *rows = t->data.test + rp.first;
     if (forward(t, rp.round, rows, rp.nrows, 0, err) != 0) return -1;
-    for (size_t i = 0; i < rp.nrows; i++)
-      for (size_t k = 0; k < K; k++) t->z[i * K + k] = t->sum[i * K + k] + t->head.w[k];
-    bbvfl_lr_loss(t->loss, t->z, t->yeval + rp.first, rp.nrows, t->K, NULL, t->all_probs + rp.first * K);
+    bbvfl_lr_head_rows(&t->st, &t->head, t->sum, t->yeval + rp.first, rp.nrows, 1.0, t->z, NULL,
+                       t->all_probs + rp.first * K);
   } else {
     const size_t *pos = bbvfl_schedule_batch(&t->sched, (uint64_t)rp.epoch, rp.first_batch);
     for (size_t i = 0; i < rp.nrows; i++) {
@@ -263,12 +176,10 @@ static int start_round(void *ctx, uint64_t seq, bbvfl_err *err) {
     /* the head: per minibatch, z with its current biases, the loss, dLoss/dz, one bias step */
     for (size_t b = 0; b < rp.nbatches; b++) {
       size_t off = b * B * K;
-      for (size_t i = 0; i < B * K; i++) t->z[off + i] = t->sum[off + i] + t->head.w[i % K];
-      t->loss_sum += bbvfl_lr_loss(t->loss, t->z + off, t->yb + b * B, B, t->K, t->dz + off, NULL);
-      memset(t->head.g, 0, K * sizeof(float));
-      for (size_t i = 0; i < B; i++)
-        for (size_t k = 0; k < K; k++) t->head.g[k] += t->dz[off + i * K + k];
-      block_step(&t->head);
+      double inv = 1.0 / (double)B;
+      t->loss_sum += bbvfl_lr_head_rows(&t->st, &t->head, t->sum + off, t->yb + b * B, B, inv, t->z + off, t->dz + off,
+                                        NULL) * inv;
+      bbvfl_lr_head_step(&t->head, t->K, t->dz + off, B);
     }
     size_t n = rp.nrows * K;
     if (bbvfl_agg_post_gradient(&t->agg, rp.round, t->dz, n, NULL, 0, err) != 0) return -1;
@@ -289,43 +200,18 @@ static int curvature_round(lrt *t, bbvfl_err *err) {
   uint64_t round = BBVFL_CURV_ROUND_BASE + t->curv_t;
   for (int m = 0; m < t->M; m++) {
     lrparty *p = &t->p[m];
-    bbvfl_lr_partial(p->x, p->ncols, t->rows, ns, p->bl.s, t->K, p->v);
+    bbvfl_lr_client_curv_logits(&p->cl, t->rows, ns, p->v);
     if (release(t, m, round, p->v, ns, NULL, err) != 0) return -1;
   }
   size_t n = ns * K;
   if (round_sum(t, round, n, err) != 0) return -1;
-  for (size_t i = 0; i < n; i++) t->sum[i] += t->head.s[i % K];
-  bbvfl_lr_hvp_rows(t->loss, t->z, t->sum, ns, t->K, (double)ns, t->r);
+  bbvfl_lr_head_curv_r(&t->st, &t->head, t->sum, t->z, ns, ns, t->r);
   if (bbvfl_agg_post_gradient(&t->agg, round, t->r, n, NULL, 0, err) != 0) return -1;
   if (bbvfl_agg_read_gradient(&t->agg, round, t->gring, n, err) != 0) return -1;
-  for (int m = 0; m < t->M; m++) {
-    lrparty *p = &t->p[m];
-    bbvfl_lr_xt(p->x, p->ncols, t->rows, ns, t->gring, t->K, p->bl.y);
-    if (t->l2 > 0)
-      for (size_t i = 0; i < p->bl.n; i++) p->bl.y[i] += t->l2 * p->bl.s[i];
-    bbvfl_sqn_push(&p->bl.sqn, p->bl.s, p->bl.y);
-  }
-  memset(t->head.y, 0, K * sizeof(float));
-  for (size_t i = 0; i < ns; i++)
-    for (size_t k = 0; k < K; k++) t->head.y[k] += t->r[i * K + k];
-  bbvfl_sqn_push(&t->head.sqn, t->head.s, t->head.y);
+  for (int m = 0; m < t->M; m++) bbvfl_lr_client_curv_pair(&t->p[m].cl, t->rows, ns, t->gring);
+  bbvfl_lr_head_curv_pair(&t->head, t->K, t->r, ns);
   t->res->curv_rounds++;
   return 0;
-}
-
-/* Every L training rounds: each block's average of its last L iterates, s against the previous
-   average (from the second on) and the curvature round. */
-static void average(block *b, int L, int have_prev) {
-  for (size_t i = 0; i < b->n; i++) {
-    float avg = b->wsum[i] / (float)L;
-    b->s[i] = have_prev ? avg - b->wprev[i] : 0;
-    b->wprev[i] = avg;
-    b->wsum[i] = 0;
-  }
-}
-
-static void accumulate(block *b) {
-  for (size_t i = 0; i < b->n; i++) b->wsum[i] += b->w[i];
 }
 
 /* A training round's gradients applied by every client, batch by batch (the head stepped when it
@@ -338,33 +224,16 @@ static int finish_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   size_t K = (size_t)t->K, B = t->B;
   for (int m = 0; m < t->M; m++) {
     lrparty *p = &t->p[m];
-    for (size_t b = 0; b < rp.nbatches; b++) {
-      for (size_t i = 0; i < B; i++) {
-        size_t row = b * B + i;
-        float sc = t->mech.kind == BBVFL_MECH_GAUSSIAN ? p->scale[row] : 1.0f;
-        for (size_t k = 0; k < K; k++) {
-          float u = p->u[row * K + k];
-          int clipped = t->clip > 0 && (u > t->clip || u < -t->clip);
-          p->a[i * K + k] = clipped ? 0.0f : t->gring[row * K + k] * sc;
-        }
-      }
-      bbvfl_lr_xt(p->x, p->ncols, t->rows + b * B, B, p->a, t->K, p->bl.g);
-      if (t->l2 > 0)
-        for (size_t i = 0; i < p->bl.n; i++) p->bl.g[i] += t->l2 * p->bl.w[i];
-      block_step(&p->bl);
-    }
+    for (size_t b = 0; b < rp.nbatches; b++)
+      bbvfl_lr_client_step(&p->cl, t->rows + b * B, B, p->u + b * B * K, p->scale + b * B, t->gring + b * B * K);
   }
   if (!t->sqn) return 0;
   t->train_done++;
-  for (int m = 0; m < t->M; m++) accumulate(&t->p[m].bl);
-  accumulate(&t->head);
   int L = t->c->sqn_interval;
-  if (t->train_done % (uint64_t)L != 0) return 0;
-  t->curv_t++;
-  int have_prev = t->curv_t >= 2;
-  for (int m = 0; m < t->M; m++) average(&t->p[m].bl, L, have_prev);
-  average(&t->head, L, have_prev);
-  if (!have_prev) return 0;
+  for (int m = 0; m < t->M; m++) bbvfl_lr_block_tick(&t->p[m].cl.bl, t->train_done, L);
+  int due = bbvfl_lr_block_tick(&t->head, t->train_done, L); /* every block alike */
+  if (t->train_done % (uint64_t)L == 0) t->curv_t++;
+  if (!due) return 0;
   if (curvature_round(t, err) != 0)
     return bbvfl_wrap(err, "curvature round %llu", (unsigned long long)t->curv_t);
   return 0;
@@ -384,29 +253,8 @@ int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_o
   if (c->staleness != 0)
     return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward), got %d",
                       c->staleness);
-  if (c->rowdp.on) return bbvfl_fail(err, BBVFL_E_ARG, "--model lr does not run in --privacy row (DP-SGD is the MLP's)");
-  if (c->loss != BBVFL_LOSS_LOGISTIC && c->loss != BBVFL_LOSS_TAYLOR)
-    return bbvfl_fail(err, BBVFL_E_ARG, "unknown loss %d", c->loss);
-  t.loss = (bbvfl_loss_kind)c->loss;
-  if (t.loss == BBVFL_LOSS_TAYLOR && ds->nclasses != 2)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--loss taylor is for two classes; the data has %d (use --loss logistic: softmax)",
-                      ds->nclasses);
+  if (bbvfl_lr_setup_init(&t.st, c, ds->nclasses, err) != 0) return -1;
   t.sqn = c->opt.kind == BBVFL_OPT_SQN;
-  if (t.sqn && (c->sqn_interval < 1 || c->sqn_interval > 100000))
-    return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-interval must be in 1..100000, got %d", c->sqn_interval);
-  if (!(c->logit_clip >= 0) || !isfinite(c->logit_clip))
-    return bbvfl_fail(err, BBVFL_E_ARG, "--logit-clip must be >= 0, got %g", c->logit_clip);
-  if (!(c->l2 >= 0) || !isfinite(c->l2)) return bbvfl_fail(err, BBVFL_E_ARG, "--l2 must be >= 0, got %g", c->l2);
-  t.l2 = (float)c->l2;
-  t.mech = c->mech;
-  t.clip = (float)c->logit_clip;
-  if (t.mech.kind == BBVFL_MECH_PBM) {
-    if (t.clip == 0) t.clip = (float)BBVFL_LR_PBM_CLIP;
-    t.mech.C = t.clip;
-  }
-  if (bbvfl_mech_check(&t.mech, err) != 0) return -1;
-  if (t.mech.kind == BBVFL_MECH_PBM && (long)c->M * t.mech.b > 65535)
-    return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * t.mech.b);
   t.nclasses = ds->nclasses;
   t.K = ds->nclasses == 2 ? 1 : ds->nclasses;
   size_t K = (size_t)t.K;
@@ -434,24 +282,22 @@ int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_o
   for (int m = 0; m < c->M; m++) {
     lrparty *p = &t.p[m];
     t.np = m + 1;
-    if (bbvfl_vfl_data_client_cols(&t.data, m, &p->x, &p->ncols, err) != 0) goto out;
-    res->cols_per_client[m] = p->ncols;
-    if (block_init(&p->bl, p->ncols * K, c, err) != 0) goto out;
-    if (bbvfl_rng_init_noise(&p->noise, c->seeded_noise, c->seed, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)m),
-                             err) != 0)
-      goto out;
+    float *x = NULL;
+    size_t ncols = 0;
+    if (bbvfl_vfl_data_client_cols(&t.data, m, &x, &ncols, err) != 0) goto out;
+    res->cols_per_client[m] = ncols;
+    if (bbvfl_lr_client_init(&p->cl, &t.st, c, x, ncols, m, t.B, err) != 0) goto out;
     p->u = malloc(t.nmax * sizeof(float));
     p->v = malloc(t.nmax * sizeof(float));
-    p->a = malloc(t.nmax * sizeof(float));
     p->scale = malloc(maxrows * sizeof(float));
     p->q = malloc(t.nmax);
-    if (!p->u || !p->v || !p->a || !p->scale || !p->q) {
+    if (!p->u || !p->v || !p->scale || !p->q) {
       bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
       goto out;
     }
   }
-  if (block_init(&t.head, K, c, err) != 0) goto out;
-  if (bbvfl_agg_inproc_new(&t.agg, c->M, t.nmax, t.mech.kind == BBVFL_MECH_PBM ? t.mech.b : 255, err) != 0) goto out;
+  if (bbvfl_lr_block_init(&t.head, K, c, err) != 0) goto out;
+  if (bbvfl_agg_inproc_new(&t.agg, c->M, t.nmax, t.st.mech.kind == BBVFL_MECH_PBM ? t.st.mech.b : 255, err) != 0) goto out;
   uint8_t S[32];
   if (c->session_seed)
     memcpy(S, c->session_seed, 32);

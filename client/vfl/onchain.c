@@ -77,6 +77,7 @@ static int oc_election(cl *c, bbvfl_err *err) {
 
 static void oc_cl_free(cl *c) {
   if (c->have_party) bbvfl_party_free(&c->party);
+  oc_lr_free(c);
   if (c->have_head) bbvfl_vhead_free(&c->head);
   if (c->have_sched) bbvfl_schedule_free(&c->sched);
   if (c->have_data) bbvfl_vfl_data_free(&c->data);
@@ -119,7 +120,8 @@ static int oc_check_params(const cl *c, bbvfl_err *err) {
       a->epochs != b->epochs || !a->masked != !b->masked || a->window != b->window ||
       a->batches_per_epoch != b->batches_per_epoch || a->eval_rows != b->eval_rows ||
       a->eval_rows_per_round != b->eval_rows_per_round || a->train_rows != b->train_rows ||
-      a->test_rows != b->test_rows || a->staleness != b->staleness || !a->hashed != !b->hashed)
+      a->test_rows != b->test_rows || a->staleness != b->staleness || !a->hashed != !b->hashed ||
+      a->curv_every != b->curv_every || a->curv_rows != b->curv_rows)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "the contract's parameters (M %u, B %u, P %u, b %u, window %u, T %u, V %u, staleness %u, "
                       "epochs %u%s%s) do not match the session file's (M %u, B %u, P %u, b %u, window %u, T %u, V %u, "
@@ -297,6 +299,10 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                c.holder ? "as" : "not as", cfg->label_rows ? "with" : "without");
     goto out;
   }
+  if (c.split && s->train.model == BBVFL_MODEL_LR) {
+    bbvfl_fail(err, BBVFL_E_STATE, "labels split across clients (--label-rows) are not built for --model lr");
+    goto out;
+  }
   for (size_t i = 0; i < c.neval; i++) res->labelled_test_rows += c.yeval[i] >= 0;
   if (c.split)
     oc_log(&c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
@@ -314,7 +320,13 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   float *cols = NULL;
   size_t ncols = 0;
   if (bbvfl_vfl_data_client_cols(&c.data, 0, &cols, &ncols, err) < 0) goto out;
-  bbvfl_party_cfg pc = {.index = cfg->party >= 0 ? cfg->party : res->index,
+  int index = cfg->party >= 0 ? cfg->party : res->index;
+  if (s->train.model == BBVFL_MODEL_LR) {
+    if (oc_lr_init(&c, cols, ncols, index, err) < 0) goto out;
+    if (c.is_active && oc_lr_init_head(&c, err) < 0) goto out;
+    cols = NULL;
+  }
+  bbvfl_party_cfg pc = {.index = index,
                         .P = (int)s->cparams.dim,
                         .nhidden = s->train.nhidden,
                         .mech = s->train.mech,
@@ -325,11 +337,13 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         .train_rows = c.data.train,
                         .n_train = c.data.n_train};
   memcpy(pc.hidden, s->train.hidden, sizeof pc.hidden);
-  int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
-  free(cols);
-  if (prc < 0) goto out;
-  c.have_party = 1;
-  if ((c.is_active || (c.split && c.holder)) && oc_init_head(&c, err) < 0) goto out;
+  if (!c.lr) {
+    int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
+    free(cols);
+    if (prc < 0) goto out;
+    c.have_party = 1;
+    if ((c.is_active || (c.split && c.holder)) && oc_init_head(&c, err) < 0) goto out;
+  }
   if (bbvfl_schedule_init(&c.sched, res->S, c.data.n_train, c.B, err) < 0) goto out;
   c.have_sched = 1;
 

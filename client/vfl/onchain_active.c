@@ -14,6 +14,7 @@ int oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err) {
   if (n == 0 || n > c->cp.cfg.clients)
     return bbvfl_fail(err, BBVFL_E_STATE, "round %llu: the sum covers %u submissions, outside 1..%u",
                       (unsigned long long)r, n, (unsigned)c->cp.cfg.clients);
+  oc_lr_contributors(c, n);
   if (!c->have_head) return 0;
   if ((int)n != c->head.M)
     oc_log(c, "round %llu: the sum covers %u submissions (was %d)", (unsigned long long)r, n, c->head.M);
@@ -216,6 +217,7 @@ static int dump_y(cl *c, const oc_slot *sl, bbvfl_err *err) {
 }
 
 int oc_active_train(cl *c, oc_slot *sl, bbvfl_err *err) {
+  if (c->lr) return oc_lr_active_train(c, sl, err);
   size_t B = c->B, P = c->cp.cfg.dim, nb = sl->L.nb;
   for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->ylab[sl->rows[i]]; /* the labels trained on */
   if (c->cfg->dump_q_dir && !c->split && dump_y(c, sl, err) < 0) return -1;
@@ -240,6 +242,7 @@ int oc_active_train(cl *c, oc_slot *sl, bbvfl_err *err) {
 }
 
 int oc_active_eval(cl *c, oc_slot *sl, bbvfl_err *err) {
+  if (c->lr) return oc_lr_active_eval(c, sl, err);
   double t1 = bbvfl_now();
   int rc = bbvfl_vhead_eval(&c->head, c->sum, NULL, sl->L.rows, c->probs + (size_t)sl->L.first * (size_t)c->K, err);
   c->res->learn_s += bbvfl_now() - t1;
@@ -325,7 +328,7 @@ int oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
   c->res->agg_s[e] = c->agg_sum;
   if (!c->split || c->own_all) {
     /* an epoch this client took over mid-way: the mean over the rounds it trained */
-    size_t nt = c->takeover_epoch == (int)e ? c->trained : c->cp.cfg.batches_per_epoch;
+    size_t nt = c->takeover_epoch == (int)e ? c->trained : c->lr ? oc_lr_batches(c) : c->cp.cfg.batches_per_epoch;
     em->train_loss = nt ? c->loss_sum / (double)nt : 0;
     oc_metrics_of(c, c->probs, c->yeval, c->neval, em);
     return 0;
@@ -452,6 +455,11 @@ int oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
    the previous epoch if its metrics or rewards are missing, and re-evaluates the evaluation rounds
    of r's epoch that are already complete. */
 int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
+  if (c->lr)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "round %llu: this client was elected the new active client, but taking the head over is not "
+                      "built for --model lr (docs/LR.md)",
+                      (unsigned long long)r);
   if (!c->cfg->has_labels && !c->split)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was elected the new active client but holds no labels (--labels)",

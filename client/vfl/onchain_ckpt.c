@@ -3,6 +3,7 @@
 /* ------------------------------------------------------------------ checkpoints */
 
 int oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err *err) {
+  if (c->lr) return 0; /* LR keeps no checkpoints (docs/LR.md "On chain": no restart) */
   double t0 = bbvfl_now();
   char p[1100], name[32];
   int slot = c->slot ^ 1;
@@ -37,6 +38,8 @@ int oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err
   char p[1100], name[32];
   oc_path_in(c, p, sizeof p, "progress.ckpt");
   if (access(p, F_OK) != 0) return 0;
+  if (c->lr)
+    return bbvfl_fail(err, BBVFL_E_STATE, "%s: a restarted --model lr client cannot resume (LR keeps no checkpoints)", p);
   bbvfl_ckpt k = {0};
   if (bbvfl_ckpt_open(&k, p, "PROGRES2", err) < 0) return -1;
   uint8_t addr[20], S[32];

@@ -7,7 +7,8 @@
  *   onchain_rounds.c  the round loop: windows, pipelining (staleness), submissions, gradients
  *   onchain_active.c  the active client's duties: sums, the head, metrics, rewards, takeover
  *   onchain_labels.c  labels split across clients (label holders)
- *   onchain_ckpt.c    checkpoints and restart */
+ *   onchain_ckpt.c    checkpoints and restart
+ *   onchain_lr.c      the LR model's steps (`--model lr`): forward, the head, the gradient step */
 #ifndef BBVFL_VFL_ONCHAIN_INT_H
 #define BBVFL_VFL_ONCHAIN_INT_H
 
@@ -32,6 +33,7 @@
 #include "vfl/ckpt.h"
 #include "vfl/contract.h"
 #include "vfl/head.h"
+#include "vfl/lr_client.h"
 #include "vfl/masked.h"
 #include "vfl/party.h"
 #include "vfl/schedule.h"
@@ -129,6 +131,7 @@ typedef struct {
   uint64_t done_blk[OC_DONE_RING]; /* hashed: block where round r became done, at r % OC_DONE_RING (0: unknown) */
   oc_out *out;           /* the active client's transactions in flight */
   size_t nout, capout;
+  struct oc_lr *lr;      /* model lr: its state (onchain_lr.c); NULL: the MLP (party, head) */
 } cl;
 
 void oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -192,6 +195,24 @@ int oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *g
 int oc_active_split_step(cl *c, const oc_slot *sl, double *loss, bbvfl_err *err);
 int oc_holder_post(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err);
 int oc_holder_eval(cl *c, oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err);
+/* Model lr (onchain_lr.c). oc_lr_init takes x (the client's columns, ownership taken) and builds
+   this client's LR state as the off-chain trainer builds client `index`; oc_lr_init_head the
+   head (K biases) and c->head_be. */
+int oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err);
+int oc_lr_init_head(cl *c, bbvfl_err *err);
+void oc_lr_free(cl *c);
+/* The sum's contributor count for the PBM estimate. */
+void oc_lr_contributors(cl *c, unsigned n);
+/* Logical batches per epoch (1 with the full batch): the training loss is their mean. */
+size_t oc_lr_batches(const cl *c);
+/* Round sl's partial logits released into sl->q. */
+int oc_lr_forward(cl *c, oc_slot *sl, bbvfl_err *err);
+/* The active client: the head on training round sl's sum (c->grad: the rows' dLoss/dz, c->head_be:
+   the biases after it), or the scores of evaluation round sl into c->probs. */
+int oc_lr_active_train(cl *c, oc_slot *sl, bbvfl_err *err);
+int oc_lr_active_eval(cl *c, oc_slot *sl, bbvfl_err *err);
+/* Training round sl's gradient (c->grad) kept; the logical batches it completes stepped. */
+int oc_lr_apply(cl *c, oc_slot *sl, bbvfl_err *err);
 int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err);
 
 #endif

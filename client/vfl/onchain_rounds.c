@@ -143,6 +143,7 @@ static int read_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
 }
 
 static int apply_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
+  if (c->lr) return oc_lr_apply(c, sl, err);
   double t1 = bbvfl_now();
   bbvfl_party_epoch(&c->party, (int)sl->L.epoch);
   int rc = bbvfl_party_apply(&c->party, c->grad, sl->L.nb, c->B, err);
@@ -177,7 +178,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
     c->trained = 0;
     c->lrows_loss = c->lrows_n = 0;
   }
-  bbvfl_vhead_epoch(&c->head, (int)sl->L.epoch); /* the epoch's learning rate (idempotent) */
+  if (!c->lr) bbvfl_vhead_epoch(&c->head, (int)sl->L.epoch); /* the epoch's learning rate (idempotent) */
   double t_agg0 = bbvfl_now();
   if (oc_round_sum(c, sl, rc, err) < 0) return -1;
   c->agg_sum += bbvfl_now() - t_agg0;
@@ -218,7 +219,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
     if (f == 1) return oc_out_wait(c, err);
     if (oc_active_train(c, sl, err) < 0) return -1;
     bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
-    bbvfl_vhead_params_be(&c->head, c->head_be);
+    if (!c->lr) bbvfl_vhead_params_be(&c->head, c->head_be); /* LR: oc_lr_active_train wrote its biases */
   }
   uint8_t *cd;
   size_t len;
@@ -288,9 +289,9 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
   if (fail) return bbvfl_wrap(err, "round %llu", (unsigned long long)sl->r);
   (void)demoted;
   if (sl->L.train && apply_gradient(c, sl, err) < 0) return -1;
-  uint64_t per = c->T + c->V;
-  if (c->is_active && sl->r % per == per - 1 && oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
-  if (!c->is_active && c->split && c->have_head && sl->r % per == per - 1) {
+  int epoch_end = bbvfl_cconfig_epoch_end(&c->cp.cfg, sl->r);
+  if (c->is_active && epoch_end && oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
+  if (!c->is_active && c->split && c->have_head && epoch_end) {
     if (oc_fill_metrics(c, sl->L.epoch, err) < 0) return -1;
     const bbvfl_epoch_metrics *em = &c->res->per_epoch[sl->L.epoch];
     oc_log(c, "epoch %u (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",
@@ -335,7 +336,8 @@ static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
   oc_slot *sl;
   if (take_slot(c, r, &sl, err) < 0) return -1;
   double tl = bbvfl_now();
-  int frc = sl->L.train ? bbvfl_party_forward_train(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err)
+  int frc = c->lr          ? oc_lr_forward(c, sl, err)
+            : sl->L.train ? bbvfl_party_forward_train(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err)
                         : bbvfl_party_forward_eval(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err);
   c->res->learn_s += bbvfl_now() - tl;
   if (frc < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);

@@ -12,6 +12,7 @@
 #include "eth/hex.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
+#include "ml/lr.h"
 
 int bbvfl_session_parse_aggregation(const char *name, int *hashed, bbvfl_err *err) {
   if (name && !strcmp(name, "lane")) *hashed = 0;
@@ -104,10 +105,15 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
   json_t *tr = json_pack("{s:I, s:f, s:s, s:s, s:I, s:o, s:s, s:f, s:f, s:f, s:s, s:i, s:f, s:f, s:I}", "seed",
                          (json_int_t)t->seed, "test_frac", t->test_frac, "label", s->label, "data", s->data,
                          "n_rows", (json_int_t)s->n_rows, "hidden", hidden, "optimizer",
-                         t->opt.kind == BBVFL_OPT_ADAM ? "adam" : "sgd", "lr", t->opt.lr, "lr_decay", t->opt.decay,
+                         t->opt.kind == BBVFL_OPT_ADAM ? "adam" : t->opt.kind == BBVFL_OPT_SQN ? "sqn" : "sgd", "lr", t->opt.lr, "lr_decay", t->opt.decay,
                          "momentum", t->opt.momentum, "mechanism", bbvfl_mech_name(t->mech.kind), "b", t->mech.b,
                          "beta", t->mech.beta, "C", t->mech.C, "batch", (json_int_t)t->B);
   if (tr && t->label_eps > 0) json_object_set_new(tr, "label_epsilon", json_real(t->label_eps));
+  if (tr && t->model == BBVFL_MODEL_LR) /* absent: the MLP (every file written before LR on chain) */
+    json_object_set_new(tr, "lr_model",
+                        json_pack("{s:s, s:f, s:f, s:i, s:i, s:I}", "loss", bbvfl_loss_name((bbvfl_loss_kind)t->loss),
+                                  "l2", t->l2, "logit_clip", t->logit_clip, "sqn_memory", t->sqn_memory,
+                                  "sqn_interval", t->sqn_interval, "sqn_sample", (json_int_t)t->sqn_sample));
   if (tr && t->rowdp.on)
     json_object_set_new(tr, "row_privacy", json_pack("{s:f, s:f, s:f}", "dpsgd_clip", t->rowdp.clip, "dpsgd_noise",
                                                      t->rowdp.noise, "scale_epsilon", t->rowdp.scale_eps));
@@ -130,6 +136,10 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                          (json_int_t)c->eval_rows, "eval_rows_per_round", (json_int_t)c->eval_rows_per_round,
                          "train_rows", (json_int_t)c->train_rows, "test_rows", (json_int_t)c->test_rows, "staleness",
                          (int)c->staleness, "hashed", c->hashed);
+  if (rs && c->curv_every) { /* curvature rounds (LR's sqn); absent: none */
+    json_object_set_new(rs, "curv_every", json_integer((json_int_t)c->curv_every));
+    json_object_set_new(rs, "curv_rows", json_integer((json_int_t)c->curv_rows));
+  }
   if (!rs || json_object_update(cp, rs) < 0) {
     json_decref(rs);
     json_decref(o);
@@ -195,6 +205,33 @@ static json_t *load_object(const char *path, const char *context, bbvfl_err *err
     return NULL;
   }
   return o;
+}
+
+/* The "lr_model" object of the training setup (absent: the MLP). Full batch: "batch" 0 in the
+   training setup (the contract's batch is then 1, its windows chunks of the one batch). */
+static int load_lr_model(json_t *tr, bbvfl_offchain_cfg *t, const char *path, bbvfl_err *err) {
+  json_t *lm = json_object_get(tr, "lr_model");
+  t->model = BBVFL_MODEL_MLP;
+  if (!lm) return 0;
+  char buf[32];
+  long long v;
+  bbvfl_loss_kind lk;
+  if (!json_is_object(lm)) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"lr_model\" must be an object", path);
+  t->model = BBVFL_MODEL_LR;
+  if (get_str(lm, "loss", buf, sizeof buf, path, err) < 0) return -1;
+  if (bbvfl_loss_parse(buf, &lk) != 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: loss '%s' is not logistic or taylor", path, buf);
+  t->loss = (int)lk;
+  if (get_num(lm, "l2", &t->l2, path, err) < 0 || get_num(lm, "logit_clip", &t->logit_clip, path, err) < 0) return -1;
+  if (get_int(lm, "sqn_memory", 1, 1000, &v, path, err) < 0) return -1;
+  t->sqn_memory = (int)v;
+  if (get_int(lm, "sqn_interval", 1, 100000, &v, path, err) < 0) return -1;
+  t->sqn_interval = (int)v;
+  if (get_int(lm, "sqn_sample", 0, INT32_MAX, &v, path, err) < 0) return -1;
+  t->sqn_sample = (size_t)v;
+  if (get_int(tr, "batch", 0, 1 << 20, &v, path, err) < 0) return -1;
+  if (v == 0) t->B = 0;
+  return 0;
 }
 
 int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *err) {
@@ -272,6 +309,10 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
     CP("test_rows", test_rows, 0, UINT32_MAX);
     CP("staleness", staleness, 0, 255);
     c->hashed = json_is_true(json_object_get(cp, "hashed"));
+    if (json_object_get(cp, "curv_every")) {
+      CP("curv_every", curv_every, 1, 100000);
+      CP("curv_rows", curv_rows, 1, UINT32_MAX);
+    }
   } /* else: a session file written before windows (K = 1, evaluation rounds of B rows) */
 #undef CP
   c->masked = json_is_true(json_object_get(cp, "masked"));
@@ -337,6 +378,7 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
       t->rowdp.encoder = 1;
     }
   }
+  if (load_lr_model(tr, t, path, err) < 0) goto out;
   t->label_eps = 0; /* absent: true labels (and every session file written before label DP) */
   if (json_object_get(tr, "label_epsilon")) {
     if (get_num(tr, "label_epsilon", &t->label_eps, path, err) < 0) goto out;
@@ -421,23 +463,31 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (bbvfl_split(ds->n, t->test_frac, t->seed, &tr, &ntr, &te, &nte, err) < 0) return -1;
   free(tr);
   free(te);
-  if (ntr < t->B || nte < 1)
+  int lr = t->model == BBVFL_MODEL_LR, full = lr && t->B == 0;
+  size_t B = full ? 1 : t->B; /* full batch: rounds of single-row "minibatches", see below */
+  if (ntr < B || nte < 1 || B == 0)
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "%zu training / %zu test rows: training needs at least one batch of %zu, evaluation one row", ntr,
                       nte, t->B);
   bbvfl_cconfig *c = &s->cparams;
   int masked = c->masked, hashed = c->hashed;
+  uint32_t round_rows = c->window;
   uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
   memset(c, 0, sizeof *c);
   c->masked = masked != 0;
   c->hashed = hashed != 0;
   c->clients = (uint8_t)t->M;
-  c->batch = (uint32_t)t->B;
-  c->dim = (uint32_t)t->P;
+  c->batch = (uint32_t)B;
+  /* LR: each client releases its K partial logits per row (K = 1 for two classes) */
+  c->dim = lr ? (uint32_t)(ds->nclasses == 2 ? 1 : ds->nclasses) : (uint32_t)t->P;
   c->levels = (uint8_t)t->mech.b;
   c->beta_micro = (uint32_t)(t->mech.beta * 1e6 + 0.5);
-  c->batches_per_epoch = (uint32_t)(ntr / t->B);
+  c->batches_per_epoch = (uint32_t)(ntr / B);
   size_t K = t->window ? t->window : 1;
+  /* LR full batch (docs/LR.md "On chain"): the contract's minibatches are single rows of the
+     epoch's permutation and its windows chunks of them, as many rows as one submission carries
+     (BBVFL_MAX_ROUND_COORDS values): the epoch's one batch spread over ceil(N_train/chunk) rounds */
+  if (full) K = round_rows ? round_rows : BBVFL_MAX_ROUND_COORDS / c->dim;
   if (K > c->batches_per_epoch) K = c->batches_per_epoch; /* a window never crosses an epoch */
   c->window = (uint32_t)K;
   c->train_rows = (uint32_t)ntr;
@@ -447,9 +497,17 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (c->eval_rows_per_round > nte) c->eval_rows_per_round = (uint32_t)nte;
   c->staleness = (uint8_t)t->staleness;
   c->epochs = (uint32_t)t->epochs;
+  if (lr && t->opt.kind == BBVFL_OPT_SQN) {
+    /* the curvature rounds (docs/LR.md "On chain"): the full batch is one training round per epoch,
+       so every sqn_interval-th epoch from the 2*sqn_interval-th has them, on its first S rows */
+    if (!full || c->hashed)
+      return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn on chain runs with --batch 0 and lane aggregation");
+    c->curv_every = (uint32_t)t->sqn_interval;
+    c->curv_rows = t->sqn_sample > 0 && t->sqn_sample < ntr ? (uint32_t)t->sqn_sample : (uint32_t)ntr;
+  }
   if (bbvfl_cconfig_derive(c, err) < 0) return -1;
   /* the training setup follows the contract's round structure (K clamped to R) */
-  s->train.window = c->window;
+  if (!full) s->train.window = c->window;
   s->train.eval_rows_per_round = c->eval_rows_per_round;
   uint64_t maxc = bbvfl_cconfig_max_coords(c);
   if (maxc > BBVFL_MAX_ROUND_COORDS)
@@ -461,7 +519,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
                       BBVFL_MAX_ROUND_COORDS);
   bbvfl_u256 one = bbvfl_u256_from_u64(1000000000000000000ULL);
   c->reward_per_submission = one;
-  uint64_t total = (uint64_t)c->epochs * (c->train_rounds + c->eval_rounds) * c->clients;
+  uint64_t total = bbvfl_cconfig_total(c) * c->clients;
   if (bbvfl_u256_mul_u64(&c->reward_pool, &one, total))
     return bbvfl_fail(err, BBVFL_E_ARG, "reward pool overflows");
   c->commit_blocks = 1000;

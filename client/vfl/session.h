@@ -53,8 +53,10 @@ typedef struct {
  * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks,
  * active and round timeout 100000 blocks (blocks advance only with transactions on an automining
  * devnet). s->rpc_url, label and data are the caller's. The caller may set s->cparams.masked
- * (masked mode, docs/MASKED.md), s->cparams.hashed (hashed aggregation) and s->cparams.round_timeout_blocks (0: 100000) before the call;
- * every other contract parameter is derived. rpc, sender: the deployer's (borrowed). */
+ * (masked mode, docs/MASKED.md), s->cparams.hashed (hashed aggregation) and s->cparams.round_timeout_blocks (0: 100000) before the call,
+ * and, for model lr with the full batch (s->train.B 0), s->cparams.window: the training rows per round (0: as many as
+ * one submission carries); every other contract parameter is derived. Model lr: P = K (1 for two classes, else the
+ * class count); the full batch has contract batch 1 and windows of those rows (docs/LR.md "On chain"). rpc, sender: the deployer's (borrowed). */
 struct bbvfl_sender;
 int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err);
 

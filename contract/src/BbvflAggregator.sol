@@ -41,6 +41,11 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   protocol of one minibatch per round. Ring slots are sized for the largest round (maxCoords).
 /// - Rounds are numbered globally from 0: epoch = r / (T+V), pos = r % (T+V); pos < T is a TRAIN
 ///   round (window pos), otherwise an EVAL round (eval round pos - T). Only `currentRound()` is open.
+/// - Curvature rounds (Config curvEvery = L > 0, curvRows = S; LR's quasi-Newton optimizer, B = 1):
+///   every epoch e with (e+1) % L == 0 and e+1 >= 2L has C = ceil(S/K) more rounds between its T
+///   TRAIN rounds and its V EVAL rounds (round c: rows c*K .. of the epoch's permutation,
+///   min(K, S - c*K) of them); they take a gradient like a TRAIN round (roundLayout: train, index
+///   T + c) and totalRounds includes them (_locate gives a round's epoch and position).
 ///   A complete TRAIN round opens the next one when the active client posts its gradient; a
 ///   complete EVAL round opens the next one at once. After the last round: SessionEnded.
 /// - submit(round, q): plain mode q is coords bytes (the round's rows, row-major, P values per

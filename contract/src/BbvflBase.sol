@@ -35,6 +35,8 @@ abstract contract BbvflBase {
         uint64 revealBlocks;
         uint64 activeBlocks;
         uint64 roundTimeoutBlocks;
+        uint32 curvEvery; // L: curvature rounds after every L-th epoch from the 2L-th (0: none; lane mode, B = 1)
+        uint32 curvRows; // S: rows of an epoch's curvature rounds (the first S of its permutation)
     }
 
     /// Everything a client needs, returned by params() in one call.
@@ -66,6 +68,9 @@ abstract contract BbvflBase {
         address token;
         uint64 totalRounds;
         uint32 maxCoords; // coordinates of the largest round
+        uint32 curvEvery;
+        uint32 curvRows;
+        uint32 curvRoundsPerEpoch; // C = ceil(S / (K*B)), in the epochs that have curvature rounds
     }
 
     enum Phase {
@@ -143,6 +148,9 @@ abstract contract BbvflBase {
     uint256 internal immutable MAX_COORDS;
     uint256 internal immutable LANE_WORDS; // words of one ring slot (largest round)
     uint256 internal immutable RANGE_K; // (255 - b) in every lane, for the SWAR range check
+    uint32 internal immutable CURV_EVERY; // L (0: no curvature rounds)
+    uint32 internal immutable CURV_ROWS; // S
+    uint32 internal immutable C_CURV; // curvature rounds of a curvature epoch
     BbvflRewardToken public immutable token;
 
     Hot internal _hot;
@@ -365,7 +373,13 @@ abstract contract BbvflBase {
         if (er > rows) rows = er;
         uint256 coords = rows * c.dim;
         require(coords <= 1 << 20, BadConfig("round above 2^20 coordinates"));
-        uint256 total = uint256(c.epochs) * (t + v);
+        uint256 cc;
+        if (c.curvEvery != 0) {
+            require(!hashedMode && c.batch == 1, BadConfig("curvature rounds: lane mode, B = 1"));
+            require(c.curvRows >= 1 && c.curvRows <= c.batchesPerEpoch, BadConfig("curvRows must be 1..R"));
+            cc = (uint256(c.curvRows) + c.window - 1) / c.window;
+        }
+        uint256 total = uint256(c.epochs) * (t + v) + _curvEpochs(c.epochs, c.curvEvery) * cc;
         require(total <= M32, BadConfig("too many rounds"));
         uint256 sumMax = uint256(c.clients) * c.levels;
         uint8 bits;
@@ -402,6 +416,9 @@ abstract contract BbvflBase {
         MAX_COORDS = coords;
         LANE_WORDS = (coords * (bits / 8) + 31) / 32;
         RANGE_K = (255 - uint256(c.levels)) * (bits == 8 ? L8 : L16);
+        CURV_EVERY = c.curvEvery;
+        CURV_ROWS = c.curvRows;
+        C_CURV = uint32(cc);
         token = new BbvflRewardToken(c.rewardPool);
         _epochDone = EPOCH_DONE_SET;
     }
@@ -787,25 +804,55 @@ abstract contract BbvflBase {
 
     /// Records the epoch's completion when r is the last round of its epoch.
     function _markEpoch(uint64 r) internal {
-        uint64 per = uint64(T) + V;
-        if ((r + 1) % per == 0) {
+        (uint256 e, uint256 pos,) = _locate(uint256(r) + 1);
+        if (pos == 0) {
             // one reused word (pre-set non-zero in the constructor): no fresh storage here
-            _epochDone = EPOCH_DONE_SET | (uint256(r / per) + 1) << 64 | block.number;
+            _epochDone = EPOCH_DONE_SET | e << 64 | block.number;
         }
     }
 
+    /// The session has curvature rounds (hashed mode: never, its constructor refuses them).
+    function _curvOn() internal view virtual returns (bool) {
+        return CURV_EVERY != 0;
+    }
+
+    /// Curvature epochs among epochs 0..e-1: those with (k+1) % L == 0 and k+1 >= 2L.
+    function _curvEpochs(uint256 e, uint256 L) internal pure returns (uint256) {
+        return L == 0 || e < 2 * L ? 0 : e / L - 1;
+    }
+
+    /// Epoch of round r and its position in the epoch; ce: the epoch has curvature rounds.
+    /// Without them (CURV_EVERY 0) an epoch is T + V rounds. With them, every L-th epoch from the
+    /// 2L-th is T + C + V rounds: its T TRAIN windows, C curvature rounds, its V EVAL rounds.
+    function _locate(uint256 r) internal view virtual returns (uint256 e, uint256 pos, bool ce) {
+        uint256 per = uint256(T) + V;
+        uint256 L = CURV_EVERY;
+        if (L == 0 || r < L * per) return (r / per, r % per, false);
+        uint256 x = r - L * per;
+        uint256 blk = L * per + C_CURV; // L epochs, the last with its curvature rounds
+        uint256 o = x % blk;
+        uint256 k = o / per;
+        if (k >= L - 1) k = L - 1;
+        return (L + (x / blk) * L + k, o - k * per, k == L - 1);
+    }
+
     /// Layout of round r (see the header): TRAIN window `index` or EVAL round `index`, its rows.
+    /// Curvature rounds take a gradient as TRAIN rounds do: train is true, index T + c for the c-th.
     function _layout(uint64 r) internal view returns (bool train, uint32 epoch, uint32 index, uint256 rows) {
-        uint64 per = uint64(T) + V;
-        uint64 pos = r % per;
-        epoch = uint32(r / per);
-        train = pos < T;
-        if (train) {
+        (uint256 e, uint256 pos, bool ce) = _locate(r);
+        uint256 tc = ce && _curvOn() ? uint256(T) + C_CURV : T;
+        epoch = uint32(e);
+        train = pos < tc;
+        if (pos < T) {
             index = uint32(pos);
             uint256 left = R_BATCHES - uint256(pos) * K_WINDOW;
             rows = (left < K_WINDOW ? left : K_WINDOW) * B;
+        } else if (train) {
+            index = uint32(pos);
+            uint256 left = CURV_ROWS - (pos - T) * K_WINDOW;
+            rows = left < K_WINDOW ? left : K_WINDOW;
         } else {
-            index = uint32(pos - T);
+            index = uint32(pos - tc);
             uint256 left = NE - uint256(index) * ER;
             rows = left < ER ? left : ER;
         }
@@ -813,6 +860,7 @@ abstract contract BbvflBase {
 
     /// Bytes of a submission to round r (the submit path's cheap form of _layout).
     function _dataLen(uint256 r) internal view returns (uint256 len) {
+        if (_curvOn()) return _rows(uint64(r)) * (uint256(P) << (MASKED ? 1 : 0));
         uint256 t = T;
         uint256 per = t + V;
         uint256 k = K_WINDOW;
@@ -845,8 +893,9 @@ abstract contract BbvflBase {
         return _rows(r) * P;
     }
 
-    function _isTrain(uint64 r) internal view returns (bool) {
-        return r % (uint64(T) + V) < T;
+    function _isTrain(uint64 r) internal view returns (bool train) {
+        if (!_curvOn()) return r % (uint64(T) + V) < T;
+        (train,,,) = _layout(r);
     }
 
     function _isComplete(uint64 r, Hot memory h) internal view returns (bool) {
@@ -856,8 +905,9 @@ abstract contract BbvflBase {
     }
 
     function _epochComplete(uint32 e, Hot memory h) internal view returns (bool) {
-        uint64 last = uint64(e + 1) * (uint64(T) + V) - 1;
-        return _isComplete(last, h);
+        uint256 n = uint256(e) + 1;
+        uint256 last = n * (uint256(T) + V) + (_curvOn() ? _curvEpochs(n, CURV_EVERY) * C_CURV : 0) - 1;
+        return _isComplete(uint64(last), h);
     }
 
     // ------------------------------------------------------------------ views
@@ -890,6 +940,9 @@ abstract contract BbvflBase {
         p.token = address(token);
         p.totalRounds = TOTAL_ROUNDS;
         p.maxCoords = uint32(MAX_COORDS);
+        p.curvEvery = CURV_EVERY;
+        p.curvRows = CURV_ROWS;
+        p.curvRoundsPerEpoch = C_CURV;
     }
 
     function phase() public view returns (Phase) {

@@ -103,6 +103,16 @@ contract BbvflHashAggregator is BbvflBase {
         return r < TOTAL_ROUNDS && r - head < RING && _trainBefore(r) - _trainBefore(head) <= STALENESS;
     }
 
+    function _curvOn() internal pure override returns (bool) {
+        return false;
+    }
+
+    /// No curvature rounds in hashed mode (the constructor refuses them): the plain layout.
+    function _locate(uint256 r) internal view override returns (uint256 e, uint256 pos, bool ce) {
+        uint256 per = uint256(T) + V;
+        return (r / per, r % per, false);
+    }
+
     /// Number of TRAIN rounds in [0, x).
     function _trainBefore(uint256 x) private view returns (uint256) {
         uint256 t = T;

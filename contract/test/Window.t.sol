@@ -234,6 +234,48 @@ contract WindowTest is Base {
         }
     }
 
+    // ------------------------------------------------------------ curvature rounds
+
+    /// LR's sqn: B = 1, R = 7 rows in windows of 3, NE = 5 in eval rounds of 2, 6 epochs, L = 2,
+    /// S = 5: epochs 4 and 6 (1-based) have C = 2 curvature rounds (3 and 2 rows) between their
+    /// windows and their eval rounds; they take a gradient of their length like a window.
+    function test_curvature_layout_and_session() public {
+        BbvflBase.Config memory k = configW(3, 1, 1, 16, false, 7, 3, 5, 2, 6);
+        k.curvEvery = 2;
+        k.curvRows = 5;
+        k.rewardPool = 1e18 * 3 * 40; // the pool covers the curvature rounds' submissions too
+        BbvflAggregator agg = new BbvflAggregator(k);
+        BbvflBase.Params memory p = agg.params();
+        assertEq(p.curvEvery, 2, "L");
+        assertEq(p.curvRows, 5, "S");
+        assertEq(p.curvRoundsPerEpoch, 2, "C = ceil(5/3)");
+        assertEq(p.totalRounds, 6 * 6 + 2 * 2, "6 epochs of 6 rounds and two curvature epochs' 2");
+        for (uint64 r = 0; r < p.totalRounds; r++) {
+            (bool train, uint32 epoch, uint32 index, uint32 rows,) = agg.roundLayout(r);
+            bool curv = r == 21 || r == 22 || r == 35 || r == 36;
+            if (curv) {
+                assertTrue(train, "a curvature round takes a gradient");
+                assertEq(epoch, r < 30 ? 3 : 5, "curvature epoch");
+                assertEq(index, r == 21 || r == 35 ? 3 : 4, "index T + c");
+                assertEq(rows, r == 21 || r == 35 ? 3 : 2, "curvature rows");
+            }
+            if (r == 23 || r == 37) assertTrue(!train && index == 0 && epoch == (r < 30 ? 3 : 5), "eval after them");
+        }
+        runSession(k);
+    }
+
+    function test_curvature_constructor_reverts() public {
+        BbvflBase.Config memory k = configW(3, 2, 1, 16, false, 7, 3, 5, 2, 6);
+        k.curvEvery = 2;
+        k.curvRows = 5;
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "curvature rounds: lane mode, B = 1"));
+        new BbvflAggregator(k);
+        k.batch = 1;
+        k.curvRows = 8;
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "curvRows must be 1..R"));
+        new BbvflAggregator(k);
+    }
+
     // ------------------------------------------------------------ constructor
 
     function test_constructor_window_reverts() public {

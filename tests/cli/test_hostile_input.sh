@@ -146,7 +146,9 @@ bad "--clients must be in 1..64" demo --clients 65 --out "$tmp/demo"
 bad "b must be in 1..255" demo --b 300 --out "$tmp/demo"
 bad "--round-timeout must be > 0" demo --round-timeout 0 --out "$tmp/demo"
 bad "only pbm" demo --mechanism npq --out "$tmp/demo"
-bad "--model lr and --batch 0 run off chain only so far" demo --model lr --out "$tmp/demo"
+bad "--batch 0 \\(full batch\\) is for --model lr" demo --batch 0 --out "$tmp/demo"
+bad "--optimizer sqn on chain runs with --batch 0" demo --model lr --optimizer sqn --batch 10 --out "$tmp/demo"
+bad "--round-rows -1: a positive row count" demo --model lr --batch 0 --round-rows -1 --out "$tmp/demo"
 bad "'ftp://x' is not a JSON-RPC URL" demo --rpc ftp://x --out "$tmp/demo"
 bad "--rpc URL is required" deploy
 bad "'localhost' is not a JSON-RPC URL" deploy --rpc localhost

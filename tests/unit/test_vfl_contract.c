@@ -135,9 +135,9 @@ static void test_encoders_vs_cast(void **state) {
   const char *enc = run_cast((const char *[]){
       cast, "abi-encode",
       "f((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,"
-      "uint256,uint64,uint64,uint64,uint64))",
+      "uint256,uint64,uint64,uint64,uint64,uint32,uint32))",
       "(5,10,16,16,200000,true,45,5,114,60,455,114,1,true,30,1000000000000000000,8400000000000000000000,1000,1001,"
-      "100000,99)",
+      "100000,99,0,0)",
       NULL});
   expect_hex(cd, len, enc);
   free(cd);
@@ -152,9 +152,9 @@ static void test_encoders_vs_cast(void **state) {
   enc = run_cast((const char *[]){
       cast, "abi-encode",
       "f((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,"
-      "uint256,uint64,uint64,uint64,uint64))",
+      "uint256,uint64,uint64,uint64,uint64,uint32,uint32))",
       "(5,10,16,16,200000,false,45,1,110,10,450,110,0,false,30,1000000000000000000,8400000000000000000000,1000,1001,"
-      "100000,99)",
+      "100000,99,0,0)",
       NULL});
   expect_hex(cd, len, enc);
   free(cd);
@@ -190,12 +190,12 @@ static void put_word(uint8_t *w, uint64_t v) {
 static void test_view_decoders(void **state) {
   (void)state;
   bbvfl_err err = {0};
-  enum { NW = 27 };
+  enum { NW = 30 };
   uint8_t d[NW * 32];
   /* Config (21 words: ... R 45, K 5, NE 114, ER 60, rows 455/114, s 1, hashed, epochs 30 ...), then
-     T 9, V 2, laneBits 8, token, totalRounds 330, maxCoords 960 */
+     T 9, V 2, laneBits 8, token, totalRounds 330, maxCoords 960, then curvEvery 0, curvRows 0, C 0 */
   uint64_t vals[NW] = {5, 10, 16, 16, 200000, 0, 45, 5, 114, 60, 455, 114, 1, 1, 30, 7, 8, 100, 101, 102, 103,
-                       9, 2, 8, 0, 330, 960};
+                       9, 2, 8, 0, 330, 960, 0, 0, 0};
   for (int i = 0; i < NW; i++) put_word(d + 32 * i, vals[i]);
   for (int i = 0; i < 20; i++) d[32 * 24 + 12 + i] = (uint8_t)(0xc0 + i); /* token address */
   bbvfl_cparams p;
@@ -310,6 +310,54 @@ static json_t *mk_log(const char *sig, const uint8_t (*topics)[32], size_t nt, c
   return json_pack("{s:o, s:o, s:o, s:s, s:s, s:o}", "address", bbvfl_json_hex(addr, 20), "topics", ta, "data",
                    bbvfl_json_hex(data, dlen), "blockNumber", "0x1f", "logIndex", "0x2", "transactionHash",
                    bbvfl_json_hex(txh, 32));
+}
+
+/* Curvature rounds (LR's sqn): the full batch of 455 rows in rounds of 100, one evaluation round,
+   6 epochs, L = 2: epochs 4 and 6 (1-based) have 5 curvature rounds between their windows and
+   their evaluation round; the layout, the totals and the epoch ends are the contract's. */
+static void test_curvature_layout(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  bbvfl_cconfig c = {.clients = 3, .batch = 1, .dim = 1, .levels = 16, .batches_per_epoch = 455, .window = 100,
+                     .eval_rows = 114, .eval_rows_per_round = 114, .train_rows = 455, .test_rows = 114, .epochs = 6,
+                     .curv_every = 2, .curv_rows = 455};
+  assert_int_equal(bbvfl_cconfig_derive(&c, &err), 0);
+  assert_int_equal(c.train_rounds, 5);
+  assert_int_equal(c.curv_rounds, 5);
+  assert_int_equal(bbvfl_cconfig_curv_epochs(6, 2), 2);
+  assert_int_equal(bbvfl_cconfig_curv_epochs(3, 2), 0);
+  assert_int_equal(bbvfl_cconfig_total(&c), 6 * 6 + 2 * 5);
+  assert_int_equal(bbvfl_cconfig_epoch_start(&c, 4), 4 * 6 + 5);
+  bbvfl_round_layout L;
+  int ncurv = 0;
+  for (uint64_t r = 0; r < bbvfl_cconfig_total(&c); r++) {
+    assert_int_equal(bbvfl_cconfig_round(&c, r, &L, &err), 0);
+    int want_curv = (r >= 23 && r <= 27) || (r >= 40 && r <= 44);
+    assert_int_equal(L.curv, want_curv);
+    ncurv += L.curv;
+    if (L.curv) {
+      assert_true(L.train);
+      assert_int_equal(L.index, 5 + (r - (r < 40 ? 23 : 40)));
+      assert_int_equal(L.first, 100 * (L.index - 5));
+      assert_int_equal(L.rows, L.index == 9 ? 55 : 100);
+      assert_int_equal(L.epoch, r < 40 ? 3 : 5);
+    }
+    int end = r == 5 || r == 11 || r == 17 || r == 28 || r == 34 || r == 45;
+    assert_int_equal(bbvfl_cconfig_epoch_end(&c, r), end);
+    if (end) {
+      assert_false(L.train);
+      assert_int_equal(L.rows, 114);
+    }
+  }
+  assert_int_equal(ncurv, 10);
+  assert_int_equal(bbvfl_cconfig_round(&c, 46, &L, &err), -1);
+  /* curvature rounds need lane mode, batch 1 and 1..R rows */
+  bbvfl_cconfig bad = c;
+  bad.hashed = 1;
+  assert_int_equal(bbvfl_cconfig_derive(&bad, &err), -1);
+  bad = c;
+  bad.curv_rows = 456;
+  assert_int_equal(bbvfl_cconfig_derive(&bad, &err), -1);
 }
 
 static void test_event_decoders(void **state) {
@@ -636,6 +684,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_encoders_vs_cast),
       cmocka_unit_test(test_view_decoders),
+      cmocka_unit_test(test_curvature_layout),
       cmocka_unit_test(test_event_decoders),
       cmocka_unit_test(test_event_table_vs_abi),
       cmocka_unit_test(test_event_reopened_approval),
