@@ -298,13 +298,6 @@ int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_o
   }
   if (bbvfl_lr_block_init(&t.head, K, c, err) != 0) goto out;
   if (bbvfl_agg_inproc_new(&t.agg, c->M, t.nmax, t.st.mech.kind == BBVFL_MECH_PBM ? t.st.mech.b : 255, err) != 0) goto out;
-  uint8_t S[32];
-  if (c->session_seed)
-    memcpy(S, c->session_seed, 32);
-  else
-    bbvfl_offchain_session_seed(c->seed, S);
-  if (bbvfl_schedule_init(&t.sched, S, ntr, t.B, err) != 0) goto out;
-  t.have_sched = 1;
   t.sum_q = malloc(t.nmax * sizeof(uint32_t));
   t.sum = malloc(t.nmax * sizeof(float));
   t.z = malloc(t.nmax * sizeof(float));
@@ -316,30 +309,16 @@ int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_o
   t.ytrain = malloc(ds->n * sizeof(int));
   t.yeval = malloc(nte * sizeof(int));
   t.rows = malloc(wrows * sizeof(size_t));
-  res->per_epoch = calloc((size_t)c->epochs, sizeof *res->per_epoch);
   res->test_rows = malloc(nte * sizeof(size_t));
   if (!res->test_rows || !t.sum_q || !t.sum || !t.z || !t.dz || !t.r || !t.gring || !t.all_probs || !t.yb || !t.ytrain || !t.yeval ||
-      !t.rows || !res->per_epoch) {
+      !t.rows) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
-  res->epochs = c->epochs;
-  res->n_train = ntr;
-  res->n_test = nte;
-  res->R = t.plan.R;
-  res->window = t.plan.K;
-  res->window_clamped = t.plan.clamped;
-  res->T = t.plan.T;
-  res->V = t.plan.V;
-  res->R_test = t.plan.V;
-  res->n_eval_rows = nte;
-  res->nclasses = ds->nclasses;
-  for (size_t i = 0; i < nte; i++) t.yeval[i] = ds->y[t.data.test[i]];
   memcpy(res->test_rows, t.data.test, nte * sizeof(size_t));
-  memcpy(t.ytrain, ds->y, ds->n * sizeof(int));
-  if (c->label_eps > 0 && bbvfl_rr_labels_keyed(t.ytrain, t.data.train, ntr, ds->nclasses, c->label_eps,
-                                                c->seeded_noise, c->seed, err) != 0)
-    goto out;
+  /* the labels (label DP applied), the result's layout, the session seed S and the schedule */
+  if (bbvfl_offchain_start(ds, &t.data, &t.plan, c, t.B, t.ytrain, t.yeval, &t.sched, res, err) != 0) goto out;
+  t.have_sched = 1;
 
   /* the round loop every participant runs (vfl/rounds.h) */
   bbvfl_rounds_sched sched = {.T = (uint32_t)t.plan.T, .V = (uint32_t)t.plan.V, .staleness = 0, .one_open = 0,

@@ -232,6 +232,37 @@ static int start_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   return 0;
 }
 
+int bbvfl_offchain_start(const bbvfl_dataset *ds, const bbvfl_vfl_data *data, const bbvfl_plan *pl,
+                         const bbvfl_offchain_cfg *c, size_t B, int *ytrain, int *yeval, bbvfl_schedule *sched,
+                         bbvfl_offchain_result *res, bbvfl_err *err) {
+  res->per_epoch = calloc((size_t)c->epochs, sizeof *res->per_epoch);
+  if (!res->per_epoch) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  res->epochs = c->epochs;
+  res->n_train = data->n_train;
+  res->n_test = data->n_test;
+  res->R = pl->R;
+  res->window = pl->K;
+  res->window_clamped = pl->clamped;
+  res->T = pl->T;
+  res->V = pl->V;
+  res->R_test = pl->V;
+  res->n_eval_rows = data->n_test;
+  res->nclasses = ds->nclasses;
+  for (size_t i = 0; i < data->n_test; i++) yeval[i] = ds->y[data->test[i]];
+  memcpy(ytrain, ds->y, ds->n * sizeof(int));
+  /* label DP: one randomized response per training row, before training; the test labels stay
+     true (they only score the model) */
+  if (c->label_eps > 0 && bbvfl_rr_labels_keyed(ytrain, data->train, data->n_train, ds->nclasses, c->label_eps,
+                                                c->seeded_noise, c->seed, err) != 0)
+    return -1;
+  uint8_t S[32];
+  if (c->session_seed)
+    memcpy(S, c->session_seed, 32);
+  else
+    bbvfl_offchain_session_seed(c->seed, S);
+  return bbvfl_schedule_init(sched, S, data->n_train, B, err);
+}
+
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin, bbvfl_offchain_result *res,
                          bbvfl_err *err) {
   memset(res, 0, sizeof *res);
@@ -296,14 +327,6 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
   t.nmax = n;
   if (bbvfl_agg_inproc_new(&t.agg, c->M, n, c->mech.kind == BBVFL_MECH_PBM ? c->mech.b : 255, err) != 0) goto out;
 
-  /* the session seed S and the schedule */
-  uint8_t S[32];
-  if (c->session_seed)
-    memcpy(S, c->session_seed, 32);
-  else
-    bbvfl_offchain_session_seed(c->seed, S);
-  if (bbvfl_schedule_init(&t.sched, S, ntr, c->B, err) != 0) goto out;
-  t.have_sched = 1;
   t.K = ds->nclasses == 2 ? 1 : ds->nclasses;
   t.q = malloc(n);
   t.hf = malloc(n * sizeof(float));
@@ -316,32 +339,14 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
   t.yeval = malloc(nte * sizeof(int));
   t.rows = malloc(wrows * sizeof(size_t));
   t.gring = malloc(((size_t)c->staleness + 1) * n * sizeof(float));
-  res->per_epoch = calloc((size_t)c->epochs, sizeof *res->per_epoch);
   if (!t.q || !t.hf || !t.grad || !t.all_probs || !t.sum_q || !t.sum_f || !t.yb || !t.yeval || !t.rows ||
-      !t.ytrain || !t.gring || !res->per_epoch) {
+      !t.ytrain || !t.gring) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
-  res->epochs = c->epochs;
-  res->n_train = ntr;
-  res->n_test = nte;
-  res->R = t.plan.R;
-  res->window = t.plan.K;
-  res->window_clamped = t.plan.clamped;
-  res->T = t.plan.T;
-  res->V = t.plan.V;
-  res->R_test = t.plan.V;
-  res->n_eval_rows = nte;
-  res->nclasses = ds->nclasses;
-  for (size_t i = 0; i < nte; i++) t.yeval[i] = ds->y[t.data.test[i]];
-  memcpy(t.ytrain, ds->y, ds->n * sizeof(int));
-  if (c->label_eps > 0) {
-    /* label DP: one randomized response per training row, before training; the test labels stay
-       true (they only score the model) */
-    if (bbvfl_rr_labels_keyed(t.ytrain, t.data.train, ntr, ds->nclasses, c->label_eps, c->seeded_noise, c->seed,
-                              err) != 0)
-      goto out;
-  }
+  /* the labels (label DP applied), the result's layout, the session seed S and the schedule */
+  if (bbvfl_offchain_start(ds, &t.data, &t.plan, c, c->B, t.ytrain, t.yeval, &t.sched, res, err) != 0) goto out;
+  t.have_sched = 1;
 
   /* the round loop every participant runs (vfl/rounds.h, the on-chain client's too): it finishes
      the rounds the staleness rule names before each round starts */

@@ -23,6 +23,8 @@
 #include "vfl/aggregator.h"
 #include "vfl/party.h"
 #include "vfl/plan.h"
+#include "vfl/schedule.h"
+#include "vfl/setup.h"
 
 typedef struct {
   int epoch;                 /* 1-based */
@@ -106,6 +108,18 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c);
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, bbvfl_offchain_result *res,
                          bbvfl_err *err);
 void bbvfl_offchain_result_free(bbvfl_offchain_result *r);
+
+/* What both in-process trainers (the MLP's, vfl/lr_train.h's) do once the rows are split (data,
+ * vfl/setup.h) and the round plan made (pl): fill res's layout (epochs, rows, R, window, T, V,
+ * classes) and allocate res->per_epoch; yeval[0..n_test) = the test rows' true labels;
+ * ytrain[0..ds->n) = every row's label, the training rows' drawn by label DP when
+ * c->label_eps > 0 (one randomized response per row, before training); then the session seed
+ * (c->session_seed, else derived from c->seed) and the minibatch schedule of batches of B rows
+ * into *sched, which the caller frees (bbvfl_schedule_free) after a success only. Borrows
+ * everything else. Errors: out of memory, label DP, the schedule. */
+int bbvfl_offchain_start(const bbvfl_dataset *ds, const bbvfl_vfl_data *data, const bbvfl_plan *pl,
+                         const bbvfl_offchain_cfg *c, size_t B, int *ytrain, int *yeval, bbvfl_schedule *sched,
+                         bbvfl_offchain_result *res, bbvfl_err *err);
 
 /* The test metrics of scores probs (n rows x K; K = 1: P(class 1)) against labels y (nclasses
  * classes) into em's test_loss, auroc (0.5 when it is undefined, e.g. a class absent), accuracy
