@@ -128,7 +128,7 @@ int cmd_tune(int argc, char **argv) {
   base.M = clients;
   base.mech.kind = BBVFL_MECH_PBM;
   base.mech.b = 16;
-  base.opt.lr = tc.lr == 0.001 ? 0.01 : tc.lr; /* DP-SGD wants a larger step than the paper's default */
+  if (isnan(tc.lr)) base.opt.lr = 0.01; /* not given: DP-SGD wants a larger step than the paper's default */
   base.split_seed = split_seed;
   bbvfl_dataset ds, dtr;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);

@@ -18,7 +18,7 @@ void train_common_defaults(train_common *t) {
   bbvfl_offchain_defaults(&d);
   t->optimizer = "adam";
   t->hidden = "32,32";
-  t->lr = d.opt.lr;
+  t->lr = NAN; /* not given: the model's default (train_common_apply) */
   t->lr_decay = d.opt.decay;
   t->momentum = d.opt.momentum;
   t->delta = 1e-5;
@@ -78,7 +78,9 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
                      "sqn: a curvature update every L training rounds, one extra aggregation round (default 3)"};
   o[n++] = (cli_opt){"sqn-sample", OPT_INT, &t->sqn_sample, "S",
                      "sqn: rows of the curvature subsample, the first S of the window (default 0: all)"};
-  o[n++] = (cli_opt){"lr", OPT_DBL, &t->lr, "X", "learning rate (default 0.001, the paper's)"};
+  o[n++] = (cli_opt){"lr", OPT_DBL, &t->lr, "X",
+                     "learning rate (default 0.001 for the MLP, the paper's; --model lr: 1 with sgd and sqn,\n"
+                     "0.1 with adam, as measured in docs/LR.md)"};
   o[n++] = (cli_opt){"lr-decay", OPT_DBL, &t->lr_decay, "X", "per-epoch learning-rate multiplier (default 1)"};
   o[n++] = (cli_opt){"momentum", OPT_DBL, &t->momentum, "X", "sgd momentum (default 0)"};
   o[n++] = (cli_opt){"delta", OPT_DBL, &t->delta, "X", "delta for the reported epsilon (default 1e-5)"};
@@ -148,7 +150,11 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   c->sqn_interval = t->sqn_interval;
   c->sqn_sample = (size_t)t->sqn_sample;
   if (c->model == BBVFL_MODEL_LR) c->P = 1; /* K once the classes are known (the caller) */
-  c->opt.lr = t->lr;
+  if (isnan(t->lr)) { /* not given */
+    if (c->model == BBVFL_MODEL_LR) c->opt.lr = c->opt.kind == BBVFL_OPT_ADAM ? 0.1 : 1.0;
+  } else {
+    c->opt.lr = t->lr;
+  }
   c->opt.decay = t->lr_decay;
   c->opt.momentum = t->momentum;
   c->test_frac = t->test_frac;
