@@ -214,7 +214,7 @@ static int load_lr_model(json_t *tr, bbvfl_offchain_cfg *t, const char *path, bb
   t->model = BBVFL_MODEL_MLP;
   if (!lm) return 0;
   char buf[32];
-  long long v;
+  long long v = 0;
   bbvfl_loss_kind lk;
   if (!json_is_object(lm)) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"lr_model\" must be an object", path);
   t->model = BBVFL_MODEL_LR;
@@ -258,7 +258,7 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   json_t *o = load_object(path, "reading the session file", err);
   if (!o) return -1;
   int rc = -1;
-  long long v;
+  long long v = 0;
   char buf[128];
   json_t *cp = json_object_get(o, "contract_params"), *tr = json_object_get(o, "training");
   if (!json_is_object(cp) || !json_is_object(tr)) {
