@@ -139,6 +139,9 @@ typedef struct {
   int has_eps, has_masked_eps, eps_at_edge;
   bbvfl_privacy priv;           /* has_eps: every level and method (dp/privacy.h); eps_* above are its
                                    RDP figures, kept for scripts */
+  int has_declared;             /* opts.declared_rowdp was given (row mode): declared below */
+  bbvfl_privacy declared;       /* the same releases under the row mode the session file declares
+                                   (end to end if that declaration is true: the chain cannot show it) */
   unsigned masked_participants; /* masked: the smallest participant set of the session (M minus the
                                    clients dropped by re-opened rounds); the masked bound is for it */
   uint64_t train_rows;          /* params().trainRows: the schedule's permutation size */
@@ -158,6 +161,11 @@ typedef struct {
   uint64_t train_rows;        /* expected N_train, cross-checked against params().trainRows (0: none; the
                                  schedule is always re-derived from the chain's count) */
   double delta;               /* for the epsilon (0: 1e-5) */
+  /* Nullable, borrowed: the row mode (dp/rowdp.h) a session file declares. The chain records the
+   * PBM releases but not how each client fitted its scaling, trained or encoded its rows, so the
+   * audit's own figures are the releases' accounting (not end to end); with this it also reports
+   * the accountant's end-to-end figures for the declared mode, labelled as declared. */
+  const bbvfl_rowdp *declared_rowdp;
   /* Nullable: called for every batch of every training window's valid GradientPosted with the
    * batch's labels as read back from the chain (audit/leak.h): labels[B], and rows[B] the batch's
    * training-row positions from the schedule (batch = the epoch's minibatch index; rows NULL

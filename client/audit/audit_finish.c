@@ -178,6 +178,20 @@ static void privacy_figures(st_t *S) {
            c->levels, pin.beta, c->dim, c->clients, c->epochs, pin.epochs, r->priv.row_feature.epsilon,
            r->priv.row_feature.method, r->priv.row_sample.epsilon, r->priv.row_sample.method, r->delta,
            c->masked ? " (local mode; masked bound in figures)" : "");
+  const bbvfl_rowdp *d = S->o->declared_rowdp;
+  if (d && d->on) { /* the session file's declaration: what the accountant gives if it is true */
+    pin.rowdp = *d;
+    bbvfl_err e2 = {0};
+    if (bbvfl_privacy_compute(&pin, &r->declared, NULL, &e2) == 0) {
+      r->has_declared = 1;
+      size_t used = strlen(r->checks[BBVFL_AC_PRIVACY].note);
+      snprintf(r->checks[BBVFL_AC_PRIVACY].note + used, sizeof r->checks[BBVFL_AC_PRIVACY].note - used,
+               "; the session file declares row mode (%s): end to end if so, row level, one party %.4g (%s), "
+               "one row, all parties %.4g (%s): not recorded on chain",
+               d->encoder ? "DP-PCA encoder" : "DP-SGD", r->declared.row_feature.epsilon,
+               r->declared.row_feature.method, r->declared.row_sample.epsilon, r->declared.row_sample.method);
+    }
+  }
 }
 
 /* What the schedule and submission checks covered; params skipped with no log in range. */

@@ -133,6 +133,11 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
     bbvfl_privacy_line(&r->priv, line, sizeof line);
     fprintf(f, "privacy: %s\n", line);
     fprintf(f, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);
+    if (r->has_declared) {
+      bbvfl_privacy_line(&r->declared, line, sizeof line);
+      fprintf(f, "privacy as the session file declares it (row mode; the chain does not record how rows were "
+                 "scaled, trained or encoded): %s\n", line);
+    }
   }
 }
 
@@ -272,6 +277,7 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
                       r->has_masked_eps ? json_integer((json_int_t)r->masked_participants) : json_null());
   json_object_set_new(eps, "at_grid_edge", json_boolean(r->eps_at_edge));
   json_object_set_new(eps, "levels", r->has_eps ? bbvfl_privacy_json(&r->priv) : json_null());
+  json_object_set_new(eps, "declared_by_session", r->has_declared ? bbvfl_privacy_json(&r->declared) : json_null());
   json_object_set_new(fig, "epsilon", eps);
   json_object_set_new(o, "figures", fig);
   return o;
@@ -573,6 +579,10 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
             p->row_feature.epsilon, p->row_feature.method);
     fprintf(f, "<tr><th>epsilon, one row, all parties</th><td>%.4g (%s)</td></tr>", p->row_sample.epsilon,
             p->row_sample.method);
+    if (r->has_declared)
+      fprintf(f, "<tr><th>row level, one party, as the session file declares (row mode, end to end if so; not on "
+                 "chain)</th><td>%.4g (%s)</td></tr>",
+              r->declared.row_feature.epsilon, r->declared.row_feature.method);
     if (!isnan(p->feature_set.epsilon))
       fprintf(f, "<tr><th>epsilon, one party's whole column set (%d rows)</th><td>%.4g (%s)</td></tr>", p->rows,
               p->feature_set.epsilon, p->feature_set.method);

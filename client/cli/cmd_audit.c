@@ -119,6 +119,11 @@ int cmd_audit(int argc, char **argv) {
   o.window = window;
   o.train_rows = train_rows;
   o.delta = delta;
+  /* a full session file (bbvfl deploy's) may declare row mode: reported beside the chain's figures,
+     labelled as declared (a file with only the location declares nothing) */
+  static bbvfl_session declared;
+  if (session && bbvfl_session_load(session, &declared, NULL) == 0 && declared.train.rowdp.on)
+    o.declared_rowdp = &declared.train.rowdp;
   bbvfl_buf csv;
   bbvfl_buf_init(&csv);
   if (labels_path) {
