@@ -78,7 +78,6 @@ size_t au_n_participants(const st_t *S) {
 }
 
 int au_is_train(const st_t *S, uint64_t r) {
-  if (!S->p.cfg.curv_every) return r % S->per < S->p.cfg.train_rounds;
   bbvfl_round_layout L;
   bbvfl_err e = {0};
   return bbvfl_cconfig_round(&S->p.cfg, r, &L, &e) == 0 && L.train; /* curvature rounds take a gradient too */

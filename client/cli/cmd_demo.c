@@ -545,7 +545,10 @@ int cmd_demo(int argc, char **argv) {
     double onchain_agg = agg ? bbvfl_median(agg, ne) : 0;
     free(agg);
     uint64_t total_rounds = bbvfl_cconfig_total(&s.cparams);
-    uint64_t curv_total = bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rounds;
+    /* LR's sqn: the epochs with curvature rounds, each releasing curv_rows rows once more */
+    uint64_t curv_epochs = bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every);
+    uint64_t curv_total = curv_epochs * s.cparams.curv_rounds;
+    double curv_coords_rows = (double)curv_epochs * s.cparams.curv_rows;
     /* blocks per epoch: from the first submission to round 0 to SessionEnded */
     uint8_t t0[32];
     bbvfl_cenc_word_u64(0, t0);
@@ -560,7 +563,7 @@ int cmd_demo(int argc, char **argv) {
     double coords_total = (double)M * s.cparams.dim *
                           ((double)s.cparams.epochs * ((double)s.cparams.batches_per_epoch * s.cparams.batch +
                                                        s.cparams.eval_rows) +
-                           (double)bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rows);
+                           curv_coords_rows);
     double gas_per_coord = coords_total > 0 ? gas_sums / coords_total : 0;
     /* the rounds that take a gradient: the windows and (LR's sqn) the curvature rounds */
     double windows_total = (double)s.cparams.train_rounds * s.cparams.epochs + (double)curv_total;
@@ -569,7 +572,7 @@ int cmd_demo(int argc, char **argv) {
     {
       double tr_coords = (double)M * s.cparams.dim *
                          ((double)s.cparams.batches_per_epoch * s.cparams.batch * s.cparams.epochs +
-                          (double)bbvfl_cconfig_curv_epochs(s.cparams.epochs, s.cparams.curv_every) * s.cparams.curv_rows);
+                          curv_coords_rows);
       double share = coords_total > 0 ? tr_coords / coords_total : 0;
       gas_per_window = windows_total > 0 ? (gas_sums * share + (double)gas_gradient) / windows_total : 0;
     }

@@ -127,14 +127,6 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   c->mech.b = f->b;
   c->mech.beta = f->beta;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
-  if (c->model == BBVFL_MODEL_MLP && c->B == 0)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--batch 0 (full batch) is for --model lr");
-  if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN && c->B != 0)
-    return bbvfl_fail(err, BBVFL_E_ARG,
-                      "--optimizer sqn on chain runs with --batch 0 (its curvature rounds follow whole epochs: "
-                      "docs/LR.md); minibatch sqn runs off chain (bbvfl train --offchain)");
-  if (c->model == BBVFL_MODEL_LR && c->staleness != 0)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward)");
   if (f->round_rows < 0 || (f->round_rows > 0 && (c->model != BBVFL_MODEL_LR || c->B != 0)))
     return bbvfl_fail(err, BBVFL_E_ARG, "--round-rows %d: a positive row count, for --model lr --batch 0 only",
                       f->round_rows);
@@ -142,8 +134,6 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   int hashed;
   if (bbvfl_session_parse_aggregation(f->aggregation, &hashed, err) < 0) return -1;
   s->cparams.hashed = hashed;
-  if (hashed && c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn on chain runs with --aggregation lane (its curvature rounds)");
   if (bbvfl_session_check_setup(s, err) < 0) return -1;
   if (f->seed) {
     if (bbvfl_session_parse_seed(f->seed, &c->seed, err) < 0) return -1;

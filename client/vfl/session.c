@@ -33,6 +33,17 @@ int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err) {
 
 int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err) {
   const bbvfl_offchain_cfg *t = &s->train;
+  /* the model's own constraints on chain first (vfl/lr_train.h, docs/LR.md "On chain") */
+  int lr = t->model == BBVFL_MODEL_LR;
+  if (!lr && t->B == 0) return bbvfl_fail(err, BBVFL_E_ARG, "--batch 0 (full batch) is for --model lr");
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && t->B != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--optimizer sqn on chain runs with --batch 0 (its curvature rounds follow whole epochs: "
+                      "docs/LR.md); minibatch sqn runs off chain (bbvfl train --offchain)");
+  if (lr && t->staleness != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward)");
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && s->cparams.hashed)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn on chain runs with --aggregation lane (its curvature rounds)");
   if (t->mech.kind != BBVFL_MECH_PBM)
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "--mechanism '%s': on chain only pbm is supported (npq and gaussian are off-chain baselines: "
@@ -500,8 +511,6 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (lr && t->opt.kind == BBVFL_OPT_SQN) {
     /* the curvature rounds (docs/LR.md "On chain"): the full batch is one training round per epoch,
        so every sqn_interval-th epoch from the 2*sqn_interval-th has them, on its first S rows */
-    if (!full || c->hashed)
-      return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn on chain runs with --batch 0 and lane aggregation");
     c->curv_every = (uint32_t)t->sqn_interval;
     c->curv_rows = t->sqn_sample > 0 && t->sqn_sample < ntr ? (uint32_t)t->sqn_sample : (uint32_t)ntr;
   }

@@ -74,7 +74,9 @@ int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err);
 /* The setup of s before anything is deployed: s->train's mechanism (only pbm: the contract sums
  * integers) and its b and beta, 1..64 clients, M*b within the widest lane (65535; in masked mode,
  * s->cparams.masked, the masked lanes are 16 bits), staleness 0..8 and above 0 only with
- * s->cparams.hashed. bbvfl_session_deploy runs it first. */
+ * s->cparams.hashed; the model's constraints on chain: --batch 0 only for model lr, model lr with
+ * staleness 0, its sqn with the full batch and lane aggregation. bbvfl_session_deploy runs it
+ * first. */
 int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err);
 
 /* addr (text, as a user typed it) names the session's aggregator. */
