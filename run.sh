@@ -11,7 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$root"
 
-APT_PACKAGES=(build-essential cmake pkg-config libsecp256k1-dev libsodium-dev libcurl4-openssl-dev libjansson-dev
+APT_PACKAGES=(build-essential cmake pkg-config libsecp256k1-dev libsodium-dev libcurl4-openssl-dev libjansson-dev libssl-dev
               libopenblas-dev libcmocka-dev python3-sklearn gnuplot-nox valgrind nodejs npm
               chromium clang)
 JOBS=${BBVFL_JOBS:-$(nproc 2>/dev/null || echo 2)}

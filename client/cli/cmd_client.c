@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/fsutil.h"
+#include "eth/keystore.h"
 #include "eth/wallet.h"
 #include "ml/data.h"
 #include "vfl/onchain.h"
@@ -17,12 +18,17 @@ int cmd_client(int argc, char **argv) {
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
   int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0, pause_after = 0;
   double timeout = 120, takeover = 30, node_down = 120;
+  bbvfl_key_source ksrc = {0};
   const cli_opt opts[] = {
       {"session", OPT_STR, &session, "FILE", "session file written by bbvfl deploy (required)"},
       {"rpc", OPT_STR, &rpc, "URL", "JSON-RPC endpoint (default: the session's rpc_url)"},
       {"contract", OPT_STR, &contract, "ADDR", "check that the session's aggregator is ADDR"},
       {"key-file", OPT_STR, &key_file, "FILE", "this organisation's key (hex, mode 0600)"},
       {"key-env", OPT_STR, &key_env, "VAR", "read the key from environment variable VAR instead"},
+      {"keystore", OPT_STR, &ksrc.keystore, "FILE",
+       "or the key from an encrypted Web3 Secret Storage v3 file (geth, cast wallet new/import)"},
+      {"password-file", OPT_STR, &ksrc.password_file, "FILE", "--keystore's password: the first line of FILE (mode 0600)"},
+      {"password-env", OPT_STR, &ksrc.password_env, "VAR", "--keystore's password: the value of environment variable VAR"},
       {"data", OPT_STR, &data, "FILE", "this organisation's table (default: the session's data)"},
       {"label", OPT_STR, &label, "NAME", "label column of the table (default: the session's)"},
       {"columns", OPT_STR, &columns, "SPEC", "this organisation's feature columns, e.g. 0-5 (required)"},
@@ -56,8 +62,11 @@ int cmd_client(int argc, char **argv) {
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   bbvfl_err err = {0};
-  if (!session || !columns || !state_dir || (!key_file && !key_env) || (key_file && key_env)) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "need --session, --columns, --state-dir and one of --key-file / --key-env");
+  ksrc.key_file = key_file;
+  ksrc.key_env = key_env;
+  if (!session || !columns || !state_dir ||
+      (key_file != NULL) + (key_env != NULL) + (ksrc.keystore != NULL) != 1) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "need --session, --columns, --state-dir and one of --key-file / --key-env / --keystore");
     return cli_report(&err);
   }
   if (!(node_down >= 0)) {
@@ -108,8 +117,7 @@ int cmd_client(int argc, char **argv) {
     cfg.dump_q_dir = dump;
   }
   bbvfl_key k;
-  if ((key_file ? bbvfl_key_load_file(key_file, &k, &err) : bbvfl_key_load_env(key_env, &k, &err)) < 0)
-    return cli_report(&err);
+  if (bbvfl_key_source_load(&ksrc, &k, &err) < 0) return cli_report(&err);
   bbvfl_dataset ds;
   bbvfl_csv_opts co = {.label = label ? label : (s.label[0] ? s.label : NULL)};
   if (bbvfl_csv_load(data ? data : s.data, &co, &ds, &err) < 0) {

@@ -191,11 +191,13 @@ int cmd_demo(int argc, char **argv) {
   int as_json = 0, compare = 0, full_history = 0, masked = 0;
   uint64_t timeout_blocks = 0;
   double round_timeout = 60, block_time = 0;
-  cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + 16];
+  cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + KEYSTORE_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"partition", OPT_STR, &partition, "SPEC", "columns per client, e.g. 0-5/6-11/... (default: even split)"};
   opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "use this node instead of starting a devnet"};
   opts[no++] = (cli_opt){"funder-key", OPT_STR, &funder, "FILE", "key that deploys and funds the clients (default on a devnet: anvil's dev account 0)"};
+  bbvfl_key_source ksrc = {0};
+  no += keystore_opts(&ksrc, opts + no);
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "DIR", "run folder (default runs/demo-<UTC time>)"};
   opts[no++] = (cli_opt){"compare", OPT_FLAG, &compare, NULL, "also report the off-chain AUROC with the same seed and session seed"};
   opts[no++] = (cli_opt){"round-timeout", OPT_DBL, &round_timeout, "S", "a client gives up when a round takes longer (default 60)"};
@@ -322,7 +324,8 @@ int cmd_demo(int argc, char **argv) {
   if (!quiet) fprintf(stderr, "node %s%s; run folder %s\n", rpc_url, devnet_started ? " (started here)" : "", run);
   rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
   if (!rpc) goto fail;
-  if (onchain_funder_key(rpc, funder, "--funder-key", &fk, &err) < 0) goto fail;
+  ksrc.key_file = funder;
+  if (onchain_funder_key(rpc, &ksrc, ksrc.keystore ? "--keystore" : "--funder-key", &fk, &err) < 0) goto fail;
   snd = bbvfl_sender_new(rpc, &fk, 0, &err);
   if (!snd) goto fail;
   bbvfl_sender_set_sync(snd, 1);

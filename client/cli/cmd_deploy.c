@@ -18,11 +18,13 @@ int cmd_deploy(int argc, char **argv) {
   const char *rpc_url = NULL, *key_file = NULL, *deployer_key = NULL, *out = "session.json", *config = NULL;
   int as_json = 0, masked = 0;
   uint64_t timeout_blocks = 0, active_blocks = 0;
-  cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + 16];
+  cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + KEYSTORE_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "JSON-RPC endpoint (required)"};
   opts[no++] = (cli_opt){"deployer-key", OPT_STR, &deployer_key, "FILE", "key file of the deploying account"};
   opts[no++] = (cli_opt){"funder-key", OPT_STR, &key_file, "FILE", "the same (name shared with bbvfl demo)"};
+  bbvfl_key_source ksrc = {0};
+  no += keystore_opts(&ksrc, opts + no);
   opts[no++] = (cli_opt){"config", OPT_STR, &config, "FILE", "session settings as JSON (keys named like the flags)"};
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "FILE", "session file to write (default session.json)"};
   opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each submission (docs/MASKED.md)"};
@@ -35,7 +37,7 @@ int cmd_deploy(int argc, char **argv) {
   cli_spec spec = {"bbvfl deploy", "deploy the reward token and the aggregator for one session", "--rpc URL [OPTIONS]",
                    "Deploys BbvflAggregator (which deploys its BbvflRewardToken and holds the whole reward\n"
                    "pool) with the session's parameters and writes the session file every client reads.\n"
-                   "Key: --deployer-key FILE; without it, on a devnet (chain id 31337) anvil's well-known\n"
+                   "Key: --deployer-key FILE or --keystore FILE; without either, on a devnet (chain id 31337) anvil's well-known\n"
                    "development account 0 deploys. Settings from --config FILE.json are overridden by flags.",
                    opts, no};
   bbvfl_err err = {0};
@@ -63,8 +65,9 @@ int cmd_deploy(int argc, char **argv) {
   memset(&k, 0, sizeof k);
   bbvfl_sender *snd = NULL;
   int ok = rpc ? 0 : -1;
-  if (!ok) ok = onchain_funder_key(rpc, deployer_key ? deployer_key : key_file,
-                                   deployer_key ? "--deployer-key" : "--deployer-key/--funder-key", &k, &err);
+  ksrc.key_file = deployer_key ? deployer_key : key_file;
+  if (!ok) ok = onchain_funder_key(rpc, &ksrc, ksrc.keystore ? "--keystore" : deployer_key ? "--deployer-key" : "--deployer-key/--funder-key",
+                                   &k, &err);
   if (!ok) {
     snd = bbvfl_sender_new(rpc, &k, 0, &err);
     ok = snd ? 0 : -1;

@@ -154,7 +154,20 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   return 0;
 }
 
-int onchain_funder_key(bbvfl_rpc *rpc, const char *key_file, const char *flag, bbvfl_key *k, bbvfl_err *err) {
-  if (key_file) return bbvfl_key_load_file(key_file, k, err) < 0 ? bbvfl_wrap(err, "%s", flag) : 0;
+size_t keystore_opts(bbvfl_key_source *src, cli_opt *o) {
+  size_t n = 0;
+  o[n++] = (cli_opt){"keystore", OPT_STR, &src->keystore, "FILE",
+                     "the key from an encrypted Web3 Secret Storage v3 file (geth, cast wallet new/import), with "
+                     "--password-file or --password-env"};
+  o[n++] = (cli_opt){"password-file", OPT_STR, &src->password_file, "FILE",
+                     "--keystore's password: the first line of FILE (mode 0600)"};
+  o[n++] = (cli_opt){"password-env", OPT_STR, &src->password_env, "VAR",
+                     "--keystore's password: the value of environment variable VAR"};
+  return n;
+}
+
+int onchain_funder_key(bbvfl_rpc *rpc, const bbvfl_key_source *src, const char *flag, bbvfl_key *k, bbvfl_err *err) {
+  if (bbvfl_key_source_given(src) || src->password_file || src->password_env)
+    return bbvfl_key_source_load(src, k, err) < 0 ? bbvfl_wrap(err, "%s", flag) : 0;
   return bbvfl_session_devnet_key(rpc, flag, k, err);
 }

@@ -6,6 +6,7 @@
 
 #include "cli/args.h"
 #include "cli/train_common.h"
+#include "eth/keystore.h"
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
@@ -33,8 +34,13 @@ int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err
  * the table into ds (caller frees; checked against the setup). */
 int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_err *err);
 
-/* The deployer/funder key: from key_file, else anvil's dev account 0 when the node is a devnet
- * (bbvfl_session_devnet_key), else an error naming the flag. */
-int onchain_funder_key(bbvfl_rpc *rpc, const char *key_file, const char *flag, bbvfl_key *k, bbvfl_err *err);
+/* Appends --keystore FILE, --password-file FILE, --password-env VAR (filling src), returns how many
+ * (KEYSTORE_NOPTS). */
+#define KEYSTORE_NOPTS 3
+size_t keystore_opts(bbvfl_key_source *src, cli_opt *o);
+/* The deployer/funder key: from src (a hex key file, or a keystore with its password) when it names
+ * one, else anvil's dev account 0 when the node is a devnet (bbvfl_session_devnet_key), else an
+ * error naming the flag. */
+int onchain_funder_key(bbvfl_rpc *rpc, const bbvfl_key_source *src, const char *flag, bbvfl_key *k, bbvfl_err *err);
 
 #endif

@@ -23,6 +23,9 @@
 #define DEFAULT_RETRIES 3
 #define DEFAULT_MAX_RESPONSE ((size_t)64 << 20)
 #define BACKOFF_FIRST_S 0.05
+#define DEFAULT_RATE_WAIT_S 60.0
+#define RATE_FIRST_S 0.25 /* back-off after a 429/503 without Retry-After: 0.25 s doubling, */
+#define RATE_MAX_S 8.0    /* up to 8 s, each with jitter in [50 %, 100 %] */
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_OK;
@@ -68,22 +71,49 @@ static int url_has_host(const char *url) {
   return ok;
 }
 
+/* Checks one endpoint's URL (err names it). */
+static int check_url(const char *url, bbvfl_err *err) {
+  if (!*url) return bbvfl_fail(err, BBVFL_E_ARG, "no JSON-RPC URL given (use --rpc http://127.0.0.1:PORT)");
+  if (!is_http_url(url))
+    return bbvfl_fail(err, BBVFL_E_ARG, "'%.200s' is not a JSON-RPC URL: only http:// and https:// are supported",
+                      url);
+  if (curl_init_rc == CURLE_OK && !url_has_host(url))
+    return bbvfl_fail(err, BBVFL_E_ARG, "'%.200s' is not a JSON-RPC URL: no host in it (expected http://HOST:PORT)",
+                      url);
+  return 0;
+}
+
+/* Splits a comma-separated list of endpoints (white space around each trimmed) into r->urls. */
+static int split_urls(bbvfl_rpc *r, const char *list, bbvfl_err *err) {
+  size_t n = 1;
+  for (const char *p = list; *p; p++) n += *p == ',';
+  r->urls = calloc(n, sizeof *r->urls);
+  if (!r->urls) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory creating the JSON-RPC client");
+  const char *p = list;
+  for (size_t i = 0; i < n; i++) {
+    const char *e = strchr(p, ',');
+    if (!e) e = p + strlen(p);
+    const char *a = p, *b = e;
+    while (a < b && isspace((unsigned char)*a)) a++;
+    while (b > a && isspace((unsigned char)b[-1])) b--;
+    r->urls[i] = strndup(a, (size_t)(b - a));
+    if (!r->urls[i]) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory creating the JSON-RPC client");
+    r->nurls = i + 1;
+    if (check_url(r->urls[i], err) < 0) {
+      if (n > 1) bbvfl_wrap(err, "endpoint %zu of %zu in the --rpc list", i + 1, n);
+      return -1;
+    }
+    p = *e ? e + 1 : e;
+  }
+  return 0;
+}
+
 bbvfl_rpc *bbvfl_rpc_new(const char *url, const bbvfl_rpc_opts *opts, bbvfl_err *err) {
   if (!url || !*url) {
     bbvfl_fail(err, BBVFL_E_ARG, "no JSON-RPC URL given (use --rpc http://127.0.0.1:PORT)");
     return NULL;
   }
-  if (!is_http_url(url)) {
-    bbvfl_fail(err, BBVFL_E_ARG,
-               "'%.200s' is not a JSON-RPC URL: only http:// and https:// are supported", url);
-    return NULL;
-  }
   pthread_once(&curl_once, curl_global);
-  if (curl_init_rc == CURLE_OK && !url_has_host(url)) {
-    bbvfl_fail(err, BBVFL_E_ARG,
-               "'%.200s' is not a JSON-RPC URL: no host in it (expected http://HOST:PORT)", url);
-    return NULL;
-  }
   if (curl_init_rc != CURLE_OK) {
     bbvfl_fail(err, BBVFL_E_INTERNAL, "libcurl initialisation failed: %s",
                curl_easy_strerror(curl_init_rc));
@@ -94,16 +124,26 @@ bbvfl_rpc *bbvfl_rpc_new(const char *url, const bbvfl_rpc_opts *opts, bbvfl_err 
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory creating the JSON-RPC client");
     return NULL;
   }
+  if (split_urls(r, url, err) < 0) {
+    bbvfl_rpc_free(r);
+    return NULL;
+  }
+  r->url = r->urls[0];
   r->timeout_s = opts && opts->timeout_s > 0 ? opts->timeout_s : DEFAULT_TIMEOUT_S;
   r->retries = opts && opts->retries != 0 ? (opts->retries < 0 ? 0 : opts->retries) : DEFAULT_RETRIES;
   r->max_response = opts && opts->max_response ? opts->max_response : DEFAULT_MAX_RESPONSE;
+  r->rate_wait_s = opts && opts->rate_wait_s > 0 ? opts->rate_wait_s : DEFAULT_RATE_WAIT_S;
+  r->max_log_range = opts ? opts->max_log_range : 0;
+  r->jitter = (uint64_t)(bbvfl_now() * 1e9) ^ (uint64_t)(uintptr_t)r ^ 0x9e3779b97f4a7c15ull;
+  if (!r->jitter) r->jitter = 1;
   if (opts && opts->down_timeout_s > 0) {
     r->down_timeout_s = opts->down_timeout_s;
+  }
+  if (opts) { /* also reports fail-overs and rate limits */
     r->on_wait = opts->on_wait;
     r->on_wait_ctx = opts->on_wait_ctx;
   }
   r->next_id = 1;
-  r->url = strdup(url);
   r->curl = curl_easy_init();
   r->headers = curl_slist_append(NULL, "Content-Type: application/json");
   if (r->headers) {
@@ -146,12 +186,16 @@ void bbvfl_rpc_free(bbvfl_rpc *r) {
   if (!r) return;
   if (r->curl) curl_easy_cleanup(r->curl);
   curl_slist_free_all(r->headers);
-  free(r->url);
+  for (size_t i = 0; i < r->nurls; i++) free(r->urls[i]);
+  free(r->urls);
   free(r->buf);
   free(r);
 }
 
 const char *bbvfl_rpc_url(const bbvfl_rpc *r) { return r ? r->url : ""; }
+size_t bbvfl_rpc_endpoints(const bbvfl_rpc *r) { return r ? r->nurls : 0; }
+uint64_t bbvfl_rpc_failovers(const bbvfl_rpc *r) { return r ? r->failovers : 0; }
+uint64_t bbvfl_rpc_log_span(const bbvfl_rpc *r) { return r ? r->log_span : 0; }
 int bbvfl_rpc_has_sync(const bbvfl_rpc *r) { return r && !r->no_sync; }
 uint64_t bbvfl_rpc_outages(const bbvfl_rpc *r) { return r ? r->outages : 0; }
 
@@ -206,14 +250,42 @@ static int looks_like_json(const bbvfl_rpc *r) {
   return 0;
 }
 
+/* A factor in [0.5, 1) for the back-off's jitter (xorshift64; spreads clients that were refused
+   together, nothing secret). */
+static double jitter(bbvfl_rpc *r) {
+  uint64_t x = r->jitter;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  r->jitter = x;
+  return 0.5 + 0.5 * (double)(x >> 11) / 9007199254740992.0;
+}
+
+/* Moves to the next endpoint of the list (the caller checked there is another one to try). */
+static void fail_over(bbvfl_rpc *r, const char *why) {
+  const char *from = r->url;
+  r->cur = (r->cur + 1) % r->nurls;
+  r->url = r->urls[r->cur];
+  curl_easy_setopt(r->curl, CURLOPT_URL, r->url);
+  r->failovers++;
+  r->outages++; /* another node: its pool may not hold what was sent to the last one */
+  if (r->on_wait) {
+    char m[800];
+    snprintf(m, sizeof m, "the node at %.200s failed (%.200s): switching to %.200s", from, why, r->url);
+    r->on_wait(r->on_wait_ctx, m);
+  }
+}
+
 /* POSTs body; on success r->buf/r->len hold the answer (HTTP 200..299 or a JSON body). */
 static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *what,
                 bbvfl_err *err) {
-  double delay = BACKOFF_FIRST_S, down_since = 0;
+  double delay = BACKOFF_FIRST_S, down_since = 0, rate_since = 0, rate_delay = RATE_FIRST_S;
+  size_t tried = 1; /* endpoints tried for this request */
   for (int attempt = 0;; attempt++) {
     r->len = 0;
     r->overflow = 0;
     r->curl_err[0] = 0;
+    r->last_status = 0;
     if (r->buf) r->buf[0] = 0;
     curl_easy_setopt(r->curl, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(r->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
@@ -221,6 +293,7 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
     CURLcode cr = curl_easy_perform(r->curl);
     long status = 0;
     if (cr == CURLE_OK) curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &status);
+    r->last_status = status;
     if (cr == CURLE_OK && status >= 200 && status < 300) {
       if (down_since > 0) r->outages++;
       if (down_since > 0 && r->on_wait) {
@@ -238,7 +311,7 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
                         what, r->max_response);
     if (r->overflow == 2)
       return bbvfl_fail(err, BBVFL_E_NOMEM, "%s: out of memory reading the node's answer", what);
-    int transient;
+    int transient, limited = 0;
     if (cr == CURLE_OK) {
       /* Some nodes answer JSON-RPC errors with HTTP 4xx/5xx and a JSON body: let the caller
        * parse it when it looks like JSON. */
@@ -248,10 +321,54 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
       /* overload (429) and server-side failures without a JSON-RPC answer (5xx: a crashed
        * or restarting node, a proxy in front of it) are worth another attempt */
       transient = status == 429 || (status >= 500 && status <= 599);
+      limited = status == 429 || status == 503; /* rate limited or unavailable: back off */
     } else {
       transient = transient_curl(cr);
     }
-    if (transient && r->ever_ok && r->down_timeout_s > 0) {
+    if (limited) {
+      /* wait what the node asks (Retry-After: seconds or an HTTP date, libcurl reads both), else an
+         exponential back-off with jitter; all of it bounded by rate_wait_s */
+      double now = bbvfl_now();
+      if (rate_since == 0) rate_since = t_attempt;
+      curl_off_t ra = 0;
+      if (curl_easy_getinfo(r->curl, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK) ra = 0;
+      double wait = ra > 0 ? (double)ra : rate_delay * jitter(r);
+      if (ra <= 0) rate_delay = rate_delay * 2 > RATE_MAX_S ? RATE_MAX_S : rate_delay * 2;
+      if (now + wait - rate_since <= r->rate_wait_s) {
+        bbvfl_sleep(wait);
+        attempt = -1; /* the back-off's bound, not the retry count, ends this */
+        continue;
+      }
+      if (tried < r->nurls) {
+        char why[64];
+        snprintf(why, sizeof why, "HTTP %ld for %.0f s", status, now - rate_since);
+        fail_over(r, why);
+        tried++;
+        rate_since = 0;
+        rate_delay = RATE_FIRST_S;
+        delay = BACKOFF_FIRST_S;
+        attempt = -1;
+        continue;
+      }
+      return bbvfl_fail(err, BBVFL_E_RPC,
+                        "%s: the node at %s answered HTTP %ld (%s) for %.0f s%s; gave up after the %.0f s "
+                        "back-off bound",
+                        what, r->url, status, status == 429 ? "too many requests" : "service unavailable",
+                        now - rate_since,
+                        ra > 0 ? " and asks to wait longer (Retry-After)" : "", r->rate_wait_s);
+    }
+    if (transient && tried < r->nurls && attempt >= r->retries) {
+      /* this endpoint failed its retries: the next one (and stay there) */
+      char why[240];
+      if (cr == CURLE_OK) snprintf(why, sizeof why, "HTTP %ld", status);
+      else snprintf(why, sizeof why, "%.200s", r->curl_err[0] ? r->curl_err : curl_easy_strerror(cr));
+      fail_over(r, why);
+      tried++;
+      delay = BACKOFF_FIRST_S;
+      attempt = -1;
+      continue;
+    }
+    if (transient && r->ever_ok && r->down_timeout_s > 0 && tried >= r->nurls) {
       /* the node was there before: wait for it (restart, outage) up to down_timeout_s, counted
          from the start of the first failed attempt whatever the failure (a refused connection
          fails at once, a hung node only after the whole HTTP timeout): the last attempt starts
@@ -272,6 +389,11 @@ static int post(bbvfl_rpc *r, const char *body, size_t body_len, const char *wha
         if (delay > r->down_timeout_s - (now - down_since)) delay = r->down_timeout_s - (now - down_since);
         bbvfl_sleep(delay);
         delay *= 2;
+        if (r->nurls > 1) { /* every endpoint failed: try them in turn while waiting */
+          r->cur = (r->cur + 1) % r->nurls;
+          r->url = r->urls[r->cur];
+          curl_easy_setopt(r->curl, CURLOPT_URL, r->url);
+        }
         continue;
       }
       attempt = attempt > r->retries ? attempt : r->retries; /* waited long enough: give up now */

@@ -4,6 +4,18 @@
  * connection (TCP_NODELAY on). It is not thread-safe: use one per thread. Only http:// and
  * https:// URLs are accepted.
  *
+ * Several endpoints: the URL may be a comma-separated list ("http://a,http://b"). Requests go to
+ * one endpoint (the first) as long as it works, so the requests of one operation see one node;
+ * when it fails in transport (after its retries), answers HTTP 5xx, or stays rate limited past
+ * rate_wait_s, the request moves to the next endpoint and stays there (bbvfl_rpc_url names it;
+ * bbvfl_rpc_outages counts the switch, as the new node's pool may lack what was sent to the old).
+ * One endpoint behaves exactly as before.
+ *
+ * Hosted nodes' manners: HTTP 429 and 503 are retried after the answer's Retry-After (seconds or
+ * an HTTP date), else after an exponential back-off with jitter, for at most rate_wait_s in all,
+ * then BBVFL_E_RPC naming the endpoint and the status. eth_getLogs (bbvfl_rpc_get_logs) is paged
+ * to what the node accepts: see there.
+ *
  * Errors: transport failures (node unreachable, timeout, HTTP status) are BBVFL_E_RPC after the
  * configured retries with exponential backoff; a JSON-RPC error object is BBVFL_E_RPC with the
  * node's code and message; an execution revert is BBVFL_E_REVERT with the decoded reason
@@ -36,6 +48,9 @@ typedef struct bbvfl_rpc bbvfl_rpc; /* one connection (reused), not thread-safe 
  * and signed transactions: a repeat is refused as known or as a used nonce). on_wait (nullable)
  * is called with a one-line message when such a wait starts and when the node is back; the
  * library itself never prints. */
+/* rate_wait_s: the longest a request waits out HTTP 429/503 answers in all (0: 60 s).
+ * max_log_range: eth_getLogs asks for at most this many blocks at a time (0: no cap; the node's
+ * refusals still make the span shrink). */
 typedef struct {
   double timeout_s;
   int retries;
@@ -43,11 +58,19 @@ typedef struct {
   double down_timeout_s;
   void (*on_wait)(void *ctx, const char *msg);
   void *on_wait_ctx;
+  double rate_wait_s;
+  uint64_t max_log_range;
 } bbvfl_rpc_opts;
 
 bbvfl_rpc *bbvfl_rpc_new(const char *url, const bbvfl_rpc_opts *opts, bbvfl_err *err);
 void bbvfl_rpc_free(bbvfl_rpc *r);
+/* The endpoint in use (one of the list given). */
 const char *bbvfl_rpc_url(const bbvfl_rpc *r);
+/* How many endpoints were given / how many times a request moved to another one. */
+size_t bbvfl_rpc_endpoints(const bbvfl_rpc *r);
+uint64_t bbvfl_rpc_failovers(const bbvfl_rpc *r);
+/* eth_getLogs: the span in blocks the node was found to accept (0: no refusal seen yet). */
+uint64_t bbvfl_rpc_log_span(const bbvfl_rpc *r);
 
 /* Generic call: params is stolen (json_decref'd by the call); *result is a new reference. */
 int bbvfl_rpc_call(bbvfl_rpc *r, const char *method, json_t *params, json_t **result,
@@ -179,7 +202,13 @@ void bbvfl_log_filter_topic1(bbvfl_log_filter *f, const uint8_t topic[32]);
 json_t *bbvfl_log_filter_json(const bbvfl_log_filter *f);
 
 /* eth_getLogs with *f: *logs is a new json array reference (caller decrefs); an answer that is
- * not an array is BBVFL_E_PARSE. */
+ * not an array is BBVFL_E_PARSE. Paged to what the node accepts: a query over more than one block
+ * that the node refuses (any JSON-RPC error, or an HTTP 4xx answer: hosted nodes cap the block
+ * range or the number of results, each in its own words, which are never read) is split in halves
+ * and each retried, down to one block, after which the refusal is returned; the largest span that
+ * worked is remembered for the next queries, and max_log_range (bbvfl_rpc_opts) caps the span from
+ * the start. The pages' logs are merged in block order. to_block BBVFL_BLOCK_LATEST is resolved with
+ * eth_blockNumber only when a query must be paged. */
 int bbvfl_rpc_get_logs(bbvfl_rpc *r, const bbvfl_log_filter *f, json_t **logs, bbvfl_err *err);
 
 /* ---- Parsing helpers (no network; exposed for tests and fuzzing) ---- */

@@ -387,7 +387,8 @@ json_t *bbvfl_log_filter_json(const bbvfl_log_filter *f) {
   return o;
 }
 
-int bbvfl_rpc_get_logs(bbvfl_rpc *r, const bbvfl_log_filter *f, json_t **logs, bbvfl_err *err) {
+/* One eth_getLogs query of *f as it is (no paging). */
+static int get_logs_once(bbvfl_rpc *r, const bbvfl_log_filter *f, json_t **logs, bbvfl_err *err) {
   *logs = NULL;
   json_t *o = bbvfl_log_filter_json(f);
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
@@ -401,3 +402,68 @@ int bbvfl_rpc_get_logs(bbvfl_rpc *r, const bbvfl_log_filter *f, json_t **logs, b
   return 0;
 }
 
+/* Whether the node refused the query itself (a JSON-RPC error object, or an HTTP 4xx other than
+   429 without one): what hosted nodes answer to a range or a result count above their cap, each in
+   its own words and code. Transport failures and rate limits are not refusals of the query. */
+static int logs_refused(const bbvfl_rpc *r, const bbvfl_err *e) {
+  if (e->code == BBVFL_E_REVERT) return 0;
+  if (bbvfl_err_node_refused(e)) return 1;
+  return e->code == BBVFL_E_RPC && r->last_status >= 400 && r->last_status < 500 && r->last_status != 429;
+}
+
+int bbvfl_rpc_get_logs(bbvfl_rpc *r, const bbvfl_log_filter *f, json_t **logs, bbvfl_err *err) {
+  *logs = NULL;
+  uint64_t cap = r->max_log_range;
+  if (r->log_span && (!cap || r->log_span < cap)) cap = r->log_span;
+  bbvfl_err e = {0};
+  uint64_t span = 0; /* blocks per page; 0: the whole range in one query */
+  if (!cap) {
+    if (get_logs_once(r, f, logs, &e) == 0) return 0;
+    if (!logs_refused(r, &e) || f->from_block == f->to_block) {
+      if (err) *err = e;
+      return -1;
+    }
+  }
+  uint64_t to = f->to_block;
+  if (to == BBVFL_BLOCK_LATEST && bbvfl_rpc_block_number(r, &to, err) < 0) return bbvfl_wrap(err, "eth_getLogs");
+  json_t *all = json_array();
+  if (!all) return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+  if (f->from_block > to) { /* nothing yet up to this node's head */
+    *logs = all;
+    return 0;
+  }
+  uint64_t whole = to - f->from_block + 1;
+  if (cap) span = cap < whole ? cap : whole;
+  else span = whole / 2 ? whole / 2 : 1; /* the whole range was refused: halve it */
+  bbvfl_log_filter page = *f;
+  uint64_t b = f->from_block;
+  int refused = !cap || r->log_span != 0;
+  while (b <= to) {
+    page.from_block = b;
+    page.to_block = to - b + 1 <= span ? to : b + span - 1;
+    json_t *got;
+    if (get_logs_once(r, &page, &got, &e) < 0) {
+      if (!logs_refused(r, &e) || page.from_block == page.to_block) {
+        json_decref(all);
+        if (err) *err = e;
+        return bbvfl_wrap(err, "eth_getLogs blocks %llu..%llu", (unsigned long long)page.from_block,
+                          (unsigned long long)page.to_block);
+      }
+      span = (page.to_block - page.from_block + 1) / 2; /* refused: half the span, same start */
+      refused = 1;
+      continue;
+    }
+    if (json_array_extend(all, got) != 0) {
+      json_decref(got);
+      json_decref(all);
+      return bbvfl_fail(err, BBVFL_E_NOMEM, "eth_getLogs: out of memory");
+    }
+    json_decref(got);
+    /* remember the largest span the node took since it refused one */
+    if (refused && page.to_block - page.from_block + 1 == span && span > r->log_span) r->log_span = span;
+    if (page.to_block == to) break;
+    b = page.to_block + 1;
+  }
+  *logs = all;
+  return 0;
+}

@@ -15,7 +15,15 @@
 struct bbvfl_rpc {
   CURL *curl;
   struct curl_slist *headers;
-  char *url;
+  char *url;      /* the endpoint in use: urls[cur] */
+  char **urls;    /* every endpoint given (one, or several for fail-over), owned */
+  size_t nurls, cur;
+  uint64_t failovers;   /* switches to another endpoint */
+  double rate_wait_s;   /* bound on the back-off of one request answered HTTP 429/503 */
+  uint64_t jitter;      /* xorshift state of the back-off's jitter (not a secret) */
+  long last_status;     /* HTTP status of the last answer (0: none) */
+  uint64_t max_log_range; /* eth_getLogs: at most this many blocks per query (0: no cap) */
+  uint64_t log_span;      /* eth_getLogs: the largest span that worked after a refusal (0: none yet) */
   double timeout_s;
   int retries;
   size_t max_response;

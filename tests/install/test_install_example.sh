@@ -37,7 +37,7 @@ version=$(sed -n 's/^#define BBVFL_VERSION_STRING "\(.*\)"/\1/p' "$stage/include
 [ "$(pkg-config --modversion bbvfl)" = "$version" ] || fail "bbvfl.pc says $(pkg-config --modversion bbvfl), version.h $version"
 [ "$(pkg-config --variable=prefix bbvfl)" = "$stage" ] || fail "bbvfl.pc's prefix is not the install prefix $stage"
 req=$(pkg-config --print-requires-private bbvfl)
-for dep in libsecp256k1 libsodium libcurl jansson openblas; do
+for dep in libsecp256k1 libsodium libcurl jansson openblas libcrypto; do
   grep -qw "$dep" <<<"$req" || fail "bbvfl.pc: Requires.private lacks $dep"
 done
 
