@@ -5,7 +5,9 @@
  * crash or a hang); transport failures are retried and succeed once the fault passes; a
  * swallowed transaction is re-sent with the same bytes (same nonce) and mined. Also: a replayed
  * raw transaction and a different transaction with a used nonce are refused by the node and
- * change nothing. */
+ * change nothing. Hosted nodes' manners: HTTP 429/503 with and without Retry-After (back-off, bounded),
+ * several endpoints with fail-over, eth_getLogs capped by range and by result count (paged by
+ * halving, merged in order). */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -310,11 +312,217 @@ static void test_http_5xx_persistent(void **state) {
   (void)state;
   proxy p;
   call_out c;
-  call_via(&p, 2, 2, 0, &c, "--mode", "status", "--status", "503", (const char *)NULL);
+  call_via(&p, 2, 2, 0, &c, "--mode", "status", "--status", "502", (const char *)NULL);
+  assert_int_equal(c.rc, -1);
+  assert_int_equal(c.err.code, BBVFL_E_RPC);
+  assert_non_null(strstr(c.err.msg, "HTTP 502"));
+  assert_int_equal(proxy_count(&p, "eth_chainId", "status"), 3);
+}
+
+/* ------------------------------------------------------------------ hosted nodes' manners */
+
+/* eth_chainId through a fresh proxy started with the arguments after out, by a client whose
+ * back-off for 429/503 is bounded by rate_wait_s; timed. */
+static void limited_call(proxy *p, double rate_wait_s, call_out *out, ...) {
+  va_list ap;
+  va_start(ap, out);
+  proxy_startv(p, ap);
+  va_end(ap);
+  bbvfl_err err = {0};
+  bbvfl_rpc_opts o = {.timeout_s = 5, .retries = 2, .rate_wait_s = rate_wait_s};
+  bbvfl_rpc *r = bbvfl_rpc_new(p->url, &o, &err);
+  devnet_check(r ? 0 : -1, &err);
+  memset(out, 0, sizeof *out);
+  double t0 = bbvfl_now();
+  out->rc = bbvfl_rpc_chain_id(r, &out->value, &out->err);
+  out->dt = bbvfl_now() - t0;
+  bbvfl_rpc_free(r);
+  proxy_stop(p);
+}
+
+/* HTTP 429 with Retry-After: the client waits what the node asks (seconds, or an HTTP date), then
+ * succeeds; without it, a short back-off; persistent, a clear error naming endpoint and status
+ * once the bounded wait is over. */
+static void test_rate_limit_retry_after(void **state) {
+  (void)state;
+  proxy p;
+  call_out c;
+  limited_call(&p, 30, &c, "--mode", "ratelimit_ra", "--count", "1", "--retry-after", "2", (const char *)NULL);
+  devnet_check(c.rc, &c.err);
+  print_message("Retry-After 2: %.2f s\n", c.dt);
+  assert_true(c.dt >= 1.9 && c.dt < 6);
+  assert_int_equal(proxy_count(&p, "eth_chainId", NULL), 2);
+  limited_call(&p, 30, &c, "--mode", "ratelimit_ra", "--count", "1", "--retry-after", "3", "--retry-after-date",
+               (const char *)NULL);
+  devnet_check(c.rc, &c.err);
+  print_message("Retry-After as an HTTP date 3 s ahead: %.2f s\n", c.dt);
+  assert_true(c.dt >= 1.0 && c.dt < 7); /* the date has whole seconds */
+  limited_call(&p, 30, &c, "--mode", "ratelimit", "--count", "2", (const char *)NULL);
+  devnet_check(c.rc, &c.err);
+  print_message("429 twice, no Retry-After: %.2f s\n", c.dt);
+  assert_true(c.dt >= 0.3 && c.dt < 1.6); /* 0.25 s then 0.5 s, each with jitter in [50 %, 100 %] */
+  assert_int_equal(proxy_count(&p, "eth_chainId", NULL), 3);
+  limited_call(&p, 2, &c, "--mode", "status", "--status", "503", (const char *)NULL);
+  print_message("503 for ever: %.2f s: %s\n", c.dt, c.err.msg);
   assert_int_equal(c.rc, -1);
   assert_int_equal(c.err.code, BBVFL_E_RPC);
   assert_non_null(strstr(c.err.msg, "HTTP 503"));
-  assert_int_equal(proxy_count(&p, "eth_chainId", "status"), 3);
+  assert_non_null(strstr(c.err.msg, p.url));
+  assert_true(c.dt < 4);
+  assert_true(proxy_count(&p, "eth_chainId", "status") >= 3);
+  /* Retry-After beyond the bound: refused at once, saying so */
+  limited_call(&p, 2, &c, "--mode", "ratelimit_ra", "--retry-after", "30", (const char *)NULL);
+  assert_int_equal(c.rc, -1);
+  assert_non_null(strstr(c.err.msg, "HTTP 429"));
+  assert_non_null(strstr(c.err.msg, "Retry-After"));
+  assert_true(c.dt < 2);
+}
+
+/* Several endpoints: the first refuses connections (or answers 503 past the bound); the request
+ * moves to the next one and stays there. A bad URL in the list is named. */
+static void test_endpoint_failover(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  char list[300];
+  snprintf(list, sizeof list, "http://127.0.0.1:1, %s", node_url);
+  bbvfl_rpc_opts o = {.timeout_s = 5, .retries = 2};
+  bbvfl_rpc *r = bbvfl_rpc_new(list, &o, &err);
+  devnet_check(r ? 0 : -1, &err);
+  assert_int_equal(bbvfl_rpc_endpoints(r), 2);
+  uint64_t id, bn;
+  devnet_check(bbvfl_rpc_chain_id(r, &id, &err), &err);
+  devnet_check(bbvfl_rpc_block_number(r, &bn, &err), &err);
+  assert_int_equal(bbvfl_rpc_failovers(r), 1); /* once, then it stays */
+  assert_string_equal(bbvfl_rpc_url(r), node_url);
+  assert_true(bbvfl_rpc_outages(r) >= 1);      /* the sender re-checks its transactions */
+  bbvfl_rpc_free(r);
+
+  proxy p;
+  proxy_start(&p, "--mode", "status", "--status", "503", (const char *)NULL);
+  snprintf(list, sizeof list, "%s,%s", p.url, node_url);
+  o.rate_wait_s = 1;
+  r = bbvfl_rpc_new(list, &o, &err);
+  devnet_check(r ? 0 : -1, &err);
+  devnet_check(bbvfl_rpc_chain_id(r, &id, &err), &err);
+  assert_int_equal(bbvfl_rpc_failovers(r), 1);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+
+  /* every endpoint down: the error names the last one tried */
+  r = bbvfl_rpc_new("http://127.0.0.1:1,http://127.0.0.1:2", &o, &err);
+  devnet_check(r ? 0 : -1, &err);
+  assert_int_equal(bbvfl_rpc_chain_id(r, &id, &err), -1);
+  assert_non_null(strstr(err.msg, "127.0.0.1:2"));
+  bbvfl_rpc_free(r);
+  assert_null(bbvfl_rpc_new("http://127.0.0.1:1,ws://x", &o, &err));
+  assert_non_null(strstr(err.msg, "endpoint 2 of 2"));
+}
+
+/* Creation transactions whose init code is LOG0 (60006000a0: one log, no topic, no data), with
+ * empty blocks mined between them: `n` logs spread over about n * gap blocks. */
+static void spread_logs(int n, unsigned gap) {
+  bbvfl_err err = {0};
+  bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
+  devnet_check(d ? 0 : -1, &err);
+  bbvfl_key dev, me;
+  bbvfl_sender *s = dev_sender(d, &dev, &me);
+  uint8_t code[] = {0x60, 0x00, 0x60, 0x00, 0xa0};
+  for (int i = 0; i < n; i++) {
+    bbvfl_receipt rc;
+    int st = bbvfl_sender_transact(s, NULL, NULL, code, sizeof code, 100000, 30, &rc, &err);
+    bbvfl_receipt_clear(&rc);
+    devnet_check(st, &err);
+    json_t *res = NULL;
+    devnet_check(bbvfl_rpc_call(d, "anvil_mine", json_pack("[o]", bbvfl_json_quantity(gap)), &res, &err), &err);
+    json_decref(res);
+  }
+  bbvfl_sender_free(s);
+  bbvfl_rpc_free(d);
+  bbvfl_key_wipe(&me);
+  bbvfl_key_wipe(&dev);
+}
+
+/* eth_getLogs through a node capping the range at 500 blocks and the answer at 2 logs: the query is
+ * halved until the node takes it, and the merged answer is exactly the node's own, in order. */
+static void test_get_logs_paged(void **state) {
+  (void)state;
+  spread_logs(24, 150);
+  bbvfl_err err = {0};
+  bbvfl_rpc *d = bbvfl_rpc_new(node_url, NULL, &err);
+  devnet_check(d ? 0 : -1, &err);
+  bbvfl_log_filter f;
+  bbvfl_log_filter_init(&f, 0, BBVFL_BLOCK_LATEST);
+  json_t *want = NULL, *got = NULL;
+  uint64_t head;
+  devnet_check(bbvfl_rpc_block_number(d, &head, &err), &err);
+  f.to_block = head;
+  devnet_check(bbvfl_rpc_get_logs(d, &f, &want, &err), &err);
+  bbvfl_rpc_free(d);
+  assert_true(json_array_size(want) >= 24);
+  proxy p;
+  proxy_start(&p, "--logs-max-range", "500", "--logs-max-results", "2", (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 10, 2);
+  devnet_check(bbvfl_rpc_get_logs(r, &f, &got, &err), &err);
+  char *a = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS), *b = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+  assert_string_equal(a, b);
+  free(a);
+  free(b);
+  json_decref(got);
+  uint64_t span = bbvfl_rpc_log_span(r);
+  print_message("%zu logs over %llu blocks; span found %llu; %d range and %d result refusals\n", json_array_size(want),
+                (unsigned long long)head, (unsigned long long)span, proxy_count(&p, NULL, "logs_range"),
+                proxy_count(&p, NULL, "logs_results"));
+  assert_true(span > 0 && span <= 500);
+  assert_true(proxy_count(&p, NULL, "logs_range") > 0);
+  assert_true(proxy_count(&p, NULL, "logs_results") > 0);
+  /* "latest" as the end, and a second query: the span found is used from the start */
+  int before = proxy_count(&p, NULL, "logs_range");
+  f.to_block = BBVFL_BLOCK_LATEST;
+  devnet_check(bbvfl_rpc_get_logs(r, &f, &got, &err), &err);
+  assert_true(json_array_size(got) >= json_array_size(want));
+  json_decref(got);
+  assert_int_equal(proxy_count(&p, NULL, "logs_range"), before);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  /* --max-log-range: paged from the start, never refused */
+  proxy_start(&p, "--logs-max-range", "500", (const char *)NULL);
+  bbvfl_rpc_opts o = {.timeout_s = 10, .retries = 2, .max_log_range = 300};
+  r = bbvfl_rpc_new(p.url, &o, &err);
+  f.to_block = head;
+  devnet_check(bbvfl_rpc_get_logs(r, &f, &got, &err), &err);
+  assert_int_equal(json_array_size(got), json_array_size(want));
+  json_decref(got);
+  json_decref(want);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  assert_int_equal(proxy_count(&p, NULL, "logs_range"), 0);
+  assert_int_equal(proxy_count(&p, "eth_getLogs", NULL), (int)((head + 1 + 299) / 300));
+}
+
+/* A refusal that persists down to one block is returned (HTTP 413 here, no JSON): 4 blocks, then
+ * 2, then 1, then the error. A transport failure is not a refusal: never halved. */
+static void test_get_logs_refused_to_one_block(void **state) {
+  (void)state;
+  proxy p;
+  proxy_start(&p, "--mode", "status", "--status", "413", "--methods", "eth_getLogs", (const char *)NULL);
+  bbvfl_rpc *r = rpc_via(&p, 5, 1);
+  bbvfl_log_filter f;
+  bbvfl_log_filter_init(&f, 1, 4);
+  json_t *got = NULL;
+  bbvfl_err err = {0};
+  assert_int_equal(bbvfl_rpc_get_logs(r, &f, &got, &err), -1);
+  print_message("%s\n", err.msg);
+  assert_non_null(strstr(err.msg, "HTTP 413"));
+  assert_non_null(strstr(err.msg, "blocks 1..1"));
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  assert_int_equal(proxy_count(&p, "eth_getLogs", NULL), 3);
+  proxy_start(&p, "--mode", "reset", "--methods", "eth_getLogs", (const char *)NULL);
+  r = rpc_via(&p, 5, 1);
+  assert_int_equal(bbvfl_rpc_get_logs(r, &f, &got, &err), -1);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  assert_int_equal(proxy_count(&p, "eth_getLogs", NULL), 2); /* one request and its one retry */
 }
 
 /* Random faults of every retried kind on 30 % of the requests: a run of transfers through the
@@ -512,6 +720,10 @@ int main(void) {
       cmocka_unit_test(test_slow_node_is_retried),
       cmocka_unit_test(test_slow_node_gives_up),
       cmocka_unit_test(test_http_5xx_persistent),
+      cmocka_unit_test(test_rate_limit_retry_after),
+      cmocka_unit_test(test_endpoint_failover),
+      cmocka_unit_test(test_get_logs_paged),
+      cmocka_unit_test(test_get_logs_refused_to_one_block),
       cmocka_unit_test(test_random_resets),
       cmocka_unit_test(test_random_5xx),
       cmocka_unit_test(test_swallowed_tx_is_resent_same_nonce),

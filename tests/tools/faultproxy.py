@@ -17,6 +17,15 @@ and, for the requests it selects, injects one fault instead of (or on top of) fo
   status    an HTTP error (--status, default 500) with a short text body
   swallow   eth_sendRawTransaction is answered with the right transaction hash (keccak256 of
             the raw bytes) but not forwarded: the transaction is "dropped from the pool"
+  ratelimit     HTTP 429 "too many requests" without Retry-After (a hosted node under a burst)
+  ratelimit_ra  HTTP 429 with "Retry-After: --retry-after" (seconds; with --retry-after-date as an
+            HTTP date that many seconds ahead)
+
+Hosted nodes' caps, on every eth_getLogs that is forwarded (whatever --mode): --logs-max-range N
+refuses a query over more than N blocks and --logs-max-results N one whose answer holds more than
+N logs, each with a JSON-RPC error as hosted nodes answer (HTTP 200; -32602 "query exceeds max
+block range", -32005 "query returned more than N results"); logged as actions logs_range and
+logs_results. "latest" (or no toBlock) is the node's current block number.
 
 Mixed faults on top of --mode: --mix "reset=0.03,status=0.03,delay=0.02" gives every request not
 already faulted by --mode each of these actions with its probability (same seed). --no-sync
@@ -113,7 +122,8 @@ class State:
             if not part:
                 continue
             act, _, pr = part.partition("=")
-            if act not in ("delay", "hang", "garbage", "truncate", "cut", "reset", "status") or not pr:
+            if act not in ("delay", "hang", "garbage", "truncate", "cut", "reset", "status", "ratelimit",
+                           "ratelimit_ra") or not pr:
                 sys.exit("faultproxy: --mix: '%s' is not ACTION=PROBABILITY" % part)
             self.mix.append((act, float(pr)))
 
@@ -172,8 +182,10 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             c.close()
 
-    def answer(self, status, body, ctype="application/json"):
+    def answer(self, status, body, ctype="application/json", headers=()):
         self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
@@ -208,12 +220,61 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 
+    def rpc_error(self, rid, code, msg, kind):
+        st = self.server.st
+        st.log(0, ["eth_getLogs"], kind, None)
+        res = {"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": msg}}
+        self.answer(200, json.dumps(res).encode())
+        return True
+
+    def block_of(self, tag):
+        """A block tag of a filter as a number ("latest" and the like: the node's head)."""
+        if isinstance(tag, str) and tag.startswith("0x"):
+            return int(tag, 16)
+        if tag == "earliest":
+            return 0
+        _, out = self.forward(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "eth_blockNumber",
+                                          "params": []}).encode())
+        return int(json.loads(out)["result"], 16)
+
+    def logs_cap(self, body, rid, params):
+        """Answers an eth_getLogs over a hosted node's caps with its JSON-RPC error (True), else
+        None (forward it)."""
+        st = self.server.st
+        rng, cnt = st.args.logs_max_range, st.args.logs_max_results
+        if not (rng or cnt) or not isinstance(params, list) or not params or not isinstance(params[0], dict):
+            return None
+        try:
+            if json.loads(body).get("method") != "eth_getLogs":
+                return None
+        except (ValueError, AttributeError):
+            return None
+        f = params[0]
+        if rng and "blockHash" not in f:
+            lo, hi = self.block_of(f.get("fromBlock", "latest")), self.block_of(f.get("toBlock", "latest"))
+            if hi - lo + 1 > rng:
+                return self.rpc_error(rid, -32602, "query exceeds max block range %d" % rng, "logs_range")
+        if cnt:
+            status, out = self.forward(body)
+            try:
+                n = len(json.loads(out).get("result") or [])
+            except (ValueError, AttributeError):
+                n = 0
+            if n > cnt:
+                return self.rpc_error(rid, -32005, "query returned more than %d results" % cnt, "logs_results")
+            self.answer(status, out)
+            return True
+        return None
+
     def inject(self, action, body, rid, params):
         st = self.server.st
         if action == "delay":
             time.sleep(st.args.delay)
             action = "pass"
         if action == "pass":
+            refusal = self.logs_cap(body, rid, params)
+            if refusal is not None:
+                return
             status, out = self.forward(body)
             self.answer(status, out)
         elif action == "hang":
@@ -259,6 +320,16 @@ class Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         elif action == "status":
             self.answer(st.args.status, b"injected HTTP error\n", "text/plain")
+        elif action == "ratelimit":
+            self.answer(429, b"too many requests\n", "text/plain")
+        elif action == "ratelimit_ra":
+            ra = st.args.retry_after
+            if st.args.retry_after_date:
+                from email.utils import formatdate
+                val = formatdate(time.time() + ra, usegmt=True)
+            else:
+                val = "%d" % ra
+            self.answer(429, b"too many requests\n", "text/plain", [("Retry-After", val)])
         elif action == "swallow":
             raw = bytes.fromhex(params[0][2:]) if params and isinstance(params[0], str) else b""
             res = {"jsonrpc": "2.0", "id": rid, "result": "0x" + keccak256(raw).hex()}
@@ -272,7 +343,7 @@ def main():
     p.add_argument("--target", required=True, help="the node's URL (loopback only)")
     p.add_argument("--mode", default="pass",
                    choices=["pass", "delay", "hang", "garbage", "truncate", "cut", "huge", "reset",
-                            "status", "swallow"])
+                            "status", "swallow", "ratelimit", "ratelimit_ra"])
     p.add_argument("--methods", default="", help="comma list of JSON-RPC methods to fault")
     p.add_argument("--count", type=int, default=None, help="fault only the first N selected")
     p.add_argument("--skip", type=int, default=0, help="let the first N selected through")
@@ -281,6 +352,10 @@ def main():
     p.add_argument("--delay", type=float, default=5.0, help="seconds for delay/hang")
     p.add_argument("--size", type=int, default=100 * 1000 * 1000, help="bytes for huge")
     p.add_argument("--status", type=int, default=500, help="HTTP status for status")
+    p.add_argument("--retry-after", type=int, default=1, help="seconds for ratelimit_ra")
+    p.add_argument("--retry-after-date", action="store_true", help="ratelimit_ra: Retry-After as an HTTP date")
+    p.add_argument("--logs-max-range", type=int, default=0, help="refuse eth_getLogs over more blocks")
+    p.add_argument("--logs-max-results", type=int, default=0, help="refuse eth_getLogs with more logs")
     p.add_argument("--port", type=int, default=0)
     p.add_argument("--port-file", default=None)
     p.add_argument("--log", default=None, help="JSON lines, one per request")
