@@ -17,11 +17,19 @@ int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
   int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0, pause_after = 0;
-  double timeout = 120, takeover = 30, node_down = 120;
+  double timeout = 120, takeover = 30, node_down = 120, rate_wait = 60;
+  uint64_t max_log_range = 0;
   bbvfl_key_source ksrc = {0};
   const cli_opt opts[] = {
       {"session", OPT_STR, &session, "FILE", "session file written by bbvfl deploy (required)"},
-      {"rpc", OPT_STR, &rpc, "URL", "JSON-RPC endpoint (default: the session's rpc_url)"},
+      {"rpc", OPT_STR, &rpc, "URL[,URL...]",
+       "JSON-RPC endpoint (default: the session's rpc_url); several, comma-separated: fail-over to the next one "
+       "when one fails (transport, HTTP 5xx, rate limited past --rate-limit-wait)"},
+      {"rate-limit-wait", OPT_DBL, &rate_wait, "S",
+       "a node answering HTTP 429/503: back off (its Retry-After, else exponential with jitter) at most S s per "
+       "request (default 60)"},
+      {"max-log-range", OPT_U64, &max_log_range, "N",
+       "eth_getLogs: ask for at most N blocks at a time (default: no cap; a node's refusal halves the span anyway)"},
       {"contract", OPT_STR, &contract, "ADDR", "check that the session's aggregator is ADDR"},
       {"key-file", OPT_STR, &key_file, "FILE", "this organisation's key (hex, mode 0600)"},
       {"key-env", OPT_STR, &key_env, "VAR", "read the key from environment variable VAR instead"},
@@ -103,6 +111,12 @@ int cmd_client(int argc, char **argv) {
   cfg.expire = expire;
   cfg.takeover_after_s = takeover;
   cfg.node_down_timeout_s = node_down;
+  cfg.rate_limit_wait_s = rate_wait;
+  cfg.max_log_range = max_log_range;
+  if (!(rate_wait > 0)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--rate-limit-wait must be > 0");
+    return cli_report(&err);
+  }
   cfg.exit_after_round = exit_after;
   cfg.pause_after_submit = pause_after;
   if (exit_after < 0 || pause_after < 0) {

@@ -197,6 +197,8 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5,
                        .retries = 3,
                        .down_timeout_s = cfg->node_down_timeout_s,
+                       .rate_wait_s = cfg->rate_limit_wait_s,
+                       .max_log_range = cfg->max_log_range,
                        .on_wait = oc_rpc_wait_log,
                        .on_wait_ctx = &c};
   c.rpc = bbvfl_rpc_new(url, &ro, err);

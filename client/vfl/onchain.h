@@ -81,6 +81,8 @@ typedef struct {
   int expire;                 /* on a round timeout, call expireRound() before giving up */
   double node_down_timeout_s; /* the node unreachable mid-session (restart, outage): retry with
                                  backoff this long, with a log line, before failing (0: no wait) */
+  double rate_limit_wait_s;   /* HTTP 429/503: back off at most this long per request (0: 60 s) */
+  uint64_t max_log_range;     /* eth_getLogs: at most this many blocks per query (0: no cap) */
   double takeover_after_s;    /* a client waiting this long for the active client's gradient or
                                  submission starts calling reelect() (round complete, no gradient)
                                  or expireRound() (the active client did not submit), about once a

@@ -35,7 +35,8 @@
 #   is_active M          succeeds when client M's address is active() on chain now
 # Clients
 #   client_start M [FLAGS...]  `bbvfl client` for key M with the session in $run, in the background
-#                        (pids[M]), appending to $run/c<M>.out
+#                        (pids[M]), appending to $run/c<M>.out (the key: $work/kM.key, or the
+#                        keystore $work/kM.keystore with the password file $work/kM.pw if there)
 #   clients_start N [FLAGS...] client_start for m = 0..N-1
 #   pick_victim active|passive victim = the (last) client whose address is (is not) active() now
 #   kill_client M        SIGKILL client M and reap it
@@ -124,9 +125,11 @@ is_active() {
 client_start() {
   local m=$1
   shift
-  local party=()
+  local party=() key=(--key-file "$work/k$m.key")
   [ "${client_party:-1}" = 1 ] && party=(--party "$m")
-  env ${client_env[@]+"${client_env[@]}"} "$BBVFL_BIN" client --session "$run/session.json" --key-file "$work/k$m.key" \
+  # a client whose key is a keystore ($work/kM.keystore, password in $work/kM.pw)
+  [ -f "$work/k$m.keystore" ] && key=(--keystore "$work/k$m.keystore" --password-file "$work/k$m.pw")
+  env ${client_env[@]+"${client_env[@]}"} "$BBVFL_BIN" client --session "$run/session.json" "${key[@]}" \
     --columns "${cols[$m]}" --state-dir "$run/c$m" ${client_flags[@]+"${client_flags[@]}"} ${party[@]+"${party[@]}"} \
     "$@" >>"$run/c$m.out" 2>&1 &
   pids[$m]=$!
