@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,6 +91,7 @@ static void proxy_startv(proxy *p, va_list ap) {
   p->pid = fork();
   assert_true(p->pid >= 0);
   if (p->pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGTERM); /* a failed assertion never leaves a proxy behind */
     if (!freopen("/dev/null", "w", stdout)) _exit(126);
     execvp("python3", (char *const *)argv);
     _exit(127);
@@ -462,7 +464,12 @@ static void test_get_logs_paged(void **state) {
   proxy p;
   proxy_start(&p, "--logs-max-range", "500", "--logs-max-results", "2", (const char *)NULL);
   bbvfl_rpc *r = rpc_via(&p, 10, 2);
-  devnet_check(bbvfl_rpc_get_logs(r, &f, &got, &err), &err);
+  int rc = bbvfl_rpc_get_logs(r, &f, &got, &err);
+  if (rc < 0) {
+    bbvfl_rpc_free(r);
+    proxy_stop(&p);
+  }
+  devnet_check(rc, &err);
   char *a = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS), *b = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
   assert_string_equal(a, b);
   free(a);
@@ -510,12 +517,14 @@ static void test_get_logs_refused_to_one_block(void **state) {
   bbvfl_log_filter_init(&f, 1, 4);
   json_t *got = NULL;
   bbvfl_err err = {0};
-  assert_int_equal(bbvfl_rpc_get_logs(r, &f, &got, &err), -1);
+  int rc = bbvfl_rpc_get_logs(r, &f, &got, &err);
+  bbvfl_rpc_free(r);
+  proxy_stop(&p);
+  json_decref(got);
+  assert_int_equal(rc, -1);
   print_message("%s\n", err.msg);
   assert_non_null(strstr(err.msg, "HTTP 413"));
   assert_non_null(strstr(err.msg, "blocks 1..1"));
-  bbvfl_rpc_free(r);
-  proxy_stop(&p);
   assert_int_equal(proxy_count(&p, "eth_getLogs", NULL), 3);
   proxy_start(&p, "--mode", "reset", "--methods", "eth_getLogs", (const char *)NULL);
   r = rpc_via(&p, 5, 1);
