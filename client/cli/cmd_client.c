@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/onchain_common.h"
 #include "cli/commands.h"
 #include "common/fsutil.h"
 #include "eth/keystore.h"
@@ -23,8 +24,8 @@ int cmd_client(int argc, char **argv) {
   const cli_opt opts[] = {
       {"session", OPT_STR, &session, "FILE", "session file written by bbvfl deploy (required)"},
       {"rpc", OPT_STR, &rpc, "URL[,URL...]",
-       "JSON-RPC endpoint (default: the session's rpc_url); several, comma-separated: fail-over to the next one "
-       "when one fails (transport, HTTP 5xx, rate limited past --rate-limit-wait)"},
+       "JSON-RPC endpoint (default: the session's rpc_url); several (comma-separated, or the flag repeated): "
+       "fail-over to the next one when one fails (transport, HTTP 5xx, rate limited past --rate-limit-wait)"},
       {"rate-limit-wait", OPT_DBL, &rate_wait, "S",
        "a node answering HTTP 429/503: back off (its Retry-After, else exponential with jitter) at most S s per "
        "request (default 60)"},
@@ -72,6 +73,8 @@ int cmd_client(int argc, char **argv) {
   bbvfl_err err = {0};
   ksrc.key_file = key_file;
   ksrc.key_env = key_env;
+  static char rpc_list[2048];
+  if (rpc_flag_join(argc, argv, rpc_list, sizeof rpc_list, &rpc, &err) < 0) return cli_report(&err);
   if (!session || !columns || !state_dir ||
       (key_file != NULL) + (key_env != NULL) + (ksrc.keystore != NULL) != 1) {
     bbvfl_fail(&err, BBVFL_E_ARG, "need --session, --columns, --state-dir and one of --key-file / --key-env / --keystore");

@@ -20,7 +20,7 @@ int cmd_deploy(int argc, char **argv) {
   uint64_t timeout_blocks = 0, active_blocks = 0;
   cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + KEYSTORE_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
-  opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "JSON-RPC endpoint (required)"};
+  opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "JSON-RPC endpoint (required); several (comma-separated or repeated): fail-over"};
   opts[no++] = (cli_opt){"deployer-key", OPT_STR, &deployer_key, "FILE", "key file of the deploying account"};
   opts[no++] = (cli_opt){"funder-key", OPT_STR, &key_file, "FILE", "the same (name shared with bbvfl demo)"};
   bbvfl_key_source ksrc = {0};
@@ -44,6 +44,8 @@ int cmd_deploy(int argc, char **argv) {
   if (session_flags_config(&f, argc, argv, &err) < 0) return cli_report(&err);
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  static char rpc_list[sizeof ((bbvfl_session *)0)->rpc_url];
+  if (rpc_flag_join(argc, argv, rpc_list, sizeof rpc_list, &rpc_url, &err) < 0) return cli_report(&err);
   if (!rpc_url) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--rpc URL is required (e.g. the rpc_url of `bbvfl devnet up`)");
     return cli_report(&err);

@@ -154,6 +154,25 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   return 0;
 }
 
+int rpc_flag_join(int argc, char **argv, char *buf, size_t n, const char **rpc, bbvfl_err *err) {
+  size_t used = 0;
+  int count = 0;
+  buf[0] = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *v = NULL;
+    if (!strcmp(argv[i], "--rpc") && i + 1 < argc) v = argv[++i];
+    else if (!strncmp(argv[i], "--rpc=", 6)) v = argv[i] + 6;
+    if (!v) continue;
+    size_t l = strlen(v);
+    if (used + l + 2 > n) return bbvfl_fail(err, BBVFL_E_ARG, "--rpc: the endpoints given are too long together");
+    if (count++) buf[used++] = ',';
+    memcpy(buf + used, v, l + 1);
+    used += l;
+  }
+  if (count > 1) *rpc = buf;
+  return 0;
+}
+
 size_t keystore_opts(bbvfl_key_source *src, cli_opt *o) {
   size_t n = 0;
   o[n++] = (cli_opt){"keystore", OPT_STR, &src->keystore, "FILE",

@@ -34,6 +34,10 @@ int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err
  * the table into ds (caller frees; checked against the setup). */
 int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_err *err);
 
+/* --rpc given several times: the URLs joined by commas into buf (n bytes) and *rpc pointed at it
+ * (the JSON-RPC client fails over along the list); given once or not at all, *rpc is left alone. */
+int rpc_flag_join(int argc, char **argv, char *buf, size_t n, const char **rpc, bbvfl_err *err);
+
 /* Appends --keystore FILE, --password-file FILE, --password-env VAR (filling src), returns how many
  * (KEYSTORE_NOPTS). */
 #define KEYSTORE_NOPTS 3

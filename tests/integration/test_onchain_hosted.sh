@@ -4,10 +4,10 @@
 # eth_getLogs at 500 blocks and 1,000 results (answering a JSON-RPC error as hosted nodes do) and
 # answers about 1 % of the requests HTTP 429 without Retry-After and 0.2 % with "Retry-After: 1";
 # 1,200 empty blocks mined after the deployment make the clients' queries from the deployment span
-# more than the cap. Each client is given two endpoints, the first one dead (--rpc
-# "http://127.0.0.1:1,PROXY"): it fails over at its first request. Client 2's key is an encrypted
-# keystore made by the pinned `cast wallet new` (its address checked against `cast wallet address`
-# and `bbvfl key address`). Checked: every client exits 0, the range cap refused queries and 429s
+# more than the cap. Each client is given two endpoints, the first one dead (the flag repeated:
+# --rpc DEAD --rpc PROXY; the comma list is test_faultproxy.c's): it fails over at its first
+# request. Client 2's key is an encrypted keystore made by the pinned `cast wallet new` (its address
+# checked against `cast wallet address` and `bbvfl key address`). Checked: every client exits 0, the range cap refused queries and 429s
 # were answered, every client fell over to the proxy, the keystore client registered under the
 # cast address, and bbvfl audit passes, also through the proxy.
 set -euo pipefail
@@ -36,7 +36,7 @@ wait_until 10 "faultproxy did not start" test -s "$work/port"
 purl="http://127.0.0.1:$(cat "$work/port")"
 
 cols=("0-9" "10-19" "20-29")
-client_flags=(--rpc "http://127.0.0.1:1,$purl" --labels --seed 5 --round-timeout 120)
+client_flags=(--rpc http://127.0.0.1:1 --rpc "$purl" --labels --seed 5 --round-timeout 120)
 t0=$(date +%s.%N)
 clients_start 3
 wait_clients
