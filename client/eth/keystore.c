@@ -24,8 +24,7 @@
 
 static void wipe(void *p, size_t n) { OPENSSL_cleanse(p, n); }
 
-/* A hex string field of o (with or without 0x) of exactly n bytes (n 0: any length up to max,
- * malloc'd into *dyn). */
+/* A hex string field of o (with or without 0x) of exactly n bytes into out. */
 static int hex_field(const json_t *o, const char *name, uint8_t *out, size_t n, bbvfl_err *err) {
   const char *s = json_string_value(json_object_get(o, name));
   if (!s) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: \"%s\" is missing or not a string", name);
