@@ -23,10 +23,14 @@ the audit calls PASS, a session that neither finished nor stopped by the deadlin
 the demo is then killed by its process group id), or a fault the driver could not inject (a case
 never passes vacuously). Cases the issue requires to finish (MUST_FINISH) fail when they stop.
 
+Never a wrong sum is checked twice: by the audit, and by the driver itself (every RoundCompleted sum
+against the byte-wise sum of the payloads submitted to that round, read back from the chain).
+
 Each case prints one JSON line `CHAOS-RESULT {...}` (outcome, blocks from the deploy to the
 session's end or stop, wall seconds of the demo, what was injected, the cause) and writes it to
-$BBVFL_CHAOS_RESULTS/<case>.json (default: <cwd>/chaos-results); `summary` compares each with
-the baseline case (a fault-free run of the same session) for the extra blocks and wall time.
+$BBVFL_CHAOS_RESULTS/<case>.json (default: <cwd>/chaos-results; every run is also appended to
+history.jsonl there); `summary` compares each with the baseline case (a fault-free run of the same
+session) for the extra blocks and wall time.
 Environment: BBVFL_BIN, BBVFL_SOURCE_DIR (ctest sets them), BBVFL_CHAOS_TIMEOUT (driver deadline,
 default 300 s), BBVFL_KEEP_TEST_DIR (keep the work folder). A case whose fault needs a feature not
 there yet (the 7702 option, the proxy's getLogs caps) exits 77 (ctest: skipped) saying so; under
@@ -270,24 +274,59 @@ def inj_reorg(depth):
     return f
 
 
+def payload_of_log(c, contract, lg):
+    """The payload of one Submitted log: from the event's data when it carries it, else from the
+    calldata of a direct submit() call (None when neither has it)."""
+    p = c.abi.event_payload(lg["data"])
+    if p is None:
+        tx = c.r("eth_getTransactionByHash", [lg["transactionHash"]])
+        inp = bytes.fromhex(tx["input"][2:])
+        if tx["to"] and tx["to"].lower() == contract.lower() and inp[:4] == c.abi.submit_sel:
+            ln = int.from_bytes(inp[4 + 64:4 + 96], "big")
+            p = inp[4 + 96:4 + 96 + ln]
+    return p
+
+
 def payloads_of(c, contract, rnd):
-    """The payloads of round rnd in client index order, read from the chain (submit calldata, or the
-    Submitted event's data when the transaction was not a direct submit call)."""
+    """The payloads of round rnd in client index order, read from the chain."""
     raw = c.call(contract, sel("clients()"))
     n = int.from_bytes(raw[32:64], "big")
     order = ["0x" + raw[64 + 32 * i + 12:64 + 32 * i + 32].hex() for i in range(n)]
     got = {}
     for lg in c.submitted(rnd):
-        who = "0x" + lg["topics"][2][-40:]
-        p = c.abi.event_payload(lg["data"])
-        if p is None:
-            tx = c.r("eth_getTransactionByHash", [lg["transactionHash"]])
-            inp = bytes.fromhex(tx["input"][2:])
-            if tx["to"] and tx["to"].lower() == contract.lower() and inp[:4] == c.abi.submit_sel:
-                ln = int.from_bytes(inp[4 + 64:4 + 96], "big")
-                p = inp[4 + 96:4 + 96 + ln]
-        got[who] = p
+        got["0x" + lg["topics"][2][-40:]] = payload_of_log(c, contract, lg)
     return [got[a] for a in order if a in got]
+
+
+def check_sums(c, session):
+    """The driver's own check that no round's sum is wrong, independent of `bbvfl audit`: each
+    RoundCompleted sum equals the byte-wise sum of the payloads submitted to that round before it
+    (8-bit lanes, plain mode; the last submission of each client). Returns (checked, unchecked,
+    wrong rounds)."""
+    cp = session.get("contract_params", {})
+    if cp.get("lane_bits") != 8 or cp.get("masked"):
+        return 0, 0, []
+    contract = session["contract"]
+    checked, unchecked, wrong = 0, 0, []
+    for lg in c.logs([c.abi.done_topic]):
+        rnd = int(lg["topics"][1], 16)
+        d = bytes.fromhex(lg["data"][2:])
+        contributors = int.from_bytes(d[0:32], "big")
+        off = int.from_bytes(d[32:64], "big")
+        got = d[off + 32:off + 32 + int.from_bytes(d[off:off + 32], "big")]
+        at = (int(lg["blockNumber"], 16), int(lg["logIndex"], 16))
+        last = {}
+        for s in c.submitted(rnd):
+            if (int(s["blockNumber"], 16), int(s["logIndex"], 16)) < at:
+                last[s["topics"][2]] = s
+        ps = [payload_of_log(c, contract, s) for s in last.values()]
+        if len(ps) != contributors or any(p is None for p in ps) or len(set(map(len, ps))) != 1:
+            unchecked += 1
+            continue
+        checked += 1
+        if bytes(min(sum(col), 255) for col in zip(*ps)) != got or any(sum(col) > 255 for col in zip(*ps)):
+            wrong.append(rnd)
+    return checked, unchecked, wrong
 
 
 def inj_frontrun(wrong):
@@ -554,6 +593,11 @@ def run_case(name, results):
                 f.write(a.stdout + a.stderr)
         else:
             res.update(audit_exit=None, audit="no session.json (the demo did not deploy)")
+        if session:
+            ck, unck, wrong = check_sums(c, session)
+            res.update(sums_checked=ck, sums_unchecked=unck)
+            if wrong:
+                res["wrong_sums"] = wrong
         res["injected"] = c.injected
         if th_err:
             res["inject_error"] = th_err[0]
@@ -586,6 +630,8 @@ def run_case(name, results):
                 pass
             if res["blocks"] is not None and res["blocks"] > base + 3 + 3:
                 problems.append("%d blocks: more than 3 extra beyond the fault's 3 blocks (fault-free: %d)" % (res["blocks"], base))
+        if res.get("wrong_sums"):
+            problems.append("WRONG SUM in rounds %s (the driver's byte-wise sum of the submitted payloads)" % res["wrong_sums"])
         if "FAIL" in res.get("audit", "") and outcome != "stall":
             problems.append("the audit found a wrong result")
         res["outcome"] = outcome
@@ -618,6 +664,8 @@ def run_case(name, results):
     os.makedirs(results, exist_ok=True)
     with open(os.path.join(results, name + ".json"), "w") as f:
         json.dump(res, f)
+    with open(os.path.join(results, "history.jsonl"), "a") as f:  # every run (stress: both copies)
+        f.write(json.dumps(res) + "\n")
     print("CHAOS-RESULT " + json.dumps(res), flush=True)
     return res
 
@@ -625,7 +673,7 @@ def run_case(name, results):
 def summary(results):
     rows = {}
     for f in sorted(os.listdir(results)):
-        if f.endswith(".json"):
+        if f.endswith(".json") and f[:-5] in CASES:
             rows[f[:-5]] = json.load(open(os.path.join(results, f)))
     b = rows.get("baseline", {})
     print("| case | result | outcome | blocks | extra blocks | wall s | extra wall s | cause / problems |")
