@@ -115,13 +115,17 @@ def enc_aggregate(rnd, payloads):
 
 
 class Abi:
-    """The Submitted event as the checked-in ABI declares it (h/live may add the payload to it)."""
+    """The submission event as the checked-in ABI declares it: Submitted(round, client, hash), or
+    SubmittedPayload(round, client, q) where the contract has it (the payload in the log)."""
 
     def __init__(self):
         abi = json.load(open(os.path.join(SRC, "abi", "BbvflHashAggregator.json")))["abi"]
-        ev = [e for e in abi if e.get("type") == "event" and e.get("name") == "Submitted"][0]
+        # h/live's hashed aggregator emits SubmittedPayload(round, client, q) instead of Submitted
+        evs = {e["name"]: e for e in abi if e.get("type") == "event"}
+        ev = evs.get("SubmittedPayload") or evs["Submitted"]
+        self.sub_name = ev["name"]
         self.sub_inputs = ev["inputs"]
-        self.sub_topic = "0x" + keccak256(("Submitted(%s)" % ",".join(i["type"] for i in ev["inputs"])).encode()).hex()
+        self.sub_topic = "0x" + keccak256(("%s(%s)" % (self.sub_name, ",".join(i["type"] for i in ev["inputs"]))).encode()).hex()
         self.done_topic = "0x" + keccak256(b"RoundCompleted(uint64,uint8,bytes)").hex()
         self.ended_topic = "0x" + keccak256(b"SessionEnded(uint64)").hex()
         self.submit_sel = sel("submit(uint64,bytes)")
@@ -425,6 +429,8 @@ def proxy_flags(kind):
     helptext = subprocess.run([sys.executable, os.path.join(SRC, "tests", "tools", "faultproxy.py"), "--help"],
                               capture_output=True, text=True).stdout
     if kind == "429":
+        if "ratelimit_ra" in helptext:  # h/node: 429 with and without Retry-After
+            return ["--mix", "ratelimit=0.03,ratelimit_ra=0.02", "--retry-after", "1", "--seed", "3"]
         return ["--mix", "status=0.05", "--status", "429", "--seed", "3"]
     rng = re.findall(r"--[a-z-]*logs[a-z-]*range[a-z-]*|--[a-z-]*range[a-z-]*logs[a-z-]*", helptext)
     res = re.findall(r"--[a-z-]*logs[a-z-]*result[a-z-]*|--[a-z-]*result[a-z-]*logs[a-z-]*", helptext)
