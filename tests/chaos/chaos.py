@@ -159,7 +159,9 @@ class Ctx:
         self.abi = Abi()
         self.demo_url = None
         self.demo_flags = []
-        self.procs = []      # extra processes this driver started (proxy): stopped by pid
+        self.procs = []      # extra processes this driver started (proxy, clients): stopped by pid
+        self.runner = None   # a session other than the demo's (the 7702 case)
+        self.demo = None
 
     # ---------------------------------------------------------------- chain observation
     def r(self, method, params, timeout=10):
@@ -468,12 +470,82 @@ def proxy_injected(c):
     c.inject_ok = n > 0
 
 
+DEV7 = "0x14dC79964da2C08b23698B3D3cc7Ca32193d9955"  # anvil dev account 7: deploys the test delegate
+COLUMNS = ["0-5", "6-11", "12-17", "18-23", "24-29"]
+
+
 def setup_7702(c):
-    helptext = subprocess.run([BIN, "demo", "--help"], capture_output=True, text=True).stdout
-    m = re.search(r"^\s*(--[a-z0-9-]*(?:7702|delegate)[a-z0-9-]*)(\s+[A-Z]+)?", helptext, re.M)
-    need("`bbvfl demo` has no EIP-7702 delegate option yet (h/live adds it)", m)
-    c.demo_flags += [m.group(1)] + (["0"] if m.group(2) else [])
-    c.note("party 0 submits through an EIP-7702 delegate (%s)" % " ".join(c.demo_flags))
+    """A participant submitting through an EIP-7702 delegate: h/live's `bbvfl client
+    --submit-via-self` and its test-only delegate contract/testonly/SelfExecutor.sol. The demo has
+    no such option, so this case runs the session as a consortium (deploy + 5 clients, as
+    tests/support/session.sh does) instead of the demo: no same-seed replay to compare with."""
+    helptext = subprocess.run([BIN, "client", "--help"], capture_output=True, text=True).stdout
+    sol = os.path.join(SRC, "contract", "testonly", "SelfExecutor.sol")
+    need("`bbvfl client` has no --submit-via-self and/or contract/testonly/SelfExecutor.sol is absent "
+         "(h/live adds both)", "--submit-via-self" in helptext and os.path.exists(sol))
+    need("BBVFL_CAST (cast, for the type-4 delegation) is not set", os.environ.get("BBVFL_CAST"))
+    c.runner = consortium_7702
+
+
+def consortium_7702(c):
+    """Runs the 7702 session; returns (exit status, stalled, error text) like the demo's."""
+    os.makedirs(os.path.join(c.run, "clients"), exist_ok=True)
+    js = ("const fs=require('fs'),path=require('path');const root=process.argv[1];"
+          "const solc=require(path.join(root,'devnet/node_modules/solc'));"
+          "const src=fs.readFileSync(path.join(root,'contract/testonly/SelfExecutor.sol'),'utf8');"
+          "const inp={language:'Solidity',sources:{'S.sol':{content:src}},settings:{optimizer:{enabled:true,runs:200},"
+          "evmVersion:'prague',outputSelection:{'*':{'*':['evm.bytecode.object']}}}};"
+          "const r=JSON.parse(solc.compile(JSON.stringify(inp)));"
+          "if((r.errors||[]).some(e=>e.severity==='error')){console.error(JSON.stringify(r.errors));process.exit(1);}"
+          "process.stdout.write('0x'+r.contracts['S.sol'].SelfExecutor.evm.bytecode.object);")
+    code = subprocess.run(["node", "-e", js, SRC], capture_output=True, text=True, check=True).stdout
+    tx = c.r("eth_sendTransaction", [{"from": DEV7, "data": code, "gas": h(3_000_000)}])
+    rc = c.wait("the delegate's deployment", lambda: c.r("eth_getTransactionReceipt", [tx]), 60)
+    delegate = rc["contractAddress"]
+    subprocess.run([BIN, "deploy", "--rpc", c.url, "--clients", "5", "--epochs", str(EPOCHS), "--seed", str(SEED),
+                    "--aggregation", "hashed", "--window", "45", "--out", os.path.join(c.run, "session.json"), "--json"],
+                   check=True, stdout=open(os.path.join(c.work, "deploy.json"), "w"))
+    keys, addrs = [], []
+    for m in range(5):
+        k = os.path.join(c.work, "k%d.key" % m)
+        out = subprocess.run([BIN, "key", "new", "--out", k, "--json"], capture_output=True, text=True, check=True).stdout
+        keys.append(k)
+        addrs.append(json.loads(out)["address"])
+        c.r("anvil_setBalance", [addrs[m], h(100 * 10 ** 18)])
+    # party 0 delegates its account to the test delegate (a type-4 transaction to another account)
+    subprocess.run([os.environ["BBVFL_CAST"], "send", "--rpc-url", c.url, "--private-key", open(keys[0]).read().strip(),
+                    "--auth", delegate, STRANGER, "--json"], check=True, stdout=subprocess.DEVNULL)
+    want = "0xef0100" + delegate[2:].lower()
+    got = c.r("eth_getCode", [addrs[0], "latest"]).lower()
+    if got != want:
+        raise RuntimeError("party 0's code is %s, not the delegation %s" % (got, want))
+    c.note("party 0 (%s) delegated to %s; it runs with --submit-via-self" % (addrs[0], delegate))
+    procs = []
+    for m in range(5):
+        d = os.path.join(c.run, "clients", str(m))
+        os.makedirs(d, exist_ok=True)
+        argv = [BIN, "client", "--session", os.path.join(c.run, "session.json"), "--key-file", keys[m], "--columns", COLUMNS[m],
+                "--state-dir", d, "--labels", "--seed", str(SEED), "--party", str(m), "--round-timeout", str(ROUND_TIMEOUT),
+                "--expire"] + (["--submit-via-self"] if m == 0 else [])
+        procs.append(subprocess.Popen(argv, stdout=open(os.path.join(d, "client.log"), "w"), stderr=subprocess.STDOUT,
+                                      start_new_session=True))
+    c.procs += procs
+    t_end = time.time() + DEADLINE
+    rcs = []
+    stalled = False
+    for p in procs:
+        try:
+            rcs.append(p.wait(timeout=max(1, t_end - time.time())))
+        except subprocess.TimeoutExpired:
+            stalled = True
+    if stalled:
+        for p in procs:
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        return 1, True, ""
+    bad = [m for m, r in enumerate(rcs) if r != 0]
+    return (1 if bad else 0), False, ("bbvfl: error: %d client(s) failed" % len(bad) if bad else "")
 
 
 def inj_7702(c):
@@ -525,12 +597,28 @@ def client_errors(run):
     return out
 
 
+def run_demo(c, name):
+    """The demo's session; returns (exit status, stalled, start time)."""
+    argv = [BIN, "demo", "--rpc", c.demo_url, "--epochs", str(EPOCHS), "--seed", str(SEED), "--compare",
+            "--window", "45", "--aggregation", "hashed", "--round-timeout", str(ROUND_TIMEOUT),
+            "--out", c.run, "--json"] + c.demo_flags
+    log("%s: %s" % (name, " ".join(argv)))
+    t0 = time.time()
+    out, err = open(os.path.join(c.work, "demo.out"), "w"), open(os.path.join(c.work, "demo.err"), "w")
+    c.demo = subprocess.Popen(argv, stdout=out, stderr=err, start_new_session=True)
+    try:
+        return c.demo.wait(timeout=DEADLINE), False, t0
+    except subprocess.TimeoutExpired:
+        os.killpg(c.demo.pid, signal.SIGKILL)
+        c.demo.wait()
+        return c.demo.returncode, True, t0
+
+
 def run_case(name, results):
     setup, injector, after = CASES[name]
     work = tempfile.mkdtemp(prefix="bbvfl-chaos-%s." % name)
     c = Ctx(name, work)
     res = {"case": name}
-    demo = None
     try:
         up = subprocess.run([BIN, "devnet", "up", "--dir", c.dn, "--block-time", "1", "--hardfork", "default",
                              "--persist", "--json"], capture_output=True, text=True)
@@ -553,20 +641,17 @@ def run_case(name, results):
                     th_err.append("%s: %s" % (type(e).__name__, e))
         th = threading.Thread(target=body, daemon=True)
         th.start()
-        argv = [BIN, "demo", "--rpc", c.demo_url, "--epochs", str(EPOCHS), "--seed", str(SEED), "--compare",
-                "--window", "45", "--aggregation", "hashed", "--round-timeout", str(ROUND_TIMEOUT),
-                "--out", c.run, "--json"] + c.demo_flags
-        log("%s: %s" % (name, " ".join(argv)))
-        t0 = time.time()
-        out, err = open(os.path.join(work, "demo.out"), "w"), open(os.path.join(work, "demo.err"), "w")
-        demo = subprocess.Popen(argv, stdout=out, stderr=err, start_new_session=True)
-        try:
-            rc = demo.wait(timeout=DEADLINE)
-            stalled = False
-        except subprocess.TimeoutExpired:
-            os.killpg(demo.pid, signal.SIGKILL)
-            rc = demo.wait()
-            stalled = True
+        if c.runner:
+            t0 = time.time()
+            try:
+                rc, stalled, errtext0 = c.runner(c)
+            except (subprocess.CalledProcessError, RuntimeError, RpcError, OSError) as e:
+                rc, stalled, errtext0 = 1, False, "the session's set-up failed: %s" % e
+                th_err.append(errtext0)
+            with open(os.path.join(work, "demo.err"), "w") as f:
+                f.write(errtext0)
+        else:
+            rc, stalled, t0 = run_demo(c, name)
         wall = time.time() - t0
         c.stop.set()
         th.join(30)
@@ -616,7 +701,9 @@ def run_case(name, results):
             outcome = "stall"
         elif rc == 0:
             outcome = "finished"
-            if res.get("auroc") is None or res.get("auroc") != res.get("auroc_replay"):
+            if c.runner:
+                res["auroc"] = "n/a: clients, not the demo (no same-seed replay)"
+            elif res.get("auroc") is None or res.get("auroc") != res.get("auroc_replay"):
                 problems.append("on-chain AUROC %s != same-seed replay %s" % (res.get("auroc"), res.get("auroc_replay")))
             if res["audit_exit"] != 0 or not res["audit"].startswith("bbvfl audit: PASS"):
                 problems.append("audit of a finished session: %s (exit %s)" % (res["audit"], res["audit_exit"]))
@@ -650,12 +737,13 @@ def run_case(name, results):
             print("--- demo stderr (last lines)\n%s" % "\n".join(errtext.splitlines()[-15:]))
     finally:
         c.stop.set()
-        if demo is not None and demo.poll() is None:
-            os.killpg(demo.pid, signal.SIGKILL)
-            demo.wait()
+        if c.demo is not None and c.demo.poll() is None:
+            os.killpg(c.demo.pid, signal.SIGKILL)
+            c.demo.wait()
         for p in c.procs:
-            p.terminate()
-            p.wait()
+            if p.poll() is None:
+                p.terminate()
+                p.wait()
         subprocess.run([BIN, "devnet", "down", "--dir", c.dn], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         if os.environ.get("BBVFL_KEEP_TEST_DIR"):
             print("kept %s" % work, file=sys.stderr)
