@@ -348,7 +348,14 @@ def inj_frontrun(wrong):
             try:
                 rnd = int.from_bytes(c.call(contract, cur_sel), "big")
                 npart = int.from_bytes(c.call(contract, part_sel)[32:64], "big")
-                if rnd not in sent and len(c.submitted(rnd)) >= npart and not c.logs([c.abi.done_topic, "0x" + word(rnd).hex()]):
+                # a participant's aggregate(rnd) waiting in the pool is a trigger too (the stranger
+                # then goes out in the same block with a higher tip)
+                agg = "0x" + sel("aggregate(uint64,bytes[])").hex()
+                pooled = any(tx.get("input", "").startswith(agg) and tx["from"].lower() != who.lower()
+                             and int(tx["input"][10:74], 16) == rnd
+                             for txs in c.r("txpool_content", []).get("pending", {}).values() for tx in txs.values())
+                if rnd not in sent and (pooled or len(c.submitted(rnd)) >= npart) \
+                        and not c.logs([c.abi.done_topic, "0x" + word(rnd).hex()]):
                     ps = payloads_of(c, contract, rnd)
                     if len(ps) == npart and all(p is not None for p in ps):
                         if wrong:
