@@ -32,7 +32,8 @@ $BBVFL_CHAOS_RESULTS/<case>.json (default: <cwd>/chaos-results; every run is als
 history.jsonl there); `summary` compares each with the baseline case (a fault-free run of the same
 session) for the extra blocks and wall time.
 Environment: BBVFL_BIN, BBVFL_SOURCE_DIR (ctest sets them), BBVFL_CHAOS_TIMEOUT (driver deadline,
-default 300 s), BBVFL_KEEP_TEST_DIR (keep the work folder). A case whose fault needs a feature not
+default 300 s), BBVFL_KEEP_TEST_DIR (keep the work folder), BBVFL_CHAOS_DEMO_FLAGS (more flags for
+every case's demo, e.g. "--confirmations 3"). A case whose fault needs a feature not
 there yet (the 7702 option, the proxy's getLogs caps) exits 77 (ctest: skipped) saying so; under
 BBVFL_REQUIRE_SETUP=1 that is a failure instead (tests/support/skip.sh's rule).
 """
@@ -608,7 +609,7 @@ def run_demo(c, name):
     """The demo's session; returns (exit status, stalled, start time)."""
     argv = [BIN, "demo", "--rpc", c.demo_url, "--epochs", str(EPOCHS), "--seed", str(SEED), "--compare",
             "--window", "45", "--aggregation", "hashed", "--round-timeout", str(ROUND_TIMEOUT),
-            "--out", c.run, "--json"] + c.demo_flags
+            "--out", c.run, "--json"] + c.demo_flags + os.environ.get("BBVFL_CHAOS_DEMO_FLAGS", "").split()
     log("%s: %s" % (name, " ".join(argv)))
     t0 = time.time()
     out, err = open(os.path.join(c.work, "demo.out"), "w"), open(os.path.join(c.work, "demo.err"), "w")
