@@ -5,6 +5,9 @@
 #   ./run.sh demo [ARGS]    setup, then `bbvfl demo ARGS` (embedded devnet, bundled data)
 #   ./run.sh test           setup, then every test: unit + integration (normal and ASan/UBSan
 #                           builds), the Foundry contract tests and the abi/ freshness check
+#                           (all but the chaos suite)
+#   ./run.sh chaos          setup, then the chaos suite (ctest -L chaos, one case at a time: faults
+#                           injected into live 1 s-block sessions, about 10 minutes) and its table
 #
 # Every step is idempotent: a second run installs nothing and rebuilds only what changed.
 set -euo pipefail
@@ -100,13 +103,29 @@ run_tests() {
   # every test's temporary files (and devnets) live under one folder of this run
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tests.XXXXXX")
   log "tests: normal build"
-  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE chaos ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
   log "tests: ASan + UBSan build (unit and integration; contract tests run once above)"
-  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE contract ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos' ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
   rm -rf "$tmp"
   if [ $rc -ne 0 ]; then log "SOME TESTS FAILED"; else log "all tests passed"; fi
+  return $rc
+}
+
+# The chaos suite alone, one case at a time (each case measures its session's extra blocks and wall
+# time against the baseline case: running them side by side would measure the contention), then
+# the table of its results (tests/chaos/README.md).
+run_chaos() {
+  export OPENBLAS_NUM_THREADS=1
+  local rc=0 tmp results="$root/build/chaos-results"
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-chaos.XXXXXX")
+  rm -rf "$results"; mkdir -p "$results"
+  (cd build && TMPDIR="$tmp" BBVFL_CHAOS_RESULTS="$results" ctest --output-on-failure -j 1 -L chaos ${BBVFL_CTEST_ARGS:-}) || rc=1
+  stop_stray_devnets "$tmp"
+  rm -rf "$tmp"
+  python3 tests/chaos/chaos.py summary "$results" | tee "$results/SUMMARY.md"
+  if [ $rc -ne 0 ]; then log "SOME CHAOS CASES FAILED"; else log "all chaos cases passed"; fi
   return $rc
 }
 
@@ -115,5 +134,6 @@ case "$cmd" in
   setup) setup ;;
   demo) setup; exec build/bbvfl demo "$@" ;;
   test) setup; run_tests ;;
-  *) sed -n '2,10p' "$0"; exit 2 ;;
+  chaos) setup; run_chaos ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
 esac
