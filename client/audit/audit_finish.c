@@ -245,9 +245,10 @@ static void completeness(st_t *S) {
             S->closed ? ", registration closed" : "");
     return;
   }
-  if (r->rounds_completed < S->p.total_rounds)
-    missing(r, "rounds: %llu of %llu done (round %llu open since block %llu)", (unsigned long long)r->rounds_completed,
-            (unsigned long long)S->p.total_rounds, (unsigned long long)S->round, (unsigned long long)S->opened_at);
+  if (!S->ended) /* the head round is the oldest not done: every round below it is done */
+    missing(r, "rounds: %llu of %llu done (round %llu %s since block %llu)", (unsigned long long)S->round,
+            (unsigned long long)S->p.total_rounds, (unsigned long long)S->round,
+            S->complete ? "has its sum, waiting for its gradient," : "open", (unsigned long long)S->opened_at);
   if (!r->session_ended) missing(r, "no SessionEnded event");
   uint32_t first = 0, n = epochs_lacking(S, 1, &first);
   if (n) missing(r, "metrics: %u of %u epochs not posted (from epoch %u)", n, c->epochs, first);
