@@ -52,8 +52,8 @@ typedef enum {
   BBVFL_AC_REWARDS,      /* RewardsPaid + Transfer = rate x new accepted submissions; nobody left out */
   BBVFL_AC_BALANCES,     /* the token's ledger rebuilt from every Transfer since its mint: balanceOf of
                             every account that ever appeared (and every client, the aggregator) at the
-                            last block read = its ledger balance; the aggregator's = pool - payouts;
-                            totalSupply = minted - burned = params().rewardPool */
+                            last block read = its ledger balance; no Transfer moves more than its
+                            sender's ledger balance; totalSupply = minted - burned = params().rewardPool */
   BBVFL_AC_PRIVACY,      /* the accountant's epsilon for the parameters actually used */
   BBVFL_AC_COUNT
 } bbvfl_audit_check_id;

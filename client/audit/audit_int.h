@@ -126,7 +126,6 @@ typedef struct {
   /* the token's ledger (audit_balances.c): sorted by address, owned */
   holder_st *hold; size_t nhold, caphold;
   int ledger_nomem;        /* the ledger could not grow: the balances check is skipped */
-  bbvfl_u256 agg_out;      /* tokens the aggregator sent (Transfer events from it) */
 
   int first_log_seen;
   size_t *perm;            /* schedule scratch (trainRows) */

@@ -16,7 +16,8 @@
  *  - the plain product session audits clean with the expected figures (verdict PASS);
  *  - the token's ledger: a client's balance raised with anvil_setStorageAt (no Transfer) fails
  *    only `balances`, naming the client, the balance its Transfers give and balanceOf's; so does
- *    a raised totalSupply; restored, the audit passes again;
+ *    a raised totalSupply; restored, the audit passes again; raised once more and spent by the
+ *    client (a Transfer of 3001 where its Transfers gave it 3000), `balances` names that Transfer;
  *  - an unfinished session (the drivers stop in round 1): verdict INCOMPLETE, exit status 8, no
  *    check failed, the missing rounds, SessionEnded, metrics and payout named;
  *  - hashed mode (BbvflHashAggregator, windows of K = 2, two evaluation rounds, staleness 1) with
@@ -41,6 +42,7 @@
 #include <unistd.h>
 
 #include "devnet_fixture.h"
+#include "eth/abi.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
 #include "eth/u256.h"
@@ -56,6 +58,7 @@ typedef struct {
   uint8_t contract[20];
   uint8_t clients[M][20];
   uint8_t stranger[20];
+  bbvfl_key key1; /* a copy of client 1's key (plan.keep_key1) */
 } session_out;
 
 typedef struct {
@@ -65,6 +68,7 @@ typedef struct {
   int stale;     /* hashed: client 0 submits round 2 while round 0 is head (2 TRAIN rounds ahead, s = 1) */
   int stop_at;   /* > 0: the session stops in round stop_at (rounds below it done, client 0 submitted
                     to it, nothing else): no metrics, no payout, no SessionEnded */
+  int keep_key1; /* client 1's key copied into the session_out (the caller wipes it) */
 } plan;
 
 /* Lets `blocks` blocks pass on an automining devnet (one self-transfer each). */
@@ -165,6 +169,7 @@ static void run_session(const plan *pl, session_out *out) {
     devnet_check(bbvfl_cenc_pay_rewards(0, &cd, &len, &e), &e);
     devnet_tx(cs[ai], out->contract, NULL, cd, len);
   }
+  if (pl->keep_key1) out->key1 = keys[1];
   for (int i = 0; i <= M; i++) {
     bbvfl_sender_free(cs[i]);
     bbvfl_key_wipe(&keys[i]);
@@ -450,7 +455,7 @@ static void test_balance_edit_is_caught(void **st) {
   (void)st;
   unsetenv("BBVFL_ABI_DIR");
   session_out s;
-  plan pl = {0};
+  plan pl = {.keep_key1 = 1};
   run_session(&pl, &s);
   json_decref(audit_all_pass(s.contract));
   uint8_t token[20], slot[32], bal[32] = {0}, raised[32] = {0};
@@ -489,6 +494,31 @@ static void test_balance_edit_is_caught(void **st) {
   if (!strstr(d, "totalSupply() is 74536") || !strstr(d, "9000")) fail_msg("balances detail: %s", d);
   json_decref(doc);
   set_storage(token, supply_slot, supply);
+  json_decref(audit_all_pass(s.contract));
+
+  /* raised again, and client 1 spends all of it (3001) on client 2: the Transfer moves more than
+     its earlier Transfers gave it; after it both ledgers agree with balanceOf (0 and 6001) */
+  set_storage(token, slot, raised);
+  bbvfl_err e = {0};
+  bbvfl_sender *c1 = bbvfl_sender_new(fx.rpc, &s.key1, fx.chain_id, &e);
+  devnet_check(c1 ? 0 : -1, &e);
+  uint8_t *cd = calloc(68, 1); /* devnet_tx takes (frees) the calldata */
+  assert_non_null(cd);
+  bbvfl_abi_selector("transfer(address,uint256)", cd);
+  memcpy(cd + 16, s.clients[2], 20);
+  memcpy(cd + 36, raised, 32);
+  devnet_tx(c1, token, NULL, cd, 68);
+  bbvfl_sender_free(c1);
+  bbvfl_key_wipe(&s.key1);
+  doc = audit_only_fails(s.contract, "balances");
+  ff = json_object_get(check(doc, "balances"), "first_failure");
+  assert_true(same_addr(json_object_get(ff, "client"), s.clients[1]));
+  assert_true(json_is_string(json_object_get(ff, "tx")));
+  d = detail_of(doc, "balances");
+  if (!strstr(d, "client 1: a Transfer of 3001 out of it, its earlier Transfer events give it only 3000"))
+    fail_msg("balances detail: %s", d);
+  assert_int_equal(json_integer_value(json_object_get(check(doc, "balances"), "failures")), 1);
+  json_decref(doc);
 }
 
 /* ------------------------------------------------------------------ an unfinished session */
