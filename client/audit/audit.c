@@ -11,7 +11,7 @@
 
 static const char *const CHECK_NAMES[BBVFL_AC_COUNT] = {
     "params", "registration", "election", "submissions", "sums",
-    "contributors", "schedule", "gradients", "metrics", "rewards", "privacy"};
+    "contributors", "schedule", "gradients", "metrics", "rewards", "balances", "privacy"};
 
 const char *bbvfl_audit_check_name(bbvfl_audit_check_id id) {
   return (id >= 0 && id < BBVFL_AC_COUNT) ? CHECK_NAMES[id] : "?";
@@ -19,6 +19,19 @@ const char *bbvfl_audit_check_name(bbvfl_audit_check_id id) {
 
 const char *bbvfl_audit_status_name(bbvfl_audit_status s) {
   return s == BBVFL_AS_PASS ? "PASS" : s == BBVFL_AS_FAIL ? "FAIL" : "SKIP";
+}
+
+bbvfl_audit_verdict bbvfl_audit_verdict_of(const bbvfl_audit_result *r) {
+  if (!r->ok) return BBVFL_AV_FAIL;
+  return r->nmissing ? BBVFL_AV_INCOMPLETE : BBVFL_AV_PASS;
+}
+
+const char *bbvfl_audit_verdict_name(bbvfl_audit_verdict v) {
+  return v == BBVFL_AV_PASS ? "PASS" : v == BBVFL_AV_FAIL ? "FAIL" : "INCOMPLETE";
+}
+
+int bbvfl_audit_exit_status(bbvfl_audit_verdict v) {
+  return v == BBVFL_AV_PASS ? 0 : v == BBVFL_AV_FAIL ? BBVFL_AUDIT_EXIT_FAIL : BBVFL_AUDIT_EXIT_INCOMPLETE;
 }
 
 /* params(): the values the contract derives (T, V, totalRounds, maxCoords, lane width) recomputed
@@ -130,6 +143,7 @@ static void state_free(st_t *S) {
   for (size_t k = 0; k < RING; k++) free(S->ring[k]);
   free(S->perm);
   free(S->leak);
+  free(S->hold);
   free(S);
 }
 

@@ -50,11 +50,19 @@ typedef enum {
                             4*rows*P of the window; LabelGradientPosted */
   BBVFL_AC_METRICS,      /* MetricsPosted by the active client, complete epochs, once, in range */
   BBVFL_AC_REWARDS,      /* RewardsPaid + Transfer = rate x new accepted submissions; nobody left out */
+  BBVFL_AC_BALANCES,     /* the token's ledger rebuilt from every Transfer since its mint: balanceOf of
+                            every account that ever appeared (and every client, the aggregator) at the
+                            last block read = its ledger balance; no Transfer moves more than its
+                            sender's ledger balance; totalSupply = minted - burned = params().rewardPool */
   BBVFL_AC_PRIVACY,      /* the accountant's epsilon for the parameters actually used */
   BBVFL_AC_COUNT
 } bbvfl_audit_check_id;
 
 typedef enum { BBVFL_AS_PASS = 0, BBVFL_AS_FAIL = 1, BBVFL_AS_SKIP = 2 } bbvfl_audit_status;
+
+/* The audit's verdict: FAIL when any check failed (whatever else), else INCOMPLETE when the session
+ * has not finished (result.missing says what it lacks), else PASS. */
+typedef enum { BBVFL_AV_PASS = 0, BBVFL_AV_FAIL = 1, BBVFL_AV_INCOMPLETE = 2 } bbvfl_audit_verdict;
 
 typedef struct {
   int present;
@@ -105,8 +113,14 @@ typedef struct {
 
 #define BBVFL_AUDIT_MAX_BUCKETS 4096
 
+#define BBVFL_AUDIT_MAX_MISSING 8
+
 typedef struct {
-  int ok;                       /* every check passed or was skipped */
+  int ok;                       /* every check passed or was skipped (the verdict is not FAIL) */
+  /* what a finished session has and this one lacks as of to_block (rounds not done, SessionEnded
+     absent, epochs without metrics or payout, no election yet); nmissing = 0: it finished */
+  unsigned nmissing;
+  char missing[BBVFL_AUDIT_MAX_MISSING][160];
   bbvfl_audit_check checks[BBVFL_AC_COUNT];
   /* where */
   uint8_t contract[20], token[20];
@@ -145,6 +159,9 @@ typedef struct {
   unsigned masked_participants; /* masked: the smallest participant set of the session (M minus the
                                    clients dropped by re-opened rounds); the masked bound is for it */
   uint64_t train_rows;          /* params().trainRows: the schedule's permutation size */
+  /* the token (balances check) */
+  int has_supply; bbvfl_u256 minted, burned, total_supply; /* from the Transfer events; totalSupply() */
+  uint64_t holders;             /* accounts whose balanceOf was reconciled */
   double elapsed_s;
 } bbvfl_audit_result;
 
@@ -197,5 +214,13 @@ int bbvfl_audit_decode_submit(const uint8_t *in, size_t len, uint64_t *round, co
 /* "params", "registration", ... (the JSON names). */
 const char *bbvfl_audit_check_name(bbvfl_audit_check_id id);
 const char *bbvfl_audit_status_name(bbvfl_audit_status s); /* "PASS", "FAIL", "SKIP" */
+
+/* The verdict of a result (FAIL wins over INCOMPLETE) and its name: "PASS", "FAIL", "INCOMPLETE". */
+bbvfl_audit_verdict bbvfl_audit_verdict_of(const bbvfl_audit_result *r);
+const char *bbvfl_audit_verdict_name(bbvfl_audit_verdict v);
+/* The exit status of `bbvfl audit` for a verdict: PASS 0, FAIL 3, INCOMPLETE 8. */
+#define BBVFL_AUDIT_EXIT_FAIL 3
+#define BBVFL_AUDIT_EXIT_INCOMPLETE 8
+int bbvfl_audit_exit_status(bbvfl_audit_verdict v);
 
 #endif

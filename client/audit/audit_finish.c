@@ -1,6 +1,7 @@
 /* End of stream: the sums the contract still stores, unpaid epochs, the clients' figures, the
  * checks with nothing to check, the privacy figures. */
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,50 @@ static void check_notes(st_t *S) {
   }
 }
 
+/* One thing a finished session has and this one lacks. */
+__attribute__((format(printf, 2, 3))) static void missing(bbvfl_audit_result *r, const char *fmt, ...) {
+  if (r->nmissing >= BBVFL_AUDIT_MAX_MISSING) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(r->missing[r->nmissing++], sizeof r->missing[0], fmt, ap);
+  va_end(ap);
+}
+
+/* Epochs below cfg.epochs lacking metrics (want_metrics) or a payout: how many, the first. */
+static uint32_t epochs_lacking(st_t *S, int want_metrics, uint32_t *first) {
+  uint32_t n = 0;
+  for (uint32_t e = 0; e < S->p.cfg.epochs; e++) {
+    bbvfl_audit_epoch_fig *f = au_epoch_fig(S, e, 0);
+    if (f && (want_metrics ? f->has_metrics : f->rewards_paid)) continue;
+    if (n++ == 0) *first = e;
+  }
+  return n;
+}
+
+/* Has the session finished as of the last block read? A finished session has every registration
+ * and the election, all totalRounds rounds done, SessionEnded, and every epoch's metrics and
+ * payout; what it lacks goes into r->missing (the verdict is then INCOMPLETE unless a check
+ * failed). */
+static void completeness(st_t *S) {
+  bbvfl_audit_result *r = S->r;
+  const bbvfl_cconfig *c = &S->p.cfg;
+  if (!r->has_deploy) missing(r, "the deployment is not in the blocks read");
+  if (!S->elected) {
+    missing(r, "no election yet (%zu of %u clients registered%s)", S->ncl, c->clients,
+            S->closed ? ", registration closed" : "");
+    return;
+  }
+  if (!S->ended) /* the head round is the oldest not done: every round below it is done */
+    missing(r, "rounds: %llu of %llu done (round %llu %s since block %llu)", (unsigned long long)S->round,
+            (unsigned long long)S->p.total_rounds, (unsigned long long)S->round,
+            S->complete ? "has its sum, waiting for its gradient," : "open", (unsigned long long)S->opened_at);
+  if (!r->session_ended) missing(r, "no SessionEnded event");
+  uint32_t first = 0, n = epochs_lacking(S, 1, &first);
+  if (n) missing(r, "metrics: %u of %u epochs not posted (from epoch %u)", n, c->epochs, first);
+  n = epochs_lacking(S, 0, &first);
+  if (n) missing(r, "rewards: %u of %u epochs not paid (from epoch %u)", n, c->epochs, first);
+}
+
 void au_finish(st_t *S) {
   bbvfl_audit_result *r = S->r;
   check_stored_sums(S);
@@ -218,8 +263,10 @@ void au_finish(st_t *S) {
   check_unpaid_epochs(S);
   client_figures(S);
   skip_before_election(S);
+  au_check_balances(S);
   privacy_figures(S);
   check_notes(S);
+  completeness(S);
   r->ok = 1;
   for (int c = 0; c < BBVFL_AC_COUNT; c++)
     if (r->checks[c].status == BBVFL_AS_FAIL) r->ok = 0;

@@ -9,6 +9,7 @@
  *   audit_replay.c   event replay: the dispatch, registration, election, exclusions, re-opens
  *   audit_rounds.c   event replay: submissions, sums, gradients, label gradients, session end
  *   audit_rewards.c  event replay: metrics, payouts and their token transfers
+ *   audit_balances.c the token's ledger from every Transfer, reconciled with balanceOf/totalSupply
  *   audit_finish.c   end of stream: stored sums, unpaid epochs, client figures, skips, privacy
  * (report.c writes the result; leak.c reads labels back from gradients.)
  *
@@ -73,6 +74,12 @@ typedef struct {
   uint8_t *pay[MAX_CLIENTS]; /* each one's submitted bytes (owned; NULL: not recovered) */
 } rslot;
 
+/* One account of the token's ledger (every address a Transfer named, every client, the aggregator). */
+typedef struct {
+  uint8_t addr[20];
+  bbvfl_u256 bal;          /* balance from the Transfer events */
+} holder_st;
+
 #define MAX_SLOTS 64 /* rounds in flight at once (the hashed contract keeps a ring of HASH_RING) */
 #define HASH_RING 8 /* round slots of BbvflHashAggregator: a submission goes to r < head + HASH_RING */
 
@@ -115,6 +122,10 @@ typedef struct {
   /* rewards: one payRewards call = the RewardsPaid events of one transaction */
   int rp_open; uint8_t rp_tx[32]; uint32_t rp_epoch; uint64_t rp_block;
   int pend; uint8_t pend_to[20]; bbvfl_u256 pend_amt; uint8_t pend_tx[32]; uint64_t pend_block;
+
+  /* the token's ledger (audit_balances.c): sorted by address, owned */
+  holder_st *hold; size_t nhold, caphold;
+  int ledger_nomem;        /* the ledger could not grow: the balances check is skipped */
 
   int first_log_seen;
   size_t *perm;            /* schedule scratch (trainRows) */
@@ -194,6 +205,11 @@ void au_on_transfer(st_t *S, const bbvfl_cev *ev);
 void au_settle(st_t *S);
 /* End of one payRewards call (its RewardsPaid events): nobody due may be left out. */
 void au_close_rewards_group(st_t *S);
+
+/* audit_balances.c: one Transfer into the ledger (any sender, any receiver); after the last log,
+ * every account's balanceOf and the totalSupply at the last block read against it. */
+void au_ledger_transfer(st_t *S, const bbvfl_cev *ev);
+void au_check_balances(st_t *S);
 
 /* ------------------------------------------------------------------ audit_fetch.c, audit_finish.c */
 

@@ -130,6 +130,7 @@ void au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
 
 void au_on_transfer(st_t *S, const bbvfl_cev *ev) {
   static const uint8_t zero[20];
+  au_ledger_transfer(S, ev); /* every Transfer, whoever moves tokens: the balances check's ledger */
   if (!memcmp(ev->client, zero, 20)) { /* mint */
     if (memcmp(ev->to, S->r->contract, 20) || bbvfl_u256_cmp(&ev->amount, &S->p.cfg.reward_pool))
       au_fail(S, BBVFL_AC_PARAMS, ev, 0, 0, -1, ev->to, "token mint is not the reward pool to the aggregator");

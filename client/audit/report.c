@@ -54,6 +54,16 @@ static void session_line(FILE *f, const bbvfl_audit_result *r) {
   fputc('\n', f);
 }
 
+/* The verdict in one phrase (FAIL wins over INCOMPLETE; PASS only for a finished session). */
+static const char *verdict_line(const bbvfl_audit_result *r) {
+  switch (bbvfl_audit_verdict_of(r)) {
+    case BBVFL_AV_PASS: return "PASS - every check holds";
+    case BBVFL_AV_INCOMPLETE: return "INCOMPLETE - the session has not finished (no check failed so far)";
+    default: return r->nmissing ? "FAIL - discrepancies found (and the session has not finished)"
+                                : "FAIL - discrepancies found";
+  }
+}
+
 static void failure_text(FILE *f, const bbvfl_audit_failure *x) {
   if (x->has_round) fprintf(f, " round %llu,", (unsigned long long)x->round);
   if (x->has_epoch) fprintf(f, " epoch %u,", x->epoch);
@@ -74,7 +84,8 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
   char a[43], t[43];
   addr_str(r->contract, a);
   addr_str(r->token, t);
-  fprintf(f, "bbvfl audit: %s\n", r->ok ? "PASS - every check holds" : "FAIL - discrepancies found");
+  bbvfl_audit_verdict v = bbvfl_audit_verdict_of(r);
+  fprintf(f, "bbvfl audit: %s\n", verdict_line(r));
   fprintf(f, "  contract %s on chain %llu, blocks %llu..%llu", a, (unsigned long long)r->chain_id,
           (unsigned long long)r->from_block, (unsigned long long)r->to_block);
   if (r->has_deploy) fprintf(f, ", deployed in block %llu", (unsigned long long)r->deploy_block);
@@ -89,6 +100,12 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
           (unsigned long long)r->gradients, (unsigned long long)r->epochs_completed,
           r->session_ended ? ", session ended" : ", session still running",
           r->reelections ? ", with re-elections" : "");
+  if (r->nmissing) {
+    fprintf(f, "  %s: the session has not finished by block %llu; missing:", v == BBVFL_AV_FAIL ? "also" : "INCOMPLETE",
+            (unsigned long long)r->to_block);
+    for (unsigned i = 0; i < r->nmissing; i++) fprintf(f, "%s %s", i ? ";" : "", r->missing[i]);
+    fputc('\n', f);
+  }
   if (r->ahead)
     fprintf(f, "  pipelined: %llu submissions went to a round after the oldest open one (up to %llu rounds ahead)\n",
             (unsigned long long)r->ahead, (unsigned long long)r->max_ahead);
@@ -114,6 +131,12 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
     bbvfl_u256_to_dec(&c->transferred, d);
     fprintf(f, "  %2u %s  %8llu  %8llu  %s%s\n", c->index, a, (unsigned long long)c->accepted,
             (unsigned long long)c->rewarded, d, c->excluded ? "  (excluded)" : "");
+  }
+  if (r->has_supply) {
+    char d[80];
+    bbvfl_u256_to_dec(&r->total_supply, d);
+    fprintf(f, "token: totalSupply %s, balanceOf of %llu accounts reconciled with the Transfer events\n", d,
+            (unsigned long long)r->holders);
   }
   if (r->rounds_completed)
     fprintf(f, "gas: %llu in total, %.0f per completed round (submissions%s + gradient)\n",
@@ -163,7 +186,14 @@ static json_t *ju256(const bbvfl_u256 *v) {
 
 json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_t *o = json_object();
-  json_object_set_new(o, "ok", json_boolean(r->ok));
+  bbvfl_audit_verdict v = bbvfl_audit_verdict_of(r);
+  json_object_set_new(o, "verdict", json_string(bbvfl_audit_verdict_name(v)));
+  json_object_set_new(o, "ok", json_boolean(v == BBVFL_AV_PASS));
+  json_object_set_new(o, "exit_status", json_integer(bbvfl_audit_exit_status(v)));
+  json_object_set_new(o, "complete", json_boolean(r->nmissing == 0));
+  json_t *miss = json_array();
+  for (unsigned i = 0; i < r->nmissing; i++) json_array_append_new(miss, json_string(r->missing[i]));
+  json_object_set_new(o, "missing", miss);
   json_object_set_new(o, "contract", jaddr(r->contract));
   json_object_set_new(o, "token", jaddr(r->token));
   json_object_set_new(o, "chain_id", json_integer((json_int_t)r->chain_id));
@@ -256,6 +286,12 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
                                         "excluded_reason", x->excluded_reason));
   }
   json_object_set_new(fig, "rewards_per_client", cl);
+  json_t *tk = json_object();
+  json_object_set_new(tk, "total_supply", r->has_supply ? ju256(&r->total_supply) : json_null());
+  json_object_set_new(tk, "minted", ju256(&r->minted));
+  json_object_set_new(tk, "burned", ju256(&r->burned));
+  json_object_set_new(tk, "accounts_reconciled", json_integer((json_int_t)r->holders));
+  json_object_set_new(fig, "token", tk);
   json_t *me = json_array(), *sc = json_array();
   for (size_t i = 0; i < r->nepochs; i++) {
     const bbvfl_audit_epoch_fig *x = &r->epochs[i];
@@ -385,7 +421,7 @@ static const char CSS[] =
     "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:24px;color:#1d232a;background:#fff}"
     "h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:26px 0 8px;border-bottom:1px solid #ddd}"
     ".verdict{display:inline-block;padding:4px 12px;border-radius:4px;color:#fff;font-weight:600}"
-    ".ok{background:#1f7a3a}.bad{background:#b3261e}"
+    ".ok{background:#1f7a3a}.bad{background:#b3261e}.inc{background:#a15c00}"
     "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d5d9de;padding:4px 8px;text-align:left}"
     "th{background:#f2f4f6}td.PASS{color:#1f7a3a;font-weight:600}td.FAIL{color:#b3261e;font-weight:600}"
     "td.SKIP{color:#6b7280;font-weight:600}code{font-size:12px}"
@@ -414,9 +450,23 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
              "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">"
              "<title>bbvfl audit %s</title><style>%s</style></head><body>\n",
           a, CSS);
+  bbvfl_audit_verdict v = bbvfl_audit_verdict_of(r);
   fprintf(f, "<h1>bbvfl audit of %s</h1>\n<p><span class=\"verdict %s\">%s</span> %zu passed, %zu failed, %zu skipped</p>\n",
-          a, r->ok ? "ok" : "bad", r->ok ? "PASS: every check holds" : "FAIL: discrepancies found",
+          a, v == BBVFL_AV_PASS ? "ok" : v == BBVFL_AV_FAIL ? "bad" : "inc",
+          v == BBVFL_AV_PASS ? "PASS: every check holds"
+          : v == BBVFL_AV_FAIL ? "FAIL: discrepancies found"
+                               : "INCOMPLETE: the session has not finished",
           count_status(r, BBVFL_AS_PASS), count_status(r, BBVFL_AS_FAIL), count_status(r, BBVFL_AS_SKIP));
+  if (r->nmissing) {
+    fprintf(f, "<p>The session has not finished by block %llu%s. Missing:</p>\n<ul>", (unsigned long long)r->to_block,
+            v == BBVFL_AV_FAIL ? " (and a check failed)" : "; no check failed so far");
+    for (unsigned i = 0; i < r->nmissing; i++) {
+      fputs("<li>", f);
+      esc(f, r->missing[i]);
+      fputs("</li>", f);
+    }
+    fputs("</ul>\n", f);
+  }
   fprintf(f, "<table><tr><th>chain</th><td>%llu</td><th>blocks</th><td>%llu .. %llu</td></tr>"
              "<tr><th>token</th><td><code>%s</code></td><th>deployed in block</th><td>%s%llu</td></tr>"
              "<tr><th>deployed code</th><td colspan=\"3\">%s abi/%s.json</td></tr>"

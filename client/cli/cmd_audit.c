@@ -79,8 +79,14 @@ int cmd_audit(int argc, char **argv) {
                    "block headers, and checks registration, election and re-elections, every submission,\n"
                    "every sum (per round: windows of K minibatches, evaluation rounds, pipelined rounds\n"
                    "of the hashed mode), the minibatch schedule, gradients, metrics, rewards and token\n"
-                   "transfers against the contract's rules. Exit status: 0 everything holds, 3 a discrepancy was found, other codes:\n"
-                   "the audit could not run (see bbvfl --help).",
+                   "transfers against the contract's rules, and rebuilds the token's ledger from every\n"
+                   "Transfer: each account's balanceOf and the totalSupply must equal it (check `balances`).\n"
+                   "Verdict (first line; JSON \"verdict\"): PASS the session finished and every check holds;\n"
+                   "FAIL a check found a discrepancy (whether or not the session finished); INCOMPLETE no\n"
+                   "check failed but the session has not finished (rounds not done, SessionEnded absent,\n"
+                   "epochs without metrics or payout: JSON \"missing\" lists them).\n"
+                   "Exit status: 0 PASS, 3 FAIL, 8 INCOMPLETE; other codes: the audit could not run (see\n"
+                   "bbvfl --help).",
                    opts, sizeof opts / sizeof opts[0]};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
@@ -165,7 +171,7 @@ int cmd_audit(int argc, char **argv) {
     bbvfl_buf_free(&csv);
     return cli_report(&err);
   }
-  int code = res.ok ? 0 : 3;
+  int code = bbvfl_audit_exit_status(bbvfl_audit_verdict_of(&res));
   if (labels_path) {
     /* written whole (atomically) once the audit ran: never a half-written file */
     int wr = bbvfl_buf_check(&csv, &err) < 0 ? -1 : bbvfl_write_file_atomic(labels_path, csv.p, csv.len, 0644, &err);

@@ -32,7 +32,8 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
     fprintf(f, "  %-10s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
   fprintf(f, "\nExit status: 0 ok, 2 usage, 3 verification failed, 4 node unreachable or timeout,\n"
-             "5 transaction reverted, 6 file error, 7 malformed input, 1 other errors.\n");
+             "5 transaction reverted, 6 file error, 7 malformed input, 8 audit: session incomplete,\n"
+             "1 other errors.\n");
 }
 
 int main(int argc, char **argv) {

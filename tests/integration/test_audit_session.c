@@ -13,7 +13,13 @@
  *  - masked mode with the same deadlines: 16-bit lanes that wrap, and the timed-out round is
  *    voided and re-opened (RoundReopened) for the clients that submitted: every check passes and
  *    the voided submissions are not rewarded;
- *  - the plain product session audits clean with the expected figures;
+ *  - the plain product session audits clean with the expected figures (verdict PASS);
+ *  - the token's ledger: a client's balance raised with anvil_setStorageAt (no Transfer) fails
+ *    only `balances`, naming the client, the balance its Transfers give and balanceOf's; so does
+ *    a raised totalSupply; restored, the audit passes again; raised once more and spent by the
+ *    client (a Transfer of 3001 where its Transfers gave it 3000), `balances` names that Transfer;
+ *  - an unfinished session (the drivers stop in round 1): verdict INCOMPLETE, exit status 8, no
+ *    check failed, the missing rounds, SessionEnded, metrics and payout named;
  *  - hashed mode (BbvflHashAggregator, windows of K = 2, two evaluation rounds, staleness 1) with
  *    the clients running ahead as far as the contract lets them: every check passes and each
  *    client is credited the rounds done; with aggregate() mis-adding a lane of round 1 only
@@ -36,7 +42,10 @@
 #include <unistd.h>
 
 #include "devnet_fixture.h"
+#include "eth/abi.h"
 #include "eth/hex.h"
+#include "eth/keccak.h"
+#include "eth/u256.h"
 #define M 3
 #define BATCH 2
 #define DIM 4
@@ -49,6 +58,7 @@ typedef struct {
   uint8_t contract[20];
   uint8_t clients[M][20];
   uint8_t stranger[20];
+  bbvfl_key key1; /* a copy of client 1's key (plan.keep_key1) */
 } session_out;
 
 typedef struct {
@@ -56,6 +66,9 @@ typedef struct {
   int deadlines; /* no gradient for round 0 until someone re-elects; client 2 misses round 1 */
   int masked;
   int stale;     /* hashed: client 0 submits round 2 while round 0 is head (2 TRAIN rounds ahead, s = 1) */
+  int stop_at;   /* > 0: the session stops in round stop_at (rounds below it done, client 0 submitted
+                    to it, nothing else): no metrics, no payout, no SessionEnded */
+  int keep_key1; /* client 1's key copied into the session_out (the caller wipes it) */
 } plan;
 
 /* Lets `blocks` blocks pass on an automining devnet (one self-transfer each). */
@@ -118,6 +131,7 @@ static void run_session(const plan *pl, session_out *out) {
     for (int attempt = 0; attempt < 2; attempt++) {
       for (int i = 0; i < M; i++) {
         if (!in[i] || (stranger && r == 1 && i == 0) || (pl->deadlines && r == 1 && i == 2)) continue;
+        if (pl->stop_at && r == (uint64_t)pl->stop_at && i > 0) continue;
         /* masked: arbitrary 16-bit lanes (their sum wraps); plain: values 0..b */
         for (size_t j = 0; j < n; j++)
           q[j] = pl->masked ? (uint8_t)(0xF1 + 37 * j + 11 * (size_t)i + r + (size_t)attempt)
@@ -135,6 +149,7 @@ static void run_session(const plan *pl, session_out *out) {
       ai = active_index(&ag, keys);
       if (!pl->masked) break;
     }
+    if (pl->stop_at && r == (uint64_t)pl->stop_at) break;
     if (r < 2) {
       if (pl->deadlines && r == 0) { /* the active client misses its deadline: re-election */
         mine(cs[(ai + 1) % M], 3);
@@ -148,10 +163,13 @@ static void run_session(const plan *pl, session_out *out) {
       devnet_tx(cs[ai], out->contract, NULL, cd, len);
     }
   }
-  devnet_check(bbvfl_cenc_post_metrics(0, 900000, 800000, 450000, &cd, &len, &e), &e);
-  devnet_tx(cs[ai], out->contract, NULL, cd, len);
-  devnet_check(bbvfl_cenc_pay_rewards(0, &cd, &len, &e), &e);
-  devnet_tx(cs[ai], out->contract, NULL, cd, len);
+  if (!pl->stop_at) {
+    devnet_check(bbvfl_cenc_post_metrics(0, 900000, 800000, 450000, &cd, &len, &e), &e);
+    devnet_tx(cs[ai], out->contract, NULL, cd, len);
+    devnet_check(bbvfl_cenc_pay_rewards(0, &cd, &len, &e), &e);
+    devnet_tx(cs[ai], out->contract, NULL, cd, len);
+  }
+  if (pl->keep_key1) out->key1 = keys[1];
   for (int i = 0; i <= M; i++) {
     bbvfl_sender_free(cs[i]);
     bbvfl_key_wipe(&keys[i]);
@@ -333,6 +351,8 @@ static json_t *audit_only_fails(const uint8_t contract[20], const char *failing)
   }
   assert_int_equal(code, failing ? 3 : 0);
   if (failing) assert_string_equal(status(doc, failing), "FAIL");
+  assert_string_equal(json_string_value(json_object_get(doc, "verdict")), failing ? "FAIL" : "PASS");
+  if (!failing) assert_true(json_is_true(json_object_get(doc, "complete")));
   return doc;
 }
 
@@ -360,6 +380,193 @@ static void test_product_contract_audits_clean(void **st) {
   json_decref(doc);
 }
 
+/* ------------------------------------------------------------------ the token's ledger */
+
+/* A raw JSON-RPC call of the test (params stolen); the result (new reference). */
+static json_t *rpc(const char *method, json_t *params) {
+  bbvfl_err e = {0};
+  json_t *res = NULL;
+  devnet_check(bbvfl_rpc_call(fx.rpc, method, params, &res, &e), &e);
+  return res;
+}
+
+static json_t *word_json(const uint8_t w[32]) {
+  char h[67];
+  bbvfl_hex_encode(w, 32, h);
+  return json_string(h);
+}
+
+static json_t *addr_json(const uint8_t a[20]) {
+  char h[43];
+  bbvfl_hex_encode(a, 20, h);
+  return json_string(h);
+}
+
+/* eth_getStorageAt(token, slot) at the latest block, as 32 bytes. */
+static void storage_at(const uint8_t token[20], const uint8_t slot[32], uint8_t out[32]) {
+  json_t *v = rpc("eth_getStorageAt", json_pack("[o,o,s]", addr_json(token), word_json(slot), "latest"));
+  assert_true(json_is_string(v));
+  bbvfl_err e = {0};
+  bbvfl_u256 u;
+  devnet_check(bbvfl_u256_from_string(json_string_value(v), &u, &e), &e);
+  memcpy(out, u.be, 32);
+  json_decref(v);
+}
+
+/* The storage slot of _balances[who] in the token: the OpenZeppelin ERC20 mapping is
+ * keccak256(pad32(who) . pad32(k)) for its declaration slot k; k is found by probing 0..5 for the
+ * slot that holds the balance (want, non-zero), so the test does not depend on the layout. */
+static void balance_slot(const uint8_t token[20], const uint8_t who[20], const uint8_t want[32], uint8_t slot[32]) {
+  for (int k = 0; k < 6; k++) {
+    uint8_t pre[64] = {0}, got[32];
+    memcpy(pre + 12, who, 20);
+    pre[63] = (uint8_t)k;
+    bbvfl_keccak256(pre, sizeof pre, slot);
+    storage_at(token, slot, got);
+    if (!memcmp(got, want, 32)) return;
+  }
+  fail_msg("no _balances slot among mapping slots 0..5 holds the balance");
+}
+
+/* The token of the session (params().token) and its balanceOf(who) as 32 bytes. */
+static void token_of(const uint8_t contract[20], uint8_t token[20]) {
+  bbvfl_aggc ag;
+  bbvfl_aggc_init(&ag, fx.rpc, contract);
+  bbvfl_cparams p;
+  bbvfl_err e = {0};
+  devnet_check(bbvfl_aggc_params(&ag, &p, &e), &e);
+  memcpy(token, p.token, 20);
+}
+
+static void set_storage(const uint8_t token[20], const uint8_t slot[32], const uint8_t val[32]) {
+  json_decref(rpc("anvil_setStorageAt", json_pack("[o,o,o]", addr_json(token), word_json(slot), word_json(val))));
+  json_decref(rpc("evm_mine", json_array())); /* the edit in a block of its own, the audit's last */
+}
+
+static const char *detail_of(json_t *doc, const char *name) {
+  return json_string_value(json_object_get(json_object_get(check(doc, name), "first_failure"), "detail"));
+}
+
+/* The product session passes; then a client's token balance is raised in the token's storage
+ * (anvil_setStorageAt: no Transfer behind it): only `balances` fails, naming that client with the
+ * balance its Transfer events give (3000) and the one balanceOf reports (3001). Restored, it passes
+ * again; a totalSupply raised the same way fails `balances` naming totalSupply and the pool. */
+static void test_balance_edit_is_caught(void **st) {
+  (void)st;
+  unsetenv("BBVFL_ABI_DIR");
+  session_out s;
+  plan pl = {.keep_key1 = 1};
+  run_session(&pl, &s);
+  json_decref(audit_all_pass(s.contract));
+  uint8_t token[20], slot[32], bal[32] = {0}, raised[32] = {0};
+  token_of(s.contract, token);
+  bal[30] = 3000 >> 8;
+  bal[31] = 3000 & 0xff; /* rate 1000 x 3 accepted submissions */
+  balance_slot(token, s.clients[1], bal, slot);
+  memcpy(raised, bal, 32);
+  raised[31]++;
+  set_storage(token, slot, raised);
+  json_t *doc = audit_only_fails(s.contract, "balances");
+  json_t *ff = json_object_get(check(doc, "balances"), "first_failure");
+  assert_true(same_addr(json_object_get(ff, "client"), s.clients[1]));
+  const char *d = detail_of(doc, "balances");
+  if (!strstr(d, "client 1") || !strstr(d, "balanceOf is 3001") || !strstr(d, "give 3000"))
+    fail_msg("balances detail: %s", d);
+  assert_int_equal(json_integer_value(json_object_get(check(doc, "balances"), "failures")), 1);
+  json_decref(doc);
+
+  set_storage(token, slot, bal); /* restored: the ledger holds again */
+  json_decref(audit_all_pass(s.contract));
+
+  uint8_t supply_slot[32] = {0}, supply[32], more[32];
+  int k;
+  for (k = 0; k < 6; k++) { /* totalSupply: a plain slot holding the pool (9000) */
+    supply_slot[31] = (uint8_t)k;
+    storage_at(token, supply_slot, supply);
+    if (supply[30] == (9000 >> 8) && supply[31] == (9000 & 0xff) && !memcmp(supply, (uint8_t[30]){0}, 30)) break;
+  }
+  assert_true(k < 6);
+  memcpy(more, supply, 32);
+  more[29] = 1;
+  set_storage(token, supply_slot, more);
+  doc = audit_only_fails(s.contract, "balances");
+  d = detail_of(doc, "balances");
+  if (!strstr(d, "totalSupply() is 74536") || !strstr(d, "9000")) fail_msg("balances detail: %s", d);
+  json_decref(doc);
+  set_storage(token, supply_slot, supply);
+  json_decref(audit_all_pass(s.contract));
+
+  /* raised again, and client 1 spends all of it (3001) on client 2: the Transfer moves more than
+     its earlier Transfers gave it; after it both ledgers agree with balanceOf (0 and 6001) */
+  set_storage(token, slot, raised);
+  bbvfl_err e = {0};
+  bbvfl_sender *c1 = bbvfl_sender_new(fx.rpc, &s.key1, fx.chain_id, &e);
+  devnet_check(c1 ? 0 : -1, &e);
+  uint8_t *cd = calloc(68, 1); /* devnet_tx takes (frees) the calldata */
+  assert_non_null(cd);
+  bbvfl_abi_selector("transfer(address,uint256)", cd);
+  memcpy(cd + 16, s.clients[2], 20);
+  memcpy(cd + 36, raised, 32);
+  devnet_tx(c1, token, NULL, cd, 68);
+  bbvfl_sender_free(c1);
+  bbvfl_key_wipe(&s.key1);
+  doc = audit_only_fails(s.contract, "balances");
+  ff = json_object_get(check(doc, "balances"), "first_failure");
+  assert_true(same_addr(json_object_get(ff, "client"), s.clients[1]));
+  assert_true(json_is_string(json_object_get(ff, "tx")));
+  d = detail_of(doc, "balances");
+  if (!strstr(d, "client 1: a Transfer of 3001 out of it, its earlier Transfer events give it only 3000"))
+    fail_msg("balances detail: %s", d);
+  assert_int_equal(json_integer_value(json_object_get(check(doc, "balances"), "failures")), 1);
+  json_decref(doc);
+}
+
+/* ------------------------------------------------------------------ an unfinished session */
+
+/* The drivers stop in round 1 (round 0 done, client 0's round-1 submission in): every check
+ * holds so far, but the verdict is INCOMPLETE with exit status 8 (never PASS), naming what is
+ * missing; the text report says so on its first line. */
+static void test_unfinished_session_is_incomplete(void **st) {
+  (void)st;
+  unsetenv("BBVFL_ABI_DIR");
+  session_out s;
+  plan pl = {.stop_at = 1};
+  run_session(&pl, &s);
+  int code = -1;
+  json_t *doc = audit(s.contract, &code);
+  assert_int_equal(code, 8);
+  assert_string_equal(json_string_value(json_object_get(doc, "verdict")), "INCOMPLETE");
+  assert_true(json_is_false(json_object_get(doc, "ok")));
+  assert_true(json_is_false(json_object_get(doc, "complete")));
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "summary"), "failed")), 0);
+  json_t *miss = json_object_get(doc, "missing");
+  char all[1024] = "";
+  size_t i;
+  json_t *m;
+  json_array_foreach(miss, i, m) {
+    strncat(all, json_string_value(m), sizeof all - strlen(all) - 3);
+    strcat(all, "; ");
+  }
+  if (!strstr(all, "rounds: 1 of 3 done (round 1 open") || !strstr(all, "no SessionEnded event") ||
+      !strstr(all, "metrics: 1 of 1 epochs not posted") || !strstr(all, "rewards: 1 of 1 epochs not paid"))
+    fail_msg("missing: %s", all);
+  json_decref(doc);
+  char addr[43], cmd[1024];
+  bbvfl_hex_encode(s.contract, 20, addr);
+  snprintf(cmd, sizeof cmd, "'%s' audit --rpc '%s' --contract %s --quiet", getenv("BBVFL_BIN"), fx.url, addr);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  char line[512] = "", rest[4096] = "";
+  assert_non_null(fgets(line, sizeof line, p));
+  size_t n = fread(rest, 1, sizeof rest - 1, p);
+  rest[n] = 0;
+  int stc = pclose(p);
+  assert_true(WIFEXITED(stc) && WEXITSTATUS(stc) == 8);
+  if (strncmp(line, "bbvfl audit: INCOMPLETE", 23) || strstr(rest, "PASS - every check holds") ||
+      !strstr(rest, "missing: rounds: 1 of 3 done"))
+    fail_msg("text report: %s%s", line, rest);
+}
+
 static void test_stranger_submission_is_caught(void **st) {
   (void)st;
   char dir[300];
@@ -380,7 +587,8 @@ static void test_stranger_submission_is_caught(void **st) {
   assert_true(json_is_string(json_object_get(ff, "tx")));
   assert_non_null(strstr(json_string_value(json_object_get(ff, "detail")), "unregistered"));
   /* what was submitted was summed correctly; the election, gradients and metrics are fine */
-  const char *fine[] = {"params", "registration", "election", "sums", "contributors", "schedule", "gradients", "metrics", "privacy"};
+  const char *fine[] = {"params",   "registration", "election", "sums",    "contributors",
+                        "schedule", "gradients",    "metrics",  "balances", "privacy"};
   for (size_t i = 0; i < sizeof fine / sizeof fine[0]; i++)
     if (strcmp(status(doc, fine[i]), "PASS")) fail_msg("check %s is %s", fine[i], status(doc, fine[i]));
   /* the contract credited client 0 with the stranger's submission and paid it for it */
@@ -553,6 +761,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_product_contract_audits_clean),
       cmocka_unit_test(test_stranger_submission_is_caught),
+      cmocka_unit_test(test_balance_edit_is_caught),
+      cmocka_unit_test(test_unfinished_session_is_incomplete),
       cmocka_unit_test(test_reelection_and_expired_round_are_justified),
       cmocka_unit_test(test_masked_session_with_reopened_round),
       cmocka_unit_test(test_hashed_pipelined_session_audits_clean),

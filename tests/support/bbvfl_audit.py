@@ -3,7 +3,8 @@
     a = load(path)
     check(a, "sums")        # that check's object (name, status, checked, first_failure, note)
     failed(a)               # the names of the checks whose status is FAIL, in the audit's order
-    all_pass(a)             # asserts a["ok"] and that every check is PASS (naming those that are not)
+    all_pass(a)             # asserts the verdict PASS (a finished session, a["ok"]) and that every
+                            # check is PASS (naming those that are not)
     only_fails(a, "sums")   # asserts that exactly that check fails; returns its first_failure
     a, r = clean_run(audit_path, report_path)  # both documents, after all_pass(a) (r: a run's report.json)"""
 import json
@@ -27,7 +28,7 @@ def failed(a):
 
 def all_pass(a):
     bad = {c["name"]: c["first_failure"] or c["note"] for c in a["checks"] if c["status"] != "PASS"}
-    assert a["ok"] is True and not bad, bad
+    assert a["ok"] is True and a["verdict"] == "PASS" and not bad, (a["verdict"], a["missing"], bad)
 
 
 def only_fails(a, name):

@@ -2,7 +2,8 @@
  * (field names the issue spells out), the text report's order (verdict first, then one line per
  * check with the first offending round, transaction and client), the HTML page (self-contained,
  * escaped, one SVG per chart), the round structure in every form (window, staleness, aggregation
- * mode, T and V per epoch), and the fixed-size per-round buckets of long histories. */
+ * mode, T and V per epoch), the fixed-size per-round buckets of long histories, and the verdicts
+ * (PASS, FAIL, INCOMPLETE with what is missing, FAIL winning) with their exit statuses. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -215,9 +216,74 @@ static void test_round_buckets_stay_bounded(void **st) {
 static void test_check_names(void **st) {
   (void)st;
   const char *want[] = {"params", "registration", "election", "submissions", "sums",
-                        "contributors", "schedule", "gradients", "metrics", "rewards", "privacy"};
+                        "contributors", "schedule", "gradients", "metrics", "rewards", "balances", "privacy"};
   for (int i = 0; i < BBVFL_AC_COUNT; i++) assert_string_equal(bbvfl_audit_check_name(i), want[i]);
   assert_string_equal(bbvfl_audit_status_name(BBVFL_AS_FAIL), "FAIL");
+}
+
+/* The verdict: PASS only for a finished session with no failed check; INCOMPLETE (exit 8) for an
+ * unfinished one, with what it lacks, in every report; FAIL (exit 3) wins over INCOMPLETE. */
+static void test_verdicts(void **st) {
+  (void)st;
+  bbvfl_audit_result r;
+  make_result(&r, 0);
+  assert_int_equal(bbvfl_audit_verdict_of(&r), BBVFL_AV_PASS);
+  assert_int_equal(bbvfl_audit_exit_status(BBVFL_AV_PASS), 0);
+  json_t *doc = bbvfl_audit_json(&r);
+  assert_string_equal(json_string_value(json_object_get(doc, "verdict")), "PASS");
+  assert_true(json_is_true(json_object_get(doc, "ok")) && json_is_true(json_object_get(doc, "complete")));
+  assert_int_equal(json_array_size(json_object_get(doc, "missing")), 0);
+  json_decref(doc);
+
+  r.nmissing = 2;
+  snprintf(r.missing[0], sizeof r.missing[0], "rounds: 3 of 6 done");
+  snprintf(r.missing[1], sizeof r.missing[1], "no SessionEnded <event>");
+  assert_int_equal(bbvfl_audit_verdict_of(&r), BBVFL_AV_INCOMPLETE);
+  assert_int_equal(bbvfl_audit_exit_status(BBVFL_AV_INCOMPLETE), 8);
+  assert_string_equal(bbvfl_audit_verdict_name(BBVFL_AV_INCOMPLETE), "INCOMPLETE");
+  doc = bbvfl_audit_json(&r);
+  assert_string_equal(json_string_value(json_object_get(doc, "verdict")), "INCOMPLETE");
+  assert_true(json_is_false(json_object_get(doc, "ok")) && json_is_false(json_object_get(doc, "complete")));
+  assert_int_equal(json_integer_value(json_object_get(doc, "exit_status")), 8);
+  assert_string_equal(json_string_value(json_array_get(json_object_get(doc, "missing"), 0)), "rounds: 3 of 6 done");
+  json_decref(doc);
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  bbvfl_audit_print_text(f, &r);
+  fclose(f);
+  assert_true(strncmp(buf, "bbvfl audit: INCOMPLETE", 23) == 0);
+  assert_null(strstr(buf, "PASS - every check holds"));
+  assert_non_null(strstr(buf, "missing: rounds: 3 of 6 done; no SessionEnded <event>"));
+  free(buf);
+  char *h = bbvfl_audit_html(&r);
+  assert_non_null(h);
+  assert_non_null(strstr(h, "INCOMPLETE: the session has not finished"));
+  assert_non_null(strstr(h, "<li>no SessionEnded &lt;event&gt;</li>"));
+  assert_null(strstr(h, "PASS: every check holds"));
+  free(h);
+  bbvfl_audit_result_free(&r);
+
+  make_result(&r, 1); /* a failed check and an unfinished session: FAIL, saying both */
+  r.nmissing = 1;
+  snprintf(r.missing[0], sizeof r.missing[0], "rounds: 3 of 6 done");
+  assert_int_equal(bbvfl_audit_verdict_of(&r), BBVFL_AV_FAIL);
+  assert_int_equal(bbvfl_audit_exit_status(BBVFL_AV_FAIL), 3);
+  buf = NULL;
+  f = open_memstream(&buf, &len);
+  assert_non_null(f);
+  bbvfl_audit_print_text(f, &r);
+  fclose(f);
+  assert_true(strncmp(buf, "bbvfl audit: FAIL", 17) == 0);
+  assert_non_null(strstr(buf, "has not finished"));
+  assert_non_null(strstr(buf, "rounds: 3 of 6 done"));
+  free(buf);
+  doc = bbvfl_audit_json(&r);
+  assert_string_equal(json_string_value(json_object_get(doc, "verdict")), "FAIL");
+  assert_true(json_is_false(json_object_get(doc, "complete")));
+  json_decref(doc);
+  bbvfl_audit_result_free(&r);
 }
 
 int main(void) {
@@ -227,6 +293,7 @@ int main(void) {
       cmocka_unit_test(test_html_self_contained),
       cmocka_unit_test(test_round_buckets_stay_bounded),
       cmocka_unit_test(test_check_names),
+      cmocka_unit_test(test_verdicts),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }
