@@ -552,7 +552,7 @@ int cmd_demo(int argc, char **argv) {
     /* blocks per epoch: from the first submission to round 0 to SessionEnded */
     uint8_t t0[32];
     bbvfl_cenc_word_u64(0, t0);
-    uint64_t b_first = first_event_block(&w.agg, BBVFL_EV_SUBMITTED, t0, s.deploy_block);
+    uint64_t b_first = first_event_block(&w.agg, bbvfl_cev_submission(s.cparams.hashed), t0, s.deploy_block);
     uint64_t b_end = first_event_block(&w.agg, BBVFL_EV_SESSION_ENDED, NULL, s.deploy_block);
     double blocks_per_epoch = b_first && b_end >= b_first ? (double)(b_end - b_first + 1) / s.cparams.epochs : 0;
     /* what the sums cost (every submission, and in hashed mode every aggregate() that re-supplies

@@ -66,6 +66,7 @@ typedef struct {
   bbvfl_pending p;
   const char *what;
   int kind;              /* OC_GAS_* */
+  uint64_t round;        /* aggregate(): its round (a revert is then judged by the chain) */
 } oc_out;
 
 typedef struct {
