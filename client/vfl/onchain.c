@@ -192,6 +192,12 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   c.neval = s->cparams.eval_rows;
   c.hashed = s->cparams.hashed;
   c.stale = s->cparams.staleness;
+  if (cfg->submit_via_self && !c.hashed) {
+    bbvfl_fail(err, BBVFL_E_ARG,
+               "--submit-via-self needs a hashed-mode session: lane mode's submissions are audited from the "
+               "submit() calldata, which a call through the account's execute() wraps");
+    goto out;
+  }
 
   const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
   bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5,
