@@ -223,6 +223,24 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     goto out;
   }
   if (oc_check_params(&c, err) < 0) goto out;
+  if (cfg->submit_via_self) {
+    /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
+       and submit nothing */
+    json_t *code = NULL;
+    char me[43];
+    bbvfl_addr_checksum(c.me, me);
+    if (bbvfl_rpc_call(c.rpc, "eth_getCode", json_pack("[s,s]", me, "latest"), &code, err) < 0) goto out;
+    const char *hx = json_string_value(code);
+    int empty = !hx || !strcmp(hx, "0x") || !strcmp(hx, "0x0");
+    json_decref(code);
+    if (empty) {
+      bbvfl_fail(err, BBVFL_E_STATE,
+                 "--submit-via-self: the account %s has no code (set its EIP-7702 delegation to a contract with "
+                 "execute(address,bytes), e.g. with cast send --auth DELEGATE, before starting the client)",
+                 me);
+      goto out;
+    }
+  }
   c.blk = s->deploy_block;
   c.snd = bbvfl_sender_new(c.rpc, cfg->key, chain_id, err);
   if (!c.snd) goto out;
