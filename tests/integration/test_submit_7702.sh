@@ -53,8 +53,10 @@ rc=$?
 set -e
 [ "$rc" != 0 ] && grep -q "has no code" "$work/refused.out" || { cat "$work/refused.out" >&2; fail "no refusal without a delegation"; }
 
-# the delegation: a type-4 transaction from client 0's key, authorising SelfExecutor's code
-"$BBVFL_CAST" send --rpc-url "$rpc_url" --private-key "$(cat "$work/k0.key")" --auth "$delegate" "${addrs[0]}" \
+# the delegation: a type-4 transaction from client 0's key (to another account: its own would now
+# run the delegate without calldata), authorising SelfExecutor's code
+"$BBVFL_CAST" send --rpc-url "$rpc_url" --private-key "$(cat "$work/k0.key")" --auth "$delegate" \
+  "$(json_get "$work/deployer.json" address)" \
   --json >"$work/auth.json" || fail "cast send --auth"
 code=$(rpc eth_getCode "[\"${addrs[0]}\",\"latest\"]")
 want="0xef0100${delegate#0x}"
