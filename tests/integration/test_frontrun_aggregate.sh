@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Anyone may aggregate: a stranger (a funded key that is no participant) front-runs every
-# aggregate() of a hashed session on a chain with 1 s blocks: it watches the node's pending pool
-# and copies each aggregate() it sees there with a higher tip than the clients pay (so it lands
-# first in the block both land in). The stranger must have sent at least one copy.
+# aggregate() of a hashed session on a chain with 1 s blocks: as soon as a round's payloads are
+# all in its SubmittedPayload logs it sends aggregate(round, payloads) built from them with a
+# higher tip than the clients pay, holding the next block meanwhile (evm_setIntervalMining), so it
+# lands first in the block the active client's aggregate() lands in. It must have sent at least one.
 #   BBVFL_FRONTRUN=correct (default): the stranger's payloads are right. Checked: the demo
 #     finishes with the on-chain AUROC equal to its off-chain replay with the same seeds
 #     (--compare), the stranger's aggregate() produced at least one RoundCompleted, and every
@@ -19,7 +20,7 @@ set -euo pipefail
 : "${BBVFL_BIN:?}" "${BBVFL_CAST:?}"
 mode=${BBVFL_FRONTRUN:-correct}
 session_test frontrun-$mode
-EPOCHS=3
+EPOCHS=5
 extra_cleanup() { [ -e "$work/devnet/devnet.json" ] && "$BBVFL_BIN" devnet down --dir "$work/devnet" >/dev/null 2>&1 || true; }
 
 "$BBVFL_BIN" devnet up --dir "$work/devnet" --block-time 1 --json >"$work/devnet.json" || fail "devnet up --block-time 1"
@@ -30,57 +31,72 @@ python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[0]["private_key"
 chmod 600 "$work/stranger.key"
 fund "$saddr"
 
-# the stranger: waits for the demo's session file, then watches the node's pending pool
-# (txpool_content) and copies every aggregate() it sees there with a higher tip
+# the stranger: waits for the demo's session file; once a round's payloads are all in its
+# SubmittedPayload logs it sends aggregate(round, payloads) with a higher tip, holding the next
+# block (evm_setIntervalMining 0, then 1 again) while it goes out
 python3 - "$rpc_url" "$work/run/session.json" "$BBVFL_CAST" "$work/stranger.key" "$mode" "${saddr,,}" >"$work/stranger.out" 2>&1 <<'PY' &
 import json, os, subprocess, sys, time
-from bbvfl_chain import Chain, topic
+from bbvfl_chain import Chain, addr, topic
 url, session, cast, keyfile, mode, me = sys.argv[1:7]
+import bbvfl_params
 key = open(keyfile).read().strip()
+# everything that needs no contract first (topic() runs cast), so the race starts at round 0
+T = {s: topic(s) for s in ("SessionEnded(uint64)", "Registered(address,uint8,bytes)",
+                           "SubmittedPayload(uint64,address,bytes)", "RoundCompleted(uint64,uint8,bytes)")}
+psel = topic("params()")[:10]
 while not os.path.exists(session):
-    time.sleep(0.05)
+    time.sleep(0.02)
 contract = json.load(open(session))["contract"].lower()
 c = Chain(url, contract)
-sel = topic("aggregate(uint64,bytes[])")[:10]
-ended = topic("SessionEnded(uint64)")
-def flip_last_payload_byte(data):
-    # aggregate(uint64 round, bytes[] payloads): the array's head is at 4 + 64, its last
-    # element's offset is relative to the word after the array's length
-    b = bytearray(data)
-    arr = 4 + int.from_bytes(b[36:68], "big")
-    n = int.from_bytes(b[arr:arr + 32], "big")
-    el = arr + 32 + int.from_bytes(b[arr + 32 * n:arr + 32 * n + 32], "big")
-    ln = int.from_bytes(b[el:el + 32], "big")
-    b[el + 32 + ln - 1] ^= 1
-    return bytes(b)
-seen = set()
-sent = 0
-# everything cast would ask the node for is given, so a copy goes out without a round trip
+pp = bbvfl_params.decode(bytes.fromhex(c.rpc("eth_call", [{"to": contract, "data": psel}, "latest"])[2:]))
+M, total = pp["M"], pp["total"]
+def logs(sig, r=None):
+    t = [T[sig]] + ([] if r is None else ["0x%064x" % r])
+    return c.rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": t}])
+# everything cast would ask the node for is given, so the transaction goes out at once
 chain_id = str(int(c.rpc("eth_chainId", []), 16))
 nonce = int(c.rpc("eth_getTransactionCount", [me, "pending"]), 16)
-while not c.rpc("eth_getLogs", [{"address": contract, "fromBlock": "0x0", "toBlock": "latest", "topics": [ended]}]):
-    pool = c.rpc("txpool_content", [])
-    for frm, txs in pool.get("pending", {}).items():
-        for tx in txs.values():
-            if (tx.get("to") or "").lower() != contract or not tx["input"].startswith(sel) or frm.lower() == me \
-               or tx["hash"] in seen:
-                continue
-            seen.add(tx["hash"])
-            data = bytes.fromhex(tx["input"][2:])
-            if mode == "wrong":
-                data = flip_last_payload_byte(data)
-            r = subprocess.run([cast, "send", "--async", "--rpc-url", url, "--private-key", key, "--gas-limit",
-                                "5000000", "--priority-gas-price", "50gwei", "--gas-price", "500gwei", "--nonce",
-                                str(nonce), "--chain", chain_id, contract, "--data", "0x" + data.hex()],
-                               capture_output=True, text=True)
-            if r.returncode == 0:
-                sent += 1
-                nonce += 1
-                print("round %d: copied %s's aggregate() (%s payloads), higher tip" %
-                      (int.from_bytes(data[4:36], "big"), frm, mode), flush=True)
-            else:
-                print("send failed: %s" % r.stderr.strip(), flush=True)
-    time.sleep(0.03)
+clients = {}
+while len(clients) < M:
+    for l in logs("Registered(address,uint8,bytes)"):
+        clients[addr(l["topics"][1])] = int(l["data"][2:66], 16)
+    time.sleep(0.05)
+sent = 0
+r = 0
+while r < total and not logs("SessionEnded(uint64)"):
+    if logs("RoundCompleted(uint64,uint8,bytes)", r):
+        r += 1
+        continue
+    pay = {}
+    for l in logs("SubmittedPayload(uint64,address,bytes)", r):
+        d = bytes.fromhex(l["data"][2:])
+        pay[clients[addr(l["topics"][2])]] = d[64:64 + int.from_bytes(d[32:64], "big")]
+    if len(pay) < M:
+        time.sleep(0.03)
+        continue
+    # every payload of round r is on chain, so nobody has aggregated it in an earlier block: hold
+    # the next block (anvil's own RPC) while this aggregate() goes out with a higher tip, so it
+    # lands first in the block the active client's lands in, however slow this machine is
+    c.rpc("evm_setIntervalMining", [0])
+    ps = [pay[i] for i in sorted(pay)]
+    if mode == "wrong":
+        ps[-1] = ps[-1][:-1] + bytes([ps[-1][-1] ^ 1])
+    arg = "[" + ",".join("0x" + p.hex() for p in ps) + "]"
+    res = subprocess.run([cast, "send", "--async", "--rpc-url", url, "--private-key", key, "--gas-limit", "5000000",
+                          "--priority-gas-price", "50gwei", "--gas-price", "500gwei", "--nonce", str(nonce),
+                          "--chain", chain_id, contract, "aggregate(uint64,bytes[])", str(r), arg],
+                         capture_output=True, text=True)
+    c.rpc("evm_setIntervalMining", [1])
+    if res.returncode == 0:
+        sent += 1
+        nonce += 1
+        print("round %d: aggregate() sent (%s payloads), higher tip" % (r, mode), flush=True)
+    else:
+        print("round %d: send failed: %s" % (r, res.stderr.strip()), flush=True)
+    # the round's sum (the stranger's or the active client's) before the next round
+    while not logs("RoundCompleted(uint64,uint8,bytes)", r) and not logs("SessionEnded(uint64)"):
+        time.sleep(0.03)
+    r += 1
 print("sent", sent, flush=True)
 PY
 spid=$!
@@ -92,8 +108,8 @@ pids+=("$spid")
 wait "$spid" || { cat "$work/stranger.out" >&2; fail "the stranger's script failed"; }
 pids=()
 sent=$(sed -n 's/^sent //p' "$work/stranger.out")
-[ "${sent:-0}" -ge 1 ] || { cat "$work/stranger.out" >&2; fail "the stranger saw no pending aggregate() to copy"; }
-echo "the stranger sent $sent aggregate() copies"
+[ "${sent:-0}" -ge 1 ] || { cat "$work/stranger.out" >&2; fail "the stranger sent no aggregate()"; }
+echo "the stranger sent $sent aggregate() calls"
 
 python3 - "$work/run/report.json" "$rpc_url" "$(json_get "$work/run/session.json" contract)" "$saddr" "$mode" "$work/run" <<'PY' || fail "checks"
 import glob, json, sys
