@@ -6,6 +6,8 @@
 #   --rpc URL   use a running loopback anvil instead of starting one;
 #   --hardfork NAME  start anvil with --hardfork NAME (default: anvil's default, Prague/Osaka rules).
 #   --hashed-rounds N  rounds per hashed-mode session (default 10, >= 9: the ring has 8 slots).
+#   --hashed-only  the hashed-mode rows only (after a change to BbvflHashAggregator alone: the lane
+#               rows and the naive baseline do not depend on it).
 #   GAS_REPORT_VERBOSE=1 prints every transaction hash and its gas on stderr.
 #
 # Starts the pinned anvil on a free 127.0.0.1 port, deploys BbvflAggregator from abi/ with
@@ -28,6 +30,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=7
 quick=0
+hashed_only=0
 rpc=
 hardfork=
 hashed_rounds=10
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --rounds) rounds=$2; shift 2 ;;
     --quick) quick=1; shift ;;
+    --hashed-only) hashed_only=1; shift ;;
     --rpc) rpc=$2; shift 2 ;;
     --hardfork) hardfork=$2; shift 2 ;;
     --hashed-rounds) hashed_rounds=$2; shift 2 ;;
@@ -230,7 +234,8 @@ echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 rows=("5 10 16 16 1" "5 10 16 16 5" "5 10 16 16 45" "10 10 16 16 1" "5 100 64 16 1" "5 10 16 64 1" "5 100 64 64 1")
 hrows=("5 10 16 16 1 false" "5 10 16 16 5 false" "5 10 16 16 45 false" "10 10 16 16 5 false" "5 10 16 64 5 false" "5 10 16 16 5 true")
 if [ "$quick" -eq 1 ]; then rows=("5 10 16 16 5"); hrows=("5 10 16 16 5 false"); fi
-for row in "${rows[@]}"; do
+if [ "$hashed_only" -eq 1 ]; then rows=(); fi
+for row in ${rows[@]+"${rows[@]}"}; do
   read -r m b p lv k <<<"$row"
   bits=8; [ $((m * lv)) -ge 256 ] && bits=16
   read -r f s per <<<"$(run_bbvfl "$m" "$b" "$p" "$lv" "$k")"
@@ -243,7 +248,7 @@ for row in "${hrows[@]}"; do
   vals=plain; [ "$masked" = true ] && vals=masked
   echo "| BbvflHashAggregator (hashed) | $vals | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per | $ag |"
 done
-if [ "$quick" -eq 0 ]; then
+if [ "$quick" -eq 0 ] && [ "$hashed_only" -eq 0 ]; then
   read -r f s per <<<"$(run_naive 5 10 16 16)"
   echo "| NaiveAggregator (baseline, submits + aggregate) | plain | 5 | 10 | 16 | 16 | 1 | 256 | $f | **$s** | $per | - |"
 fi

@@ -17,7 +17,9 @@
  * lanes, gradients 4*rows*P bytes, label gradients a non-zero multiple of 4*rows. Hashed mode
  * (params().hashed): a submission may go to a round r ahead of the head as long as at most
  * `staleness` TRAIN rounds lie in [head, r) (and r < head + 8); aggregate() forms the sum of the
- * participants' payloads of that moment, which the auditor recomputes from the submit() calldata;
+ * participants' payloads of that moment, which the auditor recomputes from the SubmittedPayload
+ * logs (so a submission through an EIP-7702 delegate or a contract wallet is audited alike; lane
+ * mode's submissions are still read from the submit() calldata);
  * a participant is credited each round done (lane mode: each accepted submission).
  *
  * Ownership: bbvfl_audit_run fills a caller-owned bbvfl_audit_result whose arrays are malloc'd
@@ -39,7 +41,8 @@ typedef enum {
   BBVFL_AC_PARAMS = 0,   /* params() against the deployment calldata; token deployed by it */
   BBVFL_AC_REGISTRATION, /* Registered: index order, pubkey -> address, at most M, closes at M */
   BBVFL_AC_ELECTION,     /* commits/reveals/deadlines, seed, active, every re-election/exclusion justified */
-  BBVFL_AC_SUBMISSIONS,  /* signer = registered participant, once, open round, length, range; hash = calldata */
+  BBVFL_AC_SUBMISSIONS,  /* signer = registered participant, once, open round, length, range; hash = calldata
+                            (lane mode; hashed mode: the payload from its SubmittedPayload log) */
   BBVFL_AC_SUMS,         /* every RoundCompleted sum, and every sum still stored (roundSum), = sum of
                             the submitted bytes (mod 2^16 masked); SessionEnded after the last round */
   BBVFL_AC_CONTRIBUTORS, /* every RoundCompleted's contributor count = the Submitted events of the

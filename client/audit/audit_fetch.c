@@ -81,7 +81,8 @@ enum { NEED_TX = 1, NEED_GAS = 2, NEED_TS = 4 };
  * block (timestamp). */
 static int needs(const st_t *S, const bbvfl_cev *ev) {
   switch (ev->kind) {
-    case BBVFL_EV_SUBMITTED: return NEED_TX | NEED_GAS;
+    case BBVFL_EV_SUBMITTED: return NEED_TX | NEED_GAS;      /* lane mode: q is in the calldata */
+    case BBVFL_EV_SUBMITTED_PAYLOAD: return NEED_GAS;        /* hashed mode: q is in the log */
     case BBVFL_EV_GRADIENT_POSTED: return NEED_GAS | NEED_TS;
     case BBVFL_EV_LABEL_GRADIENT_POSTED: return NEED_GAS;
     case BBVFL_EV_ROUND_COMPLETED: return S->hashed ? NEED_TS | NEED_GAS : NEED_TS; /* hashed: aggregate()'s gas */

@@ -347,7 +347,8 @@ void au_dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     case BBVFL_EV_REVEALED: au_on_revealed(S, ev); break;
     case BBVFL_EV_EXCLUDED: au_on_excluded(S, ev); break;
     case BBVFL_EV_ELECTED: au_on_elected(S, ev, fx); break;
-    case BBVFL_EV_SUBMITTED: au_on_submitted(S, ev, fx); break;
+    case BBVFL_EV_SUBMITTED:
+    case BBVFL_EV_SUBMITTED_PAYLOAD: au_on_submitted(S, ev, fx); break;
     case BBVFL_EV_ROUND_COMPLETED: au_on_round_completed(S, ev, fx); break;
     case BBVFL_EV_GRADIENT_POSTED: au_on_gradient(S, ev, fx); break;
     case BBVFL_EV_METRICS_POSTED: au_on_metrics(S, ev); au_settle(S); break;

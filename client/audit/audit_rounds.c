@@ -75,12 +75,29 @@ static void count_submission(st_t *S, const bbvfl_cev *ev, const fetched *fx, rs
   }
 }
 
-/* The submitted bytes from the signed transaction: a direct submit(round, q) to the aggregator,
- * signed by the event's client, with keccak256(q) = the event's dataHash. *q NULL when they cannot
- * be recovered. Returns 1 when everything matches, 0 with the reasons recorded. */
+/* The submitted bytes. Hashed mode: SubmittedPayload's q. Lane mode: from the signed transaction,
+ * a direct submit(round, q) to the aggregator, signed by the event's client, with keccak256(q) =
+ * the event's dataHash. *q NULL when they cannot be recovered. Returns 1 when everything matches,
+ * 0 with the reasons recorded. */
 static int recover_submission(st_t *S, const bbvfl_cev *ev, const fetched *fx, const uint8_t **q, size_t *qlen) {
   *q = NULL;
   *qlen = 0;
+  if (ev->kind == BBVFL_EV_SUBMITTED_PAYLOAD) {
+    /* hashed mode: the bytes the contract hashed and stored are in the log itself, however the
+       client sent submit() (an EOA, an EIP-7702 delegate, a contract wallet): the event's client
+       is the contract's msg.sender; aggregate()'s sum is checked against them */
+    if (!S->hashed) {
+      au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "SubmittedPayload from a lane-mode aggregator");
+      return 0;
+    }
+    *q = ev->data;
+    *qlen = ev->data_len;
+    return 1;
+  }
+  if (S->hashed) {
+    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "Submitted from a hashed-mode aggregator (it emits SubmittedPayload)");
+    return 0;
+  }
   if (!fx->have_tx) {
     au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "transaction not recoverable: %s", fx->tx_err);
     return 0;
@@ -208,7 +225,7 @@ void au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
 }
 
 /* Hashed mode: aggregate() sums the current participants' payloads, each checked against its
- * hash by the contract; recomputed here from the submit() calldata kept for the round. */
+ * hash by the contract; recomputed here from the SubmittedPayload bytes kept for the round. */
 static void hashed_contributors(st_t *S, const bbvfl_cev *ev, rslot *h) {
   size_t np = au_n_participants(S), coords = (size_t)h->L.coords;
   uint64_t part = au_participant_mask(S), in = h->ev_mask & part;

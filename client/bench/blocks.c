@@ -157,7 +157,7 @@ static int chain_figures(const char *run, int timestamps, json_t *out, bbvfl_err
   if (spans_new(&sub, total, err) < 0 || spans_new(&grad, total, err) < 0 || spans_new(&done, total, err) < 0 ||
       spans_new(&met, E, err) < 0 || spans_new(&pay, E, err) < 0)
     goto out;
-  if (collect(&a, BBVFL_EV_SUBMITTED, s.deploy_block, 0, &sub, err) < 0 ||
+  if (collect(&a, bbvfl_cev_submission(c->hashed), s.deploy_block, 0, &sub, err) < 0 ||
       collect(&a, BBVFL_EV_GRADIENT_POSTED, s.deploy_block, 0, &grad, err) < 0 ||
       collect(&a, BBVFL_EV_ROUND_COMPLETED, s.deploy_block, 0, &done, err) < 0 ||
       collect(&a, BBVFL_EV_METRICS_POSTED, s.deploy_block, 1, &met, err) < 0 ||

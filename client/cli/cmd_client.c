@@ -17,7 +17,7 @@
 int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
-  int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0, pause_after = 0;
+  int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0, pause_after = 0, via_self = 0;
   double timeout = 120, takeover = 30, node_down = 120, rate_wait = 60;
   uint64_t max_log_range = 0;
   bbvfl_key_source ksrc = {0};
@@ -56,6 +56,9 @@ int cmd_client(int argc, char **argv) {
       {"takeover-after", OPT_DBL, &takeover, "S",
        "after S s waiting for the active client, call reelect()/expireRound() until the contract agrees it is "
        "overdue; elected, take the head over (default 30; 0: never)"},
+      {"submit-via-self", OPT_FLAG, &via_self, NULL,
+       "hashed mode: send each submit as execute(aggregator, calldata) to this key's own address (an EIP-7702 "
+       "delegated account or a smart account with that function)"},
       {"exit-after-round", OPT_INT, &exit_after, "N", "testing: stop after N rounds, as if killed"},
       {"pause-after-submit", OPT_INT, &pause_after, "N", "testing: freeze (SIGSTOP) right after submitting the N-th round"},
       {"json", OPT_FLAG, &as_json, NULL, "print the summary as one JSON object"},
@@ -112,6 +115,7 @@ int cmd_client(int argc, char **argv) {
   cfg.state_dir = state_dir;
   cfg.round_timeout_s = timeout;
   cfg.expire = expire;
+  cfg.submit_via_self = via_self;
   cfg.takeover_after_s = takeover;
   cfg.node_down_timeout_s = node_down;
   cfg.rate_limit_wait_s = rate_wait;

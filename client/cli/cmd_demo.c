@@ -190,7 +190,7 @@ int cmd_demo(int argc, char **argv) {
   const char *rpc_url = NULL, *funder = NULL, *out = NULL, *partition = NULL;
   int as_json = 0, compare = 0, full_history = 0, masked = 0;
   uint64_t timeout_blocks = 0;
-  double round_timeout = 60, block_time = 0;
+  double round_timeout = 60, block_time = 0, active_timeout = 0;
   cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + KEYSTORE_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"partition", OPT_STR, &partition, "SPEC", "columns per client, e.g. 0-5/6-11/... (default: even split)"};
@@ -208,6 +208,9 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each client's submission (docs/MASKED.md)"};
   opts[no++] = (cli_opt){"round-timeout-blocks", OPT_U64, &timeout_blocks, "N",
                          "blocks after which a stalled round may be expired (default 64 + 4M)"};
+  opts[no++] = (cli_opt){"active-timeout", OPT_DBL, &active_timeout, "SECONDS",
+                         "seconds the active client has before anyone may call reelect(), turned into blocks from "
+                         "the chain's block time (default 600; blocks made per transaction: 100000 blocks)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object as the last line"};
   cli_spec spec = {"bbvfl demo", "on-chain DP-BBVFL end to end on this machine", "[OPTIONS]",
                    "Starts a devnet (unless --rpc), deploys token and aggregator, creates and funds M\n"
@@ -221,6 +224,10 @@ int cmd_demo(int argc, char **argv) {
   bbvfl_err err = {0};
   if (!(round_timeout > 0)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout must be > 0");
+    return cli_report(&err);
+  }
+  if (!(active_timeout >= 0 && active_timeout <= 1e8)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--active-timeout must be in 0..1e8 seconds");
     return cli_report(&err);
   }
   if (!(block_time >= 0 && block_time <= 3600)) {
@@ -254,6 +261,7 @@ int cmd_demo(int argc, char **argv) {
   /* small enough that the clients' expireRound() attempts (each mines a block on the automining
      devnet) reach it soon after a dropout; a healthy round takes about M + 3 blocks */
   s.cparams.round_timeout_blocks = timeout_blocks ? timeout_blocks : 64 + 4 * (uint64_t)M;
+  s.active_timeout_s = active_timeout;
   bbvfl_partition part;
   if ((partition ? bbvfl_partition_parse(partition, ds.d, &part, &err) : bbvfl_partition_even(ds.d, M, &part, &err)) <
       0) {
@@ -555,7 +563,7 @@ int cmd_demo(int argc, char **argv) {
     /* blocks per epoch: from the first submission to round 0 to SessionEnded */
     uint8_t t0[32];
     bbvfl_cenc_word_u64(0, t0);
-    uint64_t b_first = first_event_block(&w.agg, BBVFL_EV_SUBMITTED, t0, s.deploy_block);
+    uint64_t b_first = first_event_block(&w.agg, bbvfl_cev_submission(s.cparams.hashed), t0, s.deploy_block);
     uint64_t b_end = first_event_block(&w.agg, BBVFL_EV_SESSION_ENDED, NULL, s.deploy_block);
     double blocks_per_epoch = b_first && b_end >= b_first ? (double)(b_end - b_first + 1) / s.cparams.epochs : 0;
     /* what the sums cost (every submission, and in hashed mode every aggregate() that re-supplies

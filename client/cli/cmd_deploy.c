@@ -18,6 +18,7 @@ int cmd_deploy(int argc, char **argv) {
   const char *rpc_url = NULL, *key_file = NULL, *deployer_key = NULL, *out = "session.json", *config = NULL;
   int as_json = 0, masked = 0;
   uint64_t timeout_blocks = 0, active_blocks = 0;
+  double timeout_s = 0, active_s = 0;
   cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + KEYSTORE_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc_url, "URL", "JSON-RPC endpoint (required); several (comma-separated or repeated): fail-over"};
@@ -29,10 +30,16 @@ int cmd_deploy(int argc, char **argv) {
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "FILE", "session file to write (default session.json)"};
   opts[no++] = (cli_opt){"masked", OPT_FLAG, &masked, NULL, "masked mode: pairwise masks hide each submission (docs/MASKED.md)"};
   opts[no++] = (cli_opt){"round-timeout-blocks", OPT_U64, &timeout_blocks, "N",
-                         "blocks after which anyone may expire an open round (default 100000)"};
+                         "blocks after which anyone may expire an open round (default: --round-timeout-seconds "
+                         "in blocks)"};
+  opts[no++] = (cli_opt){"round-timeout-seconds", OPT_DBL, &timeout_s, "S",
+                         "the same in seconds, turned into blocks from the chain's block time measured now (default "
+                         "600; a chain that makes blocks per transaction: 100000 blocks)"};
   opts[no++] = (cli_opt){"active-blocks", OPT_U64, &active_blocks, "N",
                          "blocks the active client has for a gradient or an epoch's payout before anyone may "
-                         "call reelect() (default 100000)"};
+                         "call reelect() (default: --active-timeout in blocks)"};
+  opts[no++] = (cli_opt){"active-timeout", OPT_DBL, &active_s, "SECONDS",
+                         "the same in seconds, turned into blocks like --round-timeout-seconds (default 600)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object"};
   cli_spec spec = {"bbvfl deploy", "deploy the reward token and the aggregator for one session", "--rpc URL [OPTIONS]",
                    "Deploys BbvflAggregator (which deploys its BbvflRewardToken and holds the whole reward\n"
@@ -60,8 +67,21 @@ int cmd_deploy(int argc, char **argv) {
   bbvfl_dataset ds;
   s.cparams.masked = masked;
   if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
+  if ((timeout_blocks && timeout_s > 0) || (active_blocks && active_s > 0)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "give a deadline in blocks or in seconds, not both (--round-timeout-blocks / "
+                                  "--round-timeout-seconds, --active-blocks / --active-timeout)");
+    bbvfl_dataset_free(&ds);
+    return cli_report(&err);
+  }
+  if (!(timeout_s >= 0 && timeout_s <= 1e8) || !(active_s >= 0 && active_s <= 1e8)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout-seconds and --active-timeout must be in 0..1e8 seconds");
+    bbvfl_dataset_free(&ds);
+    return cli_report(&err);
+  }
   s.cparams.round_timeout_blocks = timeout_blocks;
   s.cparams.active_blocks = active_blocks;
+  s.round_timeout_s = timeout_s;
+  s.active_timeout_s = active_s;
   bbvfl_rpc *rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
   bbvfl_key k;
   memset(&k, 0, sizeof k);
@@ -85,8 +105,11 @@ int cmd_deploy(int argc, char **argv) {
   bbvfl_addr_checksum(s.contract, ca);
   bbvfl_addr_checksum(s.token, ta);
   if (as_json) {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s}", "contract", ca, "token", ta, "rpc_url", s.rpc_url,
-                          "chain_id", (json_int_t)s.chain_id, "deploy_block", (json_int_t)s.deploy_block, "session", out);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I}", "contract", ca, "token", ta, "rpc_url",
+                          s.rpc_url, "chain_id", (json_int_t)s.chain_id, "deploy_block", (json_int_t)s.deploy_block,
+                          "session", out, "block_time_s", s.block_time_s, "round_timeout_blocks",
+                          (json_int_t)s.cparams.round_timeout_blocks, "active_blocks",
+                          (json_int_t)s.cparams.active_blocks);
     cli_print_json(o, 0);
   } else {
     printf("aggregator %s\ntoken      %s\nblock      %llu\nsession    %s (M=%u, B=%u, P=%u, b=%u, %u+%u rounds x %u epochs%s)\n",

@@ -645,98 +645,43 @@ void bbvfl_cenc_word_address(const uint8_t addr[20], uint8_t out[32]) {
 }
 
 int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block, const uint8_t (*clients)[20],
-                              size_t n, uint8_t **out, size_t *out_len, size_t *count, bbvfl_err *err) {
+                              size_t n, size_t want_len, uint8_t **out, size_t *out_len, size_t *count,
+                              bbvfl_err *err) {
   for (size_t i = 0; i < n; i++) out[i] = NULL, out_len[i] = 0;
   *count = 0;
   uint8_t t1[32];
   bbvfl_cenc_word_u64(round, t1);
   json_t *logs = NULL;
-  if (bbvfl_aggc_logs(a, BBVFL_EV_SUBMITTED, t1, from_block, UINT64_MAX, &logs, err) < 0) return -1;
+  if (bbvfl_aggc_logs(a, BBVFL_EV_SUBMITTED_PAYLOAD, t1, from_block, UINT64_MAX, &logs, err) < 0) return -1;
   size_t nl = json_array_size(logs);
-  /* the latest Submitted per client (a masked round re-opened after an expiry is submitted again) */
-  bbvfl_cev *ev = calloc(n ? n : 1, sizeof *ev);
-  int *have = calloc(n ? n : 1, sizeof *have);
-  bbvfl_rpc_req *reqs = calloc(n ? n : 1, sizeof *reqs);
-  size_t *owner = calloc(n ? n : 1, sizeof *owner);
   int rc = -1;
-  size_t nr = 0;
-  if (!ev || !have || !reqs || !owner) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
+  /* the latest SubmittedPayload per client (a masked round re-opened after an expiry is
+     submitted again): the logs come in chain order */
   for (size_t k = 0; k < nl; k++) {
     bbvfl_cev e;
     int d = bbvfl_cev_decode(json_array_get(logs, k), &e, err);
     if (d < 0) goto out;
-    if (d == 1 && e.kind == BBVFL_EV_SUBMITTED && e.round == round && !memcmp(e.emitter, a->address, 20)) {
+    if (d == 1 && e.kind == BBVFL_EV_SUBMITTED_PAYLOAD && e.round == round && !memcmp(e.emitter, a->address, 20)) {
+      if (want_len && e.data_len != want_len) {
+        bbvfl_cev_clear(&e);
+        bbvfl_fail(err, BBVFL_E_VERIFY,
+                   "round %llu: a SubmittedPayload log holds %zu bytes, the round takes %zu (the contract refuses "
+                   "that length: the node's logs are not the chain's)",
+                   (unsigned long long)round, e.data_len, want_len);
+        goto out;
+      }
       for (size_t i = 0; i < n; i++)
         if (!memcmp(clients[i], e.client, 20)) {
-          if (have[i]) bbvfl_cev_clear(&ev[i]);
-          ev[i] = e;
-          have[i] = 1;
-          memset(&e, 0, sizeof e);
+          if (!out[i]) (*count)++;
+          free(out[i]);
+          out[i] = e.data;
+          out_len[i] = e.data_len;
+          e.data = NULL;
+          e.data_len = 0;
           break;
         }
     }
     bbvfl_cev_clear(&e);
-  }
-  for (size_t i = 0; i < n; i++) {
-    if (!have[i]) continue;
-    reqs[nr] = (bbvfl_rpc_req){"eth_getTransactionByHash", json_pack("[o]", bbvfl_json_hex(ev[i].tx_hash, 32)), NULL, {0}};
-    owner[nr++] = i;
-  }
-  if (nr && bbvfl_rpc_batch(a->rpc, reqs, nr, err) < 0) {
-    nr = 0;
-    bbvfl_wrap(err, "fetching the submissions of round %llu", (unsigned long long)round);
-    goto out;
-  }
-  uint8_t sel[4];
-  bbvfl_abi_selector("submit(uint64,bytes)", sel);
-  for (size_t k = 0; k < nr; k++) {
-    size_t i = owner[k];
-    if (reqs[k].err.code) {
-      *err = reqs[k].err;
-      bbvfl_wrap(err, "fetching client %zu's submission of round %llu", i, (unsigned long long)round);
-      goto out;
-    }
-    const char *in = json_string_value(json_object_get(reqs[k].result, "input"));
-    if (!in) in = json_string_value(json_object_get(reqs[k].result, "data"));
-    uint8_t *cd = NULL;
-    size_t cl = 0;
-    if (!in || bbvfl_hex_decode_alloc(in, &cd, &cl, err) < 0) {
-      if (!in) bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: client %zu's submission has no calldata",
-                          (unsigned long long)round, i);
-      goto out;
-    }
-    bbvfl_abi_value v;
-    int ok = cl >= 4 && !memcmp(cd, sel, 4) && decode_typed("(uint64,bytes)", cd + 4, cl - 4, &v, NULL) == 0;
-    free(cd);
-    uint64_t r2 = 0;
-    if (ok) {
-      ok = bbvfl_abi_value_get_u64(&v.items[0], &r2, NULL) == 0 && r2 == round;
-      uint8_t h[32];
-      if (ok) bbvfl_keccak256(v.items[1].bytes, v.items[1].len, h);
-      if (ok && memcmp(h, ev[i].word, 32)) ok = 0;
-      if (ok) {
-        out[i] = malloc(v.items[1].len ? v.items[1].len : 1);
-        if (!out[i]) {
-          bbvfl_abi_value_clear(&v);
-          bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-          goto out;
-        }
-        memcpy(out[i], v.items[1].bytes, v.items[1].len);
-        out_len[i] = v.items[1].len;
-        (*count)++;
-      }
-      bbvfl_abi_value_clear(&v);
-    }
-    if (!ok) {
-      bbvfl_fail(err, BBVFL_E_VERIFY,
-                 "round %llu: client %zu's Submitted event does not match its transaction (not submit(%llu, q) with "
-                 "keccak256(q) = the event's dataHash)",
-                 (unsigned long long)round, i, (unsigned long long)round);
-      goto out;
-    }
   }
   rc = 0;
 out:
@@ -744,13 +689,6 @@ out:
     for (size_t i = 0; i < n; i++) free(out[i]), out[i] = NULL, out_len[i] = 0;
     *count = 0;
   }
-  if (reqs) bbvfl_rpc_batch_clear(reqs, nr);
-  for (size_t i = 0; ev && have && i < n; i++)
-    if (have[i]) bbvfl_cev_clear(&ev[i]);
-  free(ev);
-  free(have);
-  free(reqs);
-  free(owner);
   json_decref(logs);
   return rc;
 }

@@ -231,12 +231,17 @@ typedef enum {
   BBVFL_EV_ROUND_REOPENED,        /* RoundReopened(uint64 indexed round, uint64 participants, uint8 n): masked
                                      mode's expireRound voided the round and re-opened it for that bitmap */
   BBVFL_EV_APPROVAL,              /* the token's Approval(address indexed owner, address indexed spender, uint256) */
+  BBVFL_EV_SUBMITTED_PAYLOAD,     /* SubmittedPayload(uint64 indexed round, address indexed client, bytes q): the
+                                     hashed mode's submission (instead of Submitted), the payload in the log; the
+                                     decoder also fills word = keccak256(q) (what the contract stored) */
   BBVFL_EV_COUNT
 } bbvfl_cev_kind;
 
 /* The canonical signature ("Submitted(uint64,address,bytes32)"), the declaration with its
  * "indexed" markers, and topic0 of an event (NULL / zeros for NONE or an unknown kind). */
 const char *bbvfl_cev_signature(bbvfl_cev_kind k);
+/* The event a submission emits: SubmittedPayload in hashed mode, Submitted in lane mode. */
+bbvfl_cev_kind bbvfl_cev_submission(int hashed);
 const char *bbvfl_cev_declaration(bbvfl_cev_kind k);
 void bbvfl_cev_topic(bbvfl_cev_kind k, uint8_t out[32]);
 
@@ -248,11 +253,11 @@ typedef struct {
   uint64_t block_number;
   uint64_t log_index;
   uint8_t tx_hash[32];
-  uint8_t client[20];       /* Registered, Committed, Revealed, Excluded, Submitted, RewardsPaid,
+  uint8_t client[20];       /* Registered, Committed, Revealed, Excluded, Submitted(Payload), RewardsPaid,
                                LabelHolder, LabelGradientPosted (client); Elected, GradientPosted, MetricsPosted (active);
                                Transfer (from); Approval (owner) */
   uint8_t to[20];           /* Transfer (to); Approval (spender) */
-  uint64_t round;           /* Submitted, RoundCompleted, GradientPosted, LabelGradientPosted, RoundReopened;
+  uint64_t round;           /* Submitted(Payload), RoundCompleted, GradientPosted, LabelGradientPosted, RoundReopened;
                                Elected fromRound; SessionEnded rounds */
   uint32_t epoch;           /* MetricsPosted, RewardsPaid */
   uint8_t index;            /* Registered, LabelHolder index */
@@ -260,12 +265,13 @@ typedef struct {
   uint8_t participants;     /* Elected: the participant count; RoundCompleted: the number of
                                submissions the sum covers; RoundReopened: n */
   uint64_t bitmap;          /* RoundReopened: the participants' client indexes */
-  uint8_t word[32];         /* Committed commitment, Revealed secret, Elected seed, Submitted dataHash */
+  uint8_t word[32];         /* Committed commitment, Revealed secret, Elected seed, Submitted dataHash,
+                               SubmittedPayload keccak256(q) */
   uint32_t auroc_micro, accuracy_micro, submissions;
   uint64_t loss_micro;
   bbvfl_u256 amount;        /* RewardsPaid amount, Transfer and Approval value */
   uint8_t *data;  size_t data_len;   /* Registered pubkey, RoundCompleted sum, GradientPosted gradient,
-                                        LabelGradientPosted grad */
+                                        LabelGradientPosted grad, SubmittedPayload q */
   uint8_t *data2; size_t data2_len;  /* GradientPosted fusionParams */
 } bbvfl_cev;
 
@@ -323,14 +329,17 @@ int bbvfl_aggc_filter(const bbvfl_aggc *a, bbvfl_cev_kind kind, const uint8_t *t
 /* eth_getLogs with that filter: *logs is a new JSON array reference (caller decrefs). */
 int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_cev_kind kind, const uint8_t *topic1, uint64_t from_block,
                     uint64_t to_block, json_t **logs, bbvfl_err *err);
-/* Hashed mode: the submissions to `round`, read back from the chain. For each Submitted(round)
- * log at or after from_block (the latest one per client), the transaction's calldata is fetched
- * (one batched request), decoded as submit(round, q) and checked against the event's dataHash.
- * clients: the session's clients in index order (clients()); out[i] (n entries, zeroed first)
- * receives client i's payload (malloc'd, caller frees each; NULL when it has not submitted) and
- * its length. *count: how many clients have submitted. A payload that does not match its hash
- * or a log that is not a submit() call is an error (BBVFL_E_VERIFY). */
+/* Hashed mode: the submissions to `round`, read back from the chain's logs alone: for each
+ * SubmittedPayload(round) log of the aggregator at or after from_block (the latest one per client),
+ * its q, the bytes the contract hashed and stored; so a submission sent through an EIP-7702
+ * delegate, a contract wallet or a multicall is read like any other. clients: the session's
+ * clients in index order (clients()); out[i] (n entries, zeroed first) receives client i's
+ * payload (malloc'd, caller frees each; NULL when it has not submitted) and its length. *count:
+ * how many clients have submitted. want_len: the round's payload length (0: any); a payload of
+ * another length is an error (BBVFL_E_VERIFY): the contract refuses such a submission, so the
+ * node's answer is not the chain's. aggregate() re-checks every payload against its stored hash. */
 int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block, const uint8_t (*clients)[20],
-                              size_t n, uint8_t **out, size_t *out_len, size_t *count, bbvfl_err *err);
+                              size_t n, size_t want_len, uint8_t **out, size_t *out_len, size_t *count,
+                              bbvfl_err *err);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "eth/abi.h"
 #include "eth/hex.h"
+#include "eth/keccak.h"
 
 /* ------------------------------------------------------------------ one decoder per event */
 
@@ -121,6 +122,15 @@ static int dec_label_gradient_posted(const bbvfl_abi_value *it, bbvfl_cev *o, bb
   return take_bytes(&it[2], &o->data, &o->data_len, err);
 }
 
+/* SubmittedPayload(round, client, q): q into data, keccak256(q) into word */
+static int dec_submitted_payload(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
+  o->round = val_u64(&it[0]);
+  val_addr(&it[1], o->client);
+  if (take_bytes(&it[2], &o->data, &o->data_len, err) < 0) return -1;
+  bbvfl_keccak256(o->data, o->data_len, o->word);
+  return 0;
+}
+
 static int dec_round_reopened(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
   (void)err;
   o->round = val_u64(&it[0]);
@@ -178,11 +188,17 @@ static const ev_def EV[BBVFL_EV_COUNT] = {
                                  dec_round_reopened},
     [BBVFL_EV_APPROVAL] = {"Approval(address,address,uint256)", "Approval(address indexed,address indexed,uint256)",
                            dec_token_move},
+    [BBVFL_EV_SUBMITTED_PAYLOAD] = {"SubmittedPayload(uint64,address,bytes)",
+                                    "SubmittedPayload(uint64 indexed,address indexed,bytes)", dec_submitted_payload},
 };
 
 static int known(bbvfl_cev_kind k) { return k > BBVFL_EV_NONE && k < BBVFL_EV_COUNT; }
 
 const char *bbvfl_cev_signature(bbvfl_cev_kind k) { return known(k) ? EV[k].sig : NULL; }
+
+bbvfl_cev_kind bbvfl_cev_submission(int hashed) {
+  return hashed ? BBVFL_EV_SUBMITTED_PAYLOAD : BBVFL_EV_SUBMITTED;
+}
 
 const char *bbvfl_cev_declaration(bbvfl_cev_kind k) { return known(k) ? EV[k].decl : NULL; }
 

@@ -192,6 +192,12 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   c.neval = s->cparams.eval_rows;
   c.hashed = s->cparams.hashed;
   c.stale = s->cparams.staleness;
+  if (cfg->submit_via_self && !c.hashed) {
+    bbvfl_fail(err, BBVFL_E_ARG,
+               "--submit-via-self needs a hashed-mode session: lane mode's submissions are audited from the "
+               "submit() calldata, which a call through the account's execute() wraps");
+    goto out;
+  }
 
   const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
   bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5,
@@ -219,6 +225,24 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     goto out;
   }
   if (oc_check_params(&c, err) < 0) goto out;
+  if (cfg->submit_via_self) {
+    /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
+       and submit nothing */
+    json_t *code = NULL;
+    char me[43];
+    bbvfl_addr_checksum(c.me, me);
+    if (bbvfl_rpc_call(c.rpc, "eth_getCode", json_pack("[s,s]", me, "latest"), &code, err) < 0) goto out;
+    const char *hx = json_string_value(code);
+    int empty = !hx || !strcmp(hx, "0x") || !strcmp(hx, "0x0");
+    json_decref(code);
+    if (empty) {
+      bbvfl_fail(err, BBVFL_E_STATE,
+                 "--submit-via-self: the account %s has no code (set its EIP-7702 delegation to a contract with "
+                 "execute(address,bytes), e.g. with cast send --auth DELEGATE, before starting the client)",
+                 me);
+      goto out;
+    }
+  }
   c.blk = s->deploy_block;
   c.snd = bbvfl_sender_new(c.rpc, cfg->key, chain_id, err);
   if (!c.snd) goto out;

@@ -79,6 +79,11 @@ typedef struct {
   const char *state_dir;      /* checkpoints, secret, summary.json */
   double round_timeout_s;     /* a round that does not complete in time is an error (0: 120 s) */
   int expire;                 /* on a round timeout, call expireRound() before giving up */
+  int submit_via_self;        /* hashed mode: each submit(round, q) goes out as execute(aggregator,
+                                 submit calldata) sent to this client's own address, which must
+                                 carry code with that function (an EIP-7702 delegation, e.g.
+                                 contract/testonly/SelfExecutor.sol); the contract sees this
+                                 address as the sender */
   double node_down_timeout_s; /* the node unreachable mid-session (restart, outage): retry with
                                  backoff this long, with a log line, before failing (0: no wait) */
   double rate_limit_wait_s;   /* HTTP 429/503: back off at most this long per request (0: 60 s) */

@@ -100,7 +100,8 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
       if (reopened_at(c, sl->r, from, &ro, err) < 0) goto out;
       if (ro > from) from = ro;
     }
-    if (bbvfl_aggc_round_payloads(&c->agg, sl->r, from, (const uint8_t(*)[20])c->addrs, n, pl, plen, &got, err) < 0)
+    if (bbvfl_aggc_round_payloads(&c->agg, sl->r, from, (const uint8_t(*)[20])c->addrs, n,
+                                  (size_t)sl->L.coords * (c->masked ? 2 : 1), pl, plen, &got, err) < 0)
       goto out;
     size_t have = 0;
     for (size_t k = 0; k < np; k++)
@@ -169,6 +170,7 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
     size_t len = 0;
     ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
     if (ok == 0) ok = oc_out_send(c, cd, len, 100000 + 64 * (uint64_t)len + 20000 * (uint64_t)got, "aggregate()", OC_GAS_AGGREGATE, err);
+    if (ok == 0) c->out[c->nout - 1].round = sl->r;
     free(cd);
     if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
   }
@@ -264,8 +266,33 @@ int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *
   if (rc < 0) return bbvfl_wrap(err, "%s", what);
   o->what = what;
   o->kind = kind;
+  o->round = UINT64_MAX;
   c->nout++;
   return 0;
+}
+
+/* 1 when the chain holds round r's RoundCompleted (from the session's deployment on: one log
+   query by round), 0 when not, -1 on an RPC error. */
+static int round_completed(cl *c, uint64_t r, bbvfl_err *err) {
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(r, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_ROUND_COMPLETED, t1, c->sess->deploy_block, BBVFL_BLOCK_LATEST, &logs, err) <
+      0)
+    return bbvfl_wrap(err, "round %llu: was it aggregated by another sender?", (unsigned long long)r);
+  int found = 0;
+  for (size_t k = 0; k < json_array_size(logs) && !found; k++) {
+    bbvfl_cev ev;
+    int d = bbvfl_cev_decode(json_array_get(logs, k), &ev, err);
+    if (d < 0) {
+      json_decref(logs);
+      return -1;
+    }
+    found = d == 1 && ev.kind == BBVFL_EV_ROUND_COMPLETED && ev.round == r && !memcmp(ev.emitter, c->agg.address, 20);
+    bbvfl_cev_clear(&ev);
+  }
+  json_decref(logs);
+  return found;
 }
 
 int oc_out_wait(cl *c, bbvfl_err *err) {
@@ -283,12 +310,18 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
     }
     if (r.block_number > c->blk) c->blk = r.block_number;
     bbvfl_receipt_clear(&r);
-    if (ok < 0 && c->out[i].kind == OC_GAS_AGGREGATE && e.code == BBVFL_E_REVERT &&
-        (bbvfl_err_revert_sel_is(&e, BBVFL_SEL_AlreadyAggregated) || bbvfl_err_revert_sel_is(&e, BBVFL_SEL_RoundClosed))) {
-      /* another client (a demoted or a new active client) aggregated the same hash-checked payloads
-         first: the sum on chain is the one this client computed */
-      oc_log(c, "%s: the round was already aggregated by another client", c->out[i].what);
-      ok = 0;
+    if (ok < 0 && c->out[i].kind == OC_GAS_AGGREGATE && e.code == BBVFL_E_REVERT) {
+      /* Anyone may aggregate: when another sender's aggregate() of the round landed first (a
+         stranger with a higher tip in the same block, a demoted or a new active client), this one
+         reverts, and replaying it as a call on the block before does not even say why. The chain
+         decides: the round's RoundCompleted exists. Its sum is the one this client computed (the
+         contract checked every payload against its stored hash). */
+      bbvfl_err e3 = {0};
+      if (round_completed(c, c->out[i].round, &e3) == 1) { /* an RPC error keeps the revert */
+        oc_log(c, "round %llu: %s reverted; the round was aggregated by another sender (RoundCompleted on chain)",
+               (unsigned long long)c->out[i].round, c->out[i].what);
+        ok = 0;
+      }
     }
     if (ok < 0 && rc == 0) {
       rc = -1;

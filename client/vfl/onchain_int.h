@@ -66,6 +66,7 @@ typedef struct {
   bbvfl_pending p;
   const char *what;
   int kind;              /* OC_GAS_* */
+  uint64_t round;        /* aggregate(): its round (a revert is then judged by the chain) */
 } oc_out;
 
 typedef struct {
@@ -146,6 +147,9 @@ static inline int oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T 
 static inline oc_slot *oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
 /* Sends a transaction of the active client without waiting (its receipt is awaited by
    oc_out_wait): on a chain with a block time several of them land in one block. */
+/* --submit-via-self: re-encodes submit calldata *cd (malloc'd, replaced) as execute(aggregator,
+   calldata) and sets *to to this client's own address; otherwise *to = the aggregator. */
+int oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err);
 int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err);
 /* Awaits every transaction in flight, in nonce order. A revert is an error naming the call
    (err->code BBVFL_E_REVERT); the later ones are still awaited. */

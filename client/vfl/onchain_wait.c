@@ -24,7 +24,21 @@ int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbv
   bbvfl_receipt local;
   bbvfl_receipt *r = rc ? rc : &local;
   memset(r, 0, sizeof *r);
-  int ok = bbvfl_sender_transact(c->snd, c->agg.address, NULL, cd, len, gas, c->cfg->round_timeout_s, r, err);
+  const uint8_t *to = c->agg.address;
+  uint8_t *wrapped = NULL;
+  if (is_submit && c->cfg->submit_via_self) {
+    size_t wl = len;
+    if (!(wrapped = malloc(len ? len : 1))) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    memcpy(wrapped, cd, len);
+    if (oc_submit_via(c, &wrapped, &wl, &to, err) < 0) {
+      free(wrapped);
+      return -1;
+    }
+    cd = wrapped;
+    len = wl;
+  }
+  int ok = bbvfl_sender_transact(c->snd, to, NULL, cd, len, gas, c->cfg->round_timeout_s, r, err);
+  free(wrapped);
   c->res->send_s += bbvfl_now() - t0;
   if (r->gas_used) {
     if (is_submit)

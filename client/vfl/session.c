@@ -141,6 +141,11 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                         (json_int_t)s->chain_id, "contract", contract, "token", token, "deploy_block",
                         (json_int_t)s->deploy_block, "contract_params", cp, "training", tr);
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  if (s->round_timeout_s > 0 || s->active_timeout_s > 0 || s->block_time_s > 0)
+    json_object_set_new(o, "deadlines",
+                        json_pack("{s:f, s:f, s:f, s:I, s:I}", "block_time_s", s->block_time_s, "round_timeout_s",
+                                  s->round_timeout_s, "active_timeout_s", s->active_timeout_s, "round_timeout_blocks",
+                                  (json_int_t)c->round_timeout_blocks, "active_blocks", (json_int_t)c->active_blocks));
   /* the round structure (windows, evaluation rounds, pipelining, aggregation mode) */
   json_t *rs = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b}", "batches_per_epoch",
                          (json_int_t)c->batches_per_epoch, "window", (json_int_t)c->window, "eval_rows",
@@ -467,6 +472,45 @@ out:
   return rc;
 }
 
+int bbvfl_session_block_time(bbvfl_rpc *rpc, double *out, bbvfl_err *err) {
+  *out = 0;
+  uint64_t n;
+  if (bbvfl_rpc_block_number(rpc, &n, err) < 0) return -1;
+  if (n < 2) return 0;
+  uint64_t lo = n > 15 ? n - 15 : 0, k = n - lo + 1;
+  bbvfl_rpc_req reqs[16];
+  memset(reqs, 0, sizeof reqs);
+  for (uint64_t i = 0; i < k; i++) {
+    char b[24];
+    snprintf(b, sizeof b, "0x%llx", (unsigned long long)(lo + i));
+    reqs[i] = (bbvfl_rpc_req){"eth_getBlockByNumber", json_pack("[s,b]", b, 0), NULL, {0}};
+  }
+  int rc = bbvfl_rpc_batch(rpc, reqs, k, err);
+  uint64_t ts[16];
+  for (uint64_t i = 0; rc == 0 && i < k; i++) {
+    if (reqs[i].err.code) {
+      *err = reqs[i].err;
+      rc = -1;
+    } else if (bbvfl_rpc_parse_u64(json_object_get(reqs[i].result, "timestamp"), &ts[i], err) < 0) {
+      rc = -1;
+    }
+  }
+  bbvfl_rpc_batch_clear(reqs, k);
+  if (rc < 0) return -1;
+  for (uint64_t i = 1; i < k; i++)
+    if (ts[i] <= ts[i - 1]) return 0; /* blocks within one second: made per transaction */
+  *out = (double)(ts[k - 1] - ts[0]) / (double)(k - 1);
+  return 0;
+}
+
+uint64_t bbvfl_session_blocks_for(double seconds, double bt, uint64_t instant) {
+  if (!(bt > 0)) return instant;
+  double b = ceil(seconds / bt);
+  if (b < 8) b = 8;
+  if (b > 4294967295.0) b = 4294967295.0;
+  return (uint64_t)b;
+}
+
 int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err) {
   const bbvfl_offchain_cfg *t = &s->train;
   if (bbvfl_session_check_setup(s, err) < 0) return -1;
@@ -533,8 +577,14 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
     return bbvfl_fail(err, BBVFL_E_ARG, "reward pool overflows");
   c->commit_blocks = 1000;
   c->reveal_blocks = 1000;
-  c->active_blocks = active_blocks ? active_blocks : 100000;
-  c->round_timeout_blocks = timeout_blocks ? timeout_blocks : 100000;
+  if (!timeout_blocks || !active_blocks) {
+    if (bbvfl_session_block_time(rpc, &s->block_time_s, err) < 0) return bbvfl_wrap(err, "measuring the block time");
+    if (!(s->round_timeout_s > 0)) s->round_timeout_s = BBVFL_DEFAULT_ROUND_TIMEOUT_S;
+    if (!(s->active_timeout_s > 0)) s->active_timeout_s = BBVFL_DEFAULT_ACTIVE_TIMEOUT_S;
+  }
+  c->active_blocks = active_blocks ? active_blocks : bbvfl_session_blocks_for(s->active_timeout_s, s->block_time_s, 100000);
+  c->round_timeout_blocks =
+      timeout_blocks ? timeout_blocks : bbvfl_session_blocks_for(s->round_timeout_s, s->block_time_s, 100000);
   s->n_rows = ds->n;
   if (ds->nclasses > BBVFL_SESSION_MAX_CLASSES)
     return bbvfl_fail(err, BBVFL_E_ARG, "the label column has %d classes; a session takes at most %d", ds->nclasses,

@@ -43,16 +43,34 @@ typedef struct {
      them before any transaction); n_classes 0: a session file written before they were recorded */
   int n_classes;
   char classes[BBVFL_SESSION_MAX_CLASSES][64];
+  /* deadlines in seconds (the caller's, 0: not given) and the chain's block time measured at
+     deploy (0: blocks come with transactions, or too few blocks to tell); written to the session
+     file's "deadlines" object, informational (the contract counts blocks) */
+  double round_timeout_s, active_timeout_s, block_time_s;
 } bbvfl_session;
+
+/* Default deadlines in seconds, turned into blocks at deploy on a chain with a block time. */
+#define BBVFL_DEFAULT_ROUND_TIMEOUT_S 600.0
+#define BBVFL_DEFAULT_ACTIVE_TIMEOUT_S 600.0
+
+/* The chain's block time in seconds from the timestamps of its last (up to) 16 blocks: 0 when
+ * it cannot tell (fewer than 3 blocks) or when two consecutive blocks share a timestamp (blocks
+ * made per transaction, an automining devnet). */
+int bbvfl_session_block_time(bbvfl_rpc *rpc, double *out, bbvfl_err *err);
+
+/* Seconds -> blocks at block time bt (ceil, at least 8); bt 0 (no block time): `instant`. */
+uint64_t bbvfl_session_blocks_for(double seconds, double bt, uint64_t instant);
 
 /* Deploys the aggregator (which deploys its reward token) for the training setup in s->train and
  * the table ds, and fills the rest of *s (chain id, addresses, deploy block, contract
  * parameters: R = floor(N_train/B) minibatches per epoch in windows of s->train.window (clamped
  * to R; T = ceil(R/K) rounds), every test row evaluated each epoch in rounds of s->train.eval_rows_per_round
  * rows (0: one round), s->train.staleness, 1 token (1e18 units) per accepted
- * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks,
- * active and round timeout 100000 blocks (blocks advance only with transactions on an automining
- * devnet). s->rpc_url, label and data are the caller's. The caller may set s->cparams.masked
+ * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks;
+ * the active and round timeouts: s->cparams.active_blocks / round_timeout_blocks when set, else
+ * s->active_timeout_s / round_timeout_s (0: BBVFL_DEFAULT_*_S, 10 minutes) turned into blocks from
+ * the block time measured now (bbvfl_session_block_time), or 100000 blocks on a chain whose blocks
+ * come with transactions (an automining devnet: a stalled session makes no blocks there). s->rpc_url, label and data are the caller's. The caller may set s->cparams.masked
  * (masked mode, docs/MASKED.md), s->cparams.hashed (hashed aggregation) and s->cparams.round_timeout_blocks (0: 100000) before the call,
  * and, for model lr with the full batch (s->train.B 0), s->cparams.window: the training rows per round (0: as many as
  * one submission carries); every other contract parameter is derived. Model lr: P = K (1 for two classes, else the

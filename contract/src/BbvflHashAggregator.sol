@@ -12,8 +12,9 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   every value <= b (SWAR over calldata). The contract writes ONE storage word: for (the round's
 ///   ring slot, the client's index) the word (round + 1) << 192 | low 192 bits of keccak256(q)
 ///   (the tag says which round the word belongs to: a word of an older round in the same slot
-///   means "not submitted"); it emits Submitted(round, client, keccak256(q)) as the lane mode
-///   does. No lane words, no bitmap, no hot-word write: the sum is formed later, in memory, from
+///   means "not submitted"); it emits SubmittedPayload(round, client, q) (instead of the lane
+///   mode's Submitted(round, client, keccak256(q))): the payload is in the log, so anyone can
+///   aggregate from the logs however the participant submitted. No lane words, no bitmap, no hot-word write: the sum is formed later, in memory, from
 ///   the payloads themselves. (A steady-state submit: one cold read + one rewrite of that word,
 ///   the client's word, the hot word, the event, keccak and the range check.)
 /// - Pipelining. head = the oldest round that is not done (a TRAIN round is done when its
@@ -27,7 +28,7 @@ import {BbvflBase} from "./BbvflBase.sol";
 /// - aggregate(round, payloads): anyone may call it, the contract checks everything. round must
 ///   be head, not aggregated yet, and every current participant must have submitted to it
 ///   (RoundNotComplete). payloads = the bytes each participant submitted (the `q` of its
-///   submit transaction's calldata), one per participant, in client index order; each must
+///   SubmittedPayload event), one per participant, in client index order; each must
 ///   hash to the stored keccak256 (PayloadHashMismatch(index): wrong bytes or wrong order),
 ///   BadPayloadCount otherwise. The sum is formed in memory with the lane rules of the lane
 ///   mode (8-bit lanes when M*b < 256 in plain mode, else 16-bit; masked: 16-bit wrapping mod
@@ -64,6 +65,12 @@ contract BbvflHashAggregator is BbvflBase {
     uint256 private constant M192 = (1 << 192) - 1;
     uint256 private constant VOID = 1; // a voided submission word (tag 0, never a round's)
 
+    /// A submission to `round` by `client`: q is the payload exactly as submitted (its keccak256
+    /// is what the contract stored), so aggregate() can be called by anyone from the logs alone,
+    /// however the participant sent submit() (an EOA, an EIP-7702 delegate, a contract wallet,
+    /// a multicall). Emitted instead of Submitted (one log per submission).
+    event SubmittedPayload(uint64 indexed round, address indexed client, bytes q);
+
     constructor(Config memory c) BbvflBase(c, true) {}
 
     // ------------------------------------------------------------------ submission
@@ -90,12 +97,27 @@ contract BbvflHashAggregator is BbvflBase {
             old := sload(dk)
         }
         if (!(old >> 192 != uint256(round) + 1)) _revert(AlreadySubmitted.selector, round);
-        bytes32 d = _hash(q);
+        // q is copied once into free memory as the ABI encoding of the event's data (offset,
+        // length, q zero-padded): keccak256 reads it there and the log emits it from there.
+        bytes32 d;
+        uint256 f;
+        uint256 dl;
+        assembly ("memory-safe") {
+            f := mload(0x40)
+            let len := q.length
+            mstore(f, 0x20)
+            mstore(add(f, 0x20), len)
+            mstore(add(add(f, 0x40), and(len, not(31))), 0)
+            calldatacopy(add(f, 0x40), q.offset, len)
+            d := keccak256(add(f, 0x40), len)
+            dl := add(0x40, and(add(len, 31), not(31)))
+        }
         uint256 word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
+        bytes32 topic = SubmittedPayload.selector;
         assembly ("memory-safe") {
             sstore(dk, word)
+            log3(f, dl, topic, round, caller())
         }
-        emit Submitted(round, msg.sender, d);
     }
 
     /// r is open for submissions while head is `head` (r >= head given).

@@ -528,4 +528,114 @@ contract HashedTest is Base {
         BbvflHashAggregator agg = new BbvflHashAggregator(configH(5, false, 45, 5, 110, 110, 1, 1));
         assertTrue(address(agg).code.length < 24576 - 512, "less than 512 bytes of margin under EIP-170");
     }
+
+    // ------------------------------------------------------------ each check at each index and boundary
+    // (issue 27, deliverable 7: every test below fails when the one check it names is off)
+
+
+    /// submit emits SubmittedPayload(round, client, q) with q exactly (ABI encoding, zero padding
+    /// of a ragged tail) and no Submitted event; the stored word is keccak256 of that q.
+    function test_submit_emits_payload() public {
+        // 2 x 3 x 5 = 30 values (ragged: not a multiple of 32) and 2 x 3 x 20 = 120
+        uint32[2] memory ks = [uint32(5), uint32(20)];
+        for (uint256 t = 0; t < 2; t++) {
+            BbvflHashAggregator agg = start(configH(2, false, 20, ks[t], 0, 0, 1, 0));
+            bytes memory q = payload(agg, 1, 0);
+            vx.recordLogs();
+            vm.prank(clientAddr(1));
+            agg.submit(0, q);
+            VmExtra.Log[] memory logs = vx.getRecordedLogs();
+            assertEq(logs.length, 1, "one log per submission");
+            assertEq(logs[0].topics.length, 3, "round and client indexed");
+            assertEq(logs[0].topics[0], keccak256("SubmittedPayload(uint64,address,bytes)"), "topic0");
+            assertEq(uint256(logs[0].topics[1]), 0, "round");
+            assertEq(address(uint160(uint256(logs[0].topics[2]))), clientAddr(1), "client");
+            assertEq(logs[0].data, abi.encode(q), "data = abi.encode(q), padded with zeros");
+            // the logged bytes are what aggregate() accepts
+            submitAs(agg, 0, 0);
+            bytes[] memory ps = new bytes[](2);
+            ps[0] = payload(agg, 0, 0);
+            ps[1] = abi.decode(logs[0].data, (bytes));
+            agg.aggregate(0, ps);
+        }
+    }
+
+    /// M = 5: a payload changed at any position (first byte, last byte, one byte short, one byte
+    /// long, another client's bytes) is refused with PayloadHashMismatch(that position).
+    function test_payload_check_each_index() public {
+        BbvflHashAggregator agg = start(configH(5, false, 20, 20, 0, 0, 1, 0));
+        for (uint256 i = 0; i < 5; i++) submitAs(agg, i, 0);
+        for (uint256 i = 0; i < 5; i++) {
+            for (uint256 v = 0; v < 5; v++) {
+                bytes[] memory ps = payloads(agg, 0);
+                bytes memory p = ps[i];
+                if (v == 0) {
+                    p[0] = bytes1(uint8(p[0]) ^ 1);
+                } else if (v == 1) {
+                    p[p.length - 1] = bytes1(uint8(p[p.length - 1]) ^ 1);
+                } else if (v == 2) {
+                    bytes memory sh = new bytes(p.length - 1);
+                    for (uint256 j = 0; j < sh.length; j++) sh[j] = p[j];
+                    ps[i] = sh;
+                } else if (v == 3) {
+                    ps[i] = bytes.concat(p, hex"00");
+                } else {
+                    ps[i] = ps[(i + 1) % 5];
+                }
+                vm.expectRevert(abi.encodeWithSelector(BbvflBase.PayloadHashMismatch.selector, i));
+                agg.aggregate(0, ps);
+            }
+        }
+        aggregateAndCheck(agg, 0);
+    }
+
+    /// Staleness s (no EVAL rounds): head + s is accepted, head + s + 1 refused, for each s
+    /// below the ring.
+    function test_staleness_bound_each_s() public {
+        for (uint8 s = 0; s < 7; s++) {
+            BbvflHashAggregator agg = start(configH(1, false, 20, 1, 0, 0, 1, s));
+            for (uint64 r = 0; r <= s; r++) submitAs(agg, 0, r);
+            assertTrue(!isOpen(agg, uint64(s) + 1), "head + s + 1 refused");
+            finish(agg, 0);
+            assertTrue(isOpen(agg, uint64(s) + 1), "open once head moved");
+        }
+    }
+
+    /// A full ring, the staleness not binding: an epoch of 1 TRAIN + 7 EVAL rounds with s = 7, so
+    /// head + 8 (the next epoch's TRAIN round, 1 TRAIN round before it) is refused by the ring
+    /// alone; head + 7 is accepted; head + 8 opens when head moves.
+    function test_ring_full_staleness_not_binding() public {
+        BbvflHashAggregator agg = start(configH(1, false, 1, 1, 7, 1, 2, 7));
+        for (uint64 r = 0; r < 8; r++) submitAs(agg, 0, r);
+        assertTrue(!isOpen(agg, 8), "head + RING refused");
+        finish(agg, 0);
+        assertTrue(isOpen(agg, 8), "open once head moved");
+        for (uint64 r = 1; r < 9; r++) finish(agg, r);
+    }
+
+    /// The range check at every byte position (4 words, a ragged tail): b + 1 and 255 refused at
+    /// each position, b accepted everywhere; the same with b = 3.
+    function test_range_each_position() public {
+        uint8[2] memory lv = [uint8(16), uint8(3)];
+        for (uint256 t = 0; t < 2; t++) {
+            BbvflBase.Config memory k = configH(2, false, 20, 20, 0, 0, 1, 0);
+            k.levels = lv[t];
+            BbvflHashAggregator agg = start(k);
+            uint256 n = payload(agg, 0, 0).length;
+            assertEq(n, 120, "coords");
+            bytes memory q = new bytes(n);
+            for (uint256 j = 0; j < n; j++) q[j] = bytes1(lv[t]);
+            for (uint256 j = 0; j < n; j++) {
+                for (uint256 w = 0; w < 2; w++) {
+                    q[j] = bytes1(w == 0 ? lv[t] + 1 : 255);
+                    vm.prank(clientAddr(0));
+                    vm.expectRevert(abi.encodeWithSelector(BbvflBase.ValueAboveLevels.selector, uint256(lv[t])));
+                    agg.submit(0, q);
+                }
+                q[j] = bytes1(lv[t]);
+            }
+            vm.prank(clientAddr(0));
+            agg.submit(0, q);
+        }
+    }
 }

@@ -56,14 +56,19 @@ attempts = {}   # round -> list of (client index, lanes) of the attempt that com
 voided = []
 checked = 0
 sel = topic("submit(uint64,bytes)")[2:10]
-for l in c.logs("Submitted(uint64,address,bytes32)"):
+hashed = pp["hashed"] == 1
+# hashed mode: the submitted lanes are in the SubmittedPayload log; lane mode: in the calldata
+for l in c.logs("SubmittedPayload(uint64,address,bytes)" if hashed else "Submitted(uint64,address,bytes32)"):
     r = int(l["topics"][1], 16); i = index[addr(l["topics"][2])]
-    cd = c.calldata(l)
-    assert cd[:4].hex() == sel and word(cd[4:], 0) == r
-    y = dyn_bytes(cd[4:], 1)
+    if hashed:
+        y = dyn_bytes(data(l), 0)
+    else:
+        cd = c.calldata(l)
+        assert cd[:4].hex() == sel and word(cd[4:], 0) == r
+        y = dyn_bytes(cd[4:], 1)
+        assert keccak("0x" + y.hex()) == l["data"][:66], "dataHash"
     n = ncoords(r)
     assert len(y) == 2 * n
-    assert keccak("0x" + y.hex()) == l["data"][:66], "dataHash"
     q = q_of(i, r)
     plain = b"".join(v.to_bytes(2, "big") for v in q)
     assert y != plain, "round %d: client %d's submission equals its unmasked q" % (r, i)

@@ -6,7 +6,7 @@
 #  - the demo completes (five `bbvfl client` processes), its report says window = the epoch's 45
 #    minibatches, hashed aggregation, block time 1;
 #  - from the chain (the run's devnet resumed from RUN/devnet/state.json with `bbvfl devnet up`,
-#    stopped again by `bbvfl devnet down`): the blocks from the first Submitted to the last event of
+#    stopped again by `bbvfl devnet down`): the blocks from the first SubmittedPayload to the last event of
 #    epoch 3 (its RewardsPaid / SessionEnded), both counted, are at most 4 per epoch + 2 = 14;
 #  - `bbvfl audit` of that chain passes.
 # Runs under tests/with-devnet.sh (whose automining node it does not use), needs BBVFL_BIN.
@@ -51,7 +51,7 @@ def blk(l): return int(l["blockNumber"], 16)
 sel = topic("params()")[:10]
 pp = bbvfl_params.decode(bytes.fromhex(rpc("eth_call", [{"to": contract, "data": sel}, "latest"])[2:]))
 assert pp["hashed"] == 1 and pp["K"] == pp["R"] == 45 and pp["T"] == 1 and pp["V"] == 1 and pp["epochs"] == epochs, pp
-subs = logs("Submitted(uint64,address,bytes32)")
+subs = logs("SubmittedPayload(uint64,address,bytes)")  # hashed mode's submissions
 assert len(subs) == pp["M"] * pp["total"], (len(subs), pp["M"], pp["total"])
 first = min(blk(l) for l in subs)
 paid = {}

@@ -10,7 +10,7 @@
 # Checked:
 #  - every client exits 0; the victim logs "resuming at round" and that round 3 was "already
 #    submitted before the restart";
-#  - Submitted events: each client submitted each round exactly once (none twice, none lost);
+#  - SubmittedPayload events: each client submitted each round exactly once (none twice, none lost);
 #  - `bbvfl audit --session` passes;
 #  - a third run of the same session where the victim instead stops itself after 6 finished rounds
 #    (--exit-after-round 6: its checkpoint then names a window it already finished on chain) and
@@ -18,7 +18,7 @@
 #  - the same session replayed without the kill gives the same chain: the test fixes each client's
 #    election secret (state-dir/election-secret.hex, which the client takes when present) and the
 #    registration order, so a second deployment with the same seeds has the same session seed S; its
-#    run, uninterrupted, must post bit-identical submissions (every Submitted dataHash per round and
+#    run, uninterrupted, must post bit-identical submissions (every SubmittedPayload q per round and
 #    client) and the same per-epoch AUROC (MetricsPosted and the active client's summary) as the run
 #    with the kill and the run with the stop. (`bbvfl train --offchain` cannot be given the chain's S, so the replay is on
 #    chain; `bbvfl demo --compare` shows elsewhere that an uninterrupted on-chain run equals the
@@ -111,10 +111,10 @@ def run(name):
     pp = c.params()
     assert pp["hashed"] == 1 and pp["K"] == 5 and pp["staleness"] == 1 and pp["M"] == 3, pp
     subs = {}
-    for l in logs("Submitted(uint64,address,bytes32)"):
+    for l in logs("SubmittedPayload(uint64,address,bytes)"):  # hashed mode: q in the log
         k = (int(l["topics"][1], 16), addr(l["topics"][2]))
         assert k not in subs, "%s: client %s submitted round %d twice" % (name, k[1], k[0])
-        subs[k] = l["data"][:66]
+        subs[k] = l["data"]
     want = {(r, a) for r in range(pp["total"]) for a in addrs}
     assert set(subs) == want, "%s: missing submissions %s" % (name, sorted(want - set(subs))[:5])
     el = logs("Elected(bytes32,address,uint64,uint8,uint8)")

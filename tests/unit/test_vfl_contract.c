@@ -406,6 +406,27 @@ static void test_event_decoders(void **state) {
   bbvfl_cev_clear(&ev);
   json_decref(log);
 
+  /* SubmittedPayload(uint64 indexed, address indexed, bytes): q, and word = keccak256(q) */
+  uint8_t q[35];
+  for (size_t i = 0; i < sizeof q; i++) q[i] = (uint8_t)(i * 7 + 1);
+  bbvfl_abi_builder_init(&b, NULL);
+  bbvfl_abi_put_bytes(&b, q, sizeof q);
+  assert_int_equal(bbvfl_abi_builder_finish(&b, &data, &dlen, &err), 0);
+  log = mk_log("SubmittedPayload(uint64,address,bytes)", (const uint8_t(*)[32])topics, 2, data, dlen);
+  free(data);
+  assert_int_equal(bbvfl_cev_decode(log, &ev, &err), 1);
+  assert_int_equal(ev.kind, BBVFL_EV_SUBMITTED_PAYLOAD);
+  assert_int_equal(ev.round, 5);
+  assert_memory_equal(ev.client, who, 20);
+  assert_int_equal(ev.data_len, sizeof q);
+  assert_memory_equal(ev.data, q, sizeof q);
+  bbvfl_keccak256(q, sizeof q, h);
+  assert_memory_equal(ev.word, h, 32);
+  assert_int_equal(bbvfl_cev_submission(1), BBVFL_EV_SUBMITTED_PAYLOAD);
+  assert_int_equal(bbvfl_cev_submission(0), BBVFL_EV_SUBMITTED);
+  bbvfl_cev_clear(&ev);
+  json_decref(log);
+
   /* GradientPosted(uint64 indexed, address indexed, bytes, bytes) */
   bbvfl_abi_builder_init(&b, NULL);
   uint8_t g[8] = {1, 2, 3, 4, 5, 6, 7, 8}, pp[4] = {0xaa, 0xbb, 0xcc, 0xdd};
