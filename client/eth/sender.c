@@ -888,6 +888,7 @@ int bbvfl_sender_confirm(bbvfl_sender *s, bbvfl_receipt *rc, unsigned confirmati
       }
       if (k == 1 && now.has_block_hash) {
         /* mined again elsewhere (a reorg): confirm that one */
+        note_receipt(s, t && slot_of(s, nonce) == t ? t : NULL, &now);
         bbvfl_receipt_clear(rc);
         *rc = now;
         if (rc->status == 0)
