@@ -217,6 +217,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     goto out;
   }
   bbvfl_aggc_init(&c.agg, c.rpc, s->contract);
+  c.agg.depth = cfg->confirmations; /* act on events only once they are this deep (a reorg no deeper keeps them) */
   if (bbvfl_aggc_params(&c.agg, &c.cp, err) < 0) {
     bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
     goto out;
