@@ -496,7 +496,7 @@ int cmd_demo(int argc, char **argv) {
             bbvfl_u256_to_u64(&q, &whole);
             base_gwei = (double)whole + (double)rem / 1e9;
             int above = base_gwei > max_fee_gwei;
-            if (above != fee_above && !quiet)
+            if (above != fee_above) /* said even with --json: the clients are held up */
               fprintf(stderr, "%sbase fee %.3f gwei %s --max-fee-gwei %g%s\n", tty ? "\n" : "", base_gwei,
                       above ? "is above" : "is back within", max_fee_gwei,
                       above ? ": the clients wait for it to fall" : ": the clients go on");
