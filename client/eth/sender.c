@@ -237,7 +237,19 @@ static int fetch_fees(bbvfl_sender *s, int force, bbvfl_err *err) {
   int rc = -1;
   bbvfl_u256 base, tip = bbvfl_u256_from_u64(ONE_GWEI);
   json_t *bf = q[0].err.code == BBVFL_OK ? json_object_get(q[0].result, "baseFeePerGas") : NULL;
-  if (!json_is_array(bf) || json_array_size(bf) == 0) {
+  int no_market = !json_is_array(bf) || json_array_size(bf) == 0;
+  if (!no_market) {
+    /* a zero base fee: a fee market at zero (anvil --base-fee 0), or none (a pre-London chain, whose
+       blocks have no baseFeePerGas: nodes answer eth_feeHistory with zeros there); the block says */
+    const char *z = json_string_value(json_array_get(bf, json_array_size(bf) - 1));
+    json_t *blk = NULL;
+    if (z && bbvfl_u256_from_string(z, &base, NULL) == 0 && bbvfl_u256_is_zero(&base) &&
+        bbvfl_rpc_get_block(s->rpc, "latest", 0, &blk, NULL) == 0) {
+      no_market = json_object_get(blk, "baseFeePerGas") == NULL;
+      json_decref(blk);
+    }
+  }
+  if (no_market) {
     /* no EIP-1559 fee market (no base fee in the node's blocks): legacy transactions */
     if (bbvfl_rpc_gas_price(s->rpc, &s->gas_price, err) != 0) {
       bbvfl_wrap(err, "reading fees (the node reports no base fee: %s)",

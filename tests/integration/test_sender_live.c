@@ -21,6 +21,7 @@
 #include "test_skip.h"
 
 #include "common/fsutil.h"
+#include "devnet/devnet.h"
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
@@ -124,12 +125,15 @@ static void test_several_lost_all_resent(void **state) {
   anvil(FX.rpc, "anvil_dropAllTransactions", NULL);
   assert_int_equal(pool_pending(FX.rpc), 0); /* the node really lost all four */
   anvil(FX.rpc, "evm_setIntervalMining", json_pack("[i]", 1));
+  uint64_t blk0 = 0;
   for (int i = 0; i < N; i++) {
     bbvfl_receipt rc;
     int st = bbvfl_sender_wait_tracked(s, &p[i], 20, &rc, &err);
     if (st != 0) restore_mining();
     devnet_check(st, &err);
     assert_int_equal(rc.status, 1);
+    if (i == 0) blk0 = rc.block_number;
+    assert_int_equal(rc.block_number, blk0); /* all handed in again at once: one block */
     assert_int_equal(tx_nonce(rc.hash), n0 + (uint64_t)i); /* the same transaction, its own nonce */
     bbvfl_receipt_clear(&rc);
     bbvfl_pending_clear(&p[i]);
@@ -330,7 +334,7 @@ static void test_reorg_resends_and_confirms(void **state) {
   restore_mining();
   devnet_check(st, &err);
   assert_true(sn.n[BBVFL_SENDER_VANISHED] >= 3);
-  assert_true(rc[2].block_number > h - 2 && after >= rc[2].block_number + 2);
+  assert_true(rc[2].block_number > h && after >= rc[2].block_number + 2); /* the receipt of its new block */
   devnet_check(bbvfl_rpc_nonce(FX.rpc, k.addr, "latest", &latest, &err), &err);
   assert_int_equal(latest, n0 + 3); /* all three mined again */
   uint64_t gas;
@@ -344,6 +348,40 @@ static void test_reorg_resends_and_confirms(void **state) {
   bbvfl_key_wipe(&k);
 }
 
+/* A node without a fee market (anvil --hardfork berlin: no base fee in its blocks, eth_feeHistory
+ * answers zeros): the sender asked for EIP-1559 sends a legacy transaction at the gas price. */
+static void test_legacy_without_base_fee(void **state) {
+  (void)state;
+  char dir[] = "/tmp/bbvfl-legacy-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  bbvfl_devnet_opts o = {.dir = dir, .hardfork = "berlin"};
+  bbvfl_devnet d;
+  bbvfl_err err = {0};
+  devnet_check(bbvfl_devnet_up(&o, &d, &err), &err);
+  bbvfl_rpc *r = bbvfl_rpc_new(d.rpc_url, NULL, &err);
+  bbvfl_sender *s = r ? bbvfl_sender_new(r, &FX.dev, 0, &err) : NULL;
+  bbvfl_receipt rc;
+  memset(&rc, 0, sizeof rc);
+  bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  int st = s ? bbvfl_sender_transact(s, FX.dev.addr, &one, NULL, 0, 21000, 30, &rc, &err) : -1;
+  json_t *tx = NULL;
+  int known = st == 0 ? bbvfl_rpc_get_tx(r, rc.hash, &tx, &err) : -1;
+  const char *type = json_string_value(json_object_get(tx, "type"));
+  char t[8];
+  snprintf(t, sizeof t, "%s", type ? type : "?");
+  json_decref(tx);
+  bbvfl_receipt_clear(&rc);
+  bbvfl_sender_free(s);
+  bbvfl_rpc_free(r);
+  bbvfl_devnet_down(dir, 10, NULL);
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+  devnet_check(st, &err);
+  assert_int_equal(known, 1);
+  assert_string_equal(t, "0x0"); /* legacy */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_several_lost_all_resent),
@@ -351,6 +389,7 @@ int main(void) {
       cmocka_unit_test(test_held_fee_replaces),
       cmocka_unit_test(test_cap_waits_and_resumes),
       cmocka_unit_test(test_reorg_resends_and_confirms),
+      cmocka_unit_test(test_legacy_without_base_fee),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
