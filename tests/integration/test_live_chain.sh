@@ -6,8 +6,11 @@
 #  1. reorgs of depth 1, 2 and 3 (anvil does not put the removed transactions back in its pool)
 #     with --confirmations 3: the clients re-send what vanished (their logs say so), payouts are
 #     confirmed 3 blocks deep;
-#  2. the base fee at 100 gwei for 3 blocks, no cap: the session goes on through it;
-#  3. the same spike with --max-fee-gwei 50: the demo says the base fee is above the cap and back
+#  2. a reorg of depth 1 without --confirmations: clients that acted on events the reorg took out
+#     see their next submission revert RoundNotOpen, wait for the round to open again (the active
+#     client re-sends what vanished) and submit the same q again;
+#  3. the base fee at 100 gwei for 3 blocks, no cap: the session goes on through it;
+#  4. the same spike with --max-fee-gwei 50: the demo says the base fee is above the cap and back
 #     within it, a client says it waits, and the session resumes and finishes.
 # Runs under tests/with-devnet.sh, needs BBVFL_BIN and BBVFL_CAST.
 set -euo pipefail
@@ -49,6 +52,9 @@ demo reorg reorg 1 2 3 -- --confirmations 3
 grep -q "had a receipt but the chain no longer has it" "$work"/reorg/clients/*/client.log || fail "reorg: no client saw a vanished transaction"
 grep -q "sent the same bytes again" "$work"/reorg/clients/*/client.log || fail "reorg: no client re-sent a transaction"
 grep -q "payRewards(): 3 confirmations" "$work"/reorg/clients/*/client.log || fail "reorg: payouts not confirmed"
+
+demo reorg1 reorg 1 --
+grep -q "submitted again after the reorg" "$work"/reorg1/clients/*/client.log || fail "reorg1: no client submitted again"
 
 demo spike spike 100000000000 3 --
 demo capped spike 100000000000 3 -- --max-fee-gwei 50
