@@ -340,6 +340,10 @@ int cmd_demo(int argc, char **argv) {
   snd = bbvfl_sender_new(rpc, &fk, 0, &err);
   if (!snd) goto fail;
   bbvfl_sender_set_sync(snd, 1);
+  if (max_fee_gwei > 0) { /* the deployment and the funding keep to the cap too */
+    bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(max_fee_gwei * 1e9 + 0.5));
+    bbvfl_sender_set_max_fee(snd, &cap);
+  }
   if (bbvfl_session_deploy(rpc, snd, &ds, &s, &err) < 0) goto fail;
   deployed = 1;
   char session_path[1300];

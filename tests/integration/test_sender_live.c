@@ -348,6 +348,39 @@ static void test_reorg_resends_and_confirms(void **state) {
   bbvfl_key_wipe(&k);
 }
 
+/* A stall names its cause: with mining off, a transaction in the pool is "not included" (its
+ * nonce, fees against the base fee); after 10 s without a block, "no new block". */
+static void test_stall_names_cause(void **state) {
+  (void)state;
+  bbvfl_key k;
+  bbvfl_sender *s = devnet_new_client(&FX, 1, &k);
+  bbvfl_err err = {0};
+  anvil(FX.rpc, "evm_setAutomine", json_pack("[b]", 0));
+  bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  bbvfl_pending p;
+  devnet_check(bbvfl_sender_send_tracked(s, FX.dev.addr, &one, NULL, 0, 21000, &p, &err), &err);
+  bbvfl_receipt rc;
+  int st1 = bbvfl_sender_wait_tracked(s, &p, 1, &rc, &err);
+  bbvfl_err e1 = err;
+  bbvfl_receipt_clear(&rc);
+  memset(&err, 0, sizeof err);
+  int st2 = bbvfl_sender_wait_tracked(s, &p, 11, &rc, &err);
+  bbvfl_receipt_clear(&rc);
+  restore_mining();
+  anvil(FX.rpc, "evm_mine", NULL);
+  assert_int_equal(st1, -1);
+  assert_int_equal(e1.code, BBVFL_E_TIMEOUT);
+  if (!strstr(e1.msg, "not included")) fail_msg("no cause named: %s", e1.msg);
+  assert_int_equal(st2, -1);
+  assert_int_equal(err.code, BBVFL_E_TIMEOUT);
+  if (!strstr(err.msg, "no new block for")) fail_msg("no cause named: %s", err.msg);
+  devnet_check(bbvfl_sender_wait_tracked(s, &p, 10, &rc, &err), &err); /* mined once blocks come */
+  bbvfl_receipt_clear(&rc);
+  bbvfl_pending_clear(&p);
+  bbvfl_sender_free(s);
+  bbvfl_key_wipe(&k);
+}
+
 /* A node without a fee market (anvil --hardfork berlin: no base fee in its blocks, eth_feeHistory
  * answers zeros): the sender asked for EIP-1559 sends a legacy transaction at the gas price. */
 static void test_legacy_without_base_fee(void **state) {
@@ -390,6 +423,7 @@ int main(void) {
       cmocka_unit_test(test_cap_waits_and_resumes),
       cmocka_unit_test(test_reorg_resends_and_confirms),
       cmocka_unit_test(test_legacy_without_base_fee),
+      cmocka_unit_test(test_stall_names_cause),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }
