@@ -4,8 +4,9 @@
 # `bbvfl demo --rpc` with a window of a whole epoch, hashed aggregation and --compare, and must
 # finish with its AUROC equal to its same-seed off-chain replay (auroc_gap 0) and fees reported:
 #  1. reorgs of depth 1, 2 and 3 (anvil does not put the removed transactions back in its pool)
-#     with --confirmations 3: the clients re-send what vanished (their logs say so), payouts are
-#     confirmed 3 blocks deep;
+#     with --confirmations 3: the clients re-send what vanished (their logs say so), none acted on
+#     an event a reorg took out (no submission had to be sent again), payouts are confirmed 3
+#     blocks deep;
 #  2. a reorg of depth 1 without --confirmations: clients that acted on events the reorg took out
 #     see their next submission revert RoundNotOpen, wait for the round to open again (the active
 #     client re-sends what vanished) and submit the same q again;
@@ -52,6 +53,8 @@ demo reorg reorg 1 2 3 -- --confirmations 3
 grep -q "had a receipt but the chain no longer has it" "$work"/reorg/clients/*/client.log || fail "reorg: no client saw a vanished transaction"
 grep -q "sent the same bytes again" "$work"/reorg/clients/*/client.log || fail "reorg: no client re-sent a transaction"
 grep -q "payRewards(): 3 confirmations" "$work"/reorg/clients/*/client.log || fail "reorg: payouts not confirmed"
+# acting only on events 3 blocks deep, no client built on an event the reorgs took out
+! grep -q "submitted again after the reorg" "$work"/reorg/clients/*/client.log || fail "reorg: a client acted on an event a reorg took out"
 
 demo reorg1 reorg 1 --
 grep -q "submitted again after the reorg" "$work"/reorg1/clients/*/client.log || fail "reorg1: no client submitted again"
