@@ -18,7 +18,8 @@ int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
   int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0, pause_after = 0, via_self = 0;
-  double timeout = 120, takeover = 30, node_down = 120, rate_wait = 60;
+  double timeout = 120, takeover = 30, node_down = 120, rate_wait = 60, max_fee = 0;
+  int confirmations = 0, reprice = 3;
   uint64_t max_log_range = 0;
   bbvfl_key_source ksrc = {0};
   const cli_opt opts[] = {
@@ -59,6 +60,14 @@ int cmd_client(int argc, char **argv) {
       {"submit-via-self", OPT_FLAG, &via_self, NULL,
        "hashed mode: send each submit as execute(aggregator, calldata) to this key's own address (an EIP-7702 "
        "delegated account or a smart account with that function)"},
+      {"max-fee-gwei", OPT_DBL, &max_fee, "X",
+       "sign a max fee per gas of at most X gwei; while the base fee is above it send nothing, say so and wait "
+       "(default: no cap)"},
+      {"reprice-blocks", OPT_INT, &reprice, "N",
+       "replace a transaction unmined after N blocks: same nonce, tip and max fee raised 12.5 % at least (default 3; "
+       "0: never)"},
+      {"confirmations", OPT_INT, &confirmations, "N",
+       "payouts (payRewards) wait N blocks on top of their receipt's block and re-check it (default 0)"},
       {"exit-after-round", OPT_INT, &exit_after, "N", "testing: stop after N rounds, as if killed"},
       {"pause-after-submit", OPT_INT, &pause_after, "N", "testing: freeze (SIGSTOP) right after submitting the N-th round"},
       {"json", OPT_FLAG, &as_json, NULL, "print the summary as one JSON object"},
@@ -95,6 +104,14 @@ int cmd_client(int argc, char **argv) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout must be > 0");
     return cli_report(&err);
   }
+  if (!(max_fee >= 0 && max_fee <= 1e9)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--max-fee-gwei must be a fee in gwei, 0 (no cap) up to 1e9, got %g", max_fee);
+    return cli_report(&err);
+  }
+  if (confirmations < 0 || confirmations > 1000 || reprice < 0 || reprice > 1000) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--confirmations and --reprice-blocks take 0..1000 blocks");
+    return cli_report(&err);
+  }
   bbvfl_session s;
   if (bbvfl_session_load(session, &s, &err) < 0) return cli_report(&err);
   if (contract && bbvfl_session_check_contract(&s, contract, &err) < 0) return cli_report(&err);
@@ -125,6 +142,9 @@ int cmd_client(int argc, char **argv) {
     return cli_report(&err);
   }
   cfg.exit_after_round = exit_after;
+  cfg.max_fee_gwei = max_fee;
+  cfg.confirmations = (unsigned)confirmations;
+  cfg.reprice_blocks = reprice > 0 ? reprice : -1;
   cfg.pause_after_submit = pause_after;
   if (exit_after < 0 || pause_after < 0) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--exit-after-round and --pause-after-submit take a round count >= 1");

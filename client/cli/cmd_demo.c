@@ -190,7 +190,8 @@ int cmd_demo(int argc, char **argv) {
   const char *rpc_url = NULL, *funder = NULL, *out = NULL, *partition = NULL;
   int as_json = 0, compare = 0, full_history = 0, masked = 0;
   uint64_t timeout_blocks = 0;
-  double round_timeout = 60, block_time = 0, active_timeout = 0;
+  double round_timeout = 60, block_time = 0, active_timeout = 0, max_fee_gwei = 0;
+  int confirmations = 0;
   cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + KEYSTORE_NOPTS + 16];
   size_t no = session_flags_opts(&f, opts);
   opts[no++] = (cli_opt){"partition", OPT_STR, &partition, "SPEC", "columns per client, e.g. 0-5/6-11/... (default: even split)"};
@@ -211,6 +212,11 @@ int cmd_demo(int argc, char **argv) {
   opts[no++] = (cli_opt){"active-timeout", OPT_DBL, &active_timeout, "SECONDS",
                          "seconds the active client has before anyone may call reelect(), turned into blocks from "
                          "the chain's block time (default 600; blocks made per transaction: 100000 blocks)"};
+  opts[no++] = (cli_opt){"max-fee-gwei", OPT_DBL, &max_fee_gwei, "X",
+                         "clients sign a max fee per gas of at most X gwei; while the base fee is above it they send "
+                         "nothing and wait (the progress line shows the base fee) (default: no cap)"};
+  opts[no++] = (cli_opt){"confirmations", OPT_INT, &confirmations, "N",
+                         "payouts (payRewards) wait N blocks on top of their receipt's block, re-checked (default 0)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object as the last line"};
   cli_spec spec = {"bbvfl demo", "on-chain DP-BBVFL end to end on this machine", "[OPTIONS]",
                    "Starts a devnet (unless --rpc), deploys token and aggregator, creates and funds M\n"
@@ -228,6 +234,14 @@ int cmd_demo(int argc, char **argv) {
   }
   if (!(active_timeout >= 0 && active_timeout <= 1e8)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--active-timeout must be in 0..1e8 seconds");
+    return cli_report(&err);
+  }
+  if (!(max_fee_gwei >= 0 && max_fee_gwei <= 1e9)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--max-fee-gwei must be a fee in gwei, 0 (no cap) up to 1e9, got %g", max_fee_gwei);
+    return cli_report(&err);
+  }
+  if (confirmations < 0 || confirmations > 1000) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--confirmations must be 0..1000 blocks, got %d", confirmations);
     return cli_report(&err);
   }
   if (!(block_time >= 0 && block_time <= 3600)) {
@@ -337,6 +351,10 @@ int cmd_demo(int argc, char **argv) {
   snd = bbvfl_sender_new(rpc, &fk, 0, &err);
   if (!snd) goto fail;
   bbvfl_sender_set_sync(snd, 1);
+  if (max_fee_gwei > 0) { /* the deployment and the funding keep to the cap too */
+    bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(max_fee_gwei * 1e9 + 0.5));
+    bbvfl_sender_set_max_fee(snd, &cap);
+  }
   if (bbvfl_session_deploy(rpc, snd, &ds, &s, &err) < 0) goto fail;
   deployed = 1;
   char session_path[1300];
@@ -381,8 +399,10 @@ int cmd_demo(int argc, char **argv) {
   /* the clients */
   char seedbuf[32];
   snprintf(seedbuf, sizeof seedbuf, "%" PRIu64, s.train.seed);
-  char timeout_s[32];
+  char timeout_s[32], maxfee_s[32], confirm_s[16];
   snprintf(timeout_s, sizeof timeout_s, "%g", round_timeout);
+  snprintf(maxfee_s, sizeof maxfee_s, "%.9g", max_fee_gwei);
+  snprintf(confirm_s, sizeof confirm_s, "%d", confirmations);
   t_train0 = bbvfl_now();
   for (int m = 0; m < M; m++) {
     snprintf(ch[m].dir, sizeof ch[m].dir, "%s/clients/%d", run, m);
@@ -421,6 +441,14 @@ int cmd_demo(int argc, char **argv) {
       args[a++] = "--label";
       args[a++] = (char *)f.tc.label;
     }
+    if (max_fee_gwei > 0) {
+      args[a++] = "--max-fee-gwei";
+      args[a++] = maxfee_s;
+    }
+    if (confirmations > 0) {
+      args[a++] = "--confirmations";
+      args[a++] = confirm_s;
+    }
     args[a] = NULL;
     ch[m].pid = spawn_client(args, logp);
     if (ch[m].pid < 0) {
@@ -441,6 +469,8 @@ int cmd_demo(int argc, char **argv) {
     uint64_t total = bbvfl_cconfig_total(&s.cparams); /* curvature rounds (LR's sqn) included */
     double last_print = 0;
     int last_epoch_printed = 0;
+    int fee_above = 0; /* --max-fee-gwei: the base fee was above it at the last look */
+    double base_gwei = 0;
     for (;;) {
       int left = 0;
       for (int m = 0; m < nch; m++) {
@@ -473,6 +503,21 @@ int cmd_demo(int argc, char **argv) {
         bbvfl_aggc_current_round(&w.agg, &round, NULL);
         watch_metrics(&w);
         if (tty) watch_gas(&w);
+        if (max_fee_gwei > 0) {
+          bbvfl_u256 bf, tip;
+          if (bbvfl_rpc_fee_history(rpc, 1, 50, &bf, &tip, NULL) == 0) {
+            bbvfl_u256 q;
+            uint64_t rem = bbvfl_u256_divmod_u64(&q, &bf, 1000000000ULL), whole = 0;
+            bbvfl_u256_to_u64(&q, &whole);
+            base_gwei = (double)whole + (double)rem / 1e9;
+            int above = base_gwei > max_fee_gwei;
+            if (above != fee_above) /* said even with --json: the clients are held up */
+              fprintf(stderr, "%sbase fee %.3f gwei %s --max-fee-gwei %g%s\n", tty ? "\n" : "", base_gwei,
+                      above ? "is above" : "is back within", max_fee_gwei,
+                      above ? ": the clients wait for it to fall" : ": the clients go on");
+            fee_above = above;
+          }
+        }
         double el = now - t_train0;
         char eta[32];
         fmt_eta(round ? el / (double)round * (double)(total - round) : -1, eta, sizeof eta);
@@ -481,6 +526,7 @@ int cmd_demo(int argc, char **argv) {
           uint64_t ep = bbvfl_cconfig_round(&s.cparams, round < total ? round : total - 1, &rl, NULL) == 0 ? rl.epoch : 0;
           fprintf(stderr, "\rround %" PRIu64 "/%" PRIu64 "  epoch %" PRIu64 "/%u  loss %.4f  AUROC %.4f  gas %.1fM  ETA %s   ",
                   round, total, ep + 1, s.cparams.epochs, w.loss, w.auroc, w.gas / 1e6, eta);
+          if (max_fee_gwei > 0) fprintf(stderr, "base fee %.3f gwei%s   ", base_gwei, fee_above ? " (above the cap: waiting)" : "");
           fflush(stderr);
         } else if (!quiet && w.epochs_done > last_epoch_printed) {
           last_epoch_printed = w.epochs_done;
@@ -496,7 +542,8 @@ int cmd_demo(int argc, char **argv) {
     /* the report */
     json_t *sums[MAX_CLIENTS];
     const json_t *act = NULL;
-    uint64_t gas_submit = 0, gas_other = 0, gas_aggregate = 0, gas_gradient = 0;
+    uint64_t gas_submit = 0, gas_other = 0, gas_aggregate = 0, gas_gradient = 0, fee_gas = 0;
+    bbvfl_u256 fee_wei = bbvfl_u256_from_u64(0);
     json_t *clients = json_array();
     for (int m = 0; m < M; m++) {
       snprintf(path, sizeof path, "%s/summary.json", ch[m].dir);
@@ -512,6 +559,13 @@ int cmd_demo(int argc, char **argv) {
       gas_other += (uint64_t)jnum(sums[m], "gas_other");
       gas_aggregate += (uint64_t)jnum(sums[m], "gas_aggregate");
       gas_gradient += (uint64_t)jnum(sums[m], "gas_gradient");
+      {
+        const json_t *fe = json_object_get(sums[m], "fees");
+        bbvfl_u256 x;
+        fee_gas += (uint64_t)json_integer_value(json_object_get(fe, "gas_used"));
+        const char *ws = json_string_value(json_object_get(fe, "eth_paid_wei"));
+        if (ws && bbvfl_u256_from_string(ws, &x, NULL) == 0) bbvfl_u256_add(&fee_wei, &fee_wei, &x);
+      }
       char a[43];
       bbvfl_addr_checksum(ch[m].addr, a);
       json_t *c = json_deep_copy(sums[m]);
@@ -682,6 +736,13 @@ int cmd_demo(int argc, char **argv) {
     bbvfl_hex_encode(S, 32, Shex);
     json_object_set_new(report, "session_seed", json_string(Shex));
     json_object_set_new(report, "client_summaries", clients);
+    char fee_dec[80];
+    bbvfl_u256_to_dec(&fee_wei, fee_dec);
+    /* what the clients' mined transactions paid, summed (each client's own: client_summaries[].fees) */
+    json_object_set_new(report, "fees", json_pack("{s:I, s:s, s:f}", "gas_used", (json_int_t)fee_gas, "eth_paid_wei", fee_dec,
+                                                  "eth_paid", strtod(fee_dec, NULL) / 1e18));
+    json_object_set_new(report, "max_fee_gwei", max_fee_gwei > 0 ? json_real(max_fee_gwei) : json_null());
+    json_object_set_new(report, "confirmations", json_integer(confirmations));
     json_object_set_new(report, "run_dir", json_string(run));
     double offchain_agg = ores.agg_train_s_per_epoch;
     bbvfl_offchain_result_free(&ores);
@@ -710,6 +771,11 @@ int cmd_demo(int argc, char **argv) {
              "blocks per epoch\n",
              total_rounds, curv_total, gas_per_round, s.cparams.hashed ? " and aggregate()" : "", blocks_per_epoch);
       printf("  wall                  %.1f s (training %.1f s)\n", bbvfl_now() - t_start, t_train1 - t_train0);
+      {
+        const json_t *fe = json_object_get(report, "fees");
+        printf("  fees                  %.6g ETH for %" PRIu64 " gas (the clients' receipts; per client in report.json)\n",
+               jnum(fe, "eth_paid"), (uint64_t)jnum(fe, "gas_used"));
+      }
       printf("  rewards (tokens)\n");
       const char *k;
       json_t *v;

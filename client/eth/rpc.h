@@ -146,6 +146,8 @@ typedef struct {
   int has_contract;
   uint8_t contract[20];
   uint8_t hash[32];
+  int has_block_hash;
+  uint8_t block_hash[32]; /* the block it was mined in (a reorg changes it: bbvfl_sender_confirm) */
   json_t *logs; /* owned: free with bbvfl_receipt_clear */
 } bbvfl_receipt;
 void bbvfl_receipt_clear(bbvfl_receipt *rc);

@@ -385,6 +385,11 @@ int bbvfl_rpc_parse_receipt(const json_t *obj, bbvfl_receipt *out, bbvfl_err *er
   if (parse_fixed(json_object_get(obj, "transactionHash"), out->hash, 32,
                   "receipt transactionHash", err) != 0)
     return -1;
+  const json_t *bh = json_object_get(obj, "blockHash");
+  if (bh && !json_is_null(bh)) {
+    if (parse_fixed(bh, out->block_hash, 32, "receipt blockHash", err) != 0) return -1;
+    out->has_block_hash = 1;
+  }
   const json_t *ca = json_object_get(obj, "contractAddress");
   if (ca && !json_is_null(ca)) {
     if (parse_fixed(ca, out->contract, 20, "receipt contractAddress", err) != 0) return -1;

@@ -477,6 +477,7 @@ int bbvfl_cdec_sum(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint3
 void bbvfl_aggc_init(bbvfl_aggc *a, bbvfl_rpc *rpc, const uint8_t address[20]) {
   a->rpc = rpc;
   memcpy(a->address, address, 20);
+  a->depth = 0;
 }
 
 /* eth_call of a view with a prepared calldata on `to`. */

@@ -292,6 +292,8 @@ void bbvfl_cev_filter_index(bbvfl_log_filter *f, uint64_t v);
 typedef struct {
   bbvfl_rpc *rpc;        /* borrowed */
   uint8_t address[20];   /* the aggregator */
+  unsigned depth;        /* bbvfl_aggc_logs reads events only up to the head minus depth blocks: a
+                            reorg no deeper than that never takes an event read out (0: to latest) */
 } bbvfl_aggc;
 
 void bbvfl_aggc_init(bbvfl_aggc *a, bbvfl_rpc *rpc, const uint8_t address[20]);

@@ -316,6 +316,17 @@ int bbvfl_aggc_filter(const bbvfl_aggc *a, bbvfl_cev_kind kind, const uint8_t *t
 int bbvfl_aggc_logs(bbvfl_aggc *a, bbvfl_cev_kind kind, const uint8_t *topic1, uint64_t from_block,
                     uint64_t to_block, json_t **logs, bbvfl_err *err) {
   *logs = NULL;
+  if (a->depth) {
+    /* only blocks at least `depth` deep: head - depth at most */
+    uint64_t head;
+    if (bbvfl_rpc_block_number(a->rpc, &head, err) < 0) return bbvfl_wrap(err, "eth_getLogs %s", EV[kind].sig);
+    uint64_t deep = head >= a->depth ? head - a->depth : 0;
+    if (head < a->depth || from_block > deep) {
+      *logs = json_array();
+      return *logs ? 0 : bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    }
+    if (to_block == BBVFL_BLOCK_LATEST || to_block > deep) to_block = deep;
+  }
   bbvfl_log_filter f;
   if (bbvfl_aggc_filter(a, kind, topic1, from_block, to_block, &f, err) < 0) return -1;
   if (bbvfl_rpc_get_logs(a->rpc, &f, logs, err) < 0) return bbvfl_wrap(err, "eth_getLogs %s", EV[kind].sig);

@@ -81,6 +81,11 @@ static void oc_cl_free(cl *c) {
   if (c->have_head) bbvfl_vhead_free(&c->head);
   if (c->have_sched) bbvfl_schedule_free(&c->sched);
   if (c->have_data) bbvfl_vfl_data_free(&c->data);
+  if (c->snd && c->res) {
+    bbvfl_u256 wei;
+    bbvfl_sender_fees(c->snd, &c->res->fee_gas, &wei);
+    bbvfl_u256_to_dec(&wei, c->res->fee_wei);
+  }
   bbvfl_sender_free(c->snd);
   bbvfl_rpc_free(c->rpc);
   for (size_t i = 0; c->slots && i < c->nslots; i++) {
@@ -220,6 +225,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     goto out;
   }
   bbvfl_aggc_init(&c.agg, c.rpc, s->contract);
+  c.agg.depth = cfg->confirmations; /* act on events only once they are this deep (a reorg no deeper keeps them) */
   if (bbvfl_aggc_params(&c.agg, &c.cp, err) < 0) {
     bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
     goto out;
@@ -248,6 +254,12 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   if (!c.snd) goto out;
   bbvfl_sender_set_sync(c.snd, 1);
   bbvfl_sender_set_fee_ttl(c.snd, 600);
+  bbvfl_sender_set_status(c.snd, oc_sender_status, &c);
+  if (cfg->reprice_blocks) bbvfl_sender_set_reprice_blocks(c.snd, cfg->reprice_blocks > 0 ? (unsigned)cfg->reprice_blocks : 0);
+  if (cfg->max_fee_gwei > 0) {
+    bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(cfg->max_fee_gwei * 1e9 + 0.5));
+    bbvfl_sender_set_max_fee(c.snd, &cap);
+  }
 
   size_t maxrows = c.n / s->cparams.dim; /* rows of the largest round */
   c.sum = malloc(c.n * sizeof *c.sum);

@@ -99,6 +99,13 @@ typedef struct {
   const char *dump_q_dir;     /* TEST HOOK (NULL: off): write each round's unmasked q to
                                  DIR/q-<index>-<round>.bin; plaintext embeddings, never in production */
   FILE *log;                  /* progress lines (nullable); never holds key material */
+  /* a live chain (eth/sender.h): fee cap, re-pricing, confirmations */
+  double max_fee_gwei;        /* the max fee per gas signed is at most this; while the base fee is
+                                 above it the client sends nothing, says so and waits (0: no cap) */
+  int reprice_blocks;         /* a transaction unmined this many blocks is replaced with higher fees
+                                 (0: the sender's default, 3; < 0: never) */
+  unsigned confirmations;     /* steps that cannot be undone (payRewards) wait this many blocks on
+                                 top of their receipt's block and re-check it (0: none) */
 } bbvfl_onchain_cfg;
 
 typedef struct {
@@ -124,6 +131,8 @@ typedef struct {
   int label_holder;           /* this client is one of them */
   uint64_t label_posts;       /* postLabelGradient transactions this process sent */
   size_t labelled_test_rows;  /* test rows whose labels this client holds (what its metrics cover) */
+  uint64_t fee_gas;           /* gas used by this process's mined transactions (their receipts) */
+  char fee_wei[80];           /* and what they paid: sum of gasUsed x effectiveGasPrice, decimal wei */
 } bbvfl_onchain_result;
 
 int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err);
@@ -138,7 +147,8 @@ void bbvfl_onchain_result_free(bbvfl_onchain_result *r);
  * onchain_agg_s; null where this process measured nothing) and, for the client active at the end,
  * privacy (delta, epsilon_feature, epsilon_sample, masked, participants, levels and, masked,
  * epsilon_feature_masked): the session's privacy from vfl/cfgprivacy.h for the participants this
- * client saw. */
+ * client saw; fees {gas_used, eth_paid_wei (decimal string), eth_paid (ether, a number)}: what this
+ * process's mined transactions paid (gasUsed x effectiveGasPrice of their receipts). */
 typedef struct {
   int privacy_done;       /* 1: "privacy" is in the summary and `privacy` holds it */
   bbvfl_privacy privacy;

@@ -302,6 +302,13 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
     bbvfl_receipt r;
     bbvfl_err e = {0};
     int ok = bbvfl_sender_wait_tracked(c->snd, &c->out[i].p, c->cfg->round_timeout_s, &r, &e);
+    if (ok == 0 && c->out[i].kind == OC_GAS_PAYOUT && c->cfg->confirmations) {
+      /* a payout cannot be undone: it counts once it is confirmations deep in a block still canonical */
+      ok = bbvfl_sender_confirm(c->snd, &r, c->cfg->confirmations, 2 * c->cfg->round_timeout_s, &e);
+      if (ok == 0)
+        oc_log(c, "%s: %u confirmations (block %llu)", c->out[i].what, c->cfg->confirmations,
+               (unsigned long long)r.block_number);
+    }
     switch (c->out[i].kind) {
     case OC_GAS_SUBMIT: c->res->gas_submit += r.gas_used; break;
     case OC_GAS_AGGREGATE: c->res->gas_aggregate += r.gas_used; break;
@@ -408,7 +415,7 @@ int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
   }
   if (!st.rewards_paid) {
     if (bbvfl_cenc_pay_rewards(e, &cd, &len, err) < 0) return -1;
-    int rc = oc_out_send(c, cd, len, 150000 + 80000 * (uint64_t)c->cp.cfg.clients, "payRewards()", 0, err);
+    int rc = oc_out_send(c, cd, len, 150000 + 80000 * (uint64_t)c->cp.cfg.clients, "payRewards()", OC_GAS_PAYOUT, err);
     free(cd);
     if (rc < 0) return -1;
   }

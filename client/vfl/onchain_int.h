@@ -60,7 +60,8 @@ typedef struct {
 
 /* A transaction of the active client sent and not awaited yet. */
 /* What a transaction pays for, in the client's gas tally. */
-enum { OC_GAS_OTHER = 0, OC_GAS_SUBMIT = 1, OC_GAS_AGGREGATE = 2, OC_GAS_GRADIENT = 3 };
+enum { OC_GAS_OTHER = 0, OC_GAS_SUBMIT = 1, OC_GAS_AGGREGATE = 2, OC_GAS_GRADIENT = 3,
+       OC_GAS_PAYOUT = 4 /* counted as other; waits cfg->confirmations blocks (cannot be undone) */ };
 
 typedef struct {
   bbvfl_pending p;
@@ -136,6 +137,9 @@ typedef struct {
 } cl;
 
 void oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The sender's status callback: one progress line per event (fee waits with the base fee,
+   replacements, re-sends, vanished receipts). */
+void oc_sender_status(void *ctx, const bbvfl_sender_status *st);
 int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
           bbvfl_err *err);
 int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,

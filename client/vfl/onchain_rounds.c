@@ -102,6 +102,53 @@ static int already_submitted(cl *c, uint64_t r, int *yes, bbvfl_err *err) {
   return 0;
 }
 
+/* A submission to round r reverted RoundNotOpen: the chain is behind the events this client acted
+   on (a reorg took them out; their senders hand them in again). Waits, looking after this client's
+   own transactions, until the submission would be accepted (asked as an eth_call from this key:
+   no transaction until then), then sends the same submission again and takes its receipt. 0: the
+   new submission is mined; -1: error (the round does not open within round_timeout_s). */
+static int resubmit_after_reorg(cl *c, oc_slot *sl, bbvfl_receipt *rc, bbvfl_err *err) {
+  oc_log(c, "round %llu: the chain is behind the events this client acted on (a reorg): waiting for the round to "
+         "open again, then submitting the same q again", (unsigned long long)sl->r);
+  uint8_t *cd;
+  size_t len;
+  if (encode_submission(c, sl, &cd, &len, err) < 0) return -1;
+  double t0 = bbvfl_now();
+  for (;;) {
+    if (bbvfl_sender_check(c->snd, NULL, err) < 0) break;
+    uint8_t *out = NULL;
+    size_t olen = 0;
+    bbvfl_err e = {0};
+    int crc = bbvfl_rpc_eth_call(c->rpc, c->me, c->agg.address, cd, len, NULL, &out, &olen, &e);
+    free(out);
+    if (crc == 0) {
+      int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx,
+                                         err);
+      free(cd);
+      if (ok < 0) return -1;
+      ok = bbvfl_sender_wait_tracked(c->snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
+      bbvfl_pending_clear(&sl->tx);
+      if (rc->gas_used) c->res->gas_submit += rc->gas_used;
+      if (ok == 0) oc_log(c, "round %llu: submitted again after the reorg", (unsigned long long)sl->r);
+      return ok;
+    }
+    if (e.code != BBVFL_E_REVERT || !bbvfl_err_revert_sel_is(&e, BBVFL_SEL_RoundNotOpen)) {
+      *err = e; /* another reason now: the caller explains it */
+      break;
+    }
+    if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
+      char why[400];
+      if (!bbvfl_sender_stall_cause(c->snd, why, sizeof why)) snprintf(why, sizeof why, "no client re-sent them");
+      bbvfl_fail(err, BBVFL_E_TIMEOUT, "round %llu did not open again within %.0f s after the chain went back (a reorg): %s",
+                 (unsigned long long)sl->r, c->cfg->round_timeout_s, why);
+      break;
+    }
+    bbvfl_sleep(0.1);
+  }
+  free(cd);
+  return -1;
+}
+
 /* The receipt of a round's submission: a revert is explained (AlreadySubmitted, or RoundClosed once
    the round completed, after a send that looked lost is fine when the chain has this client's
    submission; ClientExcluded says why). rc receives the receipt (cleared by the caller). */
@@ -119,6 +166,15 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
     return 0;
   }
   bbvfl_receipt_clear(rc);
+  if (err->code == BBVFL_E_REVERT && bbvfl_err_revert_sel_is(err, BBVFL_SEL_RoundNotOpen)) {
+    memset(err, 0, sizeof *err);
+    if (resubmit_after_reorg(c, sl, rc, err) == 0) {
+      *have = 1;
+      return 0;
+    }
+    bbvfl_receipt_clear(rc);
+    if (err->code != BBVFL_E_REVERT) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)sl->r);
+  }
   if (err->code != BBVFL_E_REVERT) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)sl->r);
   bbvfl_err e2 = {0};
   int yes = 0;

@@ -24,6 +24,9 @@ static json_t *result_json(const bbvfl_onchain_result *r) {
   json_object_set_new(o, "gas_gradient", json_integer((json_int_t)r->gas_gradient));
   json_object_set_new(o, "participants", json_integer((json_int_t)r->participants));
   json_object_set_new(o, "label_split", json_boolean(r->label_split));
+  const char *wei = r->fee_wei[0] ? r->fee_wei : "0";
+  json_object_set_new(o, "fees", json_pack("{s:I, s:s, s:f}", "gas_used", (json_int_t)r->fee_gas, "eth_paid_wei", wei,
+                                           "eth_paid", strtod(wei, NULL) / 1e18));
   if (r->label_split) {
     json_object_set_new(o, "label_holder", json_boolean(r->label_holder));
     json_object_set_new(o, "label_posts", json_integer((json_int_t)r->label_posts));

@@ -16,6 +16,11 @@ void oc_path_in(const cl *c, char *out, size_t cap, const char *name) {
 
 void oc_rpc_wait_log(void *ctx, const char *msg) { oc_log((const cl *)ctx, "%s", msg); }
 
+void oc_sender_status(void *ctx, const bbvfl_sender_status *st) {
+  const cl *c = ctx;
+  oc_log(c, "block %llu: %s (base fee %.3f gwei)", (unsigned long long)st->head, st->msg, st->base_fee_gwei);
+}
+
 /* ------------------------------------------------------------------ transactions */
 
 int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
@@ -226,10 +231,13 @@ int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
       c->only_active_late = r + 1;
       return 0;
     }
+    char why[400] = "";
+    if (!bbvfl_sender_stall_cause(c->snd, why, sizeof why))
+      snprintf(why, sizeof why, "blocks are coming and this client has nothing unmined");
     return bbvfl_fail(err, BBVFL_E_TIMEOUT,
                       "round %llu did not complete%s within %.0f s although expireRound() was tried (not "
-                      "submitted: %s); is the session's round_timeout_blocks reachable?",
-                      (unsigned long long)r, c->masked ? " or re-open" : "", 2 * c->cfg->round_timeout_s, miss);
+                      "submitted: %s; on chain: %s); is the session's round_timeout_blocks reachable?",
+                      (unsigned long long)r, c->masked ? " or re-open" : "", 2 * c->cfg->round_timeout_s, miss, why);
   }
   double now = bbvfl_now();
   if (now - c->last_expire < 0.3) return 0;
@@ -272,13 +280,30 @@ int oc_after_outage(cl *c, uint64_t round, bbvfl_err *err) {
   return 0;
 }
 
+/* A wait that has run out of time while the base fee is above this client's --max-fee-gwei is not
+   overdue: everyone is waiting for the fee to fall (said once per wait). 1: hold on, 0: overdue
+   (*why names the stall's cause when one is found). */
+static int fee_hold(cl *c, uint64_t round, int *said, char *why, size_t cap) {
+  why[0] = 0;
+  int found = bbvfl_sender_stall_cause(c->snd, why, cap);
+  if (c->cfg->max_fee_gwei <= 0 || !bbvfl_sender_fee_above_cap(c->snd)) return 0;
+  if (!*said) oc_log(c, "round %llu: still waiting: %s", (unsigned long long)round, found ? why : "the base fee is above the cap");
+  *said = 1;
+  return 1;
+}
+
 /* Waits for the event of `kind` for `round`, polling with a growing backoff. A passive client
    with takeover_after_s set nudges an overdue active client (nudge_active); returns 2 when this
    client became the active client instead. */
 int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   double t0 = bbvfl_now(), delay = POLL_MIN_S, t_wait = t0, last_nudge = 0;
+  int said = 0;
+  char why[512] = "";
   for (;;) {
     if (oc_after_outage(c, round, err) < 0) return -1;
+    /* this client's own transactions: re-sent when the node lost them (a reorg, a drop), replaced
+       when overdue (at most every 0.25 s) */
+    if (bbvfl_sender_check(c->snd, NULL, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)round);
     uint64_t o = bbvfl_rpc_outages(c->rpc);
     int f = oc_query_event(c, kind, round, ev, err);
     if (f < 0 && bbvfl_rpc_outages(c->rpc) != o) {
@@ -292,6 +317,10 @@ int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
       return 0;
     }
     double now = bbvfl_now();
+    if (now - t0 > c->cfg->round_timeout_s && fee_hold(c, round, &said, why, sizeof why)) {
+      t0 = now; /* the fee, not a client, holds the round up */
+      continue;
+    }
     if (c->masked || c->cfg->expire) {
       int k = oc_expire_wait_step(c, round, now - t0, err);
       if (k < 0) return -1;
@@ -321,6 +350,10 @@ int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
   c->res->wait_s += bbvfl_now() - t_wait;
   char miss[1024];
   oc_missing_clients(c, round, miss, sizeof miss);
+  if (why[0]) {
+    size_t l = strlen(miss);
+    snprintf(miss + l, sizeof miss - l, "; on chain: %s", why);
+  }
   if (c->cfg->expire) {
     uint8_t *cd;
     size_t len;
