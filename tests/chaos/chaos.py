@@ -237,6 +237,12 @@ def setup_maxfee(c):
         c.demo_flags += ["--max-fee-gwei", "1000"]
 
 
+def setup_confirm(c):
+    """A reorg deeper than one block: the client runs as the README says for a chain that reorgs,
+    with --confirmations at least the depth (clients act only on events that deep)."""
+    c.demo_flags += ["--confirmations", "3"]
+
+
 def inj_basefee_100gwei(c):
     c.wait_trigger()
     bf0 = int(c.block()["baseFeePerGas"], 16)
@@ -582,8 +588,8 @@ CASES = {
     "basefee_100gwei_3blocks": (setup_maxfee, inj_basefee_100gwei, None),
     "drop_pending": (None, inj_drop, None),
     "reorg_1": (None, inj_reorg(1), None),
-    "reorg_2": (None, inj_reorg(2), None),
-    "reorg_3": (None, inj_reorg(3), None),
+    "reorg_2": (setup_confirm, inj_reorg(2), None),
+    "reorg_3": (setup_confirm, inj_reorg(3), None),
     "frontrun_correct": (None, inj_frontrun(False), None),
     "frontrun_wrong": (None, inj_frontrun(True), None),
     "delegate_7702": (setup_7702, inj_7702, None),
