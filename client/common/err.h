@@ -59,7 +59,8 @@ typedef enum {
   BBVFL_NODE_NONCE_TOO_HIGH,     /* a gap: this nonce is past the account's pending nonce */
   BBVFL_NODE_UNDERPRICED,        /* the node's current fees are above the ones signed */
   BBVFL_NODE_INSUFFICIENT_FUNDS, /* the account cannot pay gas * price + value */
-  BBVFL_NODE_WRONG_CHAIN         /* signed for another chain id */
+  BBVFL_NODE_WRONG_CHAIN,        /* signed for another chain id */
+  BBVFL_NODE_GAS_LIMIT           /* the transaction's gas limit is above the next block's */
 } bbvfl_node_refusal;
 
 /* A JSON-RPC error object the node answered with (code BBVFL_E_RPC): its code, its own

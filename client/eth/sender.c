@@ -60,6 +60,7 @@ struct bbvfl_sender {
   int has_cap;
   bbvfl_u256 cap;
   unsigned reprice_blocks;
+  double gas_limit_wait; /* seconds a send waits for the block gas limit to come back */
   int fee_waiting;
   uint64_t head;     /* the latest block seen */
   double head_time;  /* when it last changed (< 0: never read) */
@@ -143,6 +144,7 @@ bbvfl_sender *bbvfl_sender_new(bbvfl_rpc *rpc, const bbvfl_key *key, uint64_t ch
   s->drop_check = DEFAULT_DROP_CHECK_S;
   s->fee_time = -1;
   s->reprice_blocks = DEFAULT_REPRICE_BLOCKS;
+  s->gas_limit_wait = 120;
   s->head_time = -1;
   s->automine = -1;
   return s;
@@ -186,6 +188,7 @@ void bbvfl_sender_set_max_fee(bbvfl_sender *s, const bbvfl_u256 *cap) {
 }
 
 void bbvfl_sender_set_reprice_blocks(bbvfl_sender *s, unsigned blocks) { s->reprice_blocks = blocks; }
+void bbvfl_sender_set_gas_limit_wait(bbvfl_sender *s, double seconds) { s->gas_limit_wait = seconds > 0 ? seconds : 0; }
 
 const uint8_t *bbvfl_sender_address(const bbvfl_sender *s) { return s->key->addr; }
 uint64_t bbvfl_sender_chain_id(const bbvfl_sender *s) { return s->chain_id; }
@@ -411,9 +414,55 @@ static int sign_and_send(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *v
   return 0;
 }
 
+/* The gas limit of the block being built (the pending block; the latest where the node has no
+   pending block) into *limit: what the node checks a new transaction against. */
+static int block_gas_limit(bbvfl_sender *s, uint64_t *limit, bbvfl_err *err) {
+  json_t *b;
+  if (bbvfl_rpc_get_block(s->rpc, "pending", 0, &b, NULL) != 0 && bbvfl_rpc_get_block(s->rpc, "latest", 0, &b, err) != 0)
+    return -1;
+  int rc = bbvfl_rpc_parse_u64(json_object_get(b, "gasLimit"), limit, err);
+  json_decref(b);
+  return rc == 0 ? 0 : bbvfl_wrap(err, "reading the block gas limit");
+}
+
+/* The node refused a transaction of `gas` because blocks are smaller than that (a limit a
+   chain's validators may vote down for a while): waits, reporting every 5 s, until the latest
+   block's limit is at least gas again, at most s->gas_limit_wait seconds. */
+static int wait_gas_limit(bbvfl_sender *s, uint64_t gas, bbvfl_err *err) {
+  const double t0 = bbvfl_now();
+  double last = -1;
+  for (;;) {
+    uint64_t lim;
+    if (block_gas_limit(s, &lim, err) != 0) return -1;
+    if (lim >= gas) {
+      if (last >= 0)
+        report(s, BBVFL_SENDER_GAS_LIMIT_OK, NULL, "the block gas limit %" PRIu64 " holds a transaction of %" PRIu64
+               " gas again: sending resumes", lim, gas);
+      return 0;
+    }
+    double now = bbvfl_now();
+    if (now - t0 >= s->gas_limit_wait) {
+      bbvfl_fail(err, BBVFL_E_RPC,
+                 "the block gas limit %" PRIu64 " stayed below this transaction's gas %" PRIu64 " for %.0f s", lim,
+                 gas, now - t0);
+      if (err) {
+        err->rpc.present = 1;
+        err->rpc.kind = BBVFL_NODE_GAS_LIMIT;
+      }
+      return -1;
+    }
+    if (last < 0 || now - last >= 5) {
+      report(s, BBVFL_SENDER_GAS_LIMIT_WAIT, NULL, "the block gas limit %" PRIu64 " is below this transaction's gas %"
+             PRIu64 ": waiting for it to come back", lim, gas);
+      last = now;
+    }
+    bbvfl_sleep(0.25);
+  }
+}
+
 /* Why the node refused a transaction signed with s->nonce and the cached fees, found out by
  * asking the chain what is true now, never by reading the node's words (common/err.h): the
- * chain id, the account's pending nonce, its balance against gas * fee + value, the current
+ * chain id, the account's pending nonce, the next block's gas limit against the gas signed, its balance against gas * fee + value, the current
  * fees (refetched: the cache is left fresh; the next base fee above the signed max fee, or fees
  * that rose). BBVFL_NODE_OTHER when none of these explains it, or when a question cannot be
  * answered. */
@@ -422,6 +471,8 @@ static bbvfl_node_refusal diagnose(bbvfl_sender *s, uint64_t gas, const bbvfl_u2
   if (bbvfl_rpc_chain_id(s->rpc, &chain, NULL) == 0 && chain != s->chain_id) return BBVFL_NODE_WRONG_CHAIN;
   if (bbvfl_rpc_nonce(s->rpc, s->key->addr, "pending", &pending, NULL) == 0 && pending != s->nonce)
     return s->nonce < pending ? BBVFL_NODE_NONCE_TOO_LOW : BBVFL_NODE_NONCE_TOO_HIGH;
+  uint64_t limit = 0;
+  if (block_gas_limit(s, &limit, NULL) == 0 && limit < gas) return BBVFL_NODE_GAS_LIMIT;
   const int was_legacy = legacy(s);
   const bbvfl_u256 fee = was_legacy ? s->gas_price : s->max_fee;
   bbvfl_u256 cost, balance;
@@ -477,6 +528,10 @@ static int send_keep(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value
     } else if (why == BBVFL_NODE_UNDERPRICED) {
       /* diagnose left the chain's fees in the cache; with a cap, wait until they are under it */
       if (fees_under_cap(s, err) != 0) return -1;
+      retry = 1;
+    } else if (why == BBVFL_NODE_GAS_LIMIT) {
+      /* blocks too small for it now: wait for the limit to come back, then the same call */
+      if (wait_gas_limit(s, gas, err) != 0) return -1;
       retry = 1;
     }
     if (retry) {

@@ -79,7 +79,9 @@ typedef enum {
   BBVFL_SENDER_FEE_OK,       /* it fell to the cap or below again: sending resumes */
   BBVFL_SENDER_REPRICED,     /* a transaction was replaced with higher fees (same nonce) */
   BBVFL_SENDER_RESENT,       /* a transaction the node had lost was handed in again */
-  BBVFL_SENDER_VANISHED      /* a transaction with a receipt is no longer mined (a reorg) */
+  BBVFL_SENDER_VANISHED,     /* a transaction with a receipt is no longer mined (a reorg) */
+  BBVFL_SENDER_GAS_LIMIT_WAIT, /* the block gas limit is below a transaction's gas: not sending */
+  BBVFL_SENDER_GAS_LIMIT_OK    /* it came back up: sending resumes */
 } bbvfl_sender_event;
 
 typedef struct {
@@ -99,6 +101,10 @@ void bbvfl_sender_set_status(bbvfl_sender *s, bbvfl_sender_status_fn fn, void *c
 /* The fee cap (wei per gas; NULL or zero: none): the max fee (legacy: gas price) signed is at most
  * this, and while the base fee (legacy: gas price) is above it nothing is sent or replaced. */
 void bbvfl_sender_set_max_fee(bbvfl_sender *s, const bbvfl_u256 *cap);
+/* How long a send waits for the block gas limit to come back up to the transaction's gas after
+ * the node refused it for that (seconds; default 120; reported as GAS_LIMIT_WAIT every 5 s). Past
+ * that the send fails with BBVFL_E_RPC, the refusal kind BBVFL_NODE_GAS_LIMIT and both limits. */
+void bbvfl_sender_set_gas_limit_wait(bbvfl_sender *s, double seconds);
 /* A transaction unmined this many blocks after it was handed in is replaced (0: never; default 3). */
 void bbvfl_sender_set_reprice_blocks(bbvfl_sender *s, unsigned blocks);
 /* Looks after every transaction this key has in flight (see the header): reads the chain's head

@@ -296,6 +296,57 @@ static void test_cap_waits_and_resumes(void **state) {
   bbvfl_key_wipe(&k);
 }
 
+/* Blocks made smaller than a transaction (evm_setBlockGasLimit below its gas): the node refuses
+ * it; the sender finds out why from the next block's gas limit, reports the wait, and sends the
+ * same call once the limit is back (restored here by the status callback, on the wait's report). */
+typedef struct {
+  seen sn;
+  uint64_t limit;
+} gas_wait;
+
+static void on_gas_status(void *ctx, const bbvfl_sender_status *st) {
+  gas_wait *g = ctx;
+  on_status(&g->sn, st);
+  if (st->kind == BBVFL_SENDER_GAS_LIMIT_WAIT && g->sn.n[BBVFL_SENDER_GAS_LIMIT_WAIT] == 2)
+    anvil(FX.rpc, "evm_setBlockGasLimit", json_pack("[o]", bbvfl_json_quantity(g->limit)));
+}
+
+static void test_gas_limit_waits(void **state) {
+  (void)state;
+  bbvfl_key k;
+  bbvfl_sender *s = devnet_new_client(&FX, 1, &k);
+  json_t *b = NULL;
+  bbvfl_err err = {0};
+  devnet_check(bbvfl_rpc_get_block(FX.rpc, "latest", 0, &b, &err), &err);
+  gas_wait g = {0};
+  devnet_check(bbvfl_rpc_parse_u64(json_object_get(b, "gasLimit"), &g.limit, &err), &err);
+  json_decref(b);
+  bbvfl_sender_set_status(s, on_gas_status, &g);
+  anvil(FX.rpc, "evm_setBlockGasLimit", json_pack("[o]", bbvfl_json_quantity(30000)));
+  bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  bbvfl_receipt rc;
+  int st = bbvfl_sender_transact(s, FX.dev.addr, &one, NULL, 0, 50000, 60, &rc, &err);
+  if (g.sn.n[BBVFL_SENDER_GAS_LIMIT_WAIT] < 2)
+    anvil(FX.rpc, "evm_setBlockGasLimit", json_pack("[o]", bbvfl_json_quantity(g.limit)));
+  devnet_check(st, &err);
+  assert_int_equal(g.sn.n[BBVFL_SENDER_GAS_LIMIT_WAIT], 2); /* waited (reported twice, 5 s apart) */
+  assert_int_equal(g.sn.n[BBVFL_SENDER_GAS_LIMIT_OK], 1);
+  assert_int_equal(rc.status, 1);
+  bbvfl_receipt_clear(&rc);
+  /* a limit that does not come back: a bounded wait, then an error that names it */
+  bbvfl_sender_set_status(s, on_status, &g.sn);
+  bbvfl_sender_set_gas_limit_wait(s, 1);
+  anvil(FX.rpc, "evm_setBlockGasLimit", json_pack("[o]", bbvfl_json_quantity(30000)));
+  memset(&err, 0, sizeof err);
+  st = bbvfl_sender_transact(s, FX.dev.addr, &one, NULL, 0, 50000, 60, &rc, &err);
+  anvil(FX.rpc, "evm_setBlockGasLimit", json_pack("[o]", bbvfl_json_quantity(g.limit)));
+  assert_int_equal(st, -1);
+  assert_int_equal(err.rpc.kind, BBVFL_NODE_GAS_LIMIT);
+  bbvfl_receipt_clear(&rc);
+  bbvfl_sender_free(s);
+  bbvfl_key_wipe(&k);
+}
+
 /* A reorg of depth 3 (anvil does not put the removed transactions back in its pool) takes three
  * mined transactions out: the sender notices (the chain's nonce is behind its own), re-sends them,
  * and confirming the last one waits until it is mined again and 2 blocks deep. */
@@ -423,6 +474,7 @@ int main(void) {
       cmocka_unit_test(test_cap_waits_and_resumes),
       cmocka_unit_test(test_reorg_resends_and_confirms),
       cmocka_unit_test(test_legacy_without_base_fee),
+      cmocka_unit_test(test_gas_limit_waits),
       cmocka_unit_test(test_stall_names_cause),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
