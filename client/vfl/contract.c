@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fsutil.h"
 #include "eth/abi.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
@@ -481,10 +482,21 @@ void bbvfl_aggc_init(bbvfl_aggc *a, bbvfl_rpc *rpc, const uint8_t address[20]) {
 }
 
 /* eth_call of a view with a prepared calldata on `to`. */
+/* A view on "latest". A node refusing it with a JSON-RPC error object that is not a revert is
+   asked again, up to 5 times 0.1 to 0.5 s apart: a node in the middle of a reorg, or load-balanced
+   nodes whose heads differ by a block, answer "latest" with a block height they no longer (or do
+   not yet) have. A revert, or a refusal that persists, is returned. */
 static int view_call(bbvfl_rpc *rpc, const uint8_t to[20], const uint8_t *cd, size_t cdlen, uint8_t **out,
                      size_t *len, const char *what, bbvfl_err *err) {
-  if (bbvfl_rpc_eth_call(rpc, NULL, to, cd, cdlen, NULL, out, len, err) < 0) return bbvfl_wrap(err, "%s", what);
-  return 0;
+  for (int attempt = 1;; attempt++) {
+    bbvfl_err e = {0};
+    if (bbvfl_rpc_eth_call(rpc, NULL, to, cd, cdlen, NULL, out, len, &e) == 0) return 0;
+    if (attempt >= 5 || e.code != BBVFL_E_RPC || !e.rpc.present) {
+      if (err) *err = e;
+      return bbvfl_wrap(err, "%s", what);
+    }
+    bbvfl_sleep(0.1 * attempt);
+  }
 }
 
 static int view0(bbvfl_aggc *a, const char *sig, uint8_t **out, size_t *len, bbvfl_err *err) {
