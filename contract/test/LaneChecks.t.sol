@@ -376,4 +376,41 @@ contract LaneChecksTest is Base {
         agg.postGradient(0, new bytes(g), new bytes(maxFp));
         assertEq(agg.currentRound(), 1, "gradient accepted");
     }
+    /// postLabelGradient (M = 8, every client a label holder, rows = B = 2 so unit = 8 bytes):
+    /// lengths 0, unit - 1, unit + 1, 256*unit + unit are BadLabelGradientLength(unit, got);
+    /// unit and 256*unit accepted; each holder index is refused a second post to the round with
+    /// LabelGradientAlreadyPosted, and its post does not refuse any other index.
+    function test_label_gradient_boundaries_each_index() public {
+        c = config(8, BB, PP, 16, false, 2, 0, 1);
+        BbvflAggregator agg = new BbvflAggregator(c);
+        for (uint256 i = 0; i < 8; i++) {
+            (address a, bytes memory pk) = clientKey(i);
+            vm.prank(a);
+            agg.registerLabelHolder(pk);
+        }
+        commitAll(agg, 8);
+        revealAll(agg, 8);
+        uint256 unit = uint256(BB) * 4;
+        for (uint64 r = 0; r < 2; r++) {
+            for (uint256 i = 0; i < 8; i++) submitAs(agg, i, r, new bytes(LEN));
+            uint256[5] memory bad = [uint256(0), unit - 1, unit + 1, 2 * unit - 1, 257 * unit];
+            for (uint256 k = 0; k < 5; k++) {
+                vm.prank(clientAddr(0));
+                vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadLabelGradientLength.selector, unit, bad[k]));
+                agg.postLabelGradient(r, new bytes(bad[k]));
+            }
+            for (uint256 k = 0; k < 8; k++) {
+                uint256 i = r == 0 ? k : 7 - k;
+                vm.prank(clientAddr(i));
+                agg.postLabelGradient(r, new bytes(k % 2 == 0 ? unit : 256 * unit));
+                vm.prank(clientAddr(i));
+                vm.expectRevert(abi.encodeWithSelector(BbvflBase.LabelGradientAlreadyPosted.selector, r));
+                agg.postLabelGradient(r, new bytes(unit));
+            }
+            (uint64 lr, uint64 posted) = agg.labelPosts();
+            assertEq(lr, r, "posts round");
+            assertEq(posted, 0xFF, "every holder posted");
+            postGrad(agg, r);
+        }
+    }
 }
