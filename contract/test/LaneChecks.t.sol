@@ -376,8 +376,10 @@ contract LaneChecksTest is Base {
         agg.postGradient(0, new bytes(g), new bytes(maxFp));
         assertEq(agg.currentRound(), 1, "gradient accepted");
     }
+
     /// postLabelGradient (M = 8, every client a label holder, rows = B = 2 so unit = 8 bytes):
-    /// lengths 0, unit - 1, unit + 1, 256*unit + unit are BadLabelGradientLength(unit, got);
+    /// lengths 0, unit - 1, unit + 1, unit + 4 (whole floats, not whole rows), 2*unit - 1 and
+    /// 257*unit are BadLabelGradientLength(unit, got);
     /// unit and 256*unit accepted; each holder index is refused a second post to the round with
     /// LabelGradientAlreadyPosted, and its post does not refuse any other index.
     function test_label_gradient_boundaries_each_index() public {
@@ -393,8 +395,8 @@ contract LaneChecksTest is Base {
         uint256 unit = uint256(BB) * 4;
         for (uint64 r = 0; r < 2; r++) {
             for (uint256 i = 0; i < 8; i++) submitAs(agg, i, r, new bytes(LEN));
-            uint256[5] memory bad = [uint256(0), unit - 1, unit + 1, 2 * unit - 1, 257 * unit];
-            for (uint256 k = 0; k < 5; k++) {
+            uint256[6] memory bad = [uint256(0), unit - 1, unit + 1, unit + 4, 2 * unit - 1, 257 * unit];
+            for (uint256 k = 0; k < 6; k++) {
                 vm.prank(clientAddr(0));
                 vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadLabelGradientLength.selector, unit, bad[k]));
                 agg.postLabelGradient(r, new bytes(bad[k]));
