@@ -97,7 +97,7 @@ typedef struct {
   const uint8_t *const *label; const size_t *label_len;
   const int *label_holder;          /* each post's client index (for the result) */
   int curv;                         /* lr with sqn: a curvature round (counted, not checked) */
-} bbvfl_hcheck_round;
+} bbvfl_hcheck_input;
 
 /* Where the first deviation is and how large. */
 typedef struct {
@@ -131,7 +131,7 @@ int bbvfl_hcheck_new(bbvfl_hcheck **out, const bbvfl_hcheck_cfg *cfg, bbvfl_err 
 void bbvfl_hcheck_free(bbvfl_hcheck *h);
 /* One training round (rounds in increasing order). Returns 0 with *res filled (res->verdict: OK or
  * the first deviation), -1 on an error that is not a verdict (out of memory, bad arguments). */
-int bbvfl_hcheck_round(bbvfl_hcheck *h, const bbvfl_hcheck_round *in, bbvfl_hcheck_result *res, bbvfl_err *err);
+int bbvfl_hcheck_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck_result *res, bbvfl_err *err);
 /* Another client took the head over (re-election): it starts a fresh optimizer state from the last
  * posted parameters and trains on its own labels, so the optimizer state and the class memory
  * start afresh. */
