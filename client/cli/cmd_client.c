@@ -13,13 +13,16 @@
 #include "ml/data.h"
 #include "vfl/onchain.h"
 #include "vfl/session.h"
+#ifdef BBVFL_TESTONLY_TAMPER
+#include "tamper.h"
+#endif
 
 int cmd_client(int argc, char **argv) {
   const char *session = NULL, *rpc = NULL, *contract = NULL, *key_file = NULL, *key_env = NULL, *data = NULL,
              *label = NULL, *columns = NULL, *state_dir = NULL, *seed_s = NULL, *label_rows = NULL;
   int labels = 0, party = -1, expire = 0, as_json = 0, exit_after = 0, pause_after = 0, via_self = 0;
   double timeout = 120, takeover = 30, node_down = 120, rate_wait = 60, max_fee = 0;
-  int confirmations = 0, reprice = 3;
+  int confirmations = 0, reprice = 3, no_head_check = 0;
   uint64_t max_log_range = 0;
   bbvfl_key_source ksrc = {0};
   const cli_opt opts[] = {
@@ -68,6 +71,9 @@ int cmd_client(int argc, char **argv) {
        "0: never)"},
       {"confirmations", OPT_INT, &confirmations, "N",
        "payouts (payRewards) wait N blocks on top of their receipt's block and re-check it (default 0)"},
+      {"no-head-check", OPT_FLAG, &no_head_check, NULL,
+       "UNSAFE: apply the active client's gradients without checking them against the replay of the session's "
+       "head (by default a passive client refuses a gradient or head that is not the head's and stops)"},
       {"exit-after-round", OPT_INT, &exit_after, "N", "testing: stop after N rounds, as if killed"},
       {"pause-after-submit", OPT_INT, &pause_after, "N", "testing: freeze (SIGSTOP) right after submitting the N-th round"},
       {"json", OPT_FLAG, &as_json, NULL, "print the summary as one JSON object"},
@@ -142,6 +148,7 @@ int cmd_client(int argc, char **argv) {
     return cli_report(&err);
   }
   cfg.exit_after_round = exit_after;
+  cfg.no_head_check = no_head_check;
   cfg.max_fee_gwei = max_fee;
   cfg.confirmations = (unsigned)confirmations;
   cfg.reprice_blocks = reprice > 0 ? reprice : -1;
@@ -151,6 +158,9 @@ int cmd_client(int argc, char **argv) {
     return cli_report(&err);
   }
   cfg.log = stderr;
+#ifdef BBVFL_TESTONLY_TAMPER /* only in the test-only executable bbvfl-tamper (tests/tamper/tamper.h) */
+  if (bbvfl_test_tamper_from_env(&cfg, stderr, &err) < 0) return cli_report(&err);
+#endif
   /* test hook: plaintext q per round (tests of masked mode compare it with the chain) */
   const char *dump = getenv("BBVFL_TEST_DUMP_Q");
   if (dump && *dump) {
@@ -171,15 +181,18 @@ int cmd_client(int argc, char **argv) {
   int rc = bbvfl_onchain_run(&cfg, &res, &err);
   bbvfl_key_wipe(&k);
   bbvfl_dataset_free(&ds);
-  if (rc < 0) {
-    bbvfl_onchain_result_free(&res);
-    return cli_report(&err);
-  }
-  /* the summary, written once by the library; the privacy lines of the active client to the log */
   char p[1200];
   snprintf(p, sizeof p, "%s/summary.json", state_dir);
   bbvfl_onchain_summary sm;
   bbvfl_err e2 = {0};
+  if (rc < 0) {
+    /* a refused gradient: the summary says where and why ("head_check"), then the error */
+    if (res.head_refused && bbvfl_onchain_summary_write(&s, &res, 1e-5, p, &sm, &e2) == 0) bbvfl_onchain_summary_free(&sm);
+    else if (res.head_refused) fprintf(stderr, "bbvfl client: warning: %s\n", e2.msg);
+    bbvfl_onchain_result_free(&res);
+    return cli_report(&err);
+  }
+  /* the summary, written once by the library; the privacy lines of the active client to the log */
   if (bbvfl_onchain_summary_write(&s, &res, 1e-5, p, &sm, &e2) < 0) fprintf(stderr, "bbvfl client: warning: %s\n", e2.msg);
   if (sm.privacy_done) {
     char line[1024];

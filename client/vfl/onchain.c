@@ -78,6 +78,7 @@ static int oc_election(cl *c, bbvfl_err *err) {
 static void oc_cl_free(cl *c) {
   if (c->have_party) bbvfl_party_free(&c->party);
   oc_lr_free(c);
+  oc_head_check_free(c);
   if (c->have_head) bbvfl_vhead_free(&c->head);
   if (c->have_sched) bbvfl_schedule_free(&c->sched);
   if (c->have_data) bbvfl_vfl_data_free(&c->data);

@@ -57,8 +57,28 @@
 #include "dp/privacy.h"
 #include "eth/wallet.h"
 #include "ml/data.h"
+#include "vfl/head.h"
 #include "vfl/offchain.h"
 #include "vfl/session.h"
+
+/* What the test-only tamper hook (bbvfl_onchain_cfg.tamper) sees of an active client's training
+   window. Stage BBVFL_TAMPER_TRAIN: before the head's steps of round `round` (y mutable: the labels
+   it is about to train on). Stage BBVFL_TAMPER_POST: after them, before postGradient is encoded
+   (grad and head_be mutable: what is posted). The head is the client's own (the hook may read it
+   and must leave it as it found it). Buffers are the client's, valid for the call only. */
+enum { BBVFL_TAMPER_TRAIN = 0, BBVFL_TAMPER_POST = 1 };
+struct bbvfl_onchain_tamper {
+  int stage;
+  uint64_t round;
+  uint32_t epoch;
+  size_t nb, B, P;        /* minibatches of the window, rows per minibatch, embedding width */
+  int *y;                 /* nb*B labels trained on */
+  const uint32_t *sum;    /* the window's round sum (nb*B*P) */
+  float *grad;            /* POST: the nb*B*P gradients about to be posted */
+  uint8_t *head_be;       /* POST: the head parameters about to be posted (head_len bytes) */
+  size_t head_len;
+  bbvfl_vhead *head;
+};
 
 typedef struct {
   const bbvfl_session *sess;
@@ -99,6 +119,17 @@ typedef struct {
   const char *dump_q_dir;     /* TEST HOOK (NULL: off): write each round's unmasked q to
                                  DIR/q-<index>-<round>.bin; plaintext embeddings, never in production */
   FILE *log;                  /* progress lines (nullable); never holds key material */
+  /* TEST-ONLY HOOK (NULL: off, and NULL in every release build): the release `bbvfl` never sets
+     it; only the test-only executable `bbvfl-tamper` (tests/support/tamper.c, built with the tests,
+     never installed) does, to make an active client deviate for the passive check's and the
+     audit's tests (docs/ONCHAIN.md "A tampering active client"). Called on the active client's path
+     only (MLP, labels not split): see bbvfl_onchain_tamper. Non-zero return: the client stops. */
+  int no_head_check;          /* UNSAFE (1): a passive client applies whatever gradient the active
+                                 client posts, unchecked. 0 (default): each posted gradient and head is
+                                 checked against the replay of the session's head before it is applied
+                                 (vfl/headcheck.h; docs/ONCHAIN.md "Passive clients check the head") */
+  int (*tamper)(void *ctx, struct bbvfl_onchain_tamper *t, bbvfl_err *err);
+  void *tamper_ctx;
   /* a live chain (eth/sender.h): fee cap, re-pricing, confirmations */
   double max_fee_gwei;        /* the max fee per gas signed is at most this; while the base fee is
                                  above it the client sends nothing, says so and waits (0: no cap) */
@@ -133,6 +164,14 @@ typedef struct {
   size_t labelled_test_rows;  /* test rows whose labels this client holds (what its metrics cover) */
   uint64_t fee_gas;           /* gas used by this process's mined transactions (their receipts) */
   char fee_wei[80];           /* and what they paid: sum of gasUsed x effectiveGasPrice, decimal wei */
+  /* the passive client's head check (summary.json "head_check") */
+  int head_refused;           /* a posted gradient failed the check: the client stopped, not applying it */
+  uint64_t head_round;        /* that round */
+  char head_verdict[48];      /* bbvfl_hcheck_verdict_name of it */
+  char head_detail[512];      /* where and by how much (bbvfl_hcheck_describe) */
+  uint64_t head_rounds;       /* training rounds checked by this process */
+  double head_s;              /* wall time of the checks (events read, replay) */
+  char head_skipped[160];     /* why this client checked nothing ("" when it checked) */
 } bbvfl_onchain_result;
 
 int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err);

@@ -230,6 +230,11 @@ int oc_active_train(cl *c, oc_slot *sl, bbvfl_err *err) {
     c->trained += nb;
     return 0;
   }
+  if (c->cfg->tamper) { /* test-only (bbvfl-tamper): NULL in release builds */
+    struct bbvfl_onchain_tamper t = {.stage = BBVFL_TAMPER_TRAIN, .round = sl->r, .epoch = sl->L.epoch, .nb = nb,
+                                     .B = B, .P = P, .y = c->yb, .sum = c->sum, .head = &c->head};
+    if (c->cfg->tamper(c->cfg->tamper_ctx, &t, err) != 0) return bbvfl_wrap(err, "test tamper hook");
+  }
   double t1 = bbvfl_now();
   for (size_t k = 0; k < nb; k++) {
     double loss = 0;

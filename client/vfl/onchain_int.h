@@ -134,6 +134,11 @@ typedef struct {
   oc_out *out;           /* the active client's transactions in flight */
   size_t nout, capout;
   struct oc_lr *lr;      /* model lr: its state (onchain_lr.c); NULL: the MLP (party, head) */
+  /* a passive client's check of the active client (onchain_hcheck.c) */
+  struct bbvfl_hcheck *hc;  /* NULL until the first check */
+  uint64_t hc_next;         /* rounds below it were checked (a restarted process catches up from 0) */
+  uint8_t hc_poster[20];    /* who posted the last gradient checked (another one: a takeover) */
+  int hc_have_poster;
 } cl;
 
 void oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -222,5 +227,14 @@ int oc_lr_active_eval(cl *c, oc_slot *sl, bbvfl_err *err);
 /* Training round sl's gradient (c->grad) kept; the logical batches it completes stepped. */
 int oc_lr_apply(cl *c, oc_slot *sl, bbvfl_err *err);
 int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err);
+/* A passive client's check, before it applies anything, of the gradient and head parameters the
+   active client posted for training round sl (gp: its GradientPosted; from_blk: a block at or
+   before the round's RoundCompleted) with the replay of vfl/headcheck.h, on the round's public sum.
+   Rounds not checked yet by this process (a restart) are checked first, from the chain. 0: consistent
+   (or the check is off, or not done for this kind of session: res->head_skipped says why); -1: an
+   error, or BBVFL_E_VERIFY when the post deviates (res->head_refused, round and verdict set): the
+   caller must not apply it. */
+int oc_head_check(cl *c, const oc_slot *sl, const bbvfl_cev *gp, uint64_t from_blk, bbvfl_err *err);
+void oc_head_check_free(cl *c);
 
 #endif

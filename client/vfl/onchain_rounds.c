@@ -200,9 +200,11 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
 }
 
 /* The gradient of window sl from the chain (GradientPosted) into c->grad; a label holder also
-   follows the head. 0 done, 2 this client was elected active while waiting. */
-static int read_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
+   follows the head. check: a passive client's head check first (oc_head_check: a deviating post
+   is refused, an error). 0 done, 2 this client was elected active while waiting. */
+static int read_gradient(cl *c, oc_slot *sl, int check, bbvfl_err *err) {
   bbvfl_cev gp;
+  uint64_t from = c->ev_blk; /* the round's RoundCompleted is at or after it */
   c->blk = c->ev_blk;
   int w = oc_wait_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
   if (w != 0) return w;
@@ -211,6 +213,8 @@ static int read_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
   if (gp.data_len != 4 * sl->L.coords) {
     rc = bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: posted gradient has %zu bytes, expected %llu",
                     (unsigned long long)sl->r, gp.data_len, (unsigned long long)(4 * sl->L.coords));
+  } else if (check && oc_head_check(c, sl, &gp, from, err) < 0) {
+    rc = -1; /* refused (or not checkable): nothing of it is taken */
   } else {
     bbvfl_f32_from_be(gp.data, sl->L.coords, c->grad);
     /* a label holder (or an active client that lost its post) follows the head */
@@ -296,8 +300,15 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
     if (f < 0) return -1;
     if (f == 1) return oc_out_wait(c, err);
     if (oc_active_train(c, sl, err) < 0) return -1;
-    bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
     if (!c->lr) bbvfl_vhead_params_be(&c->head, c->head_be); /* LR: oc_lr_active_train wrote its biases */
+    if (c->cfg->tamper && !c->lr && !(c->split && !c->own_all)) { /* test-only (bbvfl-tamper): NULL in release builds */
+      struct bbvfl_onchain_tamper t = {.stage = BBVFL_TAMPER_POST, .round = sl->r, .epoch = sl->L.epoch,
+                                       .nb = sl->L.nb, .B = c->B, .P = c->cp.cfg.dim, .y = c->yb, .sum = c->sum,
+                                       .grad = c->grad, .head_be = c->head_be, .head_len = c->head_len,
+                                       .head = &c->head};
+      if (c->cfg->tamper(c->cfg->tamper_ctx, &t, err) != 0) return bbvfl_wrap(err, "test tamper hook");
+    }
+    bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
   }
   uint8_t *cd;
   size_t len;
@@ -313,7 +324,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
   }
   if (c->split || !oc_demoted(c, sl->r, err)) return -1;
   /* re-elected away while slow: take the new active client's gradient like the others */
-  int w = read_gradient(c, sl, err);
+  int w = read_gradient(c, sl, 0, err);
   if (w == 2) return bbvfl_fail(err, BBVFL_E_STATE, "elected again while waiting for the new active client");
   return w < 0 ? -1 : 2;
 }
@@ -330,7 +341,7 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
     if (sl->L.train) {
       /* a label holder posts dLoss/dlogits for its rows first */
       if (c->split && c->holder) w = oc_holder_post(c, sl, rcp, resumed, err);
-      if (w == 0) w = read_gradient(c, sl, err);
+      if (w == 0) w = read_gradient(c, sl, 1, err);
     } else if (!c->hashed || (c->split && c->holder)) {
       /* lane mode: the next round opens when this one completes; a label holder scores it */
       bbvfl_cev rcev;

@@ -32,6 +32,27 @@ static json_t *result_json(const bbvfl_onchain_result *r) {
     json_object_set_new(o, "label_posts", json_integer((json_int_t)r->label_posts));
     json_object_set_new(o, "labelled_test_rows", json_integer((json_int_t)r->labelled_test_rows));
   }
+  /* the passive client's check of the active client (docs/ONCHAIN.md "Passive clients check the head") */
+  json_t *hc = json_object();
+  if (hc) {
+    if (r->head_refused) {
+      json_object_set_new(hc, "ok", json_false());
+      json_object_set_new(hc, "round", json_integer((json_int_t)r->head_round));
+      json_object_set_new(hc, "verdict", json_string(r->head_verdict));
+      json_object_set_new(hc, "detail", json_string(r->head_detail));
+    } else if (r->head_rounds) {
+      json_object_set_new(hc, "ok", json_true());
+    } else {
+      json_object_set_new(hc, "ok", json_null()); /* nothing checked: why */
+      json_object_set_new(hc, "skipped", json_string(r->head_skipped[0] ? r->head_skipped
+                                                     : r->was_active ? "the active client (it computes the head)"
+                                                                     : "no training round finished"));
+    }
+    json_object_set_new(hc, "rounds_checked", json_integer((json_int_t)r->head_rounds));
+    json_object_set_new(hc, "seconds", json_real(r->head_s));
+    json_object_set_new(hc, "ms_per_round", json_real(r->head_rounds ? 1e3 * r->head_s / (double)r->head_rounds : 0));
+    json_object_set_new(o, "head_check", hc);
+  }
   if (r->per_epoch) {
     json_t *arr = json_array();
     for (int e = 0; arr && e < r->epochs; e++) {
