@@ -9,8 +9,8 @@
 # the test-only bbvfl-tamper (tests/tamper/tamper.h; the tamper acts on the active client's path
 # only, so whichever client the election picks deviates) with BBVFL_TAMPER=<kind>:R, R the third
 # training round of epoch 2 (a flipped label needs the row's label from epoch 1). Then:
-#  - both passive clients stop on their own (observed: their processes end) with an error naming
-#    round R, their summary.json has head_check {ok: false, round: R}, and they did not apply R
+#  - both passive clients stop on their own (observed: their processes end), exit status 3 (a
+#    verification failed), with an error naming round R, their summary.json has head_check {ok: false, round: R}, and they did not apply R
 #    (summary "rounds" = R: rounds 0..R-1 finished, R not);
 #  - the active client's log says it tampered; it is then stopped (it waits for the next round);
 #  - `bbvfl audit --session --json` fails exactly the check `head`, its first failure at round R.
@@ -83,7 +83,7 @@ for m in "${!pids[@]}"; do
   wait "${pids[$m]}"
   rc=$?
   set -e
-  [ "$rc" != 0 ] || fail "passive client $m exited 0"
+  [ "$rc" = 3 ] || { cat "$run/c$m.out" >&2; fail "passive client $m exited $rc, not 3 (verification failed)"; }
   grep -q "round $R: the active client's posted gradient and head are not the session head's" "$run/c$m.out" ||
     { cat "$run/c$m.out" >&2; fail "passive client $m did not stop naming round $R"; }
   grep -q "TAMPER (test only): round" "$run/c$m.out" && { cat "$run/c$m.out" >&2; fail "passive client $m tampered"; }
