@@ -11,7 +11,7 @@
 
 static const char *const CHECK_NAMES[BBVFL_AC_COUNT] = {
     "params", "registration", "election", "submissions", "sums",
-    "contributors", "schedule", "gradients", "metrics", "rewards", "balances", "privacy"};
+    "contributors", "schedule", "gradients", "metrics", "rewards", "balances", "privacy", "head"};
 
 const char *bbvfl_audit_check_name(bbvfl_audit_check_id id) {
   return (id >= 0 && id < BBVFL_AC_COUNT) ? CHECK_NAMES[id] : "?";
@@ -144,6 +144,7 @@ static void state_free(st_t *S) {
   free(S->perm);
   free(S->leak);
   free(S->hold);
+  au_head_clear(S);
   free(S);
 }
 
@@ -163,7 +164,9 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
   int rc = -1;
   uint64_t to = o->to_block;
   S->rpc = bbvfl_rpc_new(o->rpc_url, NULL, err);
-  if (!S->rpc || read_session(S, err) < 0 || alloc_buffers(S, err) < 0 || prepare_schedule(S, err) < 0) goto out;
+  if (!S->rpc || read_session(S, err) < 0 || alloc_buffers(S, err) < 0 || prepare_schedule(S, err) < 0 ||
+      au_head_init(S, err) < 0)
+    goto out;
   if (to == 0 && bbvfl_rpc_block_number(S->rpc, &to, err) < 0) goto out;
   res->from_block = o->from_block;
   res->to_block = to;

@@ -35,6 +35,7 @@
 #include "dp/privacy.h"
 #include "eth/u256.h"
 #include "vfl/contract.h"
+#include "vfl/offchain.h"
 
 /* The checks, in report order. */
 typedef enum {
@@ -58,6 +59,10 @@ typedef enum {
                             last block read = its ledger balance; no Transfer moves more than its
                             sender's ledger balance; totalSupply = minted - burned = params().rewardPool */
   BBVFL_AC_PRIVACY,      /* the accountant's epsilon for the parameters actually used */
+  BBVFL_AC_HEAD,         /* the active client replayed (vfl/headcheck.h): every TRAIN round's posted gradient
+                            is the session head's at the previously posted parameters for a class per row,
+                            the same class for a training row in every epoch, and the posted parameters are
+                            the optimizer's step; needs the session's training setup (opts.head_train) */
   BBVFL_AC_COUNT
 } bbvfl_audit_check_id;
 
@@ -165,6 +170,10 @@ typedef struct {
   /* the token (balances check) */
   int has_supply; bbvfl_u256 minted, burned, total_supply; /* from the Transfer events; totalSupply() */
   uint64_t holders;             /* accounts whose balanceOf was reconciled */
+  /* the check `head` (vfl/headcheck.h): TRAIN rounds replayed, of them bit for bit, the largest
+     deviations relative to each vector's largest value (0 when every round was exact) */
+  uint64_t head_rounds, head_exact, head_batches, head_curv_skipped;
+  double head_max_dev_grad, head_max_dev_params;
   double elapsed_s;
 } bbvfl_audit_result;
 
@@ -193,6 +202,11 @@ typedef struct {
   void (*on_labels)(void *ctx, uint64_t round, uint64_t epoch, uint64_t batch, const int *labels,
                     const size_t *rows, size_t B);
   void *labels_ctx;
+  /* Nullable, borrowed: the session's public training setup (the session file's "training": seed,
+   * model, optimizer and schedule, mechanism, label DP) for the check `head`; NULL: `head` is
+   * skipped. head_nclasses: the table's class count (0: read from the first posted head). */
+  const bbvfl_offchain_cfg *head_train;
+  int head_nclasses;
   bbvfl_audit_progress_fn progress; void *progress_ctx;
 } bbvfl_audit_opts;
 
@@ -213,6 +227,10 @@ void bbvfl_audit_push_round(bbvfl_audit_result *res, uint64_t round, uint64_t ga
  * reason in why (size whyn). */
 int bbvfl_audit_decode_submit(const uint8_t *in, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
                               char *why, size_t whyn);
+
+/* What the chain cannot show and the audit therefore trusts (the report lists it): i = 0, 1, ...
+ * until NULL. */
+const char *bbvfl_audit_trusted(size_t i);
 
 /* "params", "registration", ... (the JSON names). */
 const char *bbvfl_audit_check_name(bbvfl_audit_check_id id);

@@ -265,6 +265,7 @@ void au_finish(st_t *S) {
   skip_before_election(S);
   au_check_balances(S);
   privacy_figures(S);
+  au_head_finish(S);
   check_notes(S);
   completeness(S);
   r->ok = 1;

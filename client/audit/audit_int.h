@@ -26,6 +26,7 @@
 #include "audit/audit.h"
 #include "eth/rpc.h"
 #include "vfl/contract.h"
+#include "vfl/headcheck.h"
 
 #define AU_CHUNK 64             /* logs per prefetch batch */
 #define AU_MAX_WINDOW 100000    /* blocks per eth_getLogs call, upper bound of the adaptive window */
@@ -137,6 +138,17 @@ typedef struct {
   uint64_t ring_round[RING];
   size_t ring_coords[RING];
   int ring_have[RING];
+  /* the check `head` (audit_head.c): the replay, the open TRAIN round's emitted sum and count, its
+     label-gradient posts in chain order (owned copies) */
+  bbvfl_hcheck *hc;
+  int hc_off, hc_failed, hc_active;
+  uint32_t *hc_sum;
+  uint64_t hc_sum_round;
+  unsigned hc_contributors;
+  uint8_t *hc_lp[MAX_CLIENTS];
+  size_t hc_lplen[MAX_CLIENTS];
+  int hc_lpwho[MAX_CLIENTS];
+  size_t hc_nlp;
 } st_t;
 
 /* ------------------------------------------------------------------ audit_state.c */
@@ -210,6 +222,17 @@ void au_close_rewards_group(st_t *S);
  * every account's balanceOf and the totalSupply at the last block read against it. */
 void au_ledger_transfer(st_t *S, const bbvfl_cev *ev);
 void au_check_balances(st_t *S);
+
+/* audit_head.c: the check `head` (vfl/headcheck.h). init after params() (skipped without the
+ * session's training setup); sum at a TRAIN round's RoundCompleted; label for each valid
+ * LabelGradientPosted; gradient for each valid GradientPosted (ai: the poster's index); finish
+ * at the end (the figures and the note); clear frees. */
+int au_head_init(st_t *S, bbvfl_err *err);
+void au_head_sum(st_t *S, const bbvfl_cev *ev);
+void au_head_label(st_t *S, const bbvfl_cev *ev, int i);
+void au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai);
+void au_head_finish(st_t *S);
+void au_head_clear(st_t *S);
 
 /* ------------------------------------------------------------------ audit_fetch.c, audit_finish.c */
 

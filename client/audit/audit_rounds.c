@@ -344,6 +344,7 @@ void au_on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (S->hashed) hashed_contributors(S, ev, h);
   else lane_contributors(S, ev, h);
   verify_sum(S, ev, h);
+  au_head_sum(S, ev);
   remember_sum(S, ev->round, h);
   mark_complete(S, ev, fx);
 }
@@ -410,6 +411,7 @@ void au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (!bad) au_ok(S, BBVFL_AC_GRADIENTS);
   if (L.curv) S->r->curv_rounds++;
   if (!bad && S->o->on_labels && !L.curv) read_labels(S, ev, &L); /* a curvature round's post is no dLoss/dz */
+  if (!bad) au_head_gradient(S, ev, ai);
   S->r->gradients++;
   if (S->complete) au_open_next(S, ev, fx);
 }
@@ -459,6 +461,7 @@ void au_on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     S->lp_mask |= 1ULL << i;
   }
   if (!bad) au_ok(S, BBVFL_AC_GRADIENTS);
+  if (!bad) au_head_label(S, ev, i);
 }
 
 void au_on_session_ended(st_t *S, const bbvfl_cev *ev) {

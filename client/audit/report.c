@@ -123,6 +123,8 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
     }
     fputc('\n', f);
   }
+  fprintf(f, "\ntrusted (the chain cannot show it):\n");
+  for (size_t i = 0; bbvfl_audit_trusted(i); i++) fprintf(f, "  - %s\n", bbvfl_audit_trusted(i));
   fprintf(f, "\nclients (accepted submissions, rewarded, tokens received):\n");
   for (size_t i = 0; i < r->nclients; i++) {
     const bbvfl_audit_client_fig *c = &r->clients[i];
@@ -228,6 +230,15 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
     json_array_append_new(checks, j);
   }
   json_object_set_new(o, "checks", checks);
+  json_t *tr = json_array();
+  for (size_t i = 0; bbvfl_audit_trusted(i); i++) json_array_append_new(tr, json_string(bbvfl_audit_trusted(i)));
+  json_object_set_new(o, "trusted", tr);
+  json_object_set_new(o, "head",
+                      json_pack("{s:I,s:I,s:I,s:I,s:f,s:f}", "rounds", (json_int_t)r->head_rounds, "exact",
+                                (json_int_t)r->head_exact, "batches", (json_int_t)r->head_batches,
+                                "curvature_rounds_not_replayed", (json_int_t)r->head_curv_skipped,
+                                "max_rel_dev_gradient", r->head_max_dev_grad, "max_rel_dev_params",
+                                r->head_max_dev_params));
 
   const bbvfl_cconfig *c = &r->params.cfg;
   json_t *pj =
@@ -512,6 +523,13 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
     fputs("</td></tr>\n", f);
   }
   fputs("</table>\n", f);
+  fputs("<h2>Trusted (the chain cannot show it)</h2>\n<ul>\n", f);
+  for (size_t i = 0; bbvfl_audit_trusted(i); i++) {
+    fputs("<li>", f);
+    esc(f, bbvfl_audit_trusted(i));
+    fputs("</li>\n", f);
+  }
+  fputs("</ul>\n", f);
 
   /* per-round gas and timing */
   size_t n = r->nrounds;

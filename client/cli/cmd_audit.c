@@ -128,8 +128,12 @@ int cmd_audit(int argc, char **argv) {
   /* a full session file (bbvfl deploy's) may declare row mode: reported beside the chain's figures,
      labelled as declared (a file with only the location declares nothing) */
   static bbvfl_session declared;
-  if (session && bbvfl_session_load(session, &declared, NULL) == 0 && declared.train.rowdp.on)
-    o.declared_rowdp = &declared.train.rowdp;
+  if (session && bbvfl_session_load(session, &declared, NULL) == 0) {
+    if (declared.train.rowdp.on) o.declared_rowdp = &declared.train.rowdp;
+    /* the check `head` replays the active client from the session's public training setup */
+    o.head_train = &declared.train;
+    o.head_nclasses = declared.n_classes;
+  }
   bbvfl_buf csv;
   bbvfl_buf_init(&csv);
   if (labels_path) {
