@@ -10,9 +10,10 @@
  * it, and its summary says so ("head_check").
  *
  * What it relies on: the replay is exact on the same code and within the documented tolerance
- * across machines (vfl/headcheck.h). Not checked here (yet): sessions with labels split across
- * clients and `--model lr` (res->head_skipped says so; the audit's check `head` covers them). A
- * restarted passive client first replays, from the chain, the training rounds before the one it
+ * across machines (vfl/headcheck.h). The round is fed as the audit feeds it (client/audit/
+ * audit_head.c): labels split across clients add the holders' LabelGradientPosted posts in chain
+ * order; `--model lr` gives its rows in B-row blocks and its curvature rounds (counted, not
+ * checked: vfl/headcheck.h). A restarted passive client first replays, from the chain, the training rounds before the one it
  * resumes at. A re-election (another address posts the gradients) restarts the replay's optimizer
  * state, as the new active client restarts its own (bbvfl_hcheck_takeover). */
 #include "vfl/onchain_int.h"
@@ -25,11 +26,14 @@ void oc_head_check_free(cl *c) {
 }
 
 static int hc_create(cl *c, bbvfl_err *err) {
-  bbvfl_hcheck_cfg hc = {.train = &c->sess->train,
-                         .P = (int)c->cp.cfg.dim,
+  const bbvfl_offchain_cfg *t = &c->sess->train;
+  const bbvfl_cconfig *cc = &c->cp.cfg;
+  bbvfl_hcheck_cfg hc = {.train = t,
+                         .P = (int)cc->dim,
                          .nclasses = c->cfg->ds->nclasses,
-                         .B = c->B,
-                         .seed = c->cfg->seed, /* the head's initialisation, as oc_init_head's */
+                         .B = cc->batch,
+                         .lb = c->lr && t->B == 0 ? (size_t)cc->batches_per_epoch * cc->batch : cc->batch,
+                         .seed = t->seed, /* the session's head: what the audit replays too */
                          .n_rows = c->data.n_train};
   if (bbvfl_hcheck_new(&c->hc, &hc, err) < 0) return bbvfl_wrap(err, "the head check");
   c->hc_next = 0;
@@ -48,6 +52,57 @@ static int round_completed_ev(cl *c, uint64_t r, uint64_t from_blk, bbvfl_cev *e
   return oc_find_event(c, BBVFL_EV_ROUND_COMPLETED, r, ev, err);
 }
 
+/* Labels split across clients: the round's LabelGradientPosted posts by the session's clients, in
+   chain order (the contract takes one per holder and round), from block from_blk on (the round's
+   RoundCompleted: they follow it). */
+typedef struct {
+  size_t n;
+  uint8_t *d[64];
+  size_t len[64];
+  int who[64];
+} label_posts;
+
+static void label_posts_free(label_posts *lp) {
+  for (size_t i = 0; i < lp->n; i++) free(lp->d[i]);
+  lp->n = 0;
+}
+
+static int read_label_posts(cl *c, uint64_t r, uint64_t from_blk, label_posts *lp, bbvfl_err *err) {
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(r, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_LABEL_GRADIENT_POSTED, t1, from_blk, UINT64_MAX, &logs, err) < 0)
+    return -1;
+  size_t i;
+  json_t *lg;
+  int rc = 0;
+  json_array_foreach(logs, i, lg) {
+    bbvfl_cev ev;
+    int k = bbvfl_cev_decode(lg, &ev, err);
+    if (k < 0) {
+      rc = -1;
+      break;
+    }
+    int who = -1;
+    if (k == 1 && ev.kind == BBVFL_EV_LABEL_GRADIENT_POSTED && ev.round == r && !memcmp(ev.emitter, c->agg.address, 20))
+      for (size_t a = 0; a < c->naddrs; a++)
+        if (!memcmp(c->addrs[a], ev.client, 20)) who = (int)a;
+    if (who >= 0 && lp->n < 64) {
+      lp->d[lp->n] = malloc(ev.data_len ? ev.data_len : 1);
+      if (!lp->d[lp->n]) rc = bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      else {
+        memcpy(lp->d[lp->n], ev.data, ev.data_len);
+        lp->len[lp->n] = ev.data_len;
+        lp->who[lp->n++] = who;
+      }
+    }
+    bbvfl_cev_clear(&ev);
+    if (rc < 0) break;
+  }
+  json_decref(logs);
+  return rc;
+}
+
 /* One training round through the replay. *ok: 1 consistent, 0 refused (res fields set). */
 static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, int *ok, bbvfl_err *err) {
   *ok = 1;
@@ -56,19 +111,18 @@ static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, 
   bbvfl_cev rc;
   if (round_completed_ev(c, r, from_blk, &rc, err) < 0)
     return bbvfl_wrap(err, "round %llu: the head check needs the round's sum", (unsigned long long)r);
-  size_t nrows = (size_t)L.nb * c->B;
-  size_t *rows = malloc((nrows ? nrows : 1) * sizeof *rows);
+  label_posts lp = {0};
   int ret = -1;
-  if (!rows) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  for (uint32_t k = 0; k < L.nb; k++) {
-    const size_t *p = bbvfl_schedule_batch(&c->sched, L.epoch, L.first + k);
-    memcpy(rows + (size_t)k * c->B, p, c->B * sizeof *rows);
-  }
+  size_t B = c->cp.cfg.batch;
+  size_t nb = L.rows / B ? L.rows / B : 1; /* a window's minibatches; lr: its rows in B-row blocks */
+  const size_t *rows = NULL;               /* the window's training rows: positions of the epoch's schedule */
+  if (!L.curv && ((uint64_t)L.first + nb) * B <= c->cp.cfg.train_rows) rows = bbvfl_schedule_batch(&c->sched, L.epoch, L.first);
   if (bbvfl_cdec_sum(rc.data, rc.data_len, c->cp.lane_bits, c->sum, L.coords, err) < 0) {
     bbvfl_wrap(err, "round %llu: the RoundCompleted sum", (unsigned long long)r);
+    goto out;
+  }
+  if (c->split && read_label_posts(c, r, rc.block_number, &lp, err) < 0) {
+    bbvfl_wrap(err, "round %llu: the label holders' posts", (unsigned long long)r);
     goto out;
   }
   if (c->hc_have_poster && memcmp(c->hc_poster, gp->client, 20)) bbvfl_hcheck_takeover(c->hc); /* re-election */
@@ -76,14 +130,20 @@ static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, 
   c->hc_have_poster = 1;
   bbvfl_hcheck_input in = {.round = r,
                            .epoch = (int)L.epoch,
-                           .nb = L.nb,
+                           .nb = nb,
+                           .first_pos = (size_t)L.first * B,
                            .rows = rows,
                            .contributors = rc.participants,
                            .sum_q = c->sum,
                            .grad = gp->data,
                            .grad_len = gp->data_len,
                            .params = gp->data2,
-                           .params_len = gp->data2_len};
+                           .params_len = gp->data2_len,
+                           .nlabel = lp.n,
+                           .label = (const uint8_t *const *)lp.d,
+                           .label_len = lp.len,
+                           .label_holder = lp.who,
+                           .curv = L.curv};
   bbvfl_hcheck_result res;
   if (bbvfl_hcheck_round(c->hc, &in, &res, err) < 0) {
     bbvfl_wrap(err, "round %llu: the head check", (unsigned long long)r);
@@ -99,7 +159,7 @@ static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, 
   }
   ret = 0;
 out:
-  free(rows);
+  label_posts_free(&lp);
   bbvfl_cev_clear(&rc);
   return ret;
 }
@@ -119,11 +179,6 @@ int oc_head_check(cl *c, const oc_slot *sl, const bbvfl_cev *gp, uint64_t from_b
     return 0;
   }
   if (c->is_active || !sl->L.train) return 0;
-  if (c->lr || c->split) {
-    snprintf(c->res->head_skipped, sizeof c->res->head_skipped, "not done by the client for %s (the audit's check "
-             "`head` covers it)", c->lr ? "--model lr" : "labels split across clients");
-    return 0;
-  }
   if (c->res->head_refused) return refuse(c, err);
   double t0 = bbvfl_now();
   int rc = -1, ok = 1;
