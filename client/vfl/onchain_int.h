@@ -8,7 +8,8 @@
  *   onchain_active.c  the active client's duties: sums, the head, metrics, rewards, takeover
  *   onchain_labels.c  labels split across clients (label holders)
  *   onchain_ckpt.c    checkpoints and restart
- *   onchain_lr.c      the LR model's steps (`--model lr`): forward, the head, the gradient step */
+ *   onchain_lr.c      the LR model's steps (`--model lr`): forward, the head, the gradient step
+ *   onchain_hcheck.c  a passive client's check of the active client's posts (vfl/headcheck.h) */
 #ifndef BBVFL_VFL_ONCHAIN_INT_H
 #define BBVFL_VFL_ONCHAIN_INT_H
 
