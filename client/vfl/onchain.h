@@ -43,6 +43,11 @@
  * for every other holder's post (round timeout), back-propagates the sum through the head, updates
  * and posts the gradient as usual. Metrics then cover only the rows whose labels the client holds.
  *
+ * The active client is checked: before a passive client applies a training round's gradient it
+ * replays the session's head on the round's public sum (vfl/headcheck.h, onchain_hcheck.c); a
+ * gradient or head that is not the head's is refused: the run stops with BBVFL_E_VERIFY naming the
+ * round, res->head_refused set, nothing of it applied (cfg->no_head_check: unsafe, off).
+ *
  * Ownership: the cfg's pointers are borrowed for the call; the result owns its arrays
  * (bbvfl_onchain_result_free). The library never prints: progress lines go to cfg->log when set. */
 #ifndef BBVFL_VFL_ONCHAIN_H
