@@ -185,7 +185,9 @@ int oc_head_check(cl *c, const oc_slot *sl, const bbvfl_cev *gp, uint64_t from_b
   if (!c->hc && hc_create(c, err) < 0) goto out;
   /* rounds this process has not checked (a restart resumes mid-session): from the chain first */
   for (uint64_t q = c->hc_next; q < sl->r && ok; q++) {
-    if (!oc_is_train_round(c, q)) continue;
+    bbvfl_round_layout Lq;
+    if (bbvfl_cconfig_round(&c->cp.cfg, q, &Lq, err) < 0) goto out;
+    if (!Lq.train) continue; /* the layout's: curvature rounds (--model lr) move the evaluation rounds */
     bbvfl_cev g;
     if (oc_find_event(c, BBVFL_EV_GRADIENT_POSTED, q, &g, err) < 0) {
       bbvfl_wrap(err, "the head check, catching up");
