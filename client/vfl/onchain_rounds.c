@@ -266,7 +266,8 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
   c->agg_sum += bbvfl_now() - t_agg0;
   if (resumed) {
     /* A restart: the window's head steps again from the checkpoint (so the optimizer state is the
-       one an uninterrupted run has; the chain holds the parameters, not the moments), then, when
+       one an uninterrupted run has; the chain holds the parameters, not the moments; with labels
+       split across clients too: the holders' posts are on chain before the gradient), then, when
        the gradient was posted before the restart, the post is not sent again: it must be the
        same, else the chain's is taken. (In hashed mode with staleness the checkpoint is always a
        window behind the finished ones, so every restart of the active client comes here.) With
