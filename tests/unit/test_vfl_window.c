@@ -54,7 +54,7 @@ static void assert_epochs(const bbvfl_offchain_result *r, const epoch4 *want, in
 static void old_trainer(const bbvfl_offchain_cfg *c, double *loss, double *auroc) {
   bbvfl_err err = {0};
   bbvfl_vfl_data d;
-  assert_int_equal(bbvfl_vfl_data_prepare_dp(&bbvfl_test_ds, c->seed, c->test_frac, c->M, NULL, &c->rowdp, c->seeded_noise, &d,
+  assert_int_equal(bbvfl_vfl_data_prepare_dp(&bbvfl_test_ds, c->seed, c->test_frac, c->M, NULL, &c->rowdp, c->seeded_noise, NULL, &d,
                                              &err),
                    0);
   assert_int_equal(d.n_test % c->B, 0);
