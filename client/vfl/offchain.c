@@ -30,7 +30,7 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c) {
   c->mech.sigma = 1.0;
   bbvfl_optim_defaults(&c->opt);
   c->seed = 1;
-  c->seeded_noise = 1;
+  c->seeded_noise = 0; /* private noise (OS) by default; 1 only for --reproducible-noise and tests */
   c->test_frac = 0.2;
   c->window = BBVFL_DEFAULT_WINDOW;
   c->staleness = 0;

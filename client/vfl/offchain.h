@@ -103,7 +103,7 @@ typedef struct {
 } bbvfl_offchain_result;
 
 /* Defaults: the MLP, M 5, B 10, P 16, 30 epochs, hidden 32,32, PBM b 16 beta 0.2 C 1, Gaussian clip 1
- * sigma 1, Adam lr 0.001, seed 1 seeded, test 0.2, window BBVFL_DEFAULT_WINDOW, staleness 0, all
+ * sigma 1, Adam lr 0.001, seed 1, private noise (seeded_noise 0), test 0.2, window BBVFL_DEFAULT_WINDOW, staleness 0, all
  * test rows in one evaluation round. */
 #define BBVFL_DEFAULT_WINDOW 1
 void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c);

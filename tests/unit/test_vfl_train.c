@@ -26,6 +26,7 @@
 static void run(bbvfl_mech_kind k, int epochs, uint64_t seed, bbvfl_offchain_result *res) {
   bbvfl_offchain_cfg c;
   bbvfl_offchain_defaults(&c);
+  c.seeded_noise = 1; /* reproducible noise: these tests compare runs bit for bit */
   c.mech.kind = k;
   c.epochs = epochs;
   c.seed = seed;
@@ -207,6 +208,7 @@ static void test_multiclass(void **st) {
   assert_int_equal(ds.nclasses, 3);
   bbvfl_offchain_cfg c;
   bbvfl_offchain_defaults(&c);
+  c.seeded_noise = 1; /* reproducible noise: these tests compare runs bit for bit */
   c.M = 2;
   c.epochs = 4;
   c.mech.kind = BBVFL_MECH_NPQ;
