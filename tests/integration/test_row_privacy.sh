@@ -18,7 +18,8 @@ session_test row-privacy
 flags=(--clients 3 --epochs 2 --seed 5 --privacy row --dpsgd-noise 2 --dpsgd-clip 1 --scale-epsilon 0.25)
 "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --out "$work/run" --compare "${flags[@]}" >"$work/demo.log" 2>&1 ||
   { cat "$work/demo.log" >&2; fail "row-mode demo failed"; }
-grep -q "end-to-end (row mode)" "$work/demo.log" || fail "demo summary does not say end-to-end"
+grep -q "every epsilon is none: the noise can be regenerated" "$work/demo.log" || fail "demo --compare summary shows an epsilon"
+grep -q "WARNING: --compare implies --reproducible-noise" "$work/demo.log" || fail "demo --compare: no warning"
 python3 - "$work/run/session.json" <<'PY' || fail "session.json: row_privacy"
 import json, sys
 rp = json.load(open(sys.argv[1]))["training"]["row_privacy"]
@@ -49,7 +50,7 @@ eflags=(--clients 3 --epochs 3 --seed 5 --privacy row --encoder pca --pca-noise 
         --beta 0.4 --lr 0.01)
 "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --out "$work/enc" --compare "${eflags[@]}" >"$work/enc.log" 2>&1 ||
   { cat "$work/enc.log" >&2; fail "encoder demo failed"; }
-grep -q "DP-PCA encoder, each row released once" "$work/enc.log" || fail "encoder demo summary does not name the encoder"
+grep -q "every epsilon is none" "$work/enc.log" || fail "encoder demo --compare summary shows an epsilon"
 "$BBVFL_BIN" train --offchain --quiet --json "${eflags[@]}" --out "$work/encoff" >"$work/encoff.json" ||
   fail "off-chain encoder run failed"
 "$BBVFL_BIN" audit --session "$work/enc/session.json" --json --quiet >"$work/enc.audit.json" 2>"$work/enc.audit.err" ||
