@@ -5,8 +5,9 @@
  *
  * Loads a CSV (label: the last column), trains 4 clients with PBM (b 16, beta 0.2), batch 10,
  * embedding P 16 and seed 7, prints one line per epoch, then the final test AUROC and the
- * (epsilon, delta) of the run at the row level of one party's features. The same run as
- *   bbvfl train --offchain --data FILE --clients 4 --b 16 --beta 0.2 --batch 10 --P 16 --seed 7
+ * (epsilon, delta) of the run at the row level of one party's features (none: the run is seeded, so its
+ * noise is the seed's; an unseeded run has private noise and an epsilon). The same run as
+ *   bbvfl train --offchain --data FILE --clients 4 --b 16 --beta 0.2 --batch 10 --P 16 --seed 7 --reproducible-noise
  * Exit status: 0 on success, 1 on any error (printed with its category). */
 #include <bbvfl/bbvfl.h>
 #include <stdio.h>

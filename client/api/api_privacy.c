@@ -56,6 +56,16 @@ static bbvfl_status epsilon_of(const struct bbvfl_config *c, bbvfl_level level, 
   out->level = level;
   out->epsilon = e->epsilon;
   out->method = e->method;
+  if (o->seeded_noise && isfinite(e->epsilon)) {
+    /* a seeded configuration draws its noise from the seed (bbvfl_config_set_seed): whoever knows
+       the seed regenerates it, so no epsilon holds */
+    out->epsilon = INFINITY;
+    out->method = "none";
+    out->delta = p.delta;
+    out->end_to_end = 0;
+    out->scope = BBVFL_PRIVACY_VOID;
+    return BBVFL_STATUS_OK;
+  }
   if (level == BBVFL_LEVEL_LABELS) {
     /* randomized response is drawn once per training row before training: pure and end-to-end */
     out->delta = isfinite(e->epsilon) ? 0.0 : c->delta;

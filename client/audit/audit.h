@@ -87,7 +87,7 @@ typedef struct {
   uint64_t checked;   /* items verified (submissions, rounds, payments ...) */
   uint64_t failures;  /* discrepancies found */
   bbvfl_audit_failure first;
-  char note[256];     /* why skipped, or what was checked */
+  char note[640];     /* why skipped, or what was checked */
 } bbvfl_audit_check;
 
 /* One bucket of rounds [round_lo, round_hi] (one round each unless the history was long). */
@@ -195,6 +195,11 @@ typedef struct {
    * audit's own figures are the releases' accounting (not end to end); with this it also reports
    * the accountant's end-to-end figures for the declared mode, labelled as declared. */
   const bbvfl_rowdp *declared_rowdp;
+  /* What else a session file declares (0: nothing): label DP (randomized response once per
+   * training row, this epsilon; the chain cannot show the draw, so it is reported as declared) and
+   * reproducible noise (every DP draw regenerable from the file: no epsilon holds, none shown). */
+  double declared_label_eps;
+  int declared_reproducible;
   /* Nullable: called for every batch of every training window's valid GradientPosted with the
    * batch's labels as read back from the chain (audit/leak.h): labels[B], and rows[B] the batch's
    * training-row positions from the schedule (batch = the epoch's minibatch index; rows NULL

@@ -153,7 +153,11 @@ static void privacy_figures(st_t *S) {
                           .epochs = (int)(c->epochs + bbvfl_cconfig_curv_epochs(c->epochs, c->curv_every)),
                           .rows = c->train_rows <= INT_MAX ? (int)c->train_rows : 0,
                           .masked = c->masked, .participants = (int)parts,
-                          .colluding = parts > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0};
+                          .colluding = parts > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0,
+                          /* as the session file declares (the chain shows neither the label draw
+                             nor where the noise came from) */
+                          .label_eps = S->o->declared_label_eps,
+                          .reproducible = S->o->declared_reproducible};
   if (pin.beta <= 0) {
     r->checks[BBVFL_AC_PRIVACY].status = BBVFL_AS_SKIP;
     note(r, BBVFL_AC_PRIVACY, "beta = 0: the outputs carry no information about the inputs");
@@ -173,24 +177,34 @@ static void privacy_figures(st_t *S) {
     r->has_masked_eps = 1;
     r->eps_masked_feature = r->priv.masked_row_feature.epsilon;
   }
-  snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
-           "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases), not end-to-end: row level, one party %.4g (%s), one row, all "
-           "parties %.4g (%s) at delta %g%s",
-           c->levels, pin.beta, c->dim, c->clients, c->epochs, pin.epochs, r->priv.row_feature.epsilon,
-           r->priv.row_feature.method, r->priv.row_sample.epsilon, r->priv.row_sample.method, r->delta,
-           c->masked ? " (local mode; masked bound in figures)" : "");
+  char lab[128];
+  if (pin.label_eps > 0)
+    snprintf(lab, sizeof lab, "; labels %.4g (rr, as the session file declares)", pin.label_eps);
+  else
+    snprintf(lab, sizeof lab, "; labels unprotected (no label DP declared)");
+  if (pin.reproducible)
+    snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
+             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases): every epsilon is %s", c->levels, pin.beta,
+             c->dim, c->clients, c->epochs, pin.epochs, BBVFL_PRIVACY_VOID);
+  else
+    snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
+             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases), not end-to-end: per person %.4g (%s), per party "
+             "%.4g (%s) at delta %g%s%s",
+             c->levels, pin.beta, c->dim, c->clients, c->epochs, pin.epochs, r->priv.row_sample.epsilon,
+             r->priv.row_sample.method, r->priv.row_feature.epsilon, r->priv.row_feature.method, r->delta,
+             c->masked ? " (local mode; masked bound in figures)" : "", lab);
   const bbvfl_rowdp *d = S->o->declared_rowdp;
-  if (d && d->on) { /* the session file's declaration: what the accountant gives if it is true */
+  if (d && d->on && !pin.reproducible) { /* the session file's declaration: what the accountant gives if it is true */
     pin.rowdp = *d;
     bbvfl_err e2 = {0};
     if (bbvfl_privacy_compute(&pin, &r->declared, NULL, &e2) == 0) {
       r->has_declared = 1;
       size_t used = strlen(r->checks[BBVFL_AC_PRIVACY].note);
       snprintf(r->checks[BBVFL_AC_PRIVACY].note + used, sizeof r->checks[BBVFL_AC_PRIVACY].note - used,
-               "; the session file declares row mode (%s): end to end if so, row level, one party %.4g (%s), "
-               "one row, all parties %.4g (%s): not recorded on chain",
-               d->encoder ? "DP-PCA encoder" : "DP-SGD", r->declared.row_feature.epsilon,
-               r->declared.row_feature.method, r->declared.row_sample.epsilon, r->declared.row_sample.method);
+               "; the session file declares row mode (%s): end to end if so, per person %.4g (%s), per party "
+               "%.4g (%s): not recorded on chain",
+               d->encoder ? "DP-PCA encoder" : "DP-SGD", r->declared.row_sample.epsilon,
+               r->declared.row_sample.method, r->declared.row_feature.epsilon, r->declared.row_feature.method);
     }
   }
 }

@@ -105,3 +105,21 @@ out:
   free(b);
   return rc;
 }
+
+void bbvfl_leak_rr_band(double eps, int K, size_t n, double z, double *p, double *lo, double *hi) {
+  double q = eps > 0 && isfinite(eps) && K >= 2 ? 1.0 / (1.0 + (K - 1) * exp(-eps)) : 1.0;
+  double h = n ? z * sqrt(q * (1 - q) / (double)n) : 1.0;
+  *p = q;
+  *lo = fmax(0.0, q - h);
+  *hi = fmin(1.0, q + h);
+}
+
+void bbvfl_leak_agreement(const int *read, const size_t *train, size_t n_train, const int *y, size_t *n,
+                          size_t *same) {
+  *n = *same = 0;
+  for (size_t i = 0; i < n_train; i++) {
+    if (read[i] < 0) continue;
+    (*n)++;
+    *same += read[i] == y[train[i]];
+  }
+}

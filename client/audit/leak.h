@@ -27,4 +27,18 @@
 int bbvfl_leak_labels(const uint8_t *grad_be, size_t grad_len, size_t B, size_t P, const uint8_t *params_be,
                       size_t params_len, int *labels, bbvfl_err *err);
 
+/* What randomized response lets the read-back tell (dp/labeldp.h): with label DP eps over K
+ * classes the label a gradient gives back is the randomized one, which equals the true label with
+ * probability p = e^eps / (e^eps + K - 1), independently per row, drawn once. Over n distinct
+ * rows the fraction that equals the true labels is Binomial(n, p) / n: *p, and the band
+ * p -/+ z sqrt(p (1 - p) / n) (z = 1.96: 95 %), clamped to [0, 1]. eps <= 0 or not finite (no
+ * label DP): p = lo = hi = 1. n = 0: the band is [0, 1]. */
+void bbvfl_leak_rr_band(double eps, int K, size_t n, double z, double *p, double *lo, double *hi);
+
+/* Agreement of the labels read back with the true ones, per distinct training row: read[i] the
+ * label read back for training position i (-1: none), train[i] its table row, y the table's
+ * labels. *n = positions read, *same = those equal to y[train[i]]. */
+void bbvfl_leak_agreement(const int *read, const size_t *train, size_t n_train, const int *y, size_t *n,
+                          size_t *same);
+
 #endif

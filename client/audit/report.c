@@ -157,7 +157,7 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
     char line[1024];
     bbvfl_privacy_line(&r->priv, line, sizeof line);
     fprintf(f, "privacy: %s\n", line);
-    fprintf(f, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);
+    if (!r->priv.reproducible) fprintf(f, "privacy scope: %s\n", BBVFL_ACCT_SCOPE);
     if (r->has_declared) {
       bbvfl_privacy_line(&r->declared, line, sizeof line);
       fprintf(f, "privacy as the session file declares it (row mode; the chain does not record how rows were "
@@ -316,10 +316,25 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_object_set_new(fig, "metrics_per_epoch", me);
   json_object_set_new(fig, "schedule", sc);
   json_t *eps = json_object();
+  /* per person first (names kept for scripts; each with its level); reproducible noise: none */
+  const int void_eps = r->has_eps && r->priv.reproducible;
+  json_object_set_new(eps, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
   json_object_set_new(eps, "delta", json_real(r->delta));
-  json_object_set_new(eps, "feature", r->has_eps ? json_real(r->eps_feature) : json_null());
-  json_object_set_new(eps, "sample", r->has_eps ? json_real(r->eps_sample) : json_null());
-  json_object_set_new(eps, "masked_feature", r->has_masked_eps ? json_real(r->eps_masked_feature) : json_null());
+  json_object_set_new(eps, "sample", r->has_eps && !void_eps ? json_real(r->eps_sample) : json_null());
+  json_object_set_new(eps, "sample_level", json_string("per_person"));
+  json_object_set_new(eps, "feature", r->has_eps && !void_eps ? json_real(r->eps_feature) : json_null());
+  json_object_set_new(eps, "feature_level", json_string("per_party"));
+  if (void_eps) json_object_set_new(eps, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
+  json_object_set_new(eps, "labels",
+                      r->has_eps ? json_pack("{s:s, s:o, s:s}", "level", "labels", "epsilon",
+                                             isfinite(bbvfl_privacy_shown(&r->priv, &r->priv.labels))
+                                                 ? json_real(r->priv.labels.epsilon)
+                                                 : json_null(),
+                                             "method", void_eps ? "none" : r->priv.labels.method)
+                                 : json_null());
+  json_object_set_new(eps, "masked_feature",
+                      r->has_masked_eps && !void_eps ? json_real(r->eps_masked_feature) : json_null());
+  json_object_set_new(eps, "masked_feature_level", json_string("per_party_masked"));
   json_object_set_new(eps, "masked_participants",
                       r->has_masked_eps ? json_integer((json_int_t)r->masked_participants) : json_null());
   json_object_set_new(eps, "at_grid_edge", json_boolean(r->eps_at_edge));
@@ -643,21 +658,30 @@ char *bbvfl_audit_html(const bbvfl_audit_result *r) {
     }
   if (r->has_eps) {
     const bbvfl_privacy *p = &r->priv;
-    fprintf(f, "<tr><th>epsilon, row level, one party (delta %g)</th><td>%.4g (%s)</td></tr>", r->delta,
+    if (p->reproducible)
+      fprintf(f, "<tr><th>epsilon, every level</th><td>%s</td></tr>", BBVFL_PRIVACY_VOID);
+    if (!p->reproducible) {
+    fprintf(f, "<tr><th>epsilon per person: one person's whole row, all parties (delta %g)</th><td>%.4g (%s)</td></tr>",
+            r->delta, p->row_sample.epsilon, p->row_sample.method);
+    fprintf(f, "<tr><th>epsilon per party: one party's columns of a row</th><td>%.4g (%s)</td></tr>",
             p->row_feature.epsilon, p->row_feature.method);
-    fprintf(f, "<tr><th>epsilon, one row, all parties</th><td>%.4g (%s)</td></tr>", p->row_sample.epsilon,
-            p->row_sample.method);
     if (r->has_declared)
-      fprintf(f, "<tr><th>row level, one party, as the session file declares (row mode, end to end if so; not on "
+      fprintf(f, "<tr><th>per person, as the session file declares (row mode, end to end if so; not on "
                  "chain)</th><td>%.4g (%s)</td></tr>",
-              r->declared.row_feature.epsilon, r->declared.row_feature.method);
+              r->declared.row_sample.epsilon, r->declared.row_sample.method);
+    if (isfinite(p->labels.epsilon))
+      fprintf(f, "<tr><th>epsilon, labels (one row's label; randomized response, as declared)</th><td>%.4g (rr)</td></tr>",
+              p->labels.epsilon);
+    else
+      fprintf(f, "<tr><th>labels</th><td>unprotected: the posted gradients give them back</td></tr>");
     if (!isnan(p->feature_set.epsilon))
-      fprintf(f, "<tr><th>epsilon, one party's whole column set (%d rows)</th><td>%.4g (%s)</td></tr>", p->rows,
+      fprintf(f, "<tr><th>epsilon per party, its whole column set (%d rows)</th><td>%.4g (%s)</td></tr>", p->rows,
               p->feature_set.epsilon, p->feature_set.method);
     if (r->has_masked_eps)
-      fprintf(f, "<tr><th>masked, row level, one party (against one participant)</th><td>%.4g (%s)</td></tr>",
+      fprintf(f, "<tr><th>epsilon per party, masked (against one participant)</th><td>%.4g (%s)</td></tr>",
               p->masked_row_feature.epsilon, p->masked_row_feature.method);
     fprintf(f, "<tr><th>what these are</th><td>not end-to-end: %s</td></tr>", BBVFL_ACCT_SCOPE);
+    }
   }
   fputs("</table>\n<p>Generated by bbvfl audit from the chain alone: events, signed transactions, receipts and "
         "block headers.</p>\n</body></html>\n", f);

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include "audit/audit.h"
+#include "audit/leak.h"
+#include "ml/data.h"
 #include "audit/report.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -36,17 +38,82 @@ static void progress(void *ctx, uint64_t block, uint64_t from, uint64_t to, uint
 }
 
 /* --recover-labels: the CSV, collected in memory (a bbvfl_buf: allocation failure is sticky and
-   checked once at the end) and written once when the audit ran */
+   checked once at the end) and written once when the audit ran; with a session file, also the
+   first label read back for each training position (read[], n_train entries, -1: none) */
+typedef struct {
+  bbvfl_buf csv;
+  int *read;
+  size_t n_train;
+} labels_ctx;
+
 static void on_labels(void *ctx, uint64_t round, uint64_t epoch, uint64_t batch, const int *labels,
                       const size_t *rows, size_t B) {
-  bbvfl_buf *csv = ctx;
+  labels_ctx *lc = ctx;
+  bbvfl_buf *csv = &lc->csv;
   for (size_t i = 0; i < B; i++) {
+    if (rows && lc->read && rows[i] < lc->n_train && lc->read[rows[i]] < 0) lc->read[rows[i]] = labels[i];
     char row[32] = "", line[160];
     if (rows) snprintf(row, sizeof row, "%zu", rows[i]);
     int n = snprintf(line, sizeof line, "%llu,%llu,%llu,%zu,%s,%d\n", (unsigned long long)round,
                      (unsigned long long)epoch, (unsigned long long)batch, i, row, labels[i]);
     bbvfl_buf_append(csv, line, (size_t)n);
   }
+}
+
+/* --recover-labels against what randomized response allows (audit/leak.h): the band for the label
+   epsilon the session declares, over the distinct training rows read; and, when the session's table
+   is readable here (the label holder's own check), the fraction that equals its true labels. Into
+   *out (a new JSON object); printed unless quiet. */
+static json_t *labels_vs_rr(const bbvfl_session *s, const labels_ctx *lc, int print) {
+  size_t n = 0;
+  for (size_t i = 0; i < lc->n_train; i++) n += lc->read[i] >= 0;
+  const double eps = s->train.label_eps;
+  const int K = s->n_classes >= 2 ? s->n_classes : 2;
+  double p, lo, hi;
+  bbvfl_leak_rr_band(s->train.seeded_noise ? 0 : eps, K, n, 1.96, &p, &lo, &hi);
+  json_t *o = json_pack("{s:I, s:f, s:f, s:f, s:s}", "rows", (json_int_t)n, "expected", p, "band95_lo", lo,
+                        "band95_hi", hi, "label_dp",
+                        s->train.seeded_noise ? "reproducible: regenerable from the session file"
+                        : eps > 0               ? "rr"
+                                                : "none");
+  json_object_set_new(o, "label_epsilon", eps > 0 && !s->train.seeded_noise ? json_real(eps) : json_null());
+  if (print) {
+    if (s->train.seeded_noise && eps > 0)
+      printf("labels vs randomized response: the session declares reproducible noise: its randomized response can be "
+             "regenerated from the session file, so every label is recoverable (expected fraction 1)\n");
+    else if (eps > 0)
+      printf("labels vs randomized response: label epsilon %g (rr, %d classes, declared by the session): a label read "
+             "back equals the true one with probability %.4f; over the %zu distinct training rows read, 95%% band "
+             "[%.4f, %.4f]: what a chain reader learns, no more\n",
+             eps, K, p, n, lo, hi);
+    else
+      printf("labels vs randomized response: no label DP declared: every label read back is the true one (expected "
+             "fraction 1 over %zu rows)\n", n);
+  }
+  /* the owner's check: the session's table, when it is readable here */
+  bbvfl_dataset ds;
+  bbvfl_csv_opts co = {.label = s->label[0] ? s->label : NULL};
+  bbvfl_err e = {0};
+  size_t *tr = NULL, *te = NULL, ntr = 0, nte = 0;
+  if (n && s->data[0] && access(s->data, R_OK) == 0 && bbvfl_csv_load(s->data, &co, &ds, &e) == 0) {
+    if (ds.n == s->n_rows && bbvfl_split(ds.n, s->train.test_frac, s->train.seed, &tr, &ntr, &te, &nte, &e) == 0 &&
+        ntr == lc->n_train) {
+      size_t m, same;
+      bbvfl_leak_agreement(lc->read, tr, ntr, ds.y, &m, &same);
+      double f = m ? (double)same / (double)m : 0;
+      const char *where = f > hi ? "above" : f < lo ? "below" : "within";
+      json_object_set_new(o, "equal_true", json_integer((json_int_t)same));
+      json_object_set_new(o, "fraction_true", json_real(f));
+      json_object_set_new(o, "vs_band95", json_string(where));
+      if (print)
+        printf("labels vs the session's table %s (the label holder's check): %zu of %zu = %.4f equal the true "
+               "labels: %s the band\n", s->data, same, m, f, where);
+    }
+    free(tr);
+    free(te);
+    bbvfl_dataset_free(&ds);
+  }
+  return o;
 }
 
 int cmd_audit(int argc, char **argv) {
@@ -128,17 +195,30 @@ int cmd_audit(int argc, char **argv) {
   /* a full session file (bbvfl deploy's) may declare row mode: reported beside the chain's figures,
      labelled as declared (a file with only the location declares nothing) */
   static bbvfl_session declared;
-  if (session && bbvfl_session_load(session, &declared, NULL) == 0) {
-    if (declared.train.rowdp.on) o.declared_rowdp = &declared.train.rowdp;
+  const int have_declared = session && bbvfl_session_load(session, &declared, NULL) == 0;
+  if (have_declared && declared.train.rowdp.on) o.declared_rowdp = &declared.train.rowdp;
+  if (have_declared) { /* label DP and reproducible noise, as the file declares them */
+    o.declared_label_eps = declared.train.label_eps;
+    o.declared_reproducible = declared.train.seeded_noise;
     /* the check `head` replays the active client from the session's public training setup */
     o.head_train = &declared.train;
     o.head_nclasses = declared.n_classes;
   }
-  bbvfl_buf csv;
-  bbvfl_buf_init(&csv);
+  labels_ctx lctx = {.read = NULL, .n_train = 0};
+  bbvfl_buf_init(&lctx.csv);
+  bbvfl_buf *csvp = &lctx.csv;
   if (labels_path) {
     o.on_labels = on_labels;
-    o.labels_ctx = &csv;
+    o.labels_ctx = &lctx;
+    if (have_declared && declared.cparams.train_rows > 0) {
+      lctx.n_train = declared.cparams.train_rows;
+      lctx.read = malloc(lctx.n_train * sizeof *lctx.read);
+      if (!lctx.read) {
+        bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
+        return cli_report(&err);
+      }
+      for (size_t i = 0; i < lctx.n_train; i++) lctx.read[i] = -1;
+    }
   }
   progress_ctx pc = {cli_isatty_err(), 0};
   if (!quiet) {
@@ -168,19 +248,22 @@ int cmd_audit(int argc, char **argv) {
   }
   bbvfl_audit_result res;
   static const char csv_head[] = "round,epoch,batch,position,train_row,label\n";
-  if (labels_path) bbvfl_buf_append(&csv, csv_head, sizeof csv_head - 1); /* allocates: nothing returns before the run */
+  if (labels_path) bbvfl_buf_append(csvp, csv_head, sizeof csv_head - 1); /* allocates: nothing returns before the run */
   int ran = bbvfl_audit_run(&o, &res, &err);
   if (devdir[0]) bbvfl_devnet_down(devdir, 10, NULL);
   if (ran < 0) {
-    bbvfl_buf_free(&csv);
+    bbvfl_buf_free(csvp);
+    free(lctx.read);
     return cli_report(&err);
   }
+  json_t *rr = NULL;
   int code = bbvfl_audit_exit_status(bbvfl_audit_verdict_of(&res));
   if (labels_path) {
     /* written whole (atomically) once the audit ran: never a half-written file */
-    int wr = bbvfl_buf_check(&csv, &err) < 0 ? -1 : bbvfl_write_file_atomic(labels_path, csv.p, csv.len, 0644, &err);
-    bbvfl_buf_free(&csv);
+    int wr = bbvfl_buf_check(csvp, &err) < 0 ? -1 : bbvfl_write_file_atomic(labels_path, csvp->p, csvp->len, 0644, &err);
+    bbvfl_buf_free(csvp);
     if (wr < 0) {
+      free(lctx.read);
       bbvfl_audit_result_free(&res);
       bbvfl_wrap(&err, "--recover-labels %s", labels_path);
       return cli_report(&err);
@@ -188,6 +271,8 @@ int cmd_audit(int argc, char **argv) {
     if (!as_json)
       printf("labels read back from the posted gradients: %llu rows (%llu unreadable) -> %s\n",
              (unsigned long long)res.labels_read, (unsigned long long)res.labels_unread, labels_path);
+    if (lctx.read) rr = labels_vs_rr(&declared, &lctx, !as_json);
+    free(lctx.read);
   }
   if (html && bbvfl_audit_write_html(&res, html, &err) < 0) {
     bbvfl_audit_result_free(&res);
@@ -200,6 +285,7 @@ int cmd_audit(int argc, char **argv) {
   if (as_json) {
     json_t *j = bbvfl_audit_json(&res);
     if (j && peak_kb >= 0) json_object_set_new(j, "peak_rss_kb", json_integer(peak_kb));
+    if (j && rr) json_object_set(j, "recovered_labels", rr);
     char *s = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
     if (s) printf("%s\n", s);
     free(s);
@@ -209,6 +295,7 @@ int cmd_audit(int argc, char **argv) {
     if (html) printf("HTML report: %s\n", html);
     if (peak_kb >= 0) printf("auditor peak memory: %.1f MB (resident)\n", peak_kb / 1024.0);
   }
+  json_decref(rr);
   bbvfl_audit_result_free(&res);
   return code;
 }

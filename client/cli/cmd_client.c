@@ -50,8 +50,9 @@ int cmd_client(int argc, char **argv) {
        "labels split across clients: this organisation holds the labels of these rows only, e.g. 0-284 "
        "(0-based row indices; other rows' label cells are not read); implies --labels"},
       {"state-dir", OPT_STR, &state_dir, "DIR", "checkpoints, election secret, log summary (required)"},
-      {"seed", OPT_STR, &seed_s, "N", "repeatable model init and noise from N (default: init from the session seed, "
-                                      "noise from getrandom)"},
+      {"seed", OPT_STR, &seed_s, "N", "model init from N (default: from the session seed); the noise is this "
+                                      "client's own (a key in --state-dir) unless the session declares reproducible "
+                                      "noise"},
       {"party", OPT_INT, &party, "N", "stream index for --seed (default: the registration index)"},
       {"round-timeout", OPT_DBL, &timeout, "S", "give up when a round does not complete in S seconds (default 120)"},
       {"expire", OPT_FLAG, &expire, NULL, "on a round timeout call expireRound() to exclude the missing clients"},
@@ -130,11 +131,11 @@ int cmd_client(int argc, char **argv) {
   cfg.label_rows = label_rows;
   cfg.party = party;
   cfg.seed = s.train.seed;
-  cfg.seeded_noise = 0;
-  if (seed_s) {
-    if (cli_parse_u64(seed_s, "--seed", &cfg.seed, &err) < 0) return cli_report(&err);
-    cfg.seeded_noise = 1;
-  }
+  /* the noise: private (this client's own key in --state-dir) unless the session declares
+     reproducible noise; --seed moves the initialisation only */
+  cfg.seeded_noise = s.train.seeded_noise;
+  if (seed_s && cli_parse_u64(seed_s, "--seed", &cfg.seed, &err) < 0) return cli_report(&err);
+  train_noise_warning(cfg.seeded_noise, "the session declares reproducible noise");
   cfg.state_dir = state_dir;
   cfg.round_timeout_s = timeout;
   cfg.expire = expire;
@@ -198,7 +199,7 @@ int cmd_client(int argc, char **argv) {
     char line[1024];
     bbvfl_privacy_line(&sm.privacy, line, sizeof line);
     fprintf(stderr, "privacy: %s\n", line);
-    fprintf(stderr, "privacy scope: %s\n", bbvfl_privacy_scope(&sm.privacy));
+    if (!sm.privacy.reproducible) fprintf(stderr, "privacy scope: %s\n", bbvfl_privacy_scope(&sm.privacy));
   } else if (res.was_active) {
     fprintf(stderr, "bbvfl client: warning: privacy report: %s\n", sm.privacy_err.msg);
   }

@@ -200,7 +200,8 @@ int cmd_demo(int argc, char **argv) {
   bbvfl_key_source ksrc = {0};
   no += keystore_opts(&ksrc, opts + no);
   opts[no++] = (cli_opt){"out", OPT_STR, &out, "DIR", "run folder (default runs/demo-<UTC time>)"};
-  opts[no++] = (cli_opt){"compare", OPT_FLAG, &compare, NULL, "also report the off-chain AUROC with the same seed and session seed"};
+  opts[no++] = (cli_opt){"compare", OPT_FLAG, &compare, NULL, "also report the off-chain AUROC with the same seed and session seed (implies --reproducible-noise: the "
+                         "two runs are equal only when the noise comes from the seed, so no epsilon holds)"};
   opts[no++] = (cli_opt){"round-timeout", OPT_DBL, &round_timeout, "S", "a client gives up when a round takes longer (default 60)"};
   opts[no++] = (cli_opt){"block-time", OPT_DBL, &block_time, "S",
                          "embedded devnet: mine a block every S seconds, as a real chain does (default 0: a block per "
@@ -266,6 +267,15 @@ int cmd_demo(int argc, char **argv) {
     return cli_report(&err);
   }
   int seeded = f.seed != NULL || compare;
+  /* --seed fixes the split, schedule and initialisation only; the clients' noise is private (each
+     one's own key) unless --reproducible-noise, which --compare needs for on-chain = off-chain */
+  if (compare && !f.tc.reproducible_noise) {
+    f.tc.reproducible_noise = 1;
+    train_noise_warning(1, "--compare implies --reproducible-noise (the off-chain replay equals the on-chain run "
+                           "only with the same noise)");
+  } else {
+    train_noise_warning(f.tc.reproducible_noise, "--reproducible-noise");
+  }
   bbvfl_session s;
   memset(&s, 0, sizeof s);
   bbvfl_dataset ds;
@@ -660,8 +670,7 @@ int cmd_demo(int argc, char **argv) {
     for (int m = 0; m < M; m++) json_decref(sums[m]);
 
     /* off-chain run with the same seed and session seed: aggregation timing and --compare */
-    bbvfl_offchain_cfg oc = s.train;
-    oc.seeded_noise = 1;
+    bbvfl_offchain_cfg oc = s.train; /* reproducible noise as the session's (else private: timing only) */
     oc.session_seed = S;
     oc.partition = partition;
     bbvfl_offchain_result ores;
@@ -689,13 +698,14 @@ int cmd_demo(int argc, char **argv) {
       json_object_set_new(report, "auroc_gap", json_real(fabs(auroc - ores.per_epoch[ores.epochs - 1].auroc)));
       json_object_set_new(report, "test_loss_offchain_same_seed", json_real(ores.per_epoch[ores.epochs - 1].test_loss));
     }
-    /* RDP figures of the row level (kept for scripts); "privacy": every level with its method */
-    json_object_set_new(report, "epsilon_feature", finite ? train_json_num(pv.rdp.epsilon_feature) : json_null());
-    json_object_set_new(report, "epsilon_sample", finite ? train_json_num(pv.rdp.epsilon_sample) : json_null());
+    /* RDP figures, per person first (names kept for scripts); "privacy": every level with its method */
+    train_json_eps(report, &pv, finite ? pv.rdp.epsilon_sample : NAN, finite ? pv.rdp.epsilon_feature : NAN);
+    json_object_set_new(report, "reproducible_noise", json_boolean(s.train.seeded_noise));
     json_object_set_new(report, "masked", json_boolean(masked));
     json_object_set_new(report, "participants", json_integer(participants));
     json_object_set_new(report, "epsilon_feature_masked",
-                        mfinite ? train_json_num(pv.masked_row_feature.epsilon) : json_null());
+                        mfinite ? train_json_num(bbvfl_privacy_shown(&pv, &pv.masked_row_feature)) : json_null());
+    json_object_set_new(report, "epsilon_feature_masked_level", json_string("per_party_masked"));
     json_object_set_new(report, "privacy", bbvfl_privacy_json(&pv));
     json_object_set_new(report, "delta", json_real(f.tc.delta));
     json_object_set_new(report, "onchain_agg_s_per_epoch", json_real(onchain_agg));
@@ -761,7 +771,7 @@ int cmd_demo(int argc, char **argv) {
       char pline[1024];
       bbvfl_privacy_line(&pv, pline, sizeof pline);
       printf("\n  privacy               %s%s\n", have_priv ? pline : "not computed: ", have_priv ? "" : aerr.msg);
-      if (finite) printf("  privacy scope         %s\n", bbvfl_privacy_scope(&pv));
+      if (finite && !pv.reproducible) printf("  privacy scope         %s\n", bbvfl_privacy_scope(&pv));
       printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", onchain_agg, ne,
              offchain_agg);
       printf("  gas                   %.1f per coordinate summed (%s aggregation); %.0f per training window "

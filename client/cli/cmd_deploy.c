@@ -67,6 +67,7 @@ int cmd_deploy(int argc, char **argv) {
   bbvfl_dataset ds;
   s.cparams.masked = masked;
   if (session_flags_apply(&f, &s, &ds, &err) < 0) return cli_report(&err);
+  train_noise_warning(s.train.seeded_noise, "--reproducible-noise (recorded in the session file)");
   if ((timeout_blocks && timeout_s > 0) || (active_blocks && active_s > 0)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "give a deadline in blocks or in seconds, not both (--round-timeout-blocks / "
                                   "--round-timeout-seconds, --active-blocks / --active-timeout)");

@@ -183,6 +183,11 @@ int cmd_privacy(int argc, char **argv) {
     json_object_set_new(o, "epochs", json_integer(epochs));
     json_object_set_new(o, "delta", json_real(delta));
     json_object_set_new(o, "scope", json_string(BBVFL_ACCT_SCOPE));
+    /* the levels of the top-level figures (names kept for scripts): per person first */
+    json_object_set_new(o, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
+    json_object_set_new(o, "epsilon_sample_level", json_string("per_person"));
+    json_object_set_new(o, "epsilon_feature_level", json_string("per_party"));
+    if (!gaussian) json_object_set_new(o, "epsilon_feature_set_level", json_string("per_party_column_set"));
     set_acct_out(o, &out, 1);
     if (!gaussian) {
       /* the exact PLD epsilons, and the smaller of the two methods per level */
@@ -242,28 +247,30 @@ int cmd_privacy(int argc, char **argv) {
     if (show) print_row(&curve, i, masked ? masked_rdp : NULL);
   }
   printf("\n(epsilon, delta=%g)-DP        tighter conversion          standard conversion\n", delta);
-  printf("  feature level   epsilon = %-10.4g (alpha %-6g)   epsilon = %.4g\n", out.epsilon_feature,
-         out.alpha_feature, out.epsilon_feature_std);
-  printf("  sample level    epsilon = %-10.4g (alpha %-6g)   epsilon = %.4g\n", out.epsilon_sample,
+  printf("  per person (sample level)  epsilon = %-10.4g (alpha %-6g)   epsilon = %.4g\n", out.epsilon_sample,
          out.alpha_sample, out.epsilon_sample_std);
+  printf("  per party (feature level)   epsilon = %-10.4g (alpha %-6g)   epsilon = %.4g\n", out.epsilon_feature,
+         out.alpha_feature, out.epsilon_feature_std);
   if (masked)
-    printf("  masked feature  epsilon = %-10.4g (alpha %-6g)   epsilon = %.4g\n", mout.epsilon_feature,
+    printf("  per party, masked           epsilon = %-10.4g (alpha %-6g)   epsilon = %.4g\n", mout.epsilon_feature,
            mout.alpha_feature, mout.epsilon_feature_std);
   if (!gaussian) {
     printf("\nexact (privacy loss distribution of the same releases; local mode, no alpha grid)\n");
-    printf("  feature level   epsilon = %-10.4g   sample level   epsilon = %.4g\n", pld_feature, pld_sample);
-    printf("feature-set level (one client's whole column set: all %d rows' releases compose)\n"
+    printf("  per person (sample level) epsilon = %-10.4g   per party (feature level) epsilon = %.4g\n", pld_sample,
+           pld_feature);
+    printf("per party, feature-set level (one client's whole column set: all %d rows' releases compose)\n"
            "  epsilon = %.4g (PLD; RDP %.4g)\n",
            rows, set_pld, set_rdp);
-    printf("reported (the smaller of the two methods): feature %.4g (%s), sample %.4g (%s)\n",
-           fmin(pld_feature, out.epsilon_feature), pld_feature <= out.epsilon_feature ? "PLD" : "RDP",
-           fmin(pld_sample, out.epsilon_sample), pld_sample <= out.epsilon_sample ? "PLD" : "RDP");
+    printf("reported (the smaller of the two methods): per person %.4g (%s), per party %.4g (%s)\n",
+           fmin(pld_sample, out.epsilon_sample), pld_sample <= out.epsilon_sample ? "PLD" : "RDP",
+           fmin(pld_feature, out.epsilon_feature), pld_feature <= out.epsilon_feature ? "PLD" : "RDP");
   }
   if (out.at_grid_edge || (masked && mout.at_grid_edge))
     printf("warning: an RDP optimum sits at an end of the alpha grid (1.01 or 1024): the RDP epsilon may be "
            "somewhat lower than shown%s.\n", gaussian ? "" : " (the PLD epsilon is exact)");
-  printf("\nFeature level: how much one client's releases of one row can reveal about its features of\n"
-         "that row. Sample level: about one row, whose embeddings every client releases. This is local\n"
+  printf("\nPer person (sample level, the headline): how much the releases reveal about one person's whole\n"
+         "row, whose embeddings every client releases. Per party (feature level): how much one client's\n"
+         "releases of one row reveal about its features of that row. This is local\n"
          "DP: each client's %s output is public on chain, so no trusted aggregator is assumed.\n",
          gaussian ? "noisy" : "PBM");
   if (masked)

@@ -68,9 +68,11 @@ int cmd_sweep(int argc, char **argv) {
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print sweep.json's summary on stdout instead of the table"};
   no += train_common_opts(&tc, opts + no);
   cli_spec spec = {"bbvfl sweep", "test AUROC and epsilon over the paper's b x beta grid (off-chain)", "[OPTIONS]",
-                   "Every cell trains SEEDS times with seeded noise (repeatable) and reports the median final\n"
-                   "test AUROC. epsilon is the exact feature-level (epsilon, delta)-DP of the cell's whole\n"
-                   "training run (tighter conversion, delta from --delta). NPQ has no privacy (inf).",
+                   "Every cell trains SEEDS times (seeds fix the split, schedule and initialisation; the noise\n"
+                   "is private, from the OS, unless --reproducible-noise) and reports the median final test\n"
+                   "AUROC. epsilon: the exact (epsilon, delta)-DP of the cell's whole training run, per person\n"
+                   "(one person's whole row across every party) first, per party after (RDP, delta from\n"
+                   "--delta). NPQ has no privacy (inf).",
                    opts, no};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
@@ -102,6 +104,7 @@ int cmd_sweep(int argc, char **argv) {
   bbvfl_offchain_cfg base;
   bbvfl_offchain_defaults(&base);
   if (train_common_apply(&tc, &base, &err) != 0) return cli_report(&err);
+  train_noise_warning(base.seeded_noise, "--reproducible-noise"); /* else: private noise, medians over seeds */
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
   if (bbvfl_mkdirs(out_dir, 0755, &err) != 0) {
@@ -129,7 +132,6 @@ int cmd_sweep(int argc, char **argv) {
     for (int cidx = 0; cidx < ncell_per_M && status == 0; cidx++) {
       bbvfl_offchain_cfg cfg = base;
       cfg.M = M;
-      cfg.seeded_noise = 1;
       if (cidx == 0) {
         cfg.mech.kind = BBVFL_MECH_NPQ;
       } else {
@@ -142,8 +144,8 @@ int cmd_sweep(int argc, char **argv) {
         status = -1;
         break;
       }
-      double eps_f = pv.finite ? pv.rdp.epsilon_feature : INFINITY;
-      double eps_s = pv.finite ? pv.rdp.epsilon_sample : INFINITY;
+      double eps_f = pv.reproducible ? NAN : pv.finite ? pv.rdp.epsilon_feature : INFINITY;
+      double eps_s = pv.reproducible ? NAN : pv.finite ? pv.rdp.epsilon_sample : INFINITY;
       double aucs[64], accs[64], losses[64];
       json_t *runs = json_array();
       for (int s = 0; s < seeds; s++) {
@@ -163,7 +165,7 @@ int cmd_sweep(int argc, char **argv) {
           status = -1;
           break;
         }
-        if (s == 0 && pv.finite) { /* --model lr with minibatches: the curvature rounds need the row count */
+        if (s == 0 && pv.finite && !pv.reproducible) { /* --model lr with minibatches: the curvature rounds need the row count */
           eps_f = pv.rdp.epsilon_feature;
           eps_s = pv.rdp.epsilon_sample;
         }
@@ -212,8 +214,8 @@ int cmd_sweep(int argc, char **argv) {
       json_object_set_new(cell, "auroc_median", json_real(bbvfl_median(aucs, (size_t)seeds)));
       json_object_set_new(cell, "accuracy_median", json_real(bbvfl_median(accs, (size_t)seeds)));
       json_object_set_new(cell, "loss_median", json_real(bbvfl_median(losses, (size_t)seeds)));
-      json_object_set_new(cell, "epsilon_feature", train_json_num(eps_f)); /* RDP, row level */
-      json_object_set_new(cell, "epsilon_sample", train_json_num(eps_s));
+      /* RDP; per person (epsilon_sample) first, per party after, each with its level named */
+      train_json_eps(cell, &pv, eps_s, eps_f);
       json_object_set_new(cell, "privacy", bbvfl_privacy_json(&pv));
       json_object_set_new(cell, "runs", runs);
       json_array_append_new(cells, cell);
@@ -265,30 +267,38 @@ int cmd_sweep(int argc, char **argv) {
     free(s);
     json_decref(o);
   } else {
-    printf("median test AUROC after %d epochs over %d seeds (epsilon: feature level, delta %g)\n", base.epochs, seeds,
-           tc.delta);
+    printf("median test AUROC after %d epochs over %d seeds, %s noise (epsilon: per person / per party, delta %g)\n",
+           base.epochs, seeds, base.seeded_noise ? "REPRODUCIBLE" : "private", tc.delta);
     size_t ci = 0;
     for (int im = 0; im < nM; im++) {
       json_t *npq = json_array_get(cells, ci++);
       double npq_auc = json_real_value(json_object_get(npq, "auroc_median"));
       printf("\nM = %d clients   NPQ (no noise): AUROC %.4f, epsilon inf\n", (int)Ms[im], npq_auc);
       printf("  %-6s", "b\\beta");
-      for (int j = 0; j < nbeta; j++) printf("  %-22g", betas[j]);
+      for (int j = 0; j < nbeta; j++) printf("  %-24g", betas[j]);
       printf("\n");
       for (int ib = 0; ib < nb; ib++) {
         printf("  %-6d", (int)bs[ib]);
         for (int j = 0; j < nbeta; j++) {
           json_t *c = json_array_get(cells, ci++);
           char cellbuf[64];
-          snprintf(cellbuf, sizeof cellbuf, "%.4f (eps %.4g)", json_real_value(json_object_get(c, "auroc_median")),
-                   json_real_value(json_object_get(c, "epsilon_feature")));
-          printf("  %-22s", cellbuf);
+          const json_t *es = json_object_get(c, "epsilon_sample"), *ef = json_object_get(c, "epsilon_feature");
+          if (json_is_number(es))
+            snprintf(cellbuf, sizeof cellbuf, "%.4f (%.3g / %.3g)", json_real_value(json_object_get(c, "auroc_median")),
+                     json_number_value(es), json_number_value(ef));
+          else
+            snprintf(cellbuf, sizeof cellbuf, "%.4f (eps none)", json_real_value(json_object_get(c, "auroc_median")));
+          printf("  %-24s", cellbuf);
         }
         printf("\n");
       }
     }
-    printf("\neps: row level, one party's features of one row, RDP at delta %g (every level and method: "
-           "\"privacy\" in the JSON); %s.\n", tc.delta,
+    if (base.seeded_noise)
+      printf("\neps: %s", BBVFL_PRIVACY_VOID);
+    else
+      printf("\n(eps a / b): a per person (one person's whole row, every party), b per party (one party's columns of "
+             "a row), RDP at delta %g (every level and method: \"privacy\" in the JSON)", tc.delta);
+    printf("; %s.\n",
            strcmp(tc.privacy, "row") == 0 ? BBVFL_ACCT_SCOPE_ROW : "not end-to-end: " BBVFL_ACCT_SCOPE);
     /* the acceptance check of the paper's setting, when the grid holds b = 16, beta = 0.2 */
     ci = 0;

@@ -104,7 +104,7 @@ int cmd_train(int argc, char **argv) {
   opts[no++] = (cli_opt){"clip", OPT_DBL, &clip, "C", "gaussian: L2 clip norm per embedding row (default 1)"};
   opts[no++] = (cli_opt){"sigma", OPT_DBL, &sigma, "S", "gaussian: noise standard deviation (default 1)"};
   opts[no++] = (cli_opt){"partition", OPT_STR, &partition, "SPEC", "columns per client, e.g. 0-5/6-11/... (default: even split)"};
-  opts[no++] = (cli_opt){"seed", OPT_STR, &seed_s, "N", "repeatable run: split, init, minibatches and noise from N (default: random, reported)"};
+  opts[no++] = (cli_opt){"seed", OPT_STR, &seed_s, "N", "split, initialisation and minibatches from N (default: random, reported); the noise stays private (OS) unless --reproducible-noise"};
   opts[no++] = (cli_opt){"out", OPT_STR, &out_dir, "DIR", "run folder for metrics.csv and report.json (default runs/offchain)"};
   opts[no++] = (cli_opt){"quiet", OPT_FLAG, &quiet, NULL, "no per-epoch lines"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object at the end on stdout"};
@@ -148,14 +148,15 @@ int cmd_train(int argc, char **argv) {
   if (train_common_apply(&tc, &cfg, &err) != 0) return cli_report(&err);
   if (seed_s) {
     if (parse_seed(seed_s, &cfg.seed, &err) != 0) return cli_report(&err);
-    cfg.seeded_noise = 1;
   } else {
     if (getrandom(&cfg.seed, sizeof cfg.seed, 0) != (ssize_t)sizeof cfg.seed) {
       bbvfl_fail(&err, BBVFL_E_CRYPTO, "getrandom failed: %s", strerror(errno));
       return cli_report(&err);
     }
-    cfg.seeded_noise = 0; /* noise from getrandom: unpredictable, not repeatable */
   }
+  /* the seed fixes the public parts (split, schedule, initialisation); the noise is private (OS)
+     unless --reproducible-noise (train_common_apply: cfg.seeded_noise) */
+  train_noise_warning(cfg.seeded_noise, "--reproducible-noise");
   if (clients < 1 || clients > 1000) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--clients must be in 1..1000, got %d", clients);
     return cli_report(&err);
@@ -199,7 +200,7 @@ int cmd_train(int argc, char **argv) {
       printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, window K=%zu, staleness %d, P=%d, %d epochs, "
              "%s, seed %" PRIu64 "%s\n",
              ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.window, cfg.staleness, cfg.P, cfg.epochs, mdesc, cfg.seed,
-             cfg.seeded_noise ? "" : " (noise from getrandom)");
+             cfg.seeded_noise ? " (REPRODUCIBLE noise from the seed: no epsilon holds)" : " (private noise from the OS)");
   }
   if (cfg.model == BBVFL_MODEL_LR && cfg.opt.lr < 0.01 && !pr.quiet)
     fprintf(stderr, "note: --lr %g is small for --model lr (0.001 is the MLP's default): lr 1 for sgd and sqn, 0.1 for "
@@ -227,9 +228,8 @@ int cmd_train(int argc, char **argv) {
   json_object_set_new(o, "f1", json_real(last->f1));
   json_object_set_new(o, "loss", json_real(last->test_loss));
   json_object_set_new(o, "train_loss", json_real(last->train_loss));
-  /* the RDP epsilons of the row level (kept for scripts); "privacy" has every level and method */
-  json_object_set_new(o, "epsilon_feature", train_json_num(finite ? priv.rdp.epsilon_feature : INFINITY));
-  json_object_set_new(o, "epsilon_sample", train_json_num(finite ? priv.rdp.epsilon_sample : INFINITY));
+  /* the RDP epsilons, per person first (names kept for scripts); "privacy" has every level and method */
+  train_json_eps(o, &priv, finite ? priv.rdp.epsilon_sample : INFINITY, finite ? priv.rdp.epsilon_feature : INFINITY);
   json_object_set_new(o, "privacy", bbvfl_privacy_json(&priv));
   json_object_set_new(o, "delta", json_real(tc.delta));
   json_object_set_new(o, "offchain_agg_s_per_epoch", json_real(res.agg_train_s_per_epoch));
@@ -247,6 +247,7 @@ int cmd_train(int argc, char **argv) {
   json_object_set_new(o, "P", json_integer(cfg.P));
   json_object_set_new(o, "seed", json_integer((json_int_t)cfg.seed));
   json_object_set_new(o, "seeded_noise", json_boolean(cfg.seeded_noise));
+  json_object_set_new(o, "reproducible_noise", json_boolean(cfg.seeded_noise));
   json_object_set_new(o, "optimizer", json_string(tc.optimizer));
   json_object_set_new(o, "model", json_string(bbvfl_model_name(cfg.model)));
   if (cfg.model == BBVFL_MODEL_LR) {
@@ -302,9 +303,9 @@ int cmd_train(int argc, char **argv) {
            last->test_loss);
     char line[1024];
     bbvfl_privacy_line(&priv, line, sizeof line);
-    if (finite) printf("privacy: %s\n", line);
-    if (finite) printf("privacy scope: %s\n", bbvfl_privacy_scope(&priv));
-    else
+    if (finite || priv.reproducible) printf("privacy: %s\n", line);
+    if (finite && !priv.reproducible) printf("privacy scope: %s\n", bbvfl_privacy_scope(&priv));
+    else if (!finite)
       printf("privacy: none (NPQ releases the embeddings unprotected)\n");
     printf("off-chain aggregation: %.3g s per epoch (%zu training rounds of M=%d vectors of up to %zu values); run %.2f s\n",
            res.agg_train_s_per_epoch, res.T, cfg.M, res.window * (cfg.B ? cfg.B : res.n_train) * (size_t)cfg.P,

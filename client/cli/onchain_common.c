@@ -23,7 +23,7 @@ size_t session_flags_opts(session_flags *f, cli_opt *o) {
   o[n++] = (cli_opt){"b", OPT_INT, &f->b, "N", "PBM trials per coordinate, 1..255 (default 16)"};
   o[n++] = (cli_opt){"beta", OPT_DBL, &f->beta, "X", "PBM bias in (0, 0.5) (default 0.2)"};
   o[n++] = (cli_opt){"mechanism", OPT_STR, &f->mechanism, "NAME", "pbm (the only one the contract sums)"};
-  o[n++] = (cli_opt){"seed", OPT_STR, &f->seed, "N", "session seed: split, model init (default: random)"};
+  o[n++] = (cli_opt){"seed", OPT_STR, &f->seed, "N", "session seed: split, schedule, model init (default: random); the noise stays private unless --reproducible-noise"};
   o[n++] = (cli_opt){"aggregation", OPT_STR, &f->aggregation, "MODE",
                      "lane (default: each submission adds into packed storage lanes) or hashed (each submission "
                      "stores its keccak; the active client re-supplies the payloads, the contract checks and sums "
@@ -79,6 +79,14 @@ int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err
     else if (!strcmp(key, "hidden")) sp = &f->tc.hidden;
     else if (!strcmp(key, "optimizer")) sp = &f->tc.optimizer;
     else if (!strcmp(key, "seed")) sp = &f->seed;
+    else if (!strcmp(key, "reproducible-noise")) {
+      if (!json_is_boolean(v)) {
+        rc = bbvfl_fail(err, BBVFL_E_ARG, "--config %s: \"reproducible-noise\" must be true or false", path);
+        break;
+      }
+      f->tc.reproducible_noise = json_is_true(v);
+      continue;
+    }
     else if (!strcmp(key, "rpc") || !strcmp(key, "out")) continue;
     else {
       rc = bbvfl_fail(err, BBVFL_E_ARG, "--config %s: unknown key \"%s\"", path, key);

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,7 +101,20 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
                      "the head trains every epoch on the same sums: docs/PRIVACY.md)"};
   o[n++] = (cli_opt){"pca-noise", OPT_DBL, &t->pca_noise, "Z",
                      "row mode, --encoder pca: noise multiplier of the DP covariance (default 3)"};
+  o[n++] = (cli_opt){"reproducible-noise", OPT_FLAG, &t->reproducible_noise, NULL,
+                     "experiments only: draw every DP noise (PBM, Gaussian, DP-SGD, DP-PCA, DP scaling, label\n"
+                     "randomized response) from --seed instead of the OS, so a run can be repeated bit for bit;\n"
+                     "anyone with the seed (the session file) regenerates the noise: NO epsilon holds, every\n"
+                     "epsilon is reported as none (default: private noise; --seed fixes only the split, the\n"
+                     "schedule and the initialisation)"};
   return n;
+}
+
+void train_noise_warning(int reproducible, const char *why) {
+  if (!reproducible) return;
+  fprintf(stderr, "WARNING: %s: every DP draw is a function of the seed, which the session file carries: anyone "
+                  "holding it regenerates the noise, so NO epsilon holds (every epsilon is reported as none). "
+                  "For experiments only.\n", why);
 }
 
 const char *train_default_data(void) { return bbvfl_default_data_path(); }
@@ -161,6 +175,7 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   if (!(t->label_eps >= 0) || !isfinite(t->label_eps) || (t->label_eps > 0 && t->label_eps < 1e-6))
     return bbvfl_fail(err, BBVFL_E_ARG, "--label-epsilon must be 0 (off) or in [1e-6, inf), got %g", t->label_eps);
   c->label_eps = t->label_eps;
+  c->seeded_noise = t->reproducible_noise;
   memset(&c->rowdp, 0, sizeof c->rowdp);
   if (strcmp(t->privacy, "row") == 0) {
     if (!(t->dpsgd_clip > 0) || !isfinite(t->dpsgd_clip))
@@ -211,3 +226,12 @@ int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err) 
 }
 
 json_t *train_json_num(double v) { return bbvfl_json_num_or_null(v); }
+
+void train_json_eps(json_t *o, const bbvfl_privacy *p, double eps_person, double eps_party) {
+  json_object_set_new(o, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
+  json_object_set_new(o, "epsilon_sample", p->reproducible ? json_null() : train_json_num(eps_person));
+  json_object_set_new(o, "epsilon_sample_level", json_string("per_person"));
+  json_object_set_new(o, "epsilon_feature", p->reproducible ? json_null() : train_json_num(eps_party));
+  json_object_set_new(o, "epsilon_feature_level", json_string("per_party"));
+  if (p->reproducible) json_object_set_new(o, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
+}

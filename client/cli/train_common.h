@@ -19,19 +19,29 @@ typedef struct {
   const char *model, *loss;         /* mlp | lr; logistic | taylor */
   double logit_clip, l2;
   int sqn_memory, sqn_interval, sqn_sample;
+  int reproducible_noise;           /* --reproducible-noise: every DP draw from the seed (no epsilon holds) */
 } train_common;
 
 void train_common_defaults(train_common *t);
 /* Appends the shared options to opts (room for TRAIN_COMMON_NOPTS), returns how many. */
-#define TRAIN_COMMON_NOPTS 29
+#define TRAIN_COMMON_NOPTS 30
 size_t train_common_opts(train_common *t, cli_opt *opts);
 /* Applies the shared flags to cfg (model family, loss, model, optimizer, batch, P, epochs, split, window, staleness,
  * evaluation rows per round); a bad value is refused with the value named. */
 int train_common_apply(const train_common *t, bbvfl_offchain_cfg *cfg, bbvfl_err *err);
+/* With reproducible noise: one loud line on stderr saying that every DP draw can be regenerated
+ * from the seed (the session file), so every epsilon is reported as none. why: what asked for it
+ * ("--reproducible-noise", "--compare implies --reproducible-noise"). */
+void train_noise_warning(int reproducible, const char *why);
 /* Loads --data (default: the bundled Breast Cancer table). */
 int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
 /* JSON number, or null when not finite (bbvfl_json_num_or_null). */
 json_t *train_json_num(double v);
+/* The report's top-level epsilons (names kept for scripts): "headline": "per_person", then
+ * "epsilon_sample" (per person) and "epsilon_feature" (per party), each followed by its
+ * "..._level"; NAN/infinite values are null. With reproducible noise (p->reproducible) both null
+ * and "epsilon_void" says why. */
+void train_json_eps(json_t *o, const bbvfl_privacy *p, double eps_person, double eps_party);
 /* Default path of the bundled table. */
 const char *train_default_data(void);
 

@@ -26,9 +26,9 @@ int bbvfl_rr_labels(int *y, const size_t *rows, size_t n, int K, double eps, bbv
 }
 
 int bbvfl_rr_labels_keyed(int *y, const size_t *rows, size_t n, int K, double eps, int seeded, uint64_t seed,
-                          bbvfl_err *err) {
+                          const uint8_t *key, bbvfl_err *err) {
   bbvfl_rng r;
-  if (bbvfl_rng_init_noise(&r, seeded, seed, bbvfl_rng_stream(BBVFL_STREAM_LABELS, 0), err) < 0) return -1;
+  if (bbvfl_rng_init_noise(&r, seeded, seed, key, bbvfl_rng_stream(BBVFL_STREAM_LABELS, 0), err) < 0) return -1;
   int rc = bbvfl_rr_labels(y, rows, n, K, eps, &r, err);
   bbvfl_rng_wipe(&r);
   return rc;

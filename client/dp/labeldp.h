@@ -8,7 +8,8 @@
  * the chain shows about a row's label is post-processing of that one draw, so the labels are
  * eps-label-DP (pure, delta = 0) however many epochs reuse them. The draw must happen once: a
  * second independent draw for the same row (a restart or a re-elected label holder with
- * unseeded randomness) composes, 2 eps.
+ * fresh OS randomness) composes, 2 eps: the on-chain client draws from its private noise key
+ * (dp/rng.h, state-dir/noise.key), so a restart redraws the same responses.
  *
  * Pure computation on caller-owned arrays; the generator is the caller's. */
 #ifndef BBVFL_DP_LABELDP_H
@@ -25,9 +26,11 @@ double bbvfl_rr_keep(double eps, int K);
 /* Replaces y[rows[i]] (i < n; each in 0..K-1; negative entries, rows without a label here, are
  * left alone) by its randomized response. Errors: K < 2, eps not > 0 and finite, a label >= K. */
 int bbvfl_rr_labels(int *y, const size_t *rows, size_t n, int K, double eps, bbvfl_rng *r, bbvfl_err *err);
-/* The same with the session's label noise: the stream (seed, LABELS, 0) when seeded (every label
- * holder draws the same responses), else getrandom; the generator is wiped afterwards. */
+/* The same with the session's label noise: the stream (seed, LABELS, 0) when seeded (reproducible
+ * noise: anyone with the session file regenerates every flip, so the labels are unprotected), else
+ * the stream (key, LABELS, 0) of a client's private noise key (nullable: a restart redraws the same
+ * responses, dp/rng.h), else getrandom; the generator is wiped afterwards. */
 int bbvfl_rr_labels_keyed(int *y, const size_t *rows, size_t n, int K, double eps, int seeded, uint64_t seed,
-                          bbvfl_err *err);
+                          const uint8_t *key, bbvfl_err *err);
 
 #endif

@@ -109,6 +109,7 @@ static int feature_set(const bbvfl_privacy_in *in, bbvfl_privacy *out, bbvfl_err
 int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double *masked_curve, bbvfl_err *err) {
   memset(out, 0, sizeof *out);
   out->delta = in->delta;
+  out->reproducible = in->reproducible;
   out->rows = in->rows;
   out->masked = in->masked;
   out->colluding = in->masked ? in->colluding : 0;
@@ -191,10 +192,17 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
 
 static json_t *num(double v) { return isfinite(v) ? json_real(v) : json_null(); }
 
-static json_t *eps_json(const bbvfl_privacy_eps *e, const char *relation) {
+double bbvfl_privacy_shown(const bbvfl_privacy *p, const bbvfl_privacy_eps *e) {
+  return p->reproducible ? NAN : e->epsilon;
+}
+
+static json_t *eps_json(const bbvfl_privacy *p, const bbvfl_privacy_eps *e, const char *level, const char *relation) {
   if (isnan(e->epsilon)) return json_null();
-  return json_pack("{s:o, s:s, s:o, s:o, s:s}", "epsilon", num(e->epsilon), "method", e->method, "rdp", num(e->rdp),
-                   "pld", num(e->pld), "relation", relation);
+  if (p->reproducible)
+    return json_pack("{s:s, s:n, s:s, s:n, s:n, s:s, s:s}", "level", level, "epsilon", "method", "none", "rdp", "pld",
+                     "epsilon_void", BBVFL_PRIVACY_VOID, "relation", relation);
+  return json_pack("{s:s, s:o, s:s, s:o, s:o, s:s}", "level", level, "epsilon", num(e->epsilon), "method", e->method,
+                   "rdp", num(e->rdp), "pld", num(e->pld), "relation", relation);
 }
 
 static int eps_at(const bbvfl_privacy_in *in, double beta, double *eps, bbvfl_err *err) {
@@ -234,24 +242,35 @@ const char *bbvfl_privacy_scope(const bbvfl_privacy *p) {
 }
 
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p) {
-  json_t *o = json_pack("{s:f, s:b, s:b, s:s, s:o, s:o}", "delta", p->delta, "finite", p->finite, "end_to_end",
-                        p->end_to_end, "scope", bbvfl_privacy_scope(p), "row_feature",
-                        eps_json(&p->row_feature, "row level: one party's features of one row"), "row_sample",
-                        eps_json(&p->row_sample, "sample level: one row, every party's features"));
+  /* the per-person level first (insertion order is kept in the output) */
+  json_t *o = json_pack("{s:s, s:s, s:f, s:b, s:b, s:s, s:o, s:o}", "headline", BBVFL_PRIVACY_HEADLINE,
+                        "headline_relation", "row_sample", "delta", p->delta, "finite", p->finite, "end_to_end",
+                        p->end_to_end, "scope", bbvfl_privacy_scope(p), "row_sample",
+                        eps_json(p, &p->row_sample, "per_person",
+                                 "per person: one person's whole record, every party's features of the row"),
+                        "row_feature",
+                        eps_json(p, &p->row_feature, "per_party", "per party: one party's features of one row"));
   if (!o) return NULL;
+  json_object_set_new(o, "reproducible_noise", json_boolean(p->reproducible));
+  if (p->reproducible) json_object_set_new(o, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
   if (p->end_to_end) json_object_set_new(o, "encoder", json_string(p->encoder ? "pca" : "dpsgd"));
-  json_t *fs = eps_json(&p->feature_set, "feature-set level: one party's whole column set, every row");
+  json_t *fs = eps_json(p, &p->feature_set, "per_party_column_set",
+                        "per party, column set: one party's whole column set, every row");
   if (json_is_object(fs)) json_object_set_new(fs, "rows", json_integer(p->rows));
-  json_t *mk = eps_json(&p->masked_row_feature, "masked, row level: one party's features of one row, "
-                                                "against colluding participants");
+  json_t *mk = eps_json(p, &p->masked_row_feature, "per_party_masked",
+                        "per party, masked: one party's features of one row, against colluding participants");
   if (json_is_object(mk)) {
     json_object_set_new(mk, "colluding", json_integer(p->colluding));
     json_object_set_new(mk, "participants", json_integer(p->participants));
   }
-  json_t *lb = json_pack("{s:o, s:s, s:s}", "epsilon", num(p->labels.epsilon), "method", p->labels.method, "relation",
+  json_t *lb = json_pack("{s:s, s:o, s:s, s:s}", "level", "labels", "epsilon",
+                         num(bbvfl_privacy_shown(p, &p->labels)), "method",
+                         p->reproducible && isfinite(p->labels.epsilon) ? "none" : p->labels.method, "relation",
                          isfinite(p->labels.epsilon)
                              ? "label level: one row's label; randomized response once per training row (pure, delta 0)"
                              : "label level: unprotected; the posted gradients give the training labels back");
+  if (lb && p->reproducible && isfinite(p->labels.epsilon))
+    json_object_set_new(lb, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
   if (json_object_set_new(o, "feature_set", fs) || json_object_set_new(o, "masked_row_feature", mk) ||
       json_object_set_new(o, "labels", lb)) {
     json_decref(o);
@@ -272,21 +291,24 @@ static size_t add(char *buf, size_t n, size_t at, const char *fmt, ...) {
 
 size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n) {
   if (n) buf[0] = 0;
+  if (p->reproducible)
+    return add(buf, n, 0, "every epsilon is %s: per person none; per party none; labels %s", BBVFL_PRIVACY_VOID,
+               isfinite(p->labels.epsilon) ? "none (their randomized response is regenerable too)" : "unprotected");
   if (!p->finite)
     return add(buf, n, 0, "no privacy guarantee for the features (no noise: every epsilon is infinite); labels %s",
                isfinite(p->labels.epsilon) ? "protected by randomized response (see JSON)" : "unprotected");
-  size_t at = add(buf, n, 0, "epsilon at delta %g, %s: row level, one party %.4g (%s); one row, all "
-                  "parties %.4g (%s)", p->delta, p->end_to_end ? (p->encoder ? "end-to-end (row mode, DP-PCA encoder, each row released once)" : "end-to-end (row mode)") : "not end-to-end",
-                  p->row_feature.epsilon, p->row_feature.method,
-                  p->row_sample.epsilon, p->row_sample.method);
+  size_t at = add(buf, n, 0, "epsilon at delta %g, %s: per person (one person's whole row, all parties) %.4g "
+                  "(%s); per party (one party's columns of a row) %.4g (%s)",
+                  p->delta, p->end_to_end ? (p->encoder ? "end-to-end (row mode, DP-PCA encoder, each row released once)" : "end-to-end (row mode)") : "not end-to-end",
+                  p->row_sample.epsilon, p->row_sample.method, p->row_feature.epsilon, p->row_feature.method);
   if (!isnan(p->feature_set.epsilon))
-    at = add(buf, n, at, "; whole column set of %d rows %.4g (%s)", p->rows, p->feature_set.epsilon,
+    at = add(buf, n, at, "; per party, whole column set of %d rows %.4g (%s)", p->rows, p->feature_set.epsilon,
              p->feature_set.method);
   if (!isnan(p->masked_row_feature.epsilon))
-    at = add(buf, n, at, "; masked, row level, one party, against %d colluding of %d participants %.4g (%s)",
+    at = add(buf, n, at, "; per party, masked, against %d colluding of %d participants %.4g (%s)",
              p->colluding, p->participants, p->masked_row_feature.epsilon, p->masked_row_feature.method);
   if (isfinite(p->labels.epsilon))
-    at = add(buf, n, at, "; labels %.4g (randomized response, pure)", p->labels.epsilon);
+    at = add(buf, n, at, "; labels (one row's label) %.4g (randomized response, pure)", p->labels.epsilon);
   else
     at = add(buf, n, at, "; labels unprotected (read back from the posted gradients)");
   return at;

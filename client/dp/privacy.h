@@ -62,6 +62,8 @@ typedef struct {
   int participants;     /* masked: clients whose outputs the sums cover (after dropouts; 0: M) */
   double label_eps;     /* > 0: randomized response on the training labels; 0: labels unprotected */
   bbvfl_rowdp rowdp;    /* on: row mode (dp/rowdp.h): the row levels are end-to-end */
+  int reproducible;     /* 1: the noise was drawn from a seed others hold (--reproducible-noise):
+                           the figures are computed, but no epsilon holds and none is shown */
 } bbvfl_privacy_in;
 
 typedef struct {
@@ -80,7 +82,20 @@ typedef struct {
   bbvfl_privacy_eps labels; /* method "rr" (pure, delta 0) or "none" (infinite: unprotected) */
   bbvfl_acct_out rdp; /* local-mode RDP details (alphas, standard conversion, grid edge) */
   bbvfl_acct_out masked_rdp; /* masked mode RDP details (zeroed otherwise) */
+  int reproducible; /* in->reproducible: every epsilon above is what private noise would give; the
+                       JSON and the line show none (BBVFL_PRIVACY_VOID) */
 } bbvfl_privacy;
+
+/* Levels, by their names in every JSON and line (the headline first):
+ *   per_person   = row_sample: one person's whole record, every party's columns of the row;
+ *   per_party    = row_feature: one party's columns of one row;
+ *   per_party_masked = masked_row_feature; per_party_column_set = feature_set; labels. */
+#define BBVFL_PRIVACY_HEADLINE "per_person"
+/* What every epsilon is, with reproducible noise. */
+#define BBVFL_PRIVACY_VOID "none: the noise can be regenerated from the session file (reproducible noise, --reproducible-noise)"
+
+/* The epsilon to show for e of p: e->epsilon, or NAN when p->reproducible (shown as none). */
+double bbvfl_privacy_shown(const bbvfl_privacy *p, const bbvfl_privacy_eps *e);
 
 /* Fills *out for *in. masked_curve (nullable, BBVFL_ACCT_NGRID doubles, masked mode only)
  * receives the composed masked RDP orders. Errors: bad parameters (named), an unreachable
@@ -94,8 +109,11 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
  * mode the DP-SGD and scaling terms alone may). */
 int bbvfl_privacy_solve_beta(const bbvfl_privacy_in *in, double target, double *beta, bbvfl_err *err);
 
-/* The privacy as a JSON object (new reference, NULL when out of memory): delta, end_to_end,
- * scope, and per relation {epsilon, method, rdp, pld, relation}; null for what does not apply. */
+/* The privacy as a JSON object (new reference, NULL when out of memory): "headline" (the level
+ * printed first: "per_person"), "headline_relation" ("row_sample"), delta, end_to_end, scope, and
+ * per relation, the per-person one first, {level, epsilon, method, rdp, pld, relation}; null for
+ * what does not apply. Reproducible noise: "reproducible_noise": true, every epsilon, rdp and pld
+ * null, and "epsilon_void" (BBVFL_PRIVACY_VOID) at the top and in each relation. */
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p);
 
 /* What the epsilons of p are, in words (a static string): BBVFL_ACCT_SCOPE in the paper's mode,
@@ -115,7 +133,8 @@ const char *bbvfl_privacy_scope(const bbvfl_privacy *p);
   "the labels are covered only by --label-epsilon"
 
 /* One line for people, into buf (always NUL-terminated when n > 0): every relation that was
- * computed with its epsilon and method, and "not end-to-end". Returns the length it needed. */
+ * computed, each named by its level, per person first, with its epsilon and method, and "not
+ * end-to-end"; with reproducible noise "none: ..." for every level. Returns the length it needed. */
 size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n);
 
 #endif

@@ -49,9 +49,25 @@ static void init_key(bbvfl_rng *r, const uint8_t key[32]) {
   r->pos = 16;
 }
 
-int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, uint64_t stream, bbvfl_err *err) {
-  if (!seeded) return bbvfl_rng_init_os(r, err);
-  bbvfl_rng_init_seeded(r, seed, stream);
+int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, const uint8_t *key, uint64_t stream, bbvfl_err *err) {
+  if (seeded) {
+    bbvfl_rng_init_seeded(r, seed, stream);
+    return 0;
+  }
+  if (key) return bbvfl_rng_init_keyed(r, key, stream, err);
+  return bbvfl_rng_init_os(r, err);
+}
+
+int bbvfl_rng_init_keyed(bbvfl_rng *r, const uint8_t secret[32], uint64_t stream, bbvfl_err *err) {
+  if (sodium_ensure() != 0)
+    return bbvfl_fail(err, BBVFL_E_CRYPTO, "libsodium could not be initialised (sodium_init failed)");
+  uint8_t msg[8 + 14], key[32];
+  for (int i = 0; i < 8; i++) msg[i] = (uint8_t)(stream >> (8 * i));
+  memcpy(msg + 8, "bbvfl-noise-v1", 14);
+  if (crypto_generichash(key, sizeof key, msg, sizeof msg, secret, 32) != 0)
+    return bbvfl_fail(err, BBVFL_E_CRYPTO, "BLAKE2b failed");
+  init_key(r, key);
+  sodium_memzero(key, sizeof key);
   return 0;
 }
 
@@ -145,6 +161,15 @@ unsigned bbvfl_rng_binomial(bbvfl_rng *r, unsigned n, double p) {
   for (unsigned i = 0; i < n; i++) k += bbvfl_rng_u64(r) < t;
   return k;
 }
+
+int bbvfl_rng_secret(void *out, size_t n, bbvfl_err *err) {
+  if (sodium_ensure() != 0)
+    return bbvfl_fail(err, BBVFL_E_CRYPTO, "libsodium could not be initialised (sodium_init failed)");
+  randombytes_buf(out, n);
+  return 0;
+}
+
+void bbvfl_secret_wipe(void *p, size_t n) { sodium_memzero(p, n); }
 
 void bbvfl_rng_wipe(bbvfl_rng *r) {
   volatile uint8_t *p = (volatile uint8_t *)r;

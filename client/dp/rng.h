@@ -42,9 +42,17 @@ int bbvfl_rng_init_os(bbvfl_rng *r, bbvfl_err *err);
 void bbvfl_rng_init_seeded(bbvfl_rng *r, uint64_t seed, uint64_t stream);
 /* Stream ids: purpose in the high 32 bits, client index (or 0) in the low 32. */
 uint64_t bbvfl_rng_stream(uint32_t purpose, uint32_t index);
-/* The private noise of one purpose: bbvfl_rng_init_seeded(r, seed, stream) when seeded (repeatable
- * runs and tests), else bbvfl_rng_init_os (seed and stream unused). 0, or -1 as bbvfl_rng_init_os. */
-int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, uint64_t stream, bbvfl_err *err);
+/* Keys the generator from a 32-byte secret and a stream id: key = BLAKE2b-256(LE64(stream) ||
+ * "bbvfl-noise-v1", keyed by secret). A client's private noise key (state-dir/noise.key, drawn
+ * from the OS once, mode 0600) gives streams only that client can regenerate: a restart redraws
+ * the same randomized labels, DP scaling and DP-PCA instead of new ones (each new draw would
+ * compose). 0, or -1 (BBVFL_E_CRYPTO) when libsodium cannot be initialised. */
+int bbvfl_rng_init_keyed(bbvfl_rng *r, const uint8_t secret[32], uint64_t stream, bbvfl_err *err);
+/* The private noise of one purpose: bbvfl_rng_init_seeded(r, seed, stream) when seeded (reproducible
+ * noise: anyone holding the seed regenerates it, so no epsilon holds; --reproducible-noise only),
+ * else bbvfl_rng_init_keyed(r, key, stream) when key (nullable, 32 bytes) is given, else
+ * bbvfl_rng_init_os. 0, or -1 as bbvfl_rng_init_os. */
+int bbvfl_rng_init_noise(bbvfl_rng *r, int seeded, uint64_t seed, const uint8_t *key, uint64_t stream, bbvfl_err *err);
 enum { BBVFL_STREAM_SPLIT = 1, BBVFL_STREAM_INIT = 2, BBVFL_STREAM_NOISE = 3, BBVFL_STREAM_SCHEDULE = 4,
        BBVFL_STREAM_HEAD = 5, BBVFL_STREAM_TEST = 6, BBVFL_STREAM_LABELS = 7,
        BBVFL_STREAM_SCALE = 8, BBVFL_STREAM_DPSGD = 9, BBVFL_STREAM_DPPCA = 10 };
@@ -67,5 +75,9 @@ uint64_t bbvfl_bernoulli_threshold(double p, int *always);
 unsigned bbvfl_rng_binomial(bbvfl_rng *r, unsigned n, double p);
 
 void bbvfl_rng_wipe(bbvfl_rng *r);
+/* n bytes from the OS (randombytes_buf): a private noise key. 0, or -1 as bbvfl_rng_init_os. */
+int bbvfl_rng_secret(void *out, size_t n, bbvfl_err *err);
+/* Clears n bytes in a way the compiler keeps. */
+void bbvfl_secret_wipe(void *p, size_t n);
 
 #endif

@@ -18,7 +18,8 @@ int bbvfl_cfg_privacy(const bbvfl_offchain_cfg *c, size_t rows, int masked, int 
                          .delta = delta, .masked = masked, .participants = participants,
                          .colluding = participants > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0,
                          .label_eps = c->label_eps,
-                         .rowdp = c->rowdp};
+                         .rowdp = c->rowdp,
+                         .reproducible = c->seeded_noise};
   return bbvfl_privacy_compute(&in, out, NULL, err);
 }
 

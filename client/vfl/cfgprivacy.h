@@ -19,7 +19,7 @@
  * releases of a row (vfl/lr_train.h, bbvfl_lr_releases). rows: the training row count (the
  * feature-set level; 0: not computed). masked with participants: the masked bound for the clients
  * the sums covered (after dropouts), against one colluding participant when there are two or
- * more. delta in (0, 1). out->finite = 0 for NPQ (no guarantee). Returns 0, or -1 with err
+ * more. cfg->seeded_noise (reproducible noise) voids every epsilon (out->reproducible). delta in (0, 1). out->finite = 0 for NPQ (no guarantee). Returns 0, or -1 with err
  * (BBVFL_E_ARG: a parameter the accountant refuses, named). */
 int bbvfl_cfg_privacy(const bbvfl_offchain_cfg *cfg, size_t rows, int masked, int participants, double delta,
                       bbvfl_privacy *out, bbvfl_err *err);

@@ -98,7 +98,7 @@ int bbvfl_lr_client_init(bbvfl_lr_client *p, const bbvfl_lr_setup *st, const bbv
   p->x = x;
   p->ncols = ncols;
   if (bbvfl_lr_block_init(&p->bl, ncols * (size_t)st->K, c, err) != 0) return -1;
-  if (bbvfl_rng_init_noise(&p->noise, c->seeded_noise, c->seed, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)index),
+  if (bbvfl_rng_init_noise(&p->noise, c->seeded_noise, c->seed, c->noise_key, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)index),
                            err) != 0)
     return -1;
   p->a = malloc((maxrows ? maxrows : 1) * (size_t)st->K * sizeof(float));

@@ -30,7 +30,7 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c) {
   c->mech.sigma = 1.0;
   bbvfl_optim_defaults(&c->opt);
   c->seed = 1;
-  c->seeded_noise = 1;
+  c->seeded_noise = 0; /* private noise (OS) by default; 1 only for --reproducible-noise and tests */
   c->test_frac = 0.2;
   c->window = BBVFL_DEFAULT_WINDOW;
   c->staleness = 0;
@@ -253,7 +253,7 @@ int bbvfl_offchain_start(const bbvfl_dataset *ds, const bbvfl_vfl_data *data, co
   /* label DP: one randomized response per training row, before training; the test labels stay
      true (they only score the model) */
   if (c->label_eps > 0 && bbvfl_rr_labels_keyed(ytrain, data->train, data->n_train, ds->nclasses, c->label_eps,
-                                                c->seeded_noise, c->seed, err) != 0)
+                                                c->seeded_noise, c->seed, c->noise_key, err) != 0)
     return -1;
   uint8_t S[32];
   if (c->session_seed)
@@ -287,7 +287,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * c->mech.b);
 
   /* split, standardisation, partition: identical in every client (vfl/setup.h) */
-  if (bbvfl_vfl_data_prepare_dp(ds, c->split_seed ? c->split_seed : c->seed, c->test_frac, c->M, c->partition, &c->rowdp, c->seeded_noise, &t.data,
+  if (bbvfl_vfl_data_prepare_dp(ds, c->split_seed ? c->split_seed : c->seed, c->test_frac, c->M, c->partition, &c->rowdp, c->seeded_noise, c->noise_key, &t.data,
                                 err) != 0)
     goto out;
   size_t ntr = t.data.n_train, nte = t.data.n_test;
@@ -311,7 +311,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
     if (bbvfl_vfl_data_client_cols(&t.data, m, &cols, &nc, err) != 0) goto out;
     res->cols_per_client[m] = nc;
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
-                          .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp,
+                          .seed = c->seed, .seeded_noise = c->seeded_noise, .noise_key = c->noise_key, .rowdp = c->rowdp,
                           .max_pending = (size_t)c->staleness + 1, .train_rows = t.data.train,
                           .n_train = t.data.n_train};
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);

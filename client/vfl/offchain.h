@@ -8,8 +8,9 @@
  * submits; the sum; the head steps through the window's minibatches and posts their gradients;
  * the gradient becomes pending for every party.
  *
- * Determinism: split, model initialisation, the session seed S and (with seeded_noise) all noise
- * derive from cfg->seed through separate ChaCha20 streams per (purpose, client). */
+ * Determinism: split, model initialisation and the session seed S derive from cfg->seed through
+ * separate ChaCha20 streams per (purpose, client); the noise too only with seeded_noise
+ * (--reproducible-noise), else it is private (OS-keyed). */
 #ifndef BBVFL_VFL_OFFCHAIN_H
 #define BBVFL_VFL_OFFCHAIN_H
 
@@ -50,7 +51,10 @@ typedef struct {
   bbvfl_mech mech;
   bbvfl_optim_cfg opt;
   uint64_t seed;
-  int seeded_noise;
+  int seeded_noise;          /* 1: reproducible noise from seed (--reproducible-noise; no epsilon
+                                holds: cfgprivacy reports none); 0: private noise (noise_key or OS) */
+  const uint8_t *noise_key;  /* nullable, 32 bytes, borrowed: a private noise key (dp/rng.h); NULL:
+                                a fresh OS key per generator */
   double test_frac;          /* 0.2 */
   uint64_t split_seed;       /* the train/test split (and row mode's scaling draws) from this seed;
                                 0: from seed (the default) */
@@ -99,7 +103,7 @@ typedef struct {
 } bbvfl_offchain_result;
 
 /* Defaults: the MLP, M 5, B 10, P 16, 30 epochs, hidden 32,32, PBM b 16 beta 0.2 C 1, Gaussian clip 1
- * sigma 1, Adam lr 0.001, seed 1 seeded, test 0.2, window BBVFL_DEFAULT_WINDOW, staleness 0, all
+ * sigma 1, Adam lr 0.001, seed 1, private noise (seeded_noise 0), test 0.2, window BBVFL_DEFAULT_WINDOW, staleness 0, all
  * test rows in one evaluation round. */
 #define BBVFL_DEFAULT_WINDOW 1
 void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c);

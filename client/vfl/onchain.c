@@ -22,6 +22,43 @@ static int oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *err) {
   return bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
 }
 
+/* The private noise key (c->noise_key): every DP draw of this client (its PBM and Gaussian releases,
+   DP-SGD, DP-PCA, the DP scaling, the label randomized response) comes from streams of this key,
+   which only this client holds. Kept in its state dir so that a restart draws the same scaling,
+   encoder and randomized labels again instead of fresh ones (a second independent draw would
+   compose: twice the epsilon, unreported); the PBM and DP-SGD generators' positions are in the
+   party checkpoint (same state dir, mode 0600). Nothing here is derived from the session. */
+static int oc_noise_key_load(cl *c, bbvfl_err *err) {
+  char p[1100];
+  oc_path_in(c, p, sizeof p, "noise.key");
+  if (access(p, F_OK) == 0) {
+    char *text = NULL;
+    size_t len = 0;
+    if (bbvfl_read_file(p, 4096, &text, &len, err) < 0) return -1;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = 0;
+    int rc = bbvfl_hex_decode_fixed(text, c->noise_key, 32, err);
+    bbvfl_secret_wipe(text, len);
+    free(text);
+    return rc < 0 ? bbvfl_wrap(err, "%s (the client's private noise key)", p) : 0;
+  }
+  if (bbvfl_rng_secret(c->noise_key, sizeof c->noise_key, err) < 0) return -1;
+  c->noise_key_new = 1;
+  return 0;
+}
+
+static int oc_noise_key_save(cl *c, bbvfl_err *err) {
+  if (!c->noise_key_new) return 0;
+  char p[1100], hex[70];
+  oc_path_in(c, p, sizeof p, "noise.key");
+  bbvfl_hex_encode(c->noise_key, 32, hex);
+  size_t l = strlen(hex);
+  hex[l] = '\n';
+  int rc = bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
+  bbvfl_secret_wipe(hex, sizeof hex);
+  if (rc == 0) c->noise_key_new = 0;
+  return rc;
+}
+
 static int oc_election(cl *c, bbvfl_err *err) {
   const bbvfl_key *k = c->cfg->key;
   bbvfl_client_info ci;
@@ -179,8 +216,10 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         have, want);
     }
   }
+  if (!cfg->seeded_noise && oc_noise_key_load(&c, err) < 0) return -1;
+  const uint8_t *nkey = cfg->seeded_noise ? NULL : c.noise_key;
   if (bbvfl_vfl_data_prepare_dp(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &s->train.rowdp,
-                                cfg->seeded_noise, &c.data, err) < 0)
+                                cfg->seeded_noise, nkey, &c.data, err) < 0)
     return bbvfl_wrap(err, "--columns");
   c.have_data = 1;
   c.B = s->cparams.batch;
@@ -303,6 +342,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     bbvfl_wrap(err, "--state-dir");
     goto out;
   }
+  if (oc_noise_key_save(&c, err) < 0) goto out;
   if (oc_election(&c, err) < 0) goto out;
   res->participants = c.cp.cfg.clients;
   res->n_train = c.data.n_train;
@@ -372,6 +412,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         .opt = s->train.opt,
                         .seed = cfg->seed,
                         .seeded_noise = cfg->seeded_noise,
+                        .noise_key = cfg->seeded_noise ? NULL : c.noise_key,
                         .rowdp = s->train.rowdp,
                         .train_rows = c.data.train,
                         .n_train = c.data.n_train};
@@ -405,5 +446,6 @@ out:
     res->agg_s = NULL;
   }
   oc_cl_free(&c);
+  bbvfl_secret_wipe(c.noise_key, sizeof c.noise_key);
   return rc;
 }

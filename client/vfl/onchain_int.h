@@ -94,6 +94,10 @@ typedef struct {
   size_t B, n, T, V, neval;
   uint64_t blk;          /* events of the coming rounds are at or after this block */
   char dir[1024];
+  /* the client's private noise key (dp/rng.h): read from dir/noise.key, else drawn from the OS
+     and written there (mode 0600) once the state dir exists; unused with reproducible noise */
+  uint8_t noise_key[32];
+  int noise_key_new;     /* 1: drawn now, not yet on disk */
   /* buffers (c->n values: the largest round) */
   uint32_t *sum;
   float *grad, *probs;

@@ -24,14 +24,17 @@ int oc_init_label_rows(cl *c, bbvfl_err *err) {
 
 /* Label DP (session label_epsilon > 0): the labels this client holds for training rows are replaced
    once, before any transaction, by their randomized response (dp/labeldp.h); the evaluation rows
-   keep their true labels (they only score the model). With seeded noise every label holder draws
-   the same responses (seed, LABELS), so a restart or a re-elected active client trains on the very
-   same labels; with getrandom each process draws afresh (docs/PRIVACY.md: each draw counts). */
+   keep their true labels (they only score the model). The responses come from this client's
+   private noise key (c->noise_key, kept in its state dir), so a restarted client trains on the very
+   same labels (no second draw) and nobody else can regenerate the flips; a re-elected label holder
+   draws its own (docs/PRIVACY.md: each holder's draw counts). With --reproducible-noise they come
+   from (seed, LABELS) instead: the same for every holder, and regenerable from the session file,
+   so the labels are unprotected. */
 int oc_label_dp(cl *c, bbvfl_err *err) {
   double eps = c->sess->train.label_eps;
   if (!(eps > 0)) return 0;
   if (bbvfl_rr_labels_keyed(c->ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, c->cfg->seeded_noise,
-                            c->cfg->seed, err) < 0)
+                            c->cfg->seed, c->cfg->seeded_noise ? NULL : c->noise_key, err) < 0)
     return bbvfl_wrap(err, "label randomized response");
   return 0;
 }

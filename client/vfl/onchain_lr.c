@@ -68,6 +68,7 @@ int oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err) {
   bbvfl_offchain_cfg t = s->train;
   t.seed = c->cfg->seed;
   t.seeded_noise = c->cfg->seeded_noise;
+  t.noise_key = c->cfg->seeded_noise ? NULL : c->noise_key;
   if (bbvfl_lr_setup_init(&l->st, &t, c->cfg->ds->nclasses, err) < 0) {
     free(x);
     return -1;

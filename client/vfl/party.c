@@ -53,7 +53,7 @@ static int freeze_encoder(bbvfl_party *p, bbvfl_err *err) {
     memcpy(z + i * p->ncols, p->x + cfg->train_rows[i] * p->ncols, p->ncols * sizeof *z);
   }
   bbvfl_rng r;
-  int rc = bbvfl_rng_init_noise(&r, cfg->seeded_noise, cfg->seed, bbvfl_rng_stream(BBVFL_STREAM_DPPCA, (uint32_t)cfg->index),
+  int rc = bbvfl_rng_init_noise(&r, cfg->seeded_noise, cfg->seed, cfg->noise_key, bbvfl_rng_stream(BBVFL_STREAM_DPPCA, (uint32_t)cfg->index),
                                 err);
   if (rc == 0) {
     rc = bbvfl_dp_pca_encoder(z, cfg->n_train, p->ncols, cfg->P, cfg->rowdp.pca_noise, &r, p->mlp.params + p->mlp.woff[0],
@@ -96,7 +96,7 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
                  cfg->rowdp.noise);
       goto fail;
     }
-    if (bbvfl_rng_init_noise(&p->dpnoise, cfg->seeded_noise, cfg->seed,
+    if (bbvfl_rng_init_noise(&p->dpnoise, cfg->seeded_noise, cfg->seed, cfg->noise_key,
                              bbvfl_rng_stream(BBVFL_STREAM_DPSGD, (uint32_t)cfg->index), err) != 0)
       goto fail;
     p->dpacc = malloc(p->mlp.nparams * sizeof *p->dpacc);
@@ -106,7 +106,7 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
       goto fail;
     }
   }
-  if (bbvfl_rng_init_noise(&p->noise, cfg->seeded_noise, cfg->seed,
+  if (bbvfl_rng_init_noise(&p->noise, cfg->seeded_noise, cfg->seed, cfg->noise_key,
                            bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)cfg->index), err) != 0)
     goto fail;
   return 0;
@@ -337,9 +337,16 @@ int bbvfl_party_save(const bbvfl_party *p, const char *path, bbvfl_err *err) {
   bbvfl_ckpt_put_floats(&c, p->opt.v, p->opt.n);
   bbvfl_rng none;
   memset(&none, 0, sizeof none);
-  /* a getrandom-keyed generator is never written to disk (its key would let anyone strip the noise) */
-  bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->noise : &none, sizeof none);
-  if (p->cfg.rowdp.on && !p->frozen) bbvfl_ckpt_put_bytes(&c, p->cfg.seeded_noise ? &p->dpnoise : &none, sizeof none);
+  /* The generators' state (key and position) goes to disk only when it is regenerable anyway
+     (reproducible noise) or keyed from the client's private noise key: the on-chain client's
+     checkpoint lives in its own state dir beside that key, written mode 0600 (vfl/ckpt.h), so the
+     file tells nobody else anything, and a restart must continue the stream where it stopped:
+     restarting it from the key would repeat noise already released (correlated releases), a fresh
+     OS key would be a second draw (both cost privacy the accountant does not count). A generator
+     keyed by a one-off OS key (no noise key) is never written: nothing would use it. */
+  const int keep = p->cfg.seeded_noise || p->cfg.noise_key;
+  bbvfl_ckpt_put_bytes(&c, keep ? &p->noise : &none, sizeof none);
+  if (p->cfg.rowdp.on && !p->frozen) bbvfl_ckpt_put_bytes(&c, keep ? &p->dpnoise : &none, sizeof none);
   /* the pending FIFO, oldest first: what each window's gradient will need */
   bbvfl_ckpt_put_u64(&c, (uint64_t)p->npend);
   for (size_t i = 0; i < p->npend; i++) {
@@ -445,8 +452,15 @@ int bbvfl_party_load(bbvfl_party *p, const char *path, bbvfl_err *err) {
   p->opt.t = (long long)t;
   p->opt.lr_now = lr;
   p->steps = steps;
-  if (p->cfg.seeded_noise) p->noise = noise; /* an OS-keyed generator is never restored from disk */
-  if (p->cfg.seeded_noise && p->cfg.rowdp.on && !p->frozen) p->dpnoise = dpn;
+  /* restored when reproducible or keyed from the client's private noise key (see bbvfl_party_save);
+     a checkpoint written without them (all zero) leaves the fresh generators */
+  const int keep = p->cfg.seeded_noise || p->cfg.noise_key;
+  bbvfl_rng zero;
+  memset(&zero, 0, sizeof zero);
+  if (keep && memcmp(&noise, &zero, sizeof zero)) p->noise = noise;
+  if (keep && p->cfg.rowdp.on && !p->frozen && memcmp(&dpn, &zero, sizeof zero)) p->dpnoise = dpn;
+  bbvfl_rng_wipe(&noise);
+  bbvfl_rng_wipe(&dpn);
   for (size_t i = 0; i < p->pend_cap; i++) window_free(&p->pend[i]);
   free(p->pend);
   p->pend = win;

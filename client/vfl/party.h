@@ -47,7 +47,10 @@ typedef struct {
   bbvfl_mech mech;
   bbvfl_optim_cfg opt;
   uint64_t seed;
-  int seeded_noise;               /* 1: noise from (seed, NOISE, index); 0: getrandom */
+  int seeded_noise;               /* 1: reproducible noise from (seed, NOISE, index) (--reproducible-noise:
+                                     no epsilon holds); 0: private (noise_key, else getrandom) */
+  const uint8_t *noise_key;       /* nullable, 32 bytes, borrowed for the party's life: the client's
+                                     private noise key (dp/rng.h); NULL: a fresh OS key per generator */
   bbvfl_rowdp rowdp;              /* on: backward is DP-SGD (dp/rowdp.h), noise from the same generator */
   size_t max_pending;             /* windows the FIFO may hold (staleness s: s + 1); 0: no limit */
   const size_t *train_rows;       /* rowdp.encoder: the training rows (indices into the table, n_train
@@ -129,7 +132,8 @@ int bbvfl_party_backward(bbvfl_party *p, const float *grad, bbvfl_err *err);
 /* Sets the learning rate for epoch e. */
 void bbvfl_party_epoch(bbvfl_party *p, int e);
 
-/* Checkpoint: parameters, optimizer state, noise generator state, step count and the pending
+/* Checkpoint: parameters, optimizer state, noise generator state (only when reproducible or keyed
+ * from cfg.noise_key: the on-chain client's own state dir, mode 0600; see party.c), step count and the pending
  * FIFO (each window's activations, forward parameters and clip scales: what its gradient needs),
  * atomic write. Load
  * into a party initialised with the same configuration and data: it replaces the FIFO, and the

@@ -120,6 +120,9 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                          "momentum", t->opt.momentum, "mechanism", bbvfl_mech_name(t->mech.kind), "b", t->mech.b,
                          "beta", t->mech.beta, "C", t->mech.C, "batch", (json_int_t)t->B);
   if (tr && t->label_eps > 0) json_object_set_new(tr, "label_epsilon", json_real(t->label_eps));
+  /* --reproducible-noise: every client's noise from (seed, purpose, index), regenerable by anyone
+     holding this file; absent: private noise (each client's own key) */
+  if (tr && t->seeded_noise) json_object_set_new(tr, "reproducible_noise", json_true());
   if (tr && t->model == BBVFL_MODEL_LR) /* absent: the MLP (every file written before LR on chain) */
     json_object_set_new(tr, "lr_model",
                         json_pack("{s:s, s:f, s:f, s:i, s:i, s:I}", "loss", bbvfl_loss_name((bbvfl_loss_kind)t->loss),
@@ -362,6 +365,14 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
   if (get_int(tr, "seed", 0, INT64_MAX, &v, path, err) < 0) goto out;
   t->seed = (uint64_t)v;
   t->seeded_noise = 0;
+  {
+    json_t *rn = json_object_get(tr, "reproducible_noise"); /* absent: private noise */
+    if (rn && !json_is_boolean(rn)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"reproducible_noise\" must be true or false", path);
+      goto out;
+    }
+    t->seeded_noise = rn && json_is_true(rn);
+  }
   if (get_num(tr, "test_frac", &t->test_frac, path, err) < 0) goto out;
   json_t *rp = json_object_get(tr, "row_privacy"); /* absent: the paper's mode */
   memset(&t->rowdp, 0, sizeof t->rowdp);

@@ -21,6 +21,7 @@ void bbvfl_vfl_data_free(bbvfl_vfl_data *v) {
    randomness of column j is the stream (seed, SCALE, j) in seeded mode, so every process that
    holds the column draws the same, else getrandom. Columns outside the partition stay 0. */
 static int dp_scale(const bbvfl_dataset *ds, bbvfl_vfl_data *v, const bbvfl_rowdp *rd, uint64_t seed, int seeded,
+                    const uint8_t *noise_key,
                     bbvfl_err *err) {
   double *col = malloc(v->n_train * sizeof *col);
   if (!col) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -33,7 +34,7 @@ static int dp_scale(const bbvfl_dataset *ds, bbvfl_vfl_data *v, const bbvfl_rowd
       size_t j = v->part.cols[v->part.off[m] + k];
       for (size_t i = 0; i < v->n_train; i++) col[i] = ds->x[v->train[i] * ds->d + j];
       bbvfl_rng r;
-      if (bbvfl_rng_init_noise(&r, seeded, seed, bbvfl_rng_stream(BBVFL_STREAM_SCALE, (uint32_t)j), err) != 0) {
+      if (bbvfl_rng_init_noise(&r, seeded, seed, noise_key, bbvfl_rng_stream(BBVFL_STREAM_SCALE, (uint32_t)j), err) != 0) {
         rc = -1;
         break;
       }
@@ -59,11 +60,12 @@ static int dp_scale(const bbvfl_dataset *ds, bbvfl_vfl_data *v, const bbvfl_rowd
 
 int bbvfl_vfl_data_prepare(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
                            bbvfl_vfl_data *v, bbvfl_err *err) {
-  return bbvfl_vfl_data_prepare_dp(ds, seed, test_frac, M, partition, NULL, 1, v, err);
+  return bbvfl_vfl_data_prepare_dp(ds, seed, test_frac, M, partition, NULL, 1, NULL, v, err);
 }
 
 int bbvfl_vfl_data_prepare_dp(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
-                              const bbvfl_rowdp *rd, int seeded_noise, bbvfl_vfl_data *v, bbvfl_err *err) {
+                              const bbvfl_rowdp *rd, int seeded_noise, const uint8_t *noise_key, bbvfl_vfl_data *v,
+                              bbvfl_err *err) {
   memset(v, 0, sizeof *v);
   if (M < 1) return bbvfl_fail(err, BBVFL_E_ARG, "need at least one client, got %d", M);
   v->n = ds->n;
@@ -89,7 +91,7 @@ int bbvfl_vfl_data_prepare_dp(const bbvfl_dataset *ds, uint64_t seed, double tes
       goto fail;
     }
   if (rd && rd->on) {
-    if (dp_scale(ds, v, rd, seed, seeded_noise, err) != 0) goto fail;
+    if (dp_scale(ds, v, rd, seed, seeded_noise, noise_key, err) != 0) goto fail;
   } else {
     if (bbvfl_standardize_fit(ds, v->train, v->n_train, mean, sd, err) != 0) goto fail;
     for (size_t i = 0; i < ds->n; i++)

@@ -31,9 +31,11 @@ int bbvfl_vfl_data_prepare(const bbvfl_dataset *ds, uint64_t seed, double test_f
  * DP estimates from the training rows (dp/dpscale.h, rd->scale_eps per party, split over its
  * columns), the scaled values clipped to +-BBVFL_DPSCALE_CLIP (rd->encoder: sign(x - DP median) in
  * {-1, +1}, the column's share on the median); randomness from the seed's SCALE
- * streams when seeded_noise, else getrandom. rd NULL or off: as bbvfl_vfl_data_prepare. */
+ * streams when seeded_noise, else of noise_key (nullable, dp/rng.h), else getrandom. rd NULL or
+ * off: as bbvfl_vfl_data_prepare. */
 int bbvfl_vfl_data_prepare_dp(const bbvfl_dataset *ds, uint64_t seed, double test_frac, int M, const char *partition,
-                              const bbvfl_rowdp *rd, int seeded_noise, bbvfl_vfl_data *out, bbvfl_err *err);
+                              const bbvfl_rowdp *rd, int seeded_noise, const uint8_t *noise_key, bbvfl_vfl_data *out,
+                              bbvfl_err *err);
 /* Client m's columns of every row: *cols (n x *ncols, row-major) is malloc'd, caller frees. */
 int bbvfl_vfl_data_client_cols(const bbvfl_vfl_data *v, int m, float **cols, size_t *ncols, bbvfl_err *err);
 void bbvfl_vfl_data_free(bbvfl_vfl_data *v);

@@ -41,7 +41,8 @@ typedef enum {
  * ABI (fields are only added with a new SONAME). */
 typedef struct {
   bbvfl_level level;
-  double epsilon;     /* INFINITY: no guarantee at this level (NPQ; labels without label DP) */
+  double epsilon;     /* INFINITY: no guarantee at this level (NPQ; labels without label DP; a
+                         seeded configuration, whose noise the seed regenerates: method "none") */
   double delta;       /* the configured delta; 0 for a pure guarantee (labels with label DP) */
   const char *method; /* "pld", "rdp", "rr" (randomized response: labels), "none" (no guarantee) */
   int end_to_end;     /* 1: covers every use of the data at this level; 0: the releases only */

@@ -97,7 +97,8 @@ BBVFL_API BBVFL_WARN_UNUSED_RESULT bbvfl_status bbvfl_config_set_epochs(bbvfl_co
 /* A repeatable run: the split, the initial weights, the minibatches and all noise derive from
  * seed, so the same seed, table and config give bit-identical metrics (and `bbvfl train
  * --offchain --seed N` with the same settings gives the same numbers). Anyone who knows the seed
- * can reproduce the noise: use it for experiments, not to protect real data. Without a seed (the
+ * can reproduce the noise: use it for experiments, not to protect real data; bbvfl_config_epsilon
+ * and bbvfl_run_epsilon of a seeded configuration report no guarantee (INFINITY, method "none"). Without a seed (the
  * default) each bbvfl_train draws a fresh seed for the split and the weights (bbvfl_run_seed
  * reports it) and takes the noise from the operating system's random source. */
 BBVFL_API BBVFL_WARN_UNUSED_RESULT bbvfl_status bbvfl_config_set_seed(bbvfl_config *cfg, uint64_t seed,

@@ -12,8 +12,11 @@ near() { python3 -c 'import sys; a,b,t=map(float,sys.argv[1:]); sys.exit(0 if ab
 
 human=$("$BBVFL_BIN" privacy --b 16 --beta 0.2 --P 16 --M 5 --epochs 30 --delta 1e-5)
 grep -q "RDP curve" <<<"$human" || fail "no RDP curve in the human output"
-grep -q "feature level   epsilon = 2923" <<<"$human" || fail "feature epsilon missing: $human"
-grep -q "sample level    epsilon = 1.374e+04" <<<"$human" || fail "sample epsilon missing"
+grep -q "per party (feature level)   epsilon = 2923" <<<"$human" || fail "feature epsilon missing: $human"
+grep -q "per person (sample level)  epsilon = 1.374e+04" <<<"$human" || fail "sample epsilon missing"
+# per person first (issue 28)
+[ "$(grep -n "per person (sample level)  epsilon" <<<"$human" | cut -d: -f1)" -lt \
+  "$(grep -n "per party (feature level)   epsilon" <<<"$human" | cut -d: -f1)" ] || fail "the per-party epsilon is printed first"
 ! grep -q "^warning: an RDP optimum sits at an end" <<<"$human" || fail "a grid-edge warning, but the optimum (alpha 1.07) is inside the grid"
 grep -q "false" <<<"$("$BBVFL_BIN" privacy --json | python3 -c "import json,sys; print(str(json.load(sys.stdin)[\"at_grid_edge\"]).lower())")" || fail "at_grid_edge should be false"
 # the numbers come with what they do not guarantee (docs/PRIVACY.md)
@@ -40,7 +43,7 @@ assert 5 * 2602.9 < o["pld"]["epsilon_sample"] < o["epsilon_sample"], o["pld"]
 assert o["best"] == {"epsilon_feature": o["pld"]["epsilon_feature"], "method_feature": "pld",
                      "epsilon_sample": o["pld"]["epsilon_sample"], "method_sample": "pld"}, o["best"]
 PY
-grep -q "^reported (the smaller of the two methods): feature 2890 (PLD)" <<<"$human" || fail "no reported PLD line"
+grep -q "^reported (the smaller of the two methods): per person 1.3[0-9]*e+04 (PLD), per party 2890 (PLD)" <<<"$human" || fail "no reported PLD line: $(grep reported <<<"$human")"
 # feature-set level: every one of the 455 rows' releases composes (the RDP number is the feature
 # level with P = 455 x 16; the PLD one sits between 455 x KL and it)
 big=$("$BBVFL_BIN" privacy --b 16 --beta 0.2 --P 7280 --epochs 30 --json)

@@ -24,7 +24,12 @@ assert 0.5 < rep["auroc"] <= 1, rep["auroc"]
 assert rep["auroc"] == rep["auroc_offchain_same_seed"], (rep["auroc"], rep["auroc_offchain_same_seed"])
 assert rep["onchain_agg_s_per_epoch"] > 0 and rep["offchain_agg_s_per_epoch"] > 0
 assert 0 < rep["gas_per_coordinate"] < 1000 and rep["gas_per_round"] > 0
-assert rep["epsilon_feature"] > 0
+# --compare implies --reproducible-noise: the noise comes from the seed in session.json, so no
+# epsilon holds and none is shown (null, with the reason); the session file records it
+assert rep["reproducible_noise"] is True, rep.get("reproducible_noise")
+assert rep["epsilon_feature"] is None and rep["epsilon_sample"] is None and "session file" in rep["epsilon_void"], rep
+assert rep["privacy"]["row_sample"]["epsilon"] is None and rep["privacy"]["epsilon_void"], rep["privacy"]
+assert json.load(open(os.path.join(run, "session.json")))["training"]["reproducible_noise"] is True
 rounds = rep["rounds"]
 assert len(rep["rewards"]) == 5
 for a, bal in rep["rewards"].items():
@@ -41,6 +46,8 @@ for m in range(5):
     assert os.path.exists(os.path.join(run, "clients", str(m), "summary.json"))
 print("ok", rep["auroc"], rep["auroc_offchain_same_seed"])
 PY
+grep -q "WARNING: --compare implies --reproducible-noise" "$work/err" || fail "demo --compare: no warning that the noise is reproducible"
+
 # the report's metrics are the last epoch's, as in metrics.csv (3 clients, seed 11)
 "$BBVFL_BIN" demo --clients 3 --epochs 2 --seed 11 --rpc "$BBVFL_RPC_URL" --out "$work/run3" >"$work/out3" 2>"$work/err3" \
   || { cat "$work/err3" >&2; fail "demo --clients 3 failed"; }
@@ -54,8 +61,23 @@ last = dict(zip(rows[0].split(","), map(float, rows[-1].split(","))))
 for k in ("auroc", "accuracy", "test_loss"):
     assert abs(rep[k] - last[k]) <= 1e-6 and rep[k] > 0, ("report.json %s = %r, metrics.csv %r" % (k, rep[k], last[k]))
 assert rep["clients"] == 3 and rep["epochs"] == 2 and rep["seed"] == 11, rep
+# --seed without --reproducible-noise: private noise, the epsilons hold; per person first, named
+assert rep["reproducible_noise"] is False and "epsilon_void" not in rep, rep
+assert rep["headline"] == "per_person" and rep["epsilon_sample_level"] == "per_person", rep
+assert rep["epsilon_feature_level"] == "per_party" and rep["epsilon_sample"] > rep["epsilon_feature"] > 0, rep
+keys = list(rep["privacy"].keys())
+assert keys.index("row_sample") < keys.index("row_feature") and rep["privacy"]["row_sample"]["level"] == "per_person", keys
+assert "reproducible_noise" not in json.load(open(os.path.join(run, "session.json")))["training"]
 print("ok: report metrics = metrics.csv last row", rep["accuracy"], rep["test_loss"])
 PY
+grep -q "privacy .*per person (one person's whole row, all parties) [0-9.e+]* (.*); per party" "$work/out3" ||
+  fail "demo: the privacy line does not lead with the per-person epsilon: $(grep privacy "$work/out3")"
+grep -q "WARNING" "$work/err3" && fail "demo without --reproducible-noise warned: $(grep WARNING "$work/err3")"
+for m in 0 1 2; do
+  f="$work/run3/clients/$m/noise.key"
+  [ -f "$f" ] || fail "client $m: no private noise key in its state dir"
+  [ "$(stat -c %a "$f")" = 600 ] || fail "client $m: noise.key is not mode 0600"
+done
 # no key material in logs, report or session
 for m in 0 1 2 3 4; do
   k=$(tr -d '\n' <"$work/run/keys/client-$m.key" | sed 's/^0x//')

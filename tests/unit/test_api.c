@@ -217,15 +217,28 @@ static void test_train_equals_trainer(void **st) {
   bbvfl_privacy p;
   assert_int_equal(bbvfl_privacy_compute(&in, &p, NULL, &ierr), 0);
   bbvfl_epsilon eps;
+  /* the run is seeded: its noise is the seed's, so no epsilon holds (issue 28) */
   assert_int_equal(bbvfl_run_epsilon(run, BBVFL_LEVEL_ROW_FEATURE, &eps, &err), BBVFL_STATUS_OK);
+  assert_true(isinf(eps.epsilon) && eps.end_to_end == 0 && eps.level == BBVFL_LEVEL_ROW_FEATURE);
+  assert_string_equal(eps.method, "none");
+  assert_non_null(strstr(eps.scope, "regenerated"));
+  /* the accountant's figures for the same configuration with private noise */
+  bbvfl_config *cu = NULL;
+  assert_int_equal(bbvfl_config_create(&cu, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_set_clients(cu, 3, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_set_pbm(cu, 8, 0.25, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_set_embedding(cu, 8, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_set_epochs(cu, 3, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_epsilon(cu, BBVFL_LEVEL_ROW_FEATURE, 0, &eps, &err), BBVFL_STATUS_OK);
   assert_true(eps.epsilon == p.row_feature.epsilon && isfinite(eps.epsilon));
   assert_string_equal(eps.method, p.row_feature.method);
   assert_true(eps.delta == 1e-5 && eps.end_to_end == 0 && eps.level == BBVFL_LEVEL_ROW_FEATURE);
   assert_non_null(eps.scope);
-  assert_int_equal(bbvfl_run_epsilon(run, BBVFL_LEVEL_FEATURE_SET, &eps, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_epsilon(cu, BBVFL_LEVEL_FEATURE_SET, res.n_train, &eps, &err), BBVFL_STATUS_OK);
   assert_true(eps.epsilon == p.feature_set.epsilon);
-  assert_int_equal(bbvfl_run_epsilon(run, BBVFL_LEVEL_ROW_SAMPLE, &eps, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_epsilon(cu, BBVFL_LEVEL_ROW_SAMPLE, 0, &eps, &err), BBVFL_STATUS_OK);
   assert_true(eps.epsilon == p.row_sample.epsilon && eps.epsilon > p.row_feature.epsilon);
+  bbvfl_config_destroy(cu);
   assert_int_equal(bbvfl_run_epsilon(run, (bbvfl_level)9, &eps, &err), BBVFL_STATUS_ARG);
 
   bbvfl_offchain_result_free(&res);

@@ -185,14 +185,17 @@ static void test_json_and_line(void **st) {
   assert_string_equal(q.labels.method, "rr");
   char ql[1024];
   bbvfl_privacy_line(&q, ql, sizeof ql);
-  assert_non_null(strstr(ql, "labels 2 (randomized response, pure)"));
+  assert_non_null(strstr(ql, "labels (one row's label) 2 (randomized response, pure)"));
 
   char line[1024];
   size_t need = bbvfl_privacy_line(&p, line, sizeof line);
   assert_int_equal(need, strlen(line));
   assert_non_null(strstr(line, "not end-to-end"));
-  assert_non_null(strstr(line, "row level, one party 2890 (pld)"));
-  assert_non_null(strstr(line, "whole column set of 40 rows"));
+  assert_non_null(strstr(line, "per party (one party's columns of a row) 2890 (pld)"));
+  /* the per-person level first */
+  assert_true(strstr(line, "per person (one person's whole row, all parties)") != NULL &&
+              strstr(line, "per person") < strstr(line, "per party"));
+  assert_non_null(strstr(line, "per party, whole column set of 40 rows"));
   assert_non_null(strstr(line, "against 1 colluding of 3"));
   assert_non_null(strstr(line, "labels unprotected"));
   /* a short buffer: truncated, terminated, the full length returned */

@@ -141,6 +141,50 @@ static void test_rr_rates(void **st) {
   free(rows);
 }
 
+/* The band --recover-labels reports (audit/leak.h): e^eps / (1 + e^eps) and its 95% band over n rows,
+ * the figures of issue 28's label test (eps 1, 455 rows: 0.7311 in [0.6903, 0.7718]); no label DP:
+ * 1; a draw of randomized response lands inside the band about 95 times in 100. And the agreement
+ * of a read-back with the true labels, per distinct training row. */
+static void test_rr_band(void **st) {
+  (void)st;
+  double p, lo, hi;
+  bbvfl_leak_rr_band(1.0, 2, 455, 1.96, &p, &lo, &hi);
+  assert_true(fabs(p - 0.731058579) < 1e-8);
+  assert_true(fabs(lo - 0.6903154) < 1e-6 && fabs(hi - 0.7718018) < 1e-6);
+  bbvfl_leak_rr_band(1.0, 3, 100, 1.96, &p, &lo, &hi);
+  assert_true(fabs(p - exp(1.0) / (exp(1.0) + 2)) < 1e-12 && lo < p && p < hi);
+  bbvfl_leak_rr_band(0, 2, 455, 1.96, &p, &lo, &hi);
+  assert_true(p == 1 && lo == 1 && hi == 1);
+  bbvfl_leak_rr_band(1.0, 2, 0, 1.96, &p, &lo, &hi);
+  assert_true(lo == 0 && hi == 1);
+  /* coverage: 400 draws of 455 rows, inside the 95% band 380 +- 5 sd (sd 4.4) times */
+  enum { N = 455, T = 400 };
+  int y[N], y0[N], read[N];
+  size_t rows[N];
+  bbvfl_rng r;
+  bbvfl_rng_init_seeded(&r, 2028, 3);
+  bbvfl_err err = {0};
+  int inside = 0;
+  bbvfl_leak_rr_band(1.0, 2, N, 1.96, &p, &lo, &hi);
+  for (int t = 0; t < T; t++) {
+    for (size_t i = 0; i < N; i++) y0[i] = y[i] = (int)(i % 2), rows[i] = i;
+    assert_int_equal(bbvfl_rr_labels(y, rows, N, 2, 1.0, &r, &err), 0);
+    for (size_t i = 0; i < N; i++) read[i] = y[i];
+    size_t n, same;
+    bbvfl_leak_agreement(read, rows, N, y0, &n, &same);
+    assert_int_equal(n, N);
+    double f = (double)same / (double)n;
+    inside += f >= lo && f <= hi;
+  }
+  assert_true(inside >= 358 && inside <= 400);
+  /* positions not read back do not count */
+  int part[4] = {1, -1, 0, -1}, truth[4] = {1, 0, 1, 1};
+  size_t tr4[4] = {0, 1, 2, 3}, n, same;
+  bbvfl_leak_agreement(part, tr4, 4, truth, &n, &same);
+  assert_int_equal(n, 2);
+  assert_int_equal(same, 1);
+}
+
 static void test_rr_leaves_others(void **st) {
   (void)st;
   int y[6] = {0, 1, -1, 1, 0, -1};
@@ -187,7 +231,7 @@ static void test_rr_bad_input(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_leak_binary),      cmocka_unit_test(test_leak_multiclass),
-      cmocka_unit_test(test_leak_bad_input),   cmocka_unit_test(test_rr_rates),
+      cmocka_unit_test(test_leak_bad_input),   cmocka_unit_test(test_rr_rates), cmocka_unit_test(test_rr_band),
       cmocka_unit_test(test_rr_leaves_others), cmocka_unit_test(test_rr_bad_input),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

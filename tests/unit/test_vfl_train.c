@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <jansson.h>
 #include <unistd.h>
 
+#include "dp/labeldp.h"
 #include "vfl/aggregator.h"
 #include "vfl/head.h"
 #include "vfl/offchain.h"
@@ -26,6 +28,7 @@
 static void run(bbvfl_mech_kind k, int epochs, uint64_t seed, bbvfl_offchain_result *res) {
   bbvfl_offchain_cfg c;
   bbvfl_offchain_defaults(&c);
+  c.seeded_noise = 1; /* reproducible noise: these tests compare runs bit for bit */
   c.mech.kind = k;
   c.epochs = epochs;
   c.seed = seed;
@@ -186,6 +189,79 @@ static void test_checkpoints(void **st) {
   rmdir(dir);
 }
 
+/* Private noise (issue 28): the same seed without reproducible noise gives different PBM payloads
+ * and randomized labels (the initialisation stays the seed's); a client's own noise key gives its
+ * owner the same draws again, and a restart from its checkpoint (mode 0600) continues the stream
+ * where it stopped instead of repeating or redrawing it. */
+static void test_party_noise_key(void **st) {
+  (void)st;
+  char dir[] = "/tmp/bbvfl-test-nkey-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char ppath[256];
+  snprintf(ppath, sizeof ppath, "%s/party0.ckpt", dir);
+  uint8_t key[32], key2[32];
+  for (int i = 0; i < 32; i++) key[i] = (uint8_t)(i * 7 + 1), key2[i] = (uint8_t)(i * 7 + 2);
+  bbvfl_party_cfg pc = {.index = 0, .P = 4, .nhidden = 1, .hidden = {5}, .seed = 3, .seeded_noise = 0};
+  pc.mech = (bbvfl_mech){.kind = BBVFL_MECH_PBM, .b = 16, .beta = 0.2, .C = 1};
+  bbvfl_optim_defaults(&pc.opt);
+  float x[16 * 3];
+  for (int i = 0; i < 48; i++) x[i] = (float)sin(i);
+  size_t rows[8] = {0, 2, 3, 5, 7, 9, 11, 15};
+  enum { NQ = 8 * 4 };
+  bbvfl_err err = {0};
+  bbvfl_party os1, os2, k1, k2, kr, kf;
+  uint8_t q1[NQ], q2[NQ], qk1[NQ], qk2[NQ], qnext[NQ], qr[NQ], qf[NQ];
+  /* the same seed, OS noise: the same initialisation, different payloads */
+  assert_int_equal(bbvfl_party_init(&os1, &pc, x, 16, 3, &err), 0);
+  assert_int_equal(bbvfl_party_init(&os2, &pc, x, 16, 3, &err), 0);
+  assert_memory_equal(os1.mlp.params, os2.mlp.params, os1.mlp.nparams * sizeof(float));
+  assert_int_equal(bbvfl_party_forward(&os1, rows, 8, q1, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_forward(&os2, rows, 8, q2, NULL, &err), 0);
+  assert_memory_not_equal(q1, q2, NQ);
+  /* the owner's key: the same draws for its owner */
+  pc.noise_key = key;
+  assert_int_equal(bbvfl_party_init(&k1, &pc, x, 16, 3, &err), 0);
+  assert_int_equal(bbvfl_party_init(&k2, &pc, x, 16, 3, &err), 0);
+  assert_int_equal(bbvfl_party_forward(&k1, rows, 8, qk1, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_forward(&k2, rows, 8, qk2, NULL, &err), 0);
+  assert_memory_equal(qk1, qk2, NQ);
+  /* a restart: the checkpoint (mode 0600) carries the stream's position */
+  assert_int_equal(bbvfl_party_save(&k1, ppath, &err), 0);
+  struct stat sb;
+  assert_int_equal(stat(ppath, &sb), 0);
+  assert_int_equal(sb.st_mode & 0777, 0600);
+  assert_int_equal(bbvfl_party_forward(&k1, rows, 8, qnext, NULL, &err), 0);
+  assert_int_equal(bbvfl_party_init(&kr, &pc, x, 16, 3, &err), 0);
+  assert_int_equal(bbvfl_party_load(&kr, ppath, &err), 0);
+  assert_int_equal(bbvfl_party_forward(&kr, rows, 8, qr, NULL, &err), 0);
+  assert_memory_equal(qnext, qr, NQ); /* continues where it stopped */
+  /* without the checkpoint's position the key would repeat the first draws: not what a restart does */
+  assert_int_equal(bbvfl_party_init(&kf, &pc, x, 16, 3, &err), 0);
+  assert_int_equal(bbvfl_party_forward(&kf, rows, 8, qf, NULL, &err), 0);
+  assert_memory_equal(qf, qk1, NQ);
+  assert_memory_not_equal(qf, qr, NQ);
+  /* randomized labels: the same key redraws the same responses, another key or the OS does not */
+  int y0[64], ya[64], yb[64], yc[64], yd[64];
+  size_t tr[64];
+  for (int i = 0; i < 64; i++) y0[i] = i % 2, tr[i] = (size_t)i;
+  memcpy(ya, y0, sizeof y0);
+  memcpy(yb, y0, sizeof y0);
+  memcpy(yc, y0, sizeof y0);
+  memcpy(yd, y0, sizeof y0);
+  assert_int_equal(bbvfl_rr_labels_keyed(ya, tr, 64, 2, 0.5, 0, 7, key, &err), 0);
+  assert_int_equal(bbvfl_rr_labels_keyed(yb, tr, 64, 2, 0.5, 0, 7, key, &err), 0);
+  assert_int_equal(bbvfl_rr_labels_keyed(yc, tr, 64, 2, 0.5, 0, 7, key2, &err), 0);
+  assert_int_equal(bbvfl_rr_labels_keyed(yd, tr, 64, 2, 0.5, 0, 7, NULL, &err), 0);
+  assert_memory_equal(ya, yb, sizeof ya);
+  assert_memory_not_equal(ya, yc, sizeof ya);
+  assert_memory_not_equal(ya, yd, sizeof ya);
+  assert_memory_not_equal(ya, y0, sizeof ya);
+  bbvfl_party *all[] = {&os1, &os2, &k1, &k2, &kr, &kf};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) bbvfl_party_free(all[i]);
+  unlink(ppath);
+  rmdir(dir);
+}
+
 /* Three well-separated classes: softmax head, cross-entropy, macro metrics. */
 static void test_multiclass(void **st) {
   (void)st;
@@ -207,6 +283,7 @@ static void test_multiclass(void **st) {
   assert_int_equal(ds.nclasses, 3);
   bbvfl_offchain_cfg c;
   bbvfl_offchain_defaults(&c);
+  c.seeded_noise = 1; /* reproducible noise: these tests compare runs bit for bit */
   c.M = 2;
   c.epochs = 4;
   c.mech.kind = BBVFL_MECH_NPQ;
@@ -293,7 +370,8 @@ static void test_setup(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_short_training), cmocka_unit_test(test_deterministic),
-                                     cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_multiclass),
+                                     cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_party_noise_key),
+                                     cmocka_unit_test(test_multiclass),
                                      cmocka_unit_test(test_cli_json), cmocka_unit_test(test_setup)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown));
 }
