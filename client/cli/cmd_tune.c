@@ -78,8 +78,9 @@ int cmd_tune(int argc, char **argv) {
       "The target is the end-to-end epsilon of one person's whole row across all the parties (per\n"
       "person; --level party: one party's columns), delta --delta (default 1e-5). The default design\n"
       "is the frozen DP-PCA encoder, each row released once (--encoder pca; the default here): it\n"
-      "searches P {1,2} x b {1,2} x --scale-epsilon {0.05,0.1,0.2,0.4} x --pca-noise {8,16,32} x head\n"
-      "epochs {10,30} (--grid wide: more), beta calibrated per candidate to the target. --encoder\n"
+      "searches P {1,2} x b {1,2} x --scale-epsilon {0.2,0.35,0.5,0.8,1.2} x --pca-noise {8,16,32} x\n"
+      "head epochs {10,30} x --lr {0.01,0.03} (--lr L: that one; --grid wide: more), beta calibrated\n"
+      "per candidate to the target. --encoder\n"
       "dpsgd searches epochs {3,5,10} x P {2,4} x DP-SGD noise (--noise) x masked {no,yes} instead.\n"
       "A candidate's score is its median validation AUROC on rows held out of the training rows of\n"
       "each split; the winner is then trained on each of --splits splits and its median test AUROC is\n"
@@ -148,6 +149,7 @@ int cmd_tune(int argc, char **argv) {
                       .tune_seeds = tune_seeds,
                       .noise = NZ,
                       .nnoise = nnz,
+                      .lr_given = !isnan(tc.lr),
                       .on_cand = as_json ? NULL : on_cand};
   bbvfl_tune_out *r = malloc(sizeof *r);
   if (!r) {
