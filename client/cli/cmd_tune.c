@@ -50,7 +50,7 @@ int cmd_tune(int argc, char **argv) {
   train_common_defaults(&tc);
   tc.encoder = "pca"; /* tune's default design: each row released once */
   double target = NAN;
-  int clients = 5, splits = 5, tune_seeds = 1, as_json = 0;
+  int clients = 5, splits = 5, tune_seeds = 3, as_json = 0;
   unsigned long long split_seed = 1;
   const char *out_dir = "runs/tune", *noise_s = "2,4,8,16", *level_s = "person", *grid_s = "default";
   cli_opt opts[11 + TRAIN_COMMON_NOPTS];
@@ -65,7 +65,7 @@ int cmd_tune(int argc, char **argv) {
                          "train/test splits the setting is measured on, split seeds S..S+N-1 (default 5)"};
   opts[no++] = (cli_opt){"split-seed", OPT_U64, &split_seed, "S", "the first split seed (default 1)"};
   opts[no++] = (cli_opt){"tune-seeds", OPT_INT, &tune_seeds, "N",
-                         "runs per candidate and split while selecting (default 1)"};
+                         "runs per candidate and split while selecting (default 3)"};
   opts[no++] = (cli_opt){"grid", OPT_STR, &grid_s, "G",
                          "default, wide (several times the runs) or quick (two candidates, for tests)"};
   opts[no++] = (cli_opt){"out", OPT_STR, &out_dir, "DIR", "folder for tune.json (default runs/tune)"};
@@ -78,16 +78,15 @@ int cmd_tune(int argc, char **argv) {
       "The target is the end-to-end epsilon of one person's whole row across all the parties (per\n"
       "person; --level party: one party's columns), delta --delta (default 1e-5). The default design\n"
       "is the frozen DP-PCA encoder, each row released once (--encoder pca; the default here): it\n"
-      "searches P {1,2} x b {1,2} x --scale-epsilon {0.2,0.35,0.5,0.8,1.2} x --pca-noise {8,16,32} x\n"
-      "head epochs {10,30} x --lr {0.01,0.03} (--lr L: that one; --grid wide: more), beta calibrated\n"
-      "per candidate to the target. --encoder\n"
-      "dpsgd searches epochs {3,5,10} x P {2,4} x DP-SGD noise (--noise) x masked {no,yes} instead.\n"
+      "searches P 1 x b {1,2} x --scale-epsilon {0.2,0.35,0.5,0.8,1.2} x --pca-noise {8,16,32}, head\n"
+      "epochs 10 (--grid wide: P, b, epochs and --lr too), beta calibrated per candidate to the target.\n"
+      "--encoder dpsgd searches epochs {3,5,10} x P {2,4} x DP-SGD noise (--noise) x masked {no,yes}.\n"
       "A candidate's score is its median validation AUROC on rows held out of the training rows of\n"
       "each split; the winner is then trained on each of --splits splits and its median test AUROC is\n"
       "printed beside the ceiling e^eps/(1+e^eps) that no classifier exceeds at that per-person\n"
       "epsilon, with the demo command that runs it on chain. Every run draws its noise privately\n"
       "(the OS random source): the seeds fix the splits and the initialisation only, so the figures\n"
-      "vary a little from run to run. --privacy is always row here. The tuning itself is not private.",
+      "vary from run to run. --privacy is always row here. The tuning itself is not private.",
       opts, no};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;

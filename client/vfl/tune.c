@@ -20,8 +20,10 @@ int bbvfl_tune_grid(const bbvfl_offchain_cfg *base, const bbvfl_tune_in *in, bbv
   int n = 0;
   const double lr = base->opt.lr;
   if (base->rowdp.encoder) {
-    static const int B1[] = {1, 2}, P1[] = {1, 2}, E1[] = {10, 30};
-    static const double S1[] = {0.2, 0.35, 0.5, 0.8, 1.2}, Z1[] = {8, 16, 32}, L1[] = {0.01, 0.03};
+    /* default: P 1 (the head sees one sum per row: its ranking is what the AUROC measures, so
+       the head's epochs and step matter little and are not searched) */
+    static const int B1[] = {1, 2}, P1[] = {1}, E1[] = {10};
+    static const double S1[] = {0.2, 0.35, 0.5, 0.8, 1.2}, Z1[] = {8, 16, 32};
     static const int B2[] = {1, 2, 4}, P2[] = {1, 2, 3}, E2[] = {10, 30};
     static const double S2[] = {0.2, 0.3, 0.5, 0.8, 1.2, 2}, Z2[] = {8, 16, 32, 64}, L2[] = {0.01, 0.03};
     if (in->grid == BBVFL_TUNE_GRID_QUICK) {
@@ -33,8 +35,9 @@ int bbvfl_tune_grid(const bbvfl_offchain_cfg *base, const bbvfl_tune_in *in, bbv
     }
     const int wide = in->grid == BBVFL_TUNE_GRID_WIDE;
     const int *BB = wide ? B2 : B1, *PP = wide ? P2 : P1, *EE = wide ? E2 : E1;
-    const double *SS = wide ? S2 : S1, *ZZ = wide ? Z2 : Z1, *LL = in->lr_given ? &lr : wide ? L2 : L1;
-    const int nb = wide ? 3 : 2, np = wide ? 3 : 2, ne = 2, ns = wide ? 6 : 5, nz = wide ? 4 : 3, nl = in->lr_given ? 1 : 2;
+    const double *SS = wide ? S2 : S1, *ZZ = wide ? Z2 : Z1, *LL = wide && !in->lr_given ? L2 : &lr;
+    const int nb = wide ? 3 : 2, np = wide ? 3 : 1, ne = wide ? 2 : 1, ns = wide ? 6 : 5, nz = wide ? 4 : 3,
+              nl = wide && !in->lr_given ? 2 : 1;
     for (int b = 0; b < nb; b++)
       for (int p = 0; p < np; p++)
         for (int s = 0; s < ns; s++)

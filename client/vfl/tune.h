@@ -64,7 +64,7 @@ typedef struct {
   int tune_seeds;         /* runs per candidate and split while selecting, 1..64 */
   const double *noise;    /* DP-SGD noise multipliers to try (nnoise of them, 1..8); encoder: unused */
   int nnoise;
-  int lr_given;           /* 1: every candidate uses base->opt.lr; 0: the encoder grid searches 0.01, 0.03 */
+  int lr_given;           /* 1: every candidate uses base->opt.lr; 0: the wide encoder grid searches 0.01, 0.03 */
   /* progress (nullable): each scored candidate with its validation AUROC */
   void (*on_cand)(void *ctx, const bbvfl_tune_cand *c, double val_auroc);
   void *ctx;
@@ -93,12 +93,12 @@ typedef struct {
 double bbvfl_auroc_ceiling(double eps, double delta);
 
 /* The candidates of the grid for the design base->rowdp.encoder says (beta not yet calibrated)
- * into c[0..max); base's lr where the grid does not vary it. Encoder: P {1,2} x b {1,2} x
- * scale_eps {0.2,0.35,0.5,0.8,1.2} x pca_noise {8,16,32} x head epochs {10,30} x lr {0.01,0.03}
- * (wide: P {1,2,3} x b {1,2,4} x scale_eps {0.2,0.3,0.5,0.8,1.2,2} x pca_noise {8,16,32,64} x the
- * same epochs and lr; quick: P 1, b 1, scale_eps {0.1,0.2}, pca_noise 16, 10 epochs). DP-SGD:
- * epochs {3,5,10} x P {2,4} x noise (in->noise) x masked {no,yes} (quick: 3 epochs, P 2, the first
- * noise, masked {no,yes}). Returns how many (<= max). */
+ * into c[0..max); base's lr where the grid does not vary it. Encoder: P 1 x b {1,2} x scale_eps
+ * {0.2,0.35,0.5,0.8,1.2} x pca_noise {8,16,32}, 10 head epochs (wide: P {1,2,3} x b {1,2,4} x
+ * scale_eps {0.2,0.3,0.5,0.8,1.2,2} x pca_noise {8,16,32,64} x head epochs {10,30} x lr
+ * {0.01,0.03}, or base's lr when in->lr_given; quick: P 1, b 1, scale_eps {0.1,0.2}, pca_noise 16,
+ * 10 epochs). DP-SGD: epochs {3,5,10} x P {2,4} x noise (in->noise) x masked {no,yes} (quick: 3
+ * epochs, P 2, the first noise, masked {no,yes}). Returns how many (<= max). */
 int bbvfl_tune_grid(const bbvfl_offchain_cfg *base, const bbvfl_tune_in *in, bbvfl_tune_cand *c, int max);
 
 /* The epsilon of candidate c (beta set) at level for base's M and delta; *person and *party

@@ -73,10 +73,12 @@ static void test_grid(void **st) {
   bbvfl_tune_cand c[BBVFL_TUNE_MAX_CANDS];
   bbvfl_tune_in in = {.grid = BBVFL_TUNE_GRID_DEFAULT};
   int n = bbvfl_tune_grid(&base, &in, c, BBVFL_TUNE_MAX_CANDS);
-  assert_int_equal(n, 2 * 2 * 5 * 3 * 2 * 2);
-  for (int i = 0; i < n; i++) assert_true(c[i].encoder == 1 && c[i].P >= 1 && c[i].b >= 1 && c[i].lr > 0);
+  assert_int_equal(n, 2 * 5 * 3);
+  for (int i = 0; i < n; i++) assert_true(c[i].encoder == 1 && c[i].P == 1 && c[i].b >= 1 && c[i].lr == base.opt.lr);
+  in.grid = BBVFL_TUNE_GRID_WIDE;
+  assert_int_equal(bbvfl_tune_grid(&base, &in, c, BBVFL_TUNE_MAX_CANDS), 3 * 3 * 6 * 4 * 2 * 2);
   in.lr_given = 1;
-  assert_int_equal(bbvfl_tune_grid(&base, &in, c, BBVFL_TUNE_MAX_CANDS), 2 * 2 * 5 * 3 * 2);
+  assert_int_equal(bbvfl_tune_grid(&base, &in, c, BBVFL_TUNE_MAX_CANDS), 3 * 3 * 6 * 4 * 2);
   in.grid = BBVFL_TUNE_GRID_QUICK;
   assert_int_equal(bbvfl_tune_grid(&base, &in, c, BBVFL_TUNE_MAX_CANDS), 2);
   in.grid = BBVFL_TUNE_GRID_WIDE;
