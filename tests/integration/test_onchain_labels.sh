@@ -8,7 +8,7 @@
 #    client (B x 1 binary32, zero on the rows that holder does not label), none for EVAL rounds;
 #  - the label holders' training loss falls from epoch 1 to 2 and the test AUROC over their own
 #    labelled test rows is above chance;
-#  - `bbvfl audit` passes (it checks the posts too);
+#  - `bbvfl audit` passes (it checks the posts too), `head` replaying every TRAIN round bit for bit;
 #  - bad --label-rows gets a clear error before anything touches the chain.
 # Window variants (ctest test_onchain_labels_window_sh, _hashed_sh): BBVFL_TEST_WINDOW=K deploys
 # windows of K minibatches (a post is then K x B rows x 1 binary32 per window), BBVFL_TEST_AGG=hashed
@@ -128,6 +128,10 @@ assert a["ok"] and ck["gradients"]["status"] == "PASS", a["checks"]
 # the audit checked every label gradient post (holder, once, open complete TRAIN round, length)
 assert ck["gradients"]["checked"] == a["figures"]["gradients"] + posts, (ck["gradients"], posts)
 assert ck["registration"]["checked"] == 3 + 2, ck["registration"]  # 3 Registered + 2 LabelHolder
+# the active client replayed (the check `head`): every TRAIN round, bit for bit, from the holders'
+# posts and its own rows (also when the restarted holder is the active client)
+assert ck["head"]["status"] == "PASS" and ck["head"]["checked"] == a["figures"]["gradients"], ck["head"]
+assert a["head"]["exact"] == a["figures"]["gradients"], a["head"]
 print("audit ok: %d gradient and label-gradient posts checked" % ck["gradients"]["checked"])
 PY
 echo ok

@@ -216,7 +216,7 @@ static void test_round_buckets_stay_bounded(void **st) {
 static void test_check_names(void **st) {
   (void)st;
   const char *want[] = {"params", "registration", "election", "submissions", "sums",
-                        "contributors", "schedule", "gradients", "metrics", "rewards", "balances", "privacy"};
+                        "contributors", "schedule", "gradients", "metrics", "rewards", "balances", "privacy", "head"};
   for (int i = 0; i < BBVFL_AC_COUNT; i++) assert_string_equal(bbvfl_audit_check_name(i), want[i]);
   assert_string_equal(bbvfl_audit_status_name(BBVFL_AS_FAIL), "FAIL");
 }

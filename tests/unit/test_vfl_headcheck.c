@@ -25,7 +25,7 @@
 #define EPOCHS 3
 #define SEED 11
 
-typedef enum { T_NONE, T_FLIP, T_SCALE, T_SKIP, T_STALE, T_HOLDER_FLIP, T_SUM } tamper;
+typedef enum { T_NONE, T_FLIP, T_SCALE, T_SKIP, T_STALE, T_HOLDER_FLIP, T_SUM, T_SOFT } tamper;
 
 typedef struct {
   int nclasses, P, nb, split, lr, full_batch;
@@ -195,6 +195,8 @@ static outcome run(const sim *o) {
       }
       if (o->t == T_SCALE && round == o->at)
         for (size_t j = 0; j < n * (size_t)P; j++) grad[j] *= 1.01f;
+      if (o->t == T_SOFT && round == o->at) /* row 0 implies y - (p - y)/2: a soft label, no class */
+        for (size_t j = 0; j < (size_t)P; j++) grad[j] *= 1.5f;
       bbvfl_f32_to_be(grad, n * (size_t)P, gbe);
       if (o->t == T_SUM && round == o->at) sum[3] = MC * (uint32_t)t.mech.b + 1; /* what the checker is given */
       const uint8_t *lp[1] = {hbe};
@@ -319,6 +321,18 @@ static void test_scale(void **st) {
   assert_true(r.first.max_dev > 0 || r.first.label_dist > 0);
 }
 
+static void test_soft_label(void **st) {
+  (void)st;
+  outcome r = run(&(sim){.nclasses = 2, .P = 5, .nb = 1, .t = T_SOFT, .at = 2});
+  assert_true(r.failed);
+  assert_int_equal(r.first.verdict, BBVFL_HC_LABEL_NOT_CLASS);
+  assert_true(r.first.round == 2);
+  assert_int_equal(r.first.row, 0);
+  assert_true(r.first.label_dist > BBVFL_HCHECK_LABEL_TOL);
+  caught(&(sim){.nclasses = 3, .P = 4, .nb = 1, .t = T_SOFT, .at = 3}, BBVFL_HC_LABEL_NOT_CLASS,
+         BBVFL_HC_LABEL_NOT_CLASS);
+}
+
 static void test_skip(void **st) {
   (void)st;
   outcome r = run(&(sim){.nclasses = 2, .P = 5, .nb = 1, .t = T_SKIP, .at = 7});
@@ -389,6 +403,7 @@ int main(void) {
       cmocka_unit_test(test_honest_binary), cmocka_unit_test(test_honest_multiclass),
       cmocka_unit_test(test_honest_split),  cmocka_unit_test(test_honest_lr),
       cmocka_unit_test(test_flip),          cmocka_unit_test(test_scale),
+      cmocka_unit_test(test_soft_label),
       cmocka_unit_test(test_skip),          cmocka_unit_test(test_stale),
       cmocka_unit_test(test_holder),        cmocka_unit_test(test_sum),
       cmocka_unit_test(test_malformed_and_order),
