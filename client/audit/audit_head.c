@@ -169,6 +169,13 @@ void au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai) {
   au_ok(S, BBVFL_AC_HEAD);
 }
 
+void au_head_stop(st_t *S, const bbvfl_cev *ev) {
+  if (S->hc_off || S->hc_failed) return;
+  S->hc_off = 1;
+  S->hc_stopped = 1;
+  S->hc_stop_round = ev->round;
+}
+
 void au_head_finish(st_t *S) {
   bbvfl_audit_result *r = S->r;
   if (S->hc) {
@@ -191,6 +198,10 @@ void au_head_finish(st_t *S) {
     if (n > 0 && (size_t)n < sizeof k->note)
       n += snprintf(k->note + n, sizeof k->note - (size_t)n, ")%s",
                     r->head_curv_skipped ? "; curvature rounds not replayed" : "");
+    if (n > 0 && (size_t)n < sizeof k->note && S->hc_stopped)
+      n += snprintf(k->note + n, sizeof k->note - (size_t)n,
+                    "; stopped at round %llu, whose GradientPosted failed `gradients`",
+                    (unsigned long long)S->hc_stop_round);
     (void)n;
   }
 }

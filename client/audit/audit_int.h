@@ -141,7 +141,8 @@ typedef struct {
   /* the check `head` (audit_head.c): the replay, the open TRAIN round's emitted sum and count, its
      label-gradient posts in chain order (owned copies) */
   bbvfl_hcheck *hc;
-  int hc_off, hc_failed, hc_active;
+  int hc_off, hc_failed, hc_active, hc_stopped;
+  uint64_t hc_stop_round;
   uint32_t *hc_sum;
   uint64_t hc_sum_round;
   unsigned hc_contributors;
@@ -231,6 +232,9 @@ int au_head_init(st_t *S, bbvfl_err *err);
 void au_head_sum(st_t *S, const bbvfl_cev *ev);
 void au_head_label(st_t *S, const bbvfl_cev *ev, int i);
 void au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai);
+/* A GradientPosted that failed `gradients` (its poster, round or length): the replay cannot follow
+ * the head past it and stops there (noted; `gradients` carries the failure). */
+void au_head_stop(st_t *S, const bbvfl_cev *ev);
 void au_head_finish(st_t *S);
 void au_head_clear(st_t *S);
 

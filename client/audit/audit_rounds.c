@@ -412,6 +412,7 @@ void au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (L.curv) S->r->curv_rounds++;
   if (!bad && S->o->on_labels && !L.curv) read_labels(S, ev, &L); /* a curvature round's post is no dLoss/dz */
   if (!bad) au_head_gradient(S, ev, ai);
+  else au_head_stop(S, ev);
   S->r->gradients++;
   if (S->complete) au_open_next(S, ev, fx);
 }

@@ -270,9 +270,8 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
        split across clients too: the holders' posts are on chain before the gradient), then, when
        the gradient was posted before the restart, the post is not sent again: it must be the
        same, else the chain's is taken. (In hashed mode with staleness the checkpoint is always a
-       window behind the finished ones, so every restart of the active client comes here.) With
-       labels split the holders' posts are on chain already: the step takes them again. Taking the
-       chain's parameters without the step would leave the optimizer a step behind, which the
+       window behind the finished ones, so every restart of the active client comes here.) Taking
+       the chain's parameters without the step would leave the optimizer a step behind, which the
        passive clients' head check refuses at the next round. */
     if (oc_active_train(c, sl, err) < 0) return -1;
     bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
