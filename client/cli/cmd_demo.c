@@ -227,6 +227,7 @@ int cmd_demo(int argc, char **argv) {
                    opts, no};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  session_flags_given(&f, argc, argv);
   bbvfl_err err = {0};
   if (!(round_timeout > 0)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout must be > 0");
