@@ -32,11 +32,33 @@ uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n) {
 
 uint64_t bbvfl_fit_gradient_gas(uint64_t n, size_t head_len) { return 150000 + 40 * (4 * n + (uint64_t)head_len); }
 
+/* Gas a transaction USES, an upper estimate under both rule sets: the EIP-7623 floor (40 per
+   nonzero calldata byte, Prague) or Cancun's 16 per byte plus the execution (the payload's log 8
+   per byte, keccak, memory), whichever is higher, with room (contract/GAS.md measures 35-42 per
+   submitted value, 24-40 per aggregated one). Lane mode: the limit itself. */
+static uint64_t submit_used(const bbvfl_fit_setup *s, uint64_t n) {
+  return s->hashed ? 40000 + 44 * bbvfl_fit_wire_bytes(s, n) : bbvfl_fit_submit_gas(s, n, 0);
+}
+static uint64_t aggregate_used(const bbvfl_fit_setup *s, uint64_t n) {
+  return 60000 + 20000 * (uint64_t)s->M + 44 * (uint64_t)s->M * bbvfl_fit_wire_bytes(s, n);
+}
+static uint64_t gradient_used(uint64_t n, size_t head_len) { return 60000 + 44 * (4 * n + (uint64_t)head_len); }
+
 uint64_t bbvfl_fit_block_gas(const bbvfl_fit_setup *s, uint64_t n, int train) {
-  uint64_t g = (uint64_t)s->M * bbvfl_fit_submit_gas(s, n, 0);
-  if (s->hashed) g += bbvfl_fit_aggregate_gas(s, n);
-  if (train) g += bbvfl_fit_gradient_gas(n, s->head_len);
-  return g;
+  /* a block takes a transaction while its gas LIMIT fits what the transactions before it USED:
+     the used gas of all of them plus the largest limit-minus-used, whichever comes last */
+  uint64_t used = (uint64_t)s->M * submit_used(s, n), slack = bbvfl_fit_submit_gas(s, n, 0) - submit_used(s, n);
+  if (s->hashed) {
+    uint64_t u = aggregate_used(s, n), l = bbvfl_fit_aggregate_gas(s, n);
+    used += u;
+    if (l - u > slack) slack = l - u;
+  }
+  if (train) {
+    uint64_t u = gradient_used(n, s->head_len), l = bbvfl_fit_gradient_gas(n, s->head_len);
+    used += u;
+    if (l > u && l - u > slack) slack = l - u;
+  }
+  return used + slack;
 }
 
 int bbvfl_fit_ok(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, uint64_t n, int train) {

@@ -11,10 +11,11 @@
  * The bytes a value takes on the wire come from one function (bbvfl_fit_wire_bytes): another
  * encoding (packed values) plugs in there and every figure follows.
  * Block rule, one block per window in steady state (docs/ONCHAIN.md "Windows sized for the chain"):
- *   training, hashed:  M x submit(n) + aggregate(n) + gradient(n) <= margin x block gas limit
- *   training, lane:    M x submit(n) + gradient(n)                 <= margin x block gas limit
- *   evaluation:        the same without the gradient;
- * and each transaction alone <= the cap. n = K x B x P (training), E x P (evaluation).
+ * the window's transactions in one block, its M submissions, in hashed mode its aggregate(), and
+ * (training) its gradient post. A block takes a transaction while the transaction's LIMIT fits
+ * what the earlier ones USED, so: the gas they use (an upper estimate under Cancun and Prague
+ * rules, bbvfl_fit_block_gas) plus the largest limit-minus-used <= margin x block gas limit;
+ * and each transaction's limit <= the cap. n = K x B x P (training), E x P (evaluation).
  * Pure functions: no I/O, nothing owned (bbvfl_fit_read_chain asks the node). */
 #ifndef BBVFL_VFL_FIT_H
 #define BBVFL_VFL_FIT_H
@@ -57,7 +58,7 @@ uint64_t bbvfl_fit_aggregate_call_gas(uint64_t calldata_len, uint64_t got);
 uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n);
 uint64_t bbvfl_fit_gradient_gas(uint64_t n, size_t head_len);
 
-/* The gas a round of n values puts in its block (the block rule above). */
+/* The gas a round of n values needs of its block (the block rule above). */
 uint64_t bbvfl_fit_block_gas(const bbvfl_fit_setup *s, uint64_t n, int train);
 /* 1 when a round of n values fits the cap and the block. */
 int bbvfl_fit_ok(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, uint64_t n, int train);
