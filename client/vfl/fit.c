@@ -44,6 +44,13 @@ static uint64_t aggregate_used(const bbvfl_fit_setup *s, uint64_t n) {
 }
 static uint64_t gradient_used(uint64_t n, size_t head_len) { return 60000 + 44 * (4 * n + (uint64_t)head_len); }
 
+uint64_t bbvfl_fit_round_used_gas(const bbvfl_fit_setup *s, uint64_t n, int train) {
+  uint64_t used = (uint64_t)s->M * submit_used(s, n);
+  if (s->hashed) used += aggregate_used(s, n);
+  if (train) used += gradient_used(n, s->head_len);
+  return used;
+}
+
 uint64_t bbvfl_fit_block_gas(const bbvfl_fit_setup *s, uint64_t n, int train) {
   /* a block takes a transaction while its gas LIMIT fits what the transactions before it USED:
      the used gas of all of them plus the largest limit-minus-used, whichever comes last */
@@ -124,7 +131,7 @@ int bbvfl_fit_window(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, size_t
 }
 
 int bbvfl_fit_read_chain(bbvfl_rpc *rpc, bbvfl_fit_chain *ch, bbvfl_err *err) {
-  ch->tx_cap = BBVFL_TX_GAS_CAP;
+  ch->tx_cap = BBVFL_FIT_TX_CAP;
   ch->margin = BBVFL_BLOCK_GAS_MARGIN;
   ch->block_gas = BBVFL_DEFAULT_BLOCK_GAS;
   json_t *b = NULL;

@@ -26,7 +26,7 @@
 #include "common/err.h"
 
 /* EIP-7825: the most gas one transaction may carry (2^24). */
-#define BBVFL_TX_GAS_CAP 16777216ULL
+#define BBVFL_FIT_TX_CAP 16777216ULL
 /* The share of the block gas limit one window's transactions may take (the rest: other traffic,
  * evaluation rounds, metrics and payouts). */
 #define BBVFL_BLOCK_GAS_MARGIN 0.9
@@ -42,7 +42,7 @@ typedef struct {
 } bbvfl_fit_setup;
 
 typedef struct {
-  uint64_t tx_cap;     /* per-transaction gas cap (BBVFL_TX_GAS_CAP) */
+  uint64_t tx_cap;     /* per-transaction gas cap (BBVFL_FIT_TX_CAP) */
   uint64_t block_gas;  /* the node's block gas limit */
   double margin;       /* share of it a window may take, (0, 1] */
 } bbvfl_fit_chain;
@@ -58,6 +58,9 @@ uint64_t bbvfl_fit_aggregate_call_gas(uint64_t calldata_len, uint64_t got);
 uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n);
 uint64_t bbvfl_fit_gradient_gas(uint64_t n, size_t head_len);
 
+/* The gas a round's transactions use (M submissions, hashed: the aggregate(), training: the
+ * gradient post), the upper estimate of the block rule. */
+uint64_t bbvfl_fit_round_used_gas(const bbvfl_fit_setup *s, uint64_t n, int train);
 /* The gas a round of n values needs of its block (the block rule above). */
 uint64_t bbvfl_fit_block_gas(const bbvfl_fit_setup *s, uint64_t n, int train);
 /* 1 when a round of n values fits the cap and the block. */

@@ -535,7 +535,7 @@ static void test_pipelining_rule(void **st) {
 static void test_fit_windows(void **st) {
   (void)st;
   bbvfl_err err = {0};
-  bbvfl_fit_chain ch = {.tx_cap = BBVFL_TX_GAS_CAP, .block_gas = 30000000, .margin = 0.9};
+  bbvfl_fit_chain ch = {.tx_cap = BBVFL_FIT_TX_CAP, .block_gas = 30000000, .margin = 0.9};
   size_t rows[4] = {569, 1797, 20000, 100000};
   unsigned Ms[3] = {2, 5, 10};
   size_t Ps[2] = {4, 16};
@@ -556,9 +556,9 @@ static void test_fit_windows(void **st) {
           if (E < nte) assert_false(bbvfl_fit_ok(&fs, &ch, (uint64_t)(E + 1) * P, 0));
           /* each transaction under the cap, the round's block under the margin */
           uint64_t n = (uint64_t)K * B * P;
-          assert_true(bbvfl_fit_submit_gas(&fs, n, 0) <= BBVFL_TX_GAS_CAP);
-          assert_true(bbvfl_fit_gradient_gas(n, fs.head_len) <= BBVFL_TX_GAS_CAP);
-          if (hashed) assert_true(bbvfl_fit_aggregate_gas(&fs, n) <= BBVFL_TX_GAS_CAP);
+          assert_true(bbvfl_fit_submit_gas(&fs, n, 0) <= BBVFL_FIT_TX_CAP);
+          assert_true(bbvfl_fit_gradient_gas(n, fs.head_len) <= BBVFL_FIT_TX_CAP);
+          if (hashed) assert_true(bbvfl_fit_aggregate_gas(&fs, n) <= BBVFL_FIT_TX_CAP);
           assert_true((double)bbvfl_fit_block_gas(&fs, n, 1) <= 0.9 * 30000000.0);
           /* the user's window is an upper bound */
           size_t K2 = 3, E2 = 7;
@@ -598,8 +598,8 @@ static void test_fit_windows(void **st) {
   assert_int_equal(bbvfl_fit_window(&fs, &big, 1600, 10, 4000, 16, &Kb, 0, &Eb, 0, &err), 0);
   assert_true(Kb > K);
   /* there the aggregate()'s own cap binds before the block: each transaction stays under it */
-  assert_true(bbvfl_fit_aggregate_gas(&fs, (uint64_t)Kb * 10 * 16) <= BBVFL_TX_GAS_CAP);
-  assert_true(bbvfl_fit_aggregate_gas(&fs, (uint64_t)(Kb + 1) * 10 * 16) > BBVFL_TX_GAS_CAP ||
+  assert_true(bbvfl_fit_aggregate_gas(&fs, (uint64_t)Kb * 10 * 16) <= BBVFL_FIT_TX_CAP);
+  assert_true(bbvfl_fit_aggregate_gas(&fs, (uint64_t)(Kb + 1) * 10 * 16) > BBVFL_FIT_TX_CAP ||
               !bbvfl_fit_ok(&fs, &big, (uint64_t)(Kb + 1) * 10 * 16, 1));
   bbvfl_fit_chain tiny = ch;
   tiny.block_gas = 500000;
