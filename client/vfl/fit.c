@@ -35,9 +35,13 @@ uint64_t bbvfl_fit_gradient_gas(uint64_t n, size_t head_len) { return 150000 + 4
 /* Gas a transaction USES, an upper estimate under both rule sets: the EIP-7623 floor (40 per
    nonzero calldata byte, Prague) or Cancun's 16 per byte plus the execution (the payload's log 8
    per byte, keccak, memory), whichever is higher, with room (contract/GAS.md measures 35-42 per
-   submitted value, 24-40 per aggregated one). Lane mode: the limit itself. */
+   submitted value, 24-40 per aggregated one). Lane mode: each lane word a cold read and a
+   rewrite (5,000; the limit allows 25,000), GAS.md measures 187 per value at K=45. */
 static uint64_t submit_used(const bbvfl_fit_setup *s, uint64_t n) {
-  return s->hashed ? 40000 + 44 * bbvfl_fit_wire_bytes(s, n) : bbvfl_fit_submit_gas(s, n, 0);
+  uint64_t bytes = bbvfl_fit_wire_bytes(s, n);
+  if (s->hashed) return 40000 + 44 * bytes;
+  uint64_t words = (n * lane_bytes(s) + 31) / 32;
+  return 40000 + 44 * bytes + 6000 * (words + 4);
 }
 static uint64_t aggregate_used(const bbvfl_fit_setup *s, uint64_t n) {
   return 60000 + 20000 * (uint64_t)s->M + 44 * (uint64_t)s->M * bbvfl_fit_wire_bytes(s, n);

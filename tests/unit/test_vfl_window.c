@@ -606,6 +606,13 @@ static void test_fit_windows(void **st) {
   size_t Kt = 1, Et = 0;
   assert_int_equal(bbvfl_fit_window(&fs, &tiny, 1600, 10, 4000, 16, &Kt, 0, &Et, 0, &err), -1);
   assert_non_null(strstr(err.msg, "one minibatch"));
+  /* lane storage: Breast Cancer's window of an epoch (K=45, M=5) and all 114 test rows still fit
+     when insisted on (README's lane K=45 row ran them) */
+  bbvfl_fit_setup fl = {.hashed = 0, .M = 5, .levels = 16, .head_len = 4 * 17};
+  size_t Kl = 45, El = 114;
+  assert_int_equal(bbvfl_fit_window(&fl, &ch, 45, 10, 114, 16, &Kl, 1, &El, 1, &err), 0);
+  assert_int_equal(Kl, 45);
+  assert_int_equal(El, 114);
   /* masked values take two bytes: smaller windows */
   bbvfl_fit_setup fm = fs;
   fm.masked = 1;
