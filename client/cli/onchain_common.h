@@ -22,7 +22,7 @@ typedef struct {
   int round_rows;          /* lr --batch 0: training rows per round (0: as many as fit the chain) */
   /* 1: --window / --eval-rows-per-round given (a flag or a --config key): a value above what fits
      the chain is refused instead of lowered (bbvfl_session.window_insist, eval_insist) */
-  int window_given, eval_given;
+  int window_given, eval_given, staleness_given;
 } session_flags;
 
 void session_flags_defaults(session_flags *f);

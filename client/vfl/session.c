@@ -562,6 +562,11 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   c->test_rows = (uint32_t)nte;
   c->eval_rows = (uint32_t)nte; /* every test row, every epoch */
   c->eval_rows_per_round = (uint32_t)E;
+  /* staleness 1 by default on a chain with a block time (hashed, not LR): one block per window */
+  if (s->staleness_auto && c->hashed && !lr && t->staleness == 0) {
+    if (bbvfl_session_block_time(rpc, &s->block_time_s, err) < 0) return bbvfl_wrap(err, "measuring the block time");
+    if (s->block_time_s > 0) s->train.staleness = 1;
+  }
   c->staleness = (uint8_t)t->staleness;
   c->epochs = (uint32_t)t->epochs;
   if (lr && t->opt.kind == BBVFL_OPT_SQN) {

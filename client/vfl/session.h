@@ -47,6 +47,9 @@ typedef struct {
      --round-rows) / --eval-rows-per-round, so a value above what fits is refused (naming the
      largest that fits) instead of lowered to it; the block gas limit read at deploy */
   int window_insist, eval_insist;
+  /* 1: --staleness not given: hashed sessions (not LR) on a chain with a block time get
+     staleness 1 (one block per window; README "A chain with a block time") */
+  int staleness_auto;
   uint64_t block_gas_limit;
 } bbvfl_session;
 
