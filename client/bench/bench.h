@@ -7,6 +7,7 @@
  *   table1.c     the DP-BBVFL paper's Table I (off-chain vs on-chain aggregation, gas)
  *   scaling.c    one round's time and gas as M, P and B grow, against the naive contract
  *   blocks.c     what a block time does to a session, by window and staleness
+ *   tables.c     windows sized for the chain by table size: blocks, gas, wall and ether per epoch (a model)
  *   lr.c         the model families off chain: LR with sgd, adam, sqn and the MLP, rounds to a target loss
  *   plot.c       figures (PNG through gnuplot) from the results and from a sweep.json
  *
@@ -193,6 +194,25 @@ int bbvfl_bench_blocks_run(const bbvfl_bench_blocks_opts *o, const char *dir, bb
 void bbvfl_bench_blocks_print(const json_t *t, FILE *f);
 char *bbvfl_bench_blocks_csv(const json_t *t); /* malloc'd; NULL: out of memory */
 
+/* ------------------------------------------------------------------ tables */
+
+/* Windows sized for the chain by table size (569, 1,797, 20,000 and a synthetic 100,000 rows), M
+ * clients, the devnet's and Ethereum mainnet's block gas limits: window, rounds, gas, blocks and
+ * wall time per epoch, ether per epoch at a gas price. A model from vfl/fit.h (bench/tables.c). */
+typedef struct {
+  int Ms[8], nM;
+  uint64_t devnet_block_gas, mainnet_block_gas;
+  double gas_price_gwei;
+  double block_times[4];
+  int nbt;
+} bbvfl_bench_tables_opts;
+void bbvfl_bench_tables_defaults(bbvfl_bench_tables_opts *o);
+int bbvfl_bench_tables_check(const bbvfl_bench_tables_opts *o, bbvfl_err *err);
+/* *out: {config, rows}. */
+int bbvfl_bench_tables_run(const bbvfl_bench_tables_opts *o, json_t **out, bbvfl_err *err);
+void bbvfl_bench_tables_print(const json_t *t, FILE *f);
+char *bbvfl_bench_tables_csv(const json_t *t); /* malloc'd; NULL: out of memory */
+
 /* ------------------------------------------------------------------ lr */
 
 /* For each table and method (LR+SGD, LR+Adam, LR+SQN, the MLP) one seeded NPQ run off chain: test
@@ -224,6 +244,8 @@ int bbvfl_bench_plot_scaling(const char *dir, const json_t *sc, json_t *made, bb
 int bbvfl_bench_plot_sweep(const char *dir, const json_t *sweep, int M, json_t *made, bbvfl_err *err);
 /* AUROC against blocks, one curve per row of a `bench blocks` result. */
 int bbvfl_bench_plot_blocks(const char *dir, const json_t *t, json_t *made, bbvfl_err *err);
+/* Blocks per epoch against table rows, one curve per (M, chain) of a `bench tables` result. */
+int bbvfl_bench_plot_tables(const char *dir, const json_t *t, json_t *made, bbvfl_err *err);
 /* Test loss against aggregation rounds, one figure per table of a `bench lr` result (lr_<n>.png). */
 int bbvfl_bench_plot_lr(const char *dir, const json_t *t, json_t *made, bbvfl_err *err);
 

@@ -477,3 +477,57 @@ int bbvfl_bench_plot_lr(const char *dir, const json_t *t, json_t *made, bbvfl_er
   }
   return nfig;
 }
+
+/* ------------------------------------------------------------------ bench tables */
+
+int bbvfl_bench_plot_tables(const char *dir, const json_t *t, json_t *made, bbvfl_err *err) {
+  const json_t *rows = json_object_get(t, "rows");
+  if (!json_is_array(rows) || json_array_size(rows) == 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "tables JSON: no \"rows\"");
+  if (plotdata_dir(dir, err) != 0) return -1;
+  /* one curve per (M, chain), in the order they first appear */
+  char keys[16][48];
+  size_t nk = 0, i;
+  const json_t *r;
+  json_array_foreach(rows, i, r) {
+    char k[48];
+    snprintf(k, sizeof k, "M=%d, %s", ival(r, "M"), json_string_value(json_object_get(r, "chain")));
+    size_t j;
+    for (j = 0; j < nk && strcmp(keys[j], k); j++) {
+    }
+    if (j == nk && nk < 16) snprintf(keys[nk++], sizeof keys[0], "%s", k);
+  }
+  mstream d, g;
+  if (ms_open(&d, err) != 0) return -1;
+  for (size_t j = 0; j < nk; j++) {
+    fprintf(d.f, "# %s: rows blocks_per_epoch gas_per_epoch\n", keys[j]);
+    json_array_foreach(rows, i, r) {
+      char k[48];
+      snprintf(k, sizeof k, "M=%d, %s", ival(r, "M"), json_string_value(json_object_get(r, "chain")));
+      if (!strcmp(k, keys[j])) fprintf(d.f, "%.0f %.6g %.6g\n", num(r, "rows"), num(r, "blocks_per_epoch"), num(r, "gas_per_epoch"));
+    }
+    fprintf(d.f, "\n\n");
+  }
+  if (ms_save(&d, dir, "tables.dat", err) != 0) return -1;
+  if (ms_open(&g, err) != 0) return -1;
+  const json_t *cfg = json_object_get(t, "config");
+  fprintf(g.f, TERM, 1100, 480);
+  fprintf(g.f, "set output '../tables.png'\nset multiplot layout 1,2 title 'Windows sized for the chain (2^{24} gas per "
+               "transaction; devnet %.0f M, mainnet %.0f M gas blocks), staleness 1: one block per window'\n",
+          num(cfg, "devnet_block_gas") / 1e6, num(cfg, "mainnet_block_gas") / 1e6);
+  fprintf(g.f, "set logscale x\nset grid\nset key top left\nset xlabel 'table rows (100,000: synthetic)'\n");
+  for (int pass = 0; pass < 2; pass++) {
+    fprintf(g.f, "set ylabel '%s'\n%s", pass ? "gas per epoch (used, upper estimate)" : "blocks per epoch",
+            pass ? "set logscale y\n" : "unset logscale y\n");
+    fprintf(g.f, "plot ");
+    for (size_t j = 0; j < nk; j++)
+      fprintf(g.f, "%s'tables.dat' index %zu using 1:%d with linespoints title '%s'", j ? ", " : "", j, pass ? 3 : 2,
+              keys[j]);
+    fprintf(g.f, "\n");
+  }
+  fprintf(g.f, "unset multiplot\n");
+  if (ms_save(&g, dir, "tables.gp", err) != 0) return -1;
+  if (run_gnuplot(dir, "tables.gp", err) != 0) return -1;
+  if (made) json_array_append_new(made, json_string("tables.png"));
+  return 1;
+}

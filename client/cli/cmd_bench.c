@@ -6,7 +6,7 @@
  *            through eth_sendRawTransaction to the receipt, N times on one kept-alive connection.
  *            It is the yardstick the on-chain aggregation budget is expressed in (DESIGN.md,
  *            "Budgets"); devnet/bench-cast-send.sh measures the same with `cast send`.
- *   table1, scaling, blocks, plots, all: see their --help.
+ *   table1, scaling, blocks, tables, plots, all: see their --help.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -485,6 +485,55 @@ static int mode_all(int argc, char **argv) {
   return rc == 0 ? 0 : cli_report(&err);
 }
 
+static int mode_tables(int argc, char **argv) {
+  bbvfl_bench_tables_opts o;
+  bbvfl_bench_tables_defaults(&o);
+  const char *Ms_s = "5,10", *out_s = NULL;
+  unsigned long long devnet_gas = o.devnet_block_gas, mainnet_gas = o.mainnet_block_gas;
+  int as_json = 0, no_files = 0, no_plot = 0;
+  const cli_opt opts[] = {
+      {"clients", OPT_STR, &Ms_s, "LIST", "client counts M (default 5,10)"},
+      {"block-gas", OPT_U64, &devnet_gas, "GAS", "the devnet's block gas limit (default 30000000, anvil's)"},
+      {"mainnet-block-gas", OPT_U64, &mainnet_gas, "GAS", "Ethereum mainnet's block gas limit (default 36000000)"},
+      {"gas-price-gwei", OPT_DBL, &o.gas_price_gwei, "X", "gas price for the ether per epoch on mainnet (default 1)"},
+      {"out", OPT_STR, &out_s, "DIR", "folder for tables.csv, tables.json and tables.png (default runs/bench-<UTC time>)"},
+      {"no-plot", OPT_FLAG, &no_plot, NULL, "no figure"},
+      {"no-files", OPT_FLAG, &no_files, NULL, "write no files (print only)"},
+      {"json", OPT_FLAG, &as_json, NULL, "print the JSON object on stdout"},
+  };
+  cli_spec spec = {
+      "bbvfl bench tables", "windows sized for the chain by table size: blocks, gas, wall time and ether per epoch",
+      "[OPTIONS]",
+      "Tables of 569 (Breast Cancer), 1,797 (Digits), 20,000 (Letter) and 100,000 rows (synthetic), M\n"
+      "clients, B 10, P 16, b 16, hashed aggregation, staleness 1, on the devnet's and on Ethereum\n"
+      "mainnet's block gas limit (2^24 gas per transaction, EIP-7825): the window and evaluation split\n"
+      "that fit (what `bbvfl deploy` picks), rounds, gas, blocks per epoch (one block per window in\n"
+      "steady state), wall time per epoch at 1 s and 12 s blocks, ether per epoch at --gas-price-gwei.\n"
+      "A model from the client's gas functions (vfl/fit.h), no chain: measured figures come from\n"
+      "`bbvfl demo` and `bbvfl bench blocks`.",
+      opts, sizeof opts / sizeof opts[0]};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  bbvfl_err err = {0};
+  if (parse_ints("clients", Ms_s, o.Ms, 8, &o.nM, 2, 64, &err) != 0) return cli_report(&err);
+  o.devnet_block_gas = devnet_gas;
+  o.mainnet_block_gas = mainnet_gas;
+  json_t *t = NULL;
+  if (bbvfl_bench_tables_run(&o, &t, &err) != 0) return cli_report(&err);
+  char dir[4096] = "";
+  if (!no_files) {
+    if (bbvfl_bench_out_dir(out_s, dir, sizeof dir, &err) != 0) {
+      json_decref(t);
+      return cli_report(&err);
+    }
+    if (!no_plot && bbvfl_bench_plot_tables(dir, t, NULL, &err) < 0) {
+      json_decref(t);
+      return cli_report(&err);
+    }
+  }
+  return finish_table(dir, "tables", t, bbvfl_bench_tables_csv, bbvfl_bench_tables_print, no_files, as_json, &err);
+}
+
 static int mode_blocks(int argc, char **argv) {
   bbvfl_bench_blocks_opts o;
   bbvfl_bench_blocks_defaults(&o);
@@ -610,6 +659,7 @@ static const bench_mode MODES[] = {
     {"scaling", mode_scaling, "time and gas per round as M, P and B grow, against the naive contract"},
     {"plots", mode_plots, "figures (PNG) from table1/scaling/sweep JSON files"},
     {"blocks", mode_blocks, "blocks per epoch, wall time and gas on a chain with a block time, by window and staleness"},
+    {"tables", mode_tables, "windows sized for the chain by table size: blocks, gas, wall and ether per epoch (a model)"},
     {"lr", mode_lr, "the model families: LR with sgd, adam, sqn and the MLP, rounds to a target test loss, AUROC"},
     {"all", mode_all, "floor + table1 + scaling + plots into one folder"},
 };

@@ -51,6 +51,7 @@ int cmd_deploy(int argc, char **argv) {
   if (session_flags_config(&f, argc, argv, &err) < 0) return cli_report(&err);
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  session_flags_given(&f, argc, argv);
   static char rpc_list[sizeof ((bbvfl_session *)0)->rpc_url];
   if (rpc_flag_join(argc, argv, rpc_list, sizeof rpc_list, &rpc_url, &err) < 0) return cli_report(&err);
   if (!rpc_url) {

@@ -62,9 +62,9 @@ int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err
     const char **sp = NULL;
     if (!strcmp(key, "clients")) ip = &f->clients;
     else if (!strcmp(key, "b")) ip = &f->b;
-    else if (!strcmp(key, "window")) ip = &f->tc.window;
-    else if (!strcmp(key, "staleness")) ip = &f->tc.staleness;
-    else if (!strcmp(key, "eval-rows-per-round")) ip = &f->tc.eval_rows;
+    else if (!strcmp(key, "window")) ip = &f->tc.window, f->window_given = 1;
+    else if (!strcmp(key, "staleness")) ip = &f->tc.staleness, f->staleness_given = 1;
+    else if (!strcmp(key, "eval-rows-per-round")) ip = &f->tc.eval_rows, f->eval_given = 1;
     else if (!strcmp(key, "aggregation")) sp = &f->aggregation;
     else if (!strcmp(key, "epochs")) ip = &f->tc.epochs;
     else if (!strcmp(key, "batch")) ip = &f->tc.batch;
@@ -124,6 +124,19 @@ int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err
   return rc;
 }
 
+static int names_flag(const char *arg, const char *flag) {
+  size_t n = strlen(flag);
+  return !strncmp(arg, flag, n) && (arg[n] == 0 || arg[n] == '=');
+}
+
+void session_flags_given(session_flags *f, int argc, char **argv) {
+  for (int i = 0; i < argc; i++) {
+    f->window_given |= names_flag(argv[i], "--window") || names_flag(argv[i], "--round-rows");
+    f->eval_given |= names_flag(argv[i], "--eval-rows-per-round");
+    f->staleness_given |= names_flag(argv[i], "--staleness");
+  }
+}
+
 int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_err *err) {
   memset(ds, 0, sizeof *ds);
   bbvfl_offchain_cfg *c = &s->train;
@@ -139,6 +152,9 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
     return bbvfl_fail(err, BBVFL_E_ARG, "--round-rows %d: a positive row count, for --model lr --batch 0 only",
                       f->round_rows);
   s->cparams.window = (uint32_t)f->round_rows;
+  s->window_insist = f->window_given;
+  s->eval_insist = f->eval_given;
+  s->staleness_auto = !f->staleness_given;
   int hashed;
   if (bbvfl_session_parse_aggregation(f->aggregation, &hashed, err) < 0) return -1;
   s->cparams.hashed = hashed;

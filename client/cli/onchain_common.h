@@ -19,7 +19,10 @@ typedef struct {
   double beta;
   const char *mechanism, *seed;
   const char *aggregation; /* "lane" or "hashed" (window, staleness: tc) */
-  int round_rows;          /* lr --batch 0: training rows per round (0: as many as one submission carries) */
+  int round_rows;          /* lr --batch 0: training rows per round (0: as many as fit the chain) */
+  /* 1: --window / --eval-rows-per-round given (a flag or a --config key): a value above what fits
+     the chain is refused instead of lowered (bbvfl_session.window_insist, eval_insist) */
+  int window_given, eval_given, staleness_given;
 } session_flags;
 
 void session_flags_defaults(session_flags *f);
@@ -29,6 +32,8 @@ size_t session_flags_opts(session_flags *f, cli_opt *o);
 /* Applies --config FILE.json (keys named like the flags: "clients", "b", "beta", "epochs", ...)
  * found in argv to f before the flags are parsed (flags given on the command line win). */
 int session_flags_config(session_flags *f, int argc, char **argv, bbvfl_err *err);
+/* Notes in f which of --window / --eval-rows-per-round argv names. */
+void session_flags_given(session_flags *f, int argc, char **argv);
 /* Fills s->train (and label/data, and the aggregation mode in s->cparams.hashed) from the flags,
  * checks the setup (bbvfl_session_check_setup: set s->cparams.masked before the call) and loads
  * the table into ds (caller frees; checked against the setup). */

@@ -322,7 +322,7 @@ int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_o
 
   /* the round loop every participant runs (vfl/rounds.h) */
   bbvfl_rounds_sched sched = {.T = (uint32_t)t.plan.T, .V = (uint32_t)t.plan.V, .staleness = 0, .one_open = 0,
-                              .slots = 0};
+                              .slots = 0, .epochs = (uint32_t)t.plan.epochs};
   bbvfl_rounds_ops ops = {.finish = finish_round, .checkpoint = NULL, .start = start_round};
   if (bbvfl_rounds_run(&sched, 0, 0, bbvfl_plan_rounds(&t.plan), &ops, &t, err) != 0) goto out;
   res->agg_train_s_per_epoch = t.agg_total / c->epochs;

@@ -352,7 +352,8 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
      the rounds the staleness rule names before each round starts */
   loop_ctx lx = {.t = &t, .c = c, .nclasses = ds->nclasses, .res = res};
   bbvfl_rounds_sched sched = {.T = (uint32_t)t.plan.T, .V = (uint32_t)t.plan.V,
-                              .staleness = (unsigned)t.plan.staleness, .one_open = 0, .slots = 0};
+                              .staleness = (unsigned)t.plan.staleness, .one_open = 0, .slots = 0,
+                              .epochs = (uint32_t)t.plan.epochs};
   bbvfl_rounds_ops ops = {.finish = finish_round, .checkpoint = NULL, .start = start_round};
   if (bbvfl_rounds_run(&sched, 0, 0, bbvfl_plan_rounds(&t.plan), &ops, &lx, err) != 0) goto out;
   res->agg_train_s_per_epoch = t.agg_total / c->epochs;

@@ -3,6 +3,7 @@
 #include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 
 #include "eth/abi.h"
+#include "vfl/fit.h"
 
 /* ------------------------------------------------------------------ rounds */
 
@@ -169,7 +170,7 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
     uint8_t *cd = NULL;
     size_t len = 0;
     ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
-    if (ok == 0) ok = oc_out_send(c, cd, len, 100000 + 64 * (uint64_t)len + 20000 * (uint64_t)got, "aggregate()", OC_GAS_AGGREGATE, err);
+    if (ok == 0) ok = oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), "aggregate()", OC_GAS_AGGREGATE, err);
     if (ok == 0) c->out[c->nout - 1].round = sl->r;
     free(cd);
     if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = c->blk;

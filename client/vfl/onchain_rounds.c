@@ -2,6 +2,7 @@
 
 #include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 #include "eth/abi.h"
+#include "vfl/fit.h"
 #include "vfl/rounds.h"
 
 /* The round steps of one client; the loop that orders them is vfl/rounds.h's (the off-chain
@@ -35,12 +36,9 @@ static int encode_submission(cl *c, oc_slot *sl, uint8_t **cd, size_t *len, bbvf
 }
 
 uint64_t oc_submit_gas(const cl *c, uint64_t coords) {
-  uint64_t bytes = c->masked ? 2 * coords : coords;
-  /* calldata (the EIP-7623 floor: 40 per byte) + hashing + the payload's log (8 per byte); through
-     the account's own execute(): one more call and copy */
-  if (c->hashed) return 60000 + 72 * bytes + (c->cfg->submit_via_self ? 40000 + 16 * bytes : 0);
-  uint64_t words = (coords * (c->cp.lane_bits / 8) + 31) / 32;
-  return 21000 + 64 * bytes + 25000 * (words + 4);
+  /* the one gas model the window sizing uses too (vfl/fit.h) */
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels};
+  return bbvfl_fit_submit_gas(&fs, coords, c->cfg->submit_via_self);
 }
 
 int oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err) {
@@ -317,7 +315,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
   size_t len;
   if (bbvfl_cenc_post_gradient(sl->r, c->grad_be, 4 * sl->L.coords, c->head_be, c->head_len, &cd, &len, err) < 0)
     return -1;
-  uint64_t gas = 150000 + 40 * (uint64_t)(4 * sl->L.coords + c->head_len);
+  uint64_t gas = bbvfl_fit_gradient_gas(sl->L.coords, c->head_len);
   int ok = oc_out_send(c, cd, len, gas, "postGradient()", OC_GAS_GRADIENT, err);
   free(cd);
   if (ok == 0) ok = oc_out_wait(c, err);
@@ -478,7 +476,7 @@ int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl
   }
   /* lane storage keeps one round open; hashed aggregation pipelines within the staleness */
   bbvfl_rounds_sched sched = {.T = (uint32_t)c->T, .V = (uint32_t)c->V, .staleness = c->stale,
-                              .one_open = !c->hashed, .slots = c->nslots};
+                              .one_open = !c->hashed, .slots = c->nslots, .epochs = c->cp.cfg.epochs};
   bbvfl_rounds_ops ops = {.finish = step_finish, .checkpoint = step_checkpoint, .start = step_start};
   run_ctx x = {.c = c, .resumed = resumed};
   if (bbvfl_rounds_run(&sched, start, first_open, c->cp.total_rounds, &ops, &x, err) < 0) return -1;

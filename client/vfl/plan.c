@@ -40,6 +40,16 @@ size_t bbvfl_plan_window_batches(const bbvfl_plan *pl, size_t w) {
   return end - first;
 }
 
+/* Windows applied once round seq's pre-forward apply is done: window g = e*T + w applies every
+   window but the latest s (g - s of them); an evaluation round of epoch e every window of the
+   epoch but the latest s ((e+1)T - s), of the last epoch all of them. */
+static uint64_t plan_applied(const bbvfl_plan *pl, uint64_t seq) {
+  uint64_t per = pl->T + pl->V, e = seq / per, i = seq % per, s = (uint64_t)pl->staleness;
+  uint64_t g = i < pl->T ? e * pl->T + i : (e + 1) * pl->T;
+  if (i >= pl->T && e + 1 == (uint64_t)pl->epochs) return g;
+  return g > s ? g - s : 0;
+}
+
 int bbvfl_window_plan(const bbvfl_plan *pl, uint64_t seq, bbvfl_round_plan *out, bbvfl_err *err) {
   memset(out, 0, sizeof *out);
   uint64_t per = pl->T + pl->V;
@@ -47,7 +57,6 @@ int bbvfl_window_plan(const bbvfl_plan *pl, uint64_t seq, bbvfl_round_plan *out,
     return bbvfl_fail(err, BBVFL_E_ARG, "round %llu is outside the plan (%llu rounds)", (unsigned long long)seq,
                       (unsigned long long)bbvfl_plan_rounds(pl));
   uint64_t e = seq / per, i = seq % per;
-  size_t s = (size_t)pl->staleness;
   out->epoch = (int)e;
   out->epoch_start = i == 0;
   out->epoch_end = i == per - 1;
@@ -60,10 +69,6 @@ int bbvfl_window_plan(const bbvfl_plan *pl, uint64_t seq, bbvfl_round_plan *out,
     out->nbatches = bbvfl_plan_window_batches(pl, w);
     out->first = out->first_batch * pl->B;
     out->nrows = out->nbatches * pl->B;
-    if (w > s) {
-      out->apply = 1;
-      out->apply_round = e * pl->T + (w - s - 1);
-    }
   } else {
     size_t v = (size_t)(i - pl->T);
     out->train = 0;
@@ -71,11 +76,11 @@ int bbvfl_window_plan(const bbvfl_plan *pl, uint64_t seq, bbvfl_round_plan *out,
     out->round = BBVFL_EVAL_ROUND_BASE + e * pl->V + v;
     out->first = v * pl->E;
     out->nrows = out->first + pl->E <= pl->n_test ? pl->E : pl->n_test - out->first;
-    if (v == 0) {
-      out->apply = s + 1 < pl->T ? s + 1 : pl->T;
-      out->apply_round = e * pl->T + (pl->T - out->apply);
-    }
   }
+  /* the staleness rule as counts of windows applied (global window numbers, across epochs) */
+  uint64_t before = seq ? plan_applied(pl, seq - 1) : 0, after = plan_applied(pl, seq);
+  out->apply = (size_t)(after - before);
+  out->apply_round = out->apply ? before : 0;
   return 0;
 }
 

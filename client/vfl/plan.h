@@ -10,13 +10,16 @@
  * Sequence: epoch 0's T training rounds, its V evaluation rounds, epoch 1's, ...; seq numbers the
  * rounds 0 .. epochs*(T+V)-1 in that order. Round ids (aggregator/contract): training e*T + w,
  * evaluation BBVFL_EVAL_ROUND_BASE + e*V + v.
- * Staleness s: before the forward of a training round a party applies every pending gradient
- * except those of the latest s training rounds it has submitted (window w applies window
- * w-s-1's gradient when w > s, else nothing); before the first evaluation round of an epoch it
- * applies all of them (min(s+1, T): evaluation sees the model after the epoch's training).
- * Pending gradients are applied oldest first. s = 0 applies each window's gradient right before
- * the next forward: the one-batch protocol when K = 1. The rule depends on the round alone, not
- * on timing. */
+ * Staleness s: windows are numbered across epochs (g = e*T + w). Before the forward of training
+ * window g a party applies every pending gradient except those of the latest s windows it has
+ * submitted (g applies window g-s-1's gradient when g > s, else nothing: the s outstanding windows
+ * carry over from one epoch to the next); before the first evaluation round of epoch e it applies
+ * the epoch's windows but the latest s (evaluation is pipelined too: it sees the model lacking
+ * the epoch's last s windows), except in the last epoch, where it applies all of them (the final
+ * evaluation sees the whole model). Pending gradients are applied oldest first. s = 0 applies
+ * each window's gradient right before the next forward and evaluation sees the epoch's model:
+ * the one-batch protocol when K = 1. The rule depends on the round alone, not on timing; the
+ * round loop (vfl/rounds.h) applies exactly this rule. */
 #ifndef BBVFL_VFL_PLAN_H
 #define BBVFL_VFL_PLAN_H
 

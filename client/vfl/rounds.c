@@ -6,7 +6,11 @@ int bbvfl_rounds_is_train(const bbvfl_rounds_sched *s, uint64_t r) {
 
 uint64_t bbvfl_rounds_finish_until(const bbvfl_rounds_sched *s, uint64_t from, uint64_t r) {
   if (s->one_open) return r;
-  unsigned skip = bbvfl_rounds_is_train(s, r) ? s->staleness : 0, seen = 0;
+  uint64_t per = (uint64_t)s->T + s->V;
+  int last_epoch = s->epochs && per && r / per + 1 >= (uint64_t)s->epochs;
+  /* a training window keeps the latest s windows open; so does an evaluation round (pipelined
+     too), except in the last epoch: the final evaluation sees every gradient */
+  unsigned skip = bbvfl_rounds_is_train(s, r) || !last_epoch ? s->staleness : 0, seen = 0;
   uint64_t until = from;
   for (uint64_t p = r; p > from; p--) {
     if (!bbvfl_rounds_is_train(s, p - 1)) continue;

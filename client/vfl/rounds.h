@@ -9,10 +9,11 @@
  * before r's forward", then starts r (its forward and submission). After the last round it
  * finishes the rest. Which earlier rounds must be finished before r:
  *  - one_open (lane storage: the contract keeps one round open): every one of them;
- *  - otherwise (hashed aggregation, and the off-chain trainer): before a training window every
- *    window but the latest `staleness` ones, before an evaluation round every window
- *    (evaluation sees the epoch's model); an evaluation round is finished only when a later
- *    round's rule reaches past it (it holds nothing up); and at most `slots` rounds stay open.
+ *  - otherwise (hashed aggregation, and the off-chain trainer): before a training window or an
+ *    evaluation round every window but the latest `staleness` ones (windows counted across
+ *    epochs), before an evaluation round of the last epoch every window (the final evaluation
+ *    sees the whole model); an evaluation round is finished only when a later round's rule
+ *    reaches past it (it holds nothing up); and at most `slots` rounds stay open.
  * Finishing a training window applies its gradients, so this rule is the staleness rule of
  * vfl/plan.h: the same seed gives the same model on and off chain. */
 #ifndef BBVFL_VFL_ROUNDS_H
@@ -28,6 +29,7 @@ typedef struct {
   unsigned staleness;   /* s */
   int one_open;         /* 1: every earlier round is finished before the next starts */
   size_t slots;         /* rounds open at once, at most (>= staleness + 2) */
+  uint32_t epochs;      /* epochs of the session: the last one's evaluation sees every gradient */
 } bbvfl_rounds_sched;
 
 typedef struct {

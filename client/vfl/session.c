@@ -13,6 +13,7 @@
 #include "eth/sender.h"
 #include "eth/wallet.h"
 #include "ml/lr.h"
+#include "vfl/fit.h"
 
 int bbvfl_session_parse_aggregation(const char *name, int *hashed, bbvfl_err *err) {
   if (name && !strcmp(name, "lane")) *hashed = 0;
@@ -551,16 +552,32 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   c->batches_per_epoch = (uint32_t)(ntr / B);
   size_t K = t->window ? t->window : 1;
   /* LR full batch (docs/LR.md "On chain"): the contract's minibatches are single rows of the
-     epoch's permutation and its windows chunks of them, as many rows as one submission carries
-     (BBVFL_MAX_ROUND_COORDS values): the epoch's one batch spread over ceil(N_train/chunk) rounds */
-  if (full) K = round_rows ? round_rows : BBVFL_MAX_ROUND_COORDS / c->dim;
-  if (K > c->batches_per_epoch) K = c->batches_per_epoch; /* a window never crosses an epoch */
+     epoch's permutation and its windows chunks of them, as many rows as fit the chain (below):
+     the epoch's one batch spread over ceil(N_train/chunk) rounds */
+  if (full) K = round_rows ? round_rows : SIZE_MAX;
+  /* windows sized for the chain (vfl/fit.h): the requested window (clamped to an epoch: a window
+     never crosses one) and evaluation split, lowered to the largest whose transactions fit the
+     2^24 cap and whose block fits the node's block gas limit; above it only when insisted on */
+  bbvfl_fit_chain ch;
+  if (bbvfl_fit_read_chain(rpc, &ch, err) < 0) return -1;
+  s->block_gas_limit = ch.block_gas;
+  size_t nout = lr ? c->dim : (ds->nclasses == 2 ? 1 : (size_t)ds->nclasses);
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->clients, .levels = c->levels,
+                        .head_len = 4 * (lr ? nout : (size_t)c->dim * nout + nout)};
+  size_t E = t->eval_rows_per_round;
+  if (bbvfl_fit_window(&fs, &ch, c->batches_per_epoch, B, nte, c->dim, &K, full ? round_rows != 0 : s->window_insist,
+                       &E, s->eval_insist, err) < 0)
+    return -1;
   c->window = (uint32_t)K;
   c->train_rows = (uint32_t)ntr;
   c->test_rows = (uint32_t)nte;
   c->eval_rows = (uint32_t)nte; /* every test row, every epoch */
-  c->eval_rows_per_round = (uint32_t)(t->eval_rows_per_round ? t->eval_rows_per_round : nte);
-  if (c->eval_rows_per_round > nte) c->eval_rows_per_round = (uint32_t)nte;
+  c->eval_rows_per_round = (uint32_t)E;
+  /* staleness 1 by default on a chain with a block time (hashed, not LR): one block per window */
+  if (s->staleness_auto && c->hashed && !lr && t->staleness == 0) {
+    if (bbvfl_session_block_time(rpc, &s->block_time_s, err) < 0) return bbvfl_wrap(err, "measuring the block time");
+    if (s->block_time_s > 0) s->train.staleness = 1;
+  }
   c->staleness = (uint8_t)t->staleness;
   c->epochs = (uint32_t)t->epochs;
   if (lr && t->opt.kind == BBVFL_OPT_SQN) {
@@ -573,14 +590,6 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   /* the training setup follows the contract's round structure (K clamped to R) */
   if (!full) s->train.window = c->window;
   s->train.eval_rows_per_round = c->eval_rows_per_round;
-  uint64_t maxc = bbvfl_cconfig_max_coords(c);
-  if (maxc > BBVFL_MAX_ROUND_COORDS)
-    return bbvfl_fail(err, BBVFL_E_ARG,
-                      "a round of %llu values (window %u x batch %u x P %u, or %u evaluation rows x P) is above %d, "
-                      "the most one transaction can carry well under the 2^24 gas cap: lower --window or "
-                      "--eval-rows-per-round",
-                      (unsigned long long)maxc, c->window, c->batch, c->dim, c->eval_rows_per_round,
-                      BBVFL_MAX_ROUND_COORDS);
   bbvfl_u256 one = bbvfl_u256_from_u64(1000000000000000000ULL);
   c->reward_per_submission = one;
   uint64_t total = bbvfl_cconfig_total(c) * c->clients;

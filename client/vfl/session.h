@@ -20,10 +20,6 @@
 #include "vfl/offchain.h"
 
 #define BBVFL_SESSION_MAX_CLASSES 64
-/* The most values one round's submission may carry: a lane-mode submission costs about 180 gas
- * per value (8-bit lanes), so 60,000 values stay under 11 M gas, well below EIP-7825's 2^24 cap
- * per transaction. */
-#define BBVFL_MAX_ROUND_COORDS 60000
 
 typedef struct {
   char rpc_url[512];
@@ -47,6 +43,14 @@ typedef struct {
      deploy (0: blocks come with transactions, or too few blocks to tell); written to the session
      file's "deadlines" object, informational (the contract counts blocks) */
   double round_timeout_s, active_timeout_s, block_time_s;
+  /* windows sized for the chain (vfl/fit.h): 1 when the user named --window (LR full batch:
+     --round-rows) / --eval-rows-per-round, so a value above what fits is refused (naming the
+     largest that fits) instead of lowered to it; the block gas limit read at deploy */
+  int window_insist, eval_insist;
+  /* 1: --staleness not given: hashed sessions (not LR) on a chain with a block time get
+     staleness 1 (one block per window; README "A chain with a block time") */
+  int staleness_auto;
+  uint64_t block_gas_limit;
 } bbvfl_session;
 
 /* Default deadlines in seconds, turned into blocks at deploy on a chain with a block time. */
@@ -65,7 +69,9 @@ uint64_t bbvfl_session_blocks_for(double seconds, double bt, uint64_t instant);
  * the table ds, and fills the rest of *s (chain id, addresses, deploy block, contract
  * parameters: R = floor(N_train/B) minibatches per epoch in windows of s->train.window (clamped
  * to R; T = ceil(R/K) rounds), every test row evaluated each epoch in rounds of s->train.eval_rows_per_round
- * rows (0: one round), s->train.staleness, 1 token (1e18 units) per accepted
+ * rows (0: one round), both lowered to the largest that fit the chain (vfl/fit.h: the 2^24 gas cap
+ * per transaction and the block gas limit read from the node, s->block_gas_limit) unless
+ * s->window_insist / s->eval_insist (then BBVFL_E_ARG naming the largest that fits), s->train.staleness, 1 token (1e18 units) per accepted
  * submission, the pool exactly rate * M * total rounds). Deadlines: commit/reveal 1000 blocks;
  * the active and round timeouts: s->cparams.active_blocks / round_timeout_blocks when set, else
  * s->active_timeout_s / round_timeout_s (0: BBVFL_DEFAULT_*_S, 10 minutes) turned into blocks from
@@ -73,7 +79,7 @@ uint64_t bbvfl_session_blocks_for(double seconds, double bt, uint64_t instant);
  * come with transactions (an automining devnet: a stalled session makes no blocks there). s->rpc_url, label and data are the caller's. The caller may set s->cparams.masked
  * (masked mode, docs/MASKED.md), s->cparams.hashed (hashed aggregation) and s->cparams.round_timeout_blocks (0: 100000) before the call,
  * and, for model lr with the full batch (s->train.B 0), s->cparams.window: the training rows per round (0: as many as
- * one submission carries); every other contract parameter is derived. Model lr: P = K (1 for two classes, else the
+ * fit the chain); every other contract parameter is derived. Model lr: P = K (1 for two classes, else the
  * class count); the full batch has contract batch 1 and windows of those rows (docs/LR.md "On chain"). rpc, sender: the deployer's (borrowed). */
 struct bbvfl_sender;
 int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err);

@@ -25,6 +25,8 @@
 #include "vfl/offchain.h"
 #include "vfl/party.h"
 #include "vfl/plan.h"
+#include "vfl/rounds.h"
+#include "vfl/fit.h"
 #include "vfl/schedule.h"
 #include "vfl/setup.h"
 #include "ml/metrics.h"
@@ -413,9 +415,9 @@ static void test_plan_rule(void **st) {
       pending -= rp.apply;
       next_apply += rp.apply;
       if (rp.train) {
-        /* at most s windows outstanding after the apply */
+        /* at most s windows outstanding after the apply, counted across epochs */
         assert_true(pending <= (size_t)s);
-        assert_int_equal(pending, rp.index < (size_t)s ? rp.index : (size_t)s);
+        assert_int_equal(pending, submitted < (uint64_t)s ? (size_t)submitted : (size_t)s);
         assert_int_equal(rp.round, submitted);
         assert_int_equal(rp.first_batch, rp.index * 10);
         assert_int_equal(rp.first, rp.first_batch * 10);
@@ -426,8 +428,9 @@ static void test_plan_rule(void **st) {
         pending++;
         submitted++;
       } else {
-        /* evaluation sees every gradient of the epoch */
-        assert_int_equal(pending, 0);
+        /* evaluation is pipelined too (the epoch's latest s windows outstanding), except in the
+           last epoch: the final evaluation sees every gradient */
+        assert_int_equal(pending, rp.epoch == 2 ? 0 : (submitted < (uint64_t)s ? (size_t)submitted : (size_t)s));
         assert_true(rp.round >= BBVFL_EVAL_ROUND_BASE);
         assert_int_equal(rp.first, rp.index * 50);
         assert_int_equal(rp.nrows, rp.index < 2 ? 50 : 14);
@@ -441,16 +444,17 @@ static void test_plan_rule(void **st) {
     bbvfl_round_plan rp;
     assert_int_equal(bbvfl_window_plan(&pl, 24, &rp, &err), -1);
   }
-  /* s = 1: window w > 1 applies window w-2's gradient; the first evaluation round the last two */
+  /* s = 1: window g > 1 applies window g-2's gradient, across the epoch boundary; the last
+     epoch's evaluation round the last two */
   assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 10, 0, 1, 2, &err), 0);
-  size_t want_apply[6] = {0, 0, 1, 1, 1, 2};
-  uint64_t want_round[6] = {0, 0, 0, 1, 2, 3};
+  size_t want_apply[6] = {0, 1, 1, 1, 1, 2};
+  uint64_t want_round[6] = {0, 4, 5, 6, 7, 8}; /* round ids: epoch 0's window 4 from epoch 1's second window */
   for (uint64_t seq = 0; seq < 6; seq++) {
     bbvfl_round_plan rp;
     assert_int_equal(bbvfl_window_plan(&pl, 6 + seq, &rp, &err), 0); /* epoch 1 */
     assert_int_equal(rp.epoch, 1);
     assert_int_equal(rp.apply, want_apply[seq]);
-    if (rp.apply) assert_int_equal(rp.apply_round, 5 + want_round[seq]);
+    if (rp.apply) assert_int_equal(rp.apply_round, want_round[seq]);
   }
   /* K larger than R is clamped; bad values are refused with the value named */
   assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 100, 0, 0, 1, &err), 0);
@@ -464,6 +468,163 @@ static void test_plan_rule(void **st) {
   assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 1, 0, 9, 1, &err), -1);
   assert_non_null(strstr(err.msg, "got 9"));
   assert_int_equal(bbvfl_plan_init(&pl, 455, 114, 10, 1, 0, -1, 1, &err), -1);
+}
+
+/* The pipelining rule on its own, for s = 0, 1 and 2, across training and evaluation rounds:
+ * T = 3 windows and V = 2 evaluation rounds per epoch, 3 epochs. want[s][seq] = windows applied
+ * once round seq's pre-forward apply is done: window g applies all but the latest s (g - s, across
+ * epochs), an evaluation round of a non-last epoch all of its epoch's windows but the latest s, of
+ * the last epoch all of them. Checked against the plan (vfl/plan.h) and against the round loop
+ * (vfl/rounds.h: the training rounds finished before each start), with and without the on-chain
+ * client's bound on open rounds. A rule where s = 1 behaves as s = 0 (or 2 as 1) fails here. */
+typedef struct {
+  const bbvfl_rounds_sched *sc;
+  uint64_t trained;  /* training rounds finished so far */
+  uint64_t seen[15]; /* trained at each start */
+  uint64_t next;     /* the round finish expects next (each once, in order) */
+} pipe_ctx;
+static int pipe_finish(void *ctx, uint64_t r, bbvfl_err *err) {
+  (void)err;
+  pipe_ctx *x = ctx;
+  assert_int_equal(r, x->next);
+  x->next++;
+  if (bbvfl_rounds_is_train(x->sc, r)) x->trained++;
+  return 0;
+}
+static int pipe_start(void *ctx, uint64_t r, bbvfl_err *err) {
+  (void)err;
+  pipe_ctx *x = ctx;
+  x->seen[r] = x->trained;
+  return 0;
+}
+static void test_pipelining_rule(void **st) {
+  (void)st;
+  static const uint64_t want[3][15] = {
+      /*        W0 W1 W2 E  E | W3 W4 W5 E  E | W6 W7 W8 E  E (last epoch) */
+      /* s=0 */ {0, 1, 2, 3, 3, 3, 4, 5, 6, 6, 6, 7, 8, 9, 9},
+      /* s=1 */ {0, 0, 1, 2, 2, 2, 3, 4, 5, 5, 5, 6, 7, 9, 9},
+      /* s=2 */ {0, 0, 0, 1, 1, 1, 2, 3, 4, 4, 4, 5, 6, 9, 9}};
+  bbvfl_err err = {0};
+  for (int s = 0; s <= 2; s++) {
+    bbvfl_plan pl;
+    /* 300 training rows, B 10: R = 30, K 10: T = 3; 20 test rows in rounds of 10: V = 2 */
+    assert_int_equal(bbvfl_plan_init(&pl, 300, 20, 10, 10, 10, s, 3, &err), 0);
+    assert_int_equal(pl.T, 3);
+    assert_int_equal(pl.V, 2);
+    uint64_t applied = 0;
+    for (uint64_t seq = 0; seq < 15; seq++) {
+      bbvfl_round_plan rp;
+      assert_int_equal(bbvfl_window_plan(&pl, seq, &rp, &err), 0);
+      if (rp.apply) assert_int_equal(rp.apply_round, applied); /* oldest first, each once */
+      applied += rp.apply;
+      assert_int_equal(applied, want[s][seq]);
+    }
+    for (int bounded = 0; bounded <= 1; bounded++) {
+      bbvfl_rounds_sched sc = {.T = 3, .V = 2, .staleness = (unsigned)s, .one_open = 0,
+                               .slots = bounded ? (size_t)s + 2 + 2 : 0, .epochs = 3};
+      pipe_ctx x = {.sc = &sc};
+      bbvfl_rounds_ops ops = {.finish = pipe_finish, .checkpoint = NULL, .start = pipe_start};
+      assert_int_equal(bbvfl_rounds_run(&sc, 0, 0, 15, &ops, &x, &err), 0);
+      assert_int_equal(x.next, 15); /* every round finished once */
+      for (uint64_t r = 0; r < 15; r++) assert_int_equal(x.seen[r], want[s][r]);
+    }
+  }
+  /* lane storage: one round open, every earlier round finished before the next starts */
+  bbvfl_rounds_sched one = {.T = 3, .V = 2, .staleness = 0, .one_open = 1, .epochs = 3};
+  for (uint64_t r = 0; r < 15; r++) assert_int_equal(bbvfl_rounds_finish_until(&one, 0, r), r);
+}
+
+/* Windows sized for the chain (vfl/fit.h): the largest window and evaluation split whose
+ * transactions fit the 2^24 cap and whose block fits the block gas limit, for tables of 569 to
+ * 100,000 rows, M 2..10, P and b; a request above it lowered, or refused naming the largest when
+ * insisted on. */
+static void test_fit_windows(void **st) {
+  (void)st;
+  bbvfl_err err = {0};
+  bbvfl_fit_chain ch = {.tx_cap = BBVFL_FIT_TX_CAP, .block_gas = 30000000, .margin = 0.9};
+  size_t rows[4] = {569, 1797, 20000, 100000};
+  unsigned Ms[3] = {2, 5, 10};
+  size_t Ps[2] = {4, 16};
+  for (int hashed = 0; hashed <= 1; hashed++)
+    for (int i = 0; i < 4; i++)
+      for (int m = 0; m < 3; m++)
+        for (int p = 0; p < 2; p++) {
+          size_t ntr = rows[i] * 4 / 5, nte = rows[i] - ntr, B = 10, R = ntr / B, P = Ps[p];
+          bbvfl_fit_setup fs = {.hashed = hashed, .M = Ms[m], .levels = 16, .head_len = 4 * (P * 26 + 26)};
+          size_t K = SIZE_MAX, E = 0;
+          assert_int_equal(bbvfl_fit_window(&fs, &ch, R, B, nte, P, &K, 0, &E, 0, &err), 0);
+          assert_true(K >= 1 && K <= R);
+          assert_true(E >= 1 && E <= nte);
+          /* what was chosen fits, one more does not (unless the epoch or the test rows end first) */
+          assert_true(bbvfl_fit_ok(&fs, &ch, (uint64_t)K * B * P, 1));
+          assert_true(bbvfl_fit_ok(&fs, &ch, (uint64_t)E * P, 0));
+          if (K < R) assert_false(bbvfl_fit_ok(&fs, &ch, (uint64_t)(K + 1) * B * P, 1));
+          if (E < nte) assert_false(bbvfl_fit_ok(&fs, &ch, (uint64_t)(E + 1) * P, 0));
+          /* each transaction under the cap, the round's block under the margin */
+          uint64_t n = (uint64_t)K * B * P;
+          assert_true(bbvfl_fit_submit_gas(&fs, n, 0) <= BBVFL_FIT_TX_CAP);
+          assert_true(bbvfl_fit_gradient_gas(n, fs.head_len) <= BBVFL_FIT_TX_CAP);
+          if (hashed) assert_true(bbvfl_fit_aggregate_gas(&fs, n) <= BBVFL_FIT_TX_CAP);
+          assert_true((double)bbvfl_fit_block_gas(&fs, n, 1) <= 0.9 * 30000000.0);
+          /* the user's window is an upper bound */
+          size_t K2 = 3, E2 = 7;
+          assert_int_equal(bbvfl_fit_window(&fs, &ch, R, B, nte, P, &K2, 0, &E2, 0, &err), 0);
+          assert_int_equal(K2, K < 3 ? K : 3);
+          assert_int_equal(E2, E < 7 ? E : 7);
+          /* insisting on more than fits: refused, the largest named */
+          if (K < R) {
+            size_t K3 = K + 1, E3 = 0;
+            assert_int_equal(bbvfl_fit_window(&fs, &ch, R, B, nte, P, &K3, 1, &E3, 0, &err), -1);
+            assert_int_equal(err.code, BBVFL_E_ARG);
+            char want[64];
+            snprintf(want, sizeof want, "the largest window that fits is %zu", K);
+            assert_non_null(strstr(err.msg, want));
+            K3 = K;
+            assert_int_equal(bbvfl_fit_window(&fs, &ch, R, B, nte, P, &K3, 1, &E3, 0, &err), 0);
+          }
+          if (E < nte) {
+            size_t K3 = 1, E3 = E + 1;
+            assert_int_equal(bbvfl_fit_window(&fs, &ch, R, B, nte, P, &K3, 0, &E3, 1, &err), -1);
+            char want[64];
+            snprintf(want, sizeof want, "the largest that fits is %zu", E);
+            assert_non_null(strstr(err.msg, want));
+          }
+        }
+  /* the 20,000-row table of the issue (16 000 training rows, B 10, P 16, M 4, hashed, 30 M
+     blocks): its old hand-picked window 375 rows (37 batches) fits, a whole epoch does not */
+  bbvfl_fit_setup fs = {.hashed = 1, .M = 4, .levels = 16, .head_len = 4 * (16 * 26 + 26)};
+  size_t K = 1600, E = 0;
+  assert_int_equal(bbvfl_fit_window(&fs, &ch, 1600, 10, 4000, 16, &K, 0, &E, 0, &err), 0);
+  assert_true(K >= 250 && K < 1600); /* 6 or 7 windows per epoch, not 43 */
+  assert_true(E < 4000 && E >= 1000);
+  /* a larger block gas limit gives larger windows; a tiny one refuses even one minibatch */
+  bbvfl_fit_chain big = ch;
+  big.block_gas = 60000000;
+  size_t Kb = 1600, Eb = 0;
+  assert_int_equal(bbvfl_fit_window(&fs, &big, 1600, 10, 4000, 16, &Kb, 0, &Eb, 0, &err), 0);
+  assert_true(Kb > K);
+  /* there the aggregate()'s own cap binds before the block: each transaction stays under it */
+  assert_true(bbvfl_fit_aggregate_gas(&fs, (uint64_t)Kb * 10 * 16) <= BBVFL_FIT_TX_CAP);
+  assert_true(bbvfl_fit_aggregate_gas(&fs, (uint64_t)(Kb + 1) * 10 * 16) > BBVFL_FIT_TX_CAP ||
+              !bbvfl_fit_ok(&fs, &big, (uint64_t)(Kb + 1) * 10 * 16, 1));
+  bbvfl_fit_chain tiny = ch;
+  tiny.block_gas = 500000;
+  size_t Kt = 1, Et = 0;
+  assert_int_equal(bbvfl_fit_window(&fs, &tiny, 1600, 10, 4000, 16, &Kt, 0, &Et, 0, &err), -1);
+  assert_non_null(strstr(err.msg, "one minibatch"));
+  /* lane storage: Breast Cancer's window of an epoch (K=45, M=5) and all 114 test rows still fit
+     when insisted on (README's lane K=45 row ran them) */
+  bbvfl_fit_setup fl = {.hashed = 0, .M = 5, .levels = 16, .head_len = 4 * 17};
+  size_t Kl = 45, El = 114;
+  assert_int_equal(bbvfl_fit_window(&fl, &ch, 45, 10, 114, 16, &Kl, 1, &El, 1, &err), 0);
+  assert_int_equal(Kl, 45);
+  assert_int_equal(El, 114);
+  /* masked values take two bytes: smaller windows */
+  bbvfl_fit_setup fm = fs;
+  fm.masked = 1;
+  size_t Km = 1600, Em = 0;
+  assert_int_equal(bbvfl_fit_window(&fm, &ch, 1600, 10, 4000, 16, &Km, 0, &Em, 0, &err), 0);
+  assert_true(Km < K);
 }
 
 /* A checkpoint written with two windows pending continues bit for bit (noise, FIFO, steps). */
@@ -694,6 +855,7 @@ int main(void) {
       cmocka_unit_test(test_window_one_equals_legacy), cmocka_unit_test(test_fifo_order),
       cmocka_unit_test(test_plan_rule),            cmocka_unit_test(test_checkpoint_pending),
       cmocka_unit_test(test_offchain_windows),     cmocka_unit_test(test_aggregator_lengths),
-      cmocka_unit_test(test_cli)};
+      cmocka_unit_test(test_cli),                  cmocka_unit_test(test_pipelining_rule),
+      cmocka_unit_test(test_fit_windows)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown));
 }
