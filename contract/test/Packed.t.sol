@@ -344,4 +344,54 @@ contract PackedTest is Base {
         assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "ended again with the right sum");
         assertEq(agg.participants().length, 1, "claimer excluded");
     }
+
+    /// A round of an epoch whose metrics and rewards are settled cannot be disputed.
+    function test_optimistic_settled_epoch_refused() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 2)); // 2 rounds per epoch, 1 epoch
+        c.epochs = 1;
+        for (uint64 r = 0; r < 2; r++) {
+            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
+            vm.prank(clientAddr(0));
+            agg.postSum(r, r == 1 ? sumOf(all(3), r, 1) : sumOf(all(3), r, 0));
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(40 * 4), "");
+        }
+        bytes memory bad = sumOf(all(3), 1, 1);
+        bytes[] memory ps = payloads(agg, 1);
+        vm.prank(agg.active());
+        agg.postMetrics(0, 900000, 800000, 100000);
+        vm.prank(agg.active());
+        agg.payRewards(0);
+        vx.expectPartialRevert(BbvflOptimisticAggregator.EpochSettled.selector);
+        agg.dispute(1, clientAddr(0), bad, ps);
+    }
+
+    /// After a roll-back, a claim of a later round made before it no longer stands, and an
+    /// aggregate-free redo of that round replaces it.
+    function test_optimistic_stale_claim_after_rollback() public {
+        BbvflBase.Config memory k = cfg(3, 40, 16, 4);
+        k.staleness = 1;
+        BbvflOptimisticAggregator agg = startO(k);
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 1);
+        address cheat = clientAddr(0);
+        bytes memory bad = sumOf(all(3), 0, 1);
+        vm.prank(cheat);
+        agg.postSum(0, bad);
+        vm.prank(agg.active());
+        agg.postGradient(0, new bytes(40 * 4), "");
+        bytes memory s1 = sumOf(all(3), 1, 0);
+        vm.prank(clientAddr(1));
+        agg.postSum(1, s1);
+        assertEq(agg.currentRound(), 1, "round 1 aggregated");
+        bytes[] memory ps = payloads(agg, 0);
+        vm.prank(clientAddr(2));
+        agg.dispute(0, cheat, bad, ps);
+        assertEq(agg.currentRound(), 0, "rolled back to round 0");
+        bytes[] memory ps1 = new bytes[](3);
+        for (uint256 i = 0; i < 3; i++) ps1[i] = payload(i, 1);
+        // round 1's claim was made before the roll-back: not disputable until round 1 is claimed again
+        vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
+        agg.dispute(1, clientAddr(1), s1, ps1);
+    }
 }
