@@ -3,8 +3,9 @@ pragma solidity ^0.8.24;
 
 import {BbvflBase} from "./BbvflBase.sol";
 
-/// @title bbvfl on-chain aggregator: hashed mode with bit-packed values, optionally optimistic
-/// @notice The hashed mode of BbvflHashAggregator (same Config with hashed = true, same rounds,
+/// @title bbvfl on-chain aggregators with bit-packed values: BbvflPackedAggregator (aggregate()
+/// with the packed payloads) and BbvflOptimisticAggregator (postSum() and dispute())
+/// @notice BbvflPacked, their shared part: the hashed mode of BbvflHashAggregator (same Config with hashed = true, same rounds,
 /// pipelining, staleness, timeout, election, rewards and views; read that contract's header
 /// first) with two differences that cut the calldata toward one copy of the values:
 ///
@@ -18,8 +19,9 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   ValueAboveLevels). The contract sums in the same layout with SB = ceil(log2(M*b+1)) planes
 ///   (a bit-sliced ripple-carry adder, 256 values per word operation): RoundCompleted's sum is
 ///   SB-bit bit-sliced, same blocks (7 planes for M = 5, b = 16).
-/// - Optimistic mode (constructor flag). Besides aggregate(round, payloads) (which works as in
-///   the hashed mode), a participant may postSum(round, sum): the sum without the payloads. The
+/// - BbvflPackedAggregator: aggregate(round, payloads) as in the hashed mode, with the packed
+///   payloads (client index order), summed from the packing.
+/// - BbvflOptimisticAggregator (no aggregate()): a participant may postSum(round, sum): the sum without the payloads. The
 ///   contract checks only the round (head, complete, not aggregated) and the length, stores one
 ///   word (block << 192 | low 192 bits of keccak256(claimer, keccak256(sum), the participants'
 ///   stored payload hashes in index order)), emits RoundCompleted(round, n, sum) and
