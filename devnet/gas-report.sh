@@ -8,6 +8,9 @@
 #   --hashed-rounds N  rounds per hashed-mode session (default 10, >= 9: the ring has 8 slots).
 #   --hashed-only  the hashed-mode rows only (after a change to BbvflHashAggregator alone: the lane
 #               rows and the naive baseline do not depend on it).
+#   --packed-only  the packed rows only (BbvflPackedAggregator: aggregate() with the payloads;
+#               BbvflOptimisticAggregator: postSum() by a participant, no payloads), M=5, B=10,
+#               P=16, b=16, K=5 and 45; --quick with it: K=45 only.
 #   GAS_REPORT_VERBOSE=1 prints every transaction hash and its gas on stderr.
 #
 # Starts the pinned anvil on a free 127.0.0.1 port, deploys BbvflAggregator from abi/ with
@@ -31,6 +34,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 rounds=7
 quick=0
 hashed_only=0
+packed_only=0
 rpc=
 hardfork=
 hashed_rounds=10
@@ -39,10 +43,11 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --quick) quick=1; shift ;;
     --hashed-only) hashed_only=1; shift ;;
+    --packed-only) packed_only=1; shift ;;
     --rpc) rpc=$2; shift 2 ;;
     --hardfork) hardfork=$2; shift 2 ;;
     --hashed-rounds) hashed_rounds=$2; shift 2 ;;
-    -h|--help) sed -n 2,27p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,30p "$0"; exit 0 ;;
     *) echo "gas-report: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -50,7 +55,7 @@ done
 [ "$hashed_rounds" -ge 9 ] || { echo "gas-report: --hashed-rounds must be >= 9 (8 ring slots + 1 steady round)" >&2; exit 2; }
 tool="$root/devnet/tool.sh"
 cast() { "$tool" cast "$@"; }
-for f in BbvflAggregator BbvflHashAggregator NaiveAggregator; do
+for f in BbvflAggregator BbvflHashAggregator NaiveAggregator BbvflPackedAggregator BbvflOptimisticAggregator; do
   [ -f "$root/abi/$f.json" ] || { echo "gas-report: abi/$f.json missing; run devnet/gen-abi.sh" >&2; exit 1; }
 done
 
@@ -197,6 +202,91 @@ run_hashed() { # m b p levels k masked(true|false)
     "$m" "$n" "$first" "$steady" "$steady_sub" "$steady_agg" "$steady_rounds"
 }
 
+# packed values (BbvflPacked*): prints the m clients' payloads of round r (one line each), then the
+# packed sum: values as values() draws them, bit-sliced in blocks of 256 (see the contract)
+packed() { # m round count levels
+  python3 - "$@" <<'EOF'
+import random, sys
+m, r, n, lv = map(int, sys.argv[1:])
+def bits(x):
+    k = 0
+    while (1 << k) <= x: k += 1
+    return k
+def pack(v, nb):
+    out = bytearray()
+    for j in range(0, len(v), 256):
+        blk = v[j:j + 256]
+        pb = (len(blk) + 7) // 8
+        for k in range(nb):
+            plane = bytearray(pb)
+            for t, x in enumerate(blk):
+                if (x >> k) & 1: plane[t >> 3] |= 0x80 >> (t & 7)
+            out += plane
+    return bytes(out)
+tot = [0] * n
+for i in range(m):
+    g = random.Random(1000003 * i + r)
+    v = [g.randint(0, lv) for _ in range(n)]
+    tot = [a + b for a, b in zip(tot, v)]
+    print("0x" + pack(v, bits(lv)).hex())
+print("0x" + pack(tot, bits(m * lv)).hex())
+EOF
+}
+
+# packed modes: one session; mode aggregate (BbvflPackedAggregator, the deployer sends
+# aggregate(round, payloads)) or optimistic (BbvflOptimisticAggregator, client 0 sends
+# postSum(round, sum)); prints "first steady submit-per-tx aggregate-or-postSum" as run_hashed.
+run_packed() { # m b p levels k mode
+  local m=$1 b=$2 p=$3 lv=$4 k=$5 mode=$6 n
+  n=$((k * b * p))
+  local hr=$hashed_rounds
+  local bytecode args out agg i r a active g total sub first=0 steady=0 steady_sub=0 steady_agg=0 steady_rounds=0
+  local name=BbvflPackedAggregator
+  [ "$mode" = optimistic ] && name=BbvflOptimisticAggregator
+  bytecode=$(jq -r .bytecode "$root/abi/$name.json")
+  local nb=$(((hr + 1) * k))
+  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64,uint32,uint32))" \
+    "($m,$b,$p,$lv,200000,false,$nb,$k,0,0,$((nb * b)),0,0,true,1,1,$((m * (hr + 1))),50,50,50,50,0,0)")
+  out=$(cast send --unlocked --from "$deployer" --json --create "$bytecode${args#0x}")
+  agg=$(jq -r .contractAddress <<<"$out")
+  setup_clients "$m"
+  for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "register(bytes)" "$(client_pk "$i")" >/dev/null; done
+  for ((i = 0; i < m; i++)); do
+    a=$(client_addr "$i")
+    send "$a" "$agg" "commit(bytes32)" "$(cast keccak "$(cast keccak "s$i")${a#0x}")" >/dev/null
+  done
+  for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "reveal(bytes32)" "$(cast keccak "s$i")" >/dev/null; done
+  active=$(cast call "$agg" "active()(address)")
+  local grad; grad="0x$(printf '%0*d' $((n * 8)) 0)"
+  local list qs
+  for ((r = 0; r < hr; r++)); do
+    sub=0
+    list=
+    mapfile -t qs < <(packed "$m" "$r" "$n" "$lv")
+    for ((i = 0; i < m; i++)); do
+      g=$(send "$(client_addr "$i")" "$agg" "submit(uint64,bytes)" "$r" "${qs[$i]}")
+      sub=$((sub + g))
+      list="$list${list:+,}${qs[$i]}"
+    done
+    if [ "$mode" = optimistic ]; then
+      g=$(send "$(client_addr 0)" "$agg" "postSum(uint64,bytes)" "$r" "${qs[$m]}")
+    else
+      g=$(send "$deployer" "$agg" "aggregate(uint64,bytes[])" "$r" "[$list]")
+    fi
+    total=$((sub + g))
+    [ -n "${GAS_REPORT_VERBOSE:-}" ] && echo "$mode round $r: submits $sub aggregate $g" >&2
+    [ "$r" -eq 0 ] && first=$total
+    if [ "$r" -ge 8 ]; then
+      steady=$((steady + total)); steady_sub=$((steady_sub + sub)); steady_agg=$((steady_agg + g))
+      steady_rounds=$((steady_rounds + 1))
+    fi
+    send "$active" "$agg" "postGradient(uint64,bytes,bytes)" "$r" "$grad" 0x >/dev/null
+  done
+  [ "$(cast call "$agg" "currentRound()(uint64)" | cut -d' ' -f1)" = "$hr" ] || { echo "gas-report: $mode session did not advance" >&2; exit 1; }
+  python3 -c "import sys; m,n,f,s,ss,sa,k=map(int,sys.argv[1:]); print(f'{f/(m*n):.1f} {s/k/(m*n):.1f} {ss//k//m} {sa//k}')" \
+    "$m" "$n" "$first" "$steady" "$steady_sub" "$steady_agg" "$steady_rounds"
+}
+
 # naive: every round is fresh storage; prints "first steady" per coordinate incl. aggregate()
 run_naive() { # m b p levels
   local m=$1 lv=$4 n
@@ -235,20 +325,31 @@ rows=("5 10 16 16 1" "5 10 16 16 5" "5 10 16 16 45" "10 10 16 16 1" "5 100 64 16
 hrows=("5 10 16 16 1 false" "5 10 16 16 5 false" "5 10 16 16 45 false" "10 10 16 16 5 false" "5 10 16 64 5 false" "5 10 16 16 5 true")
 if [ "$quick" -eq 1 ]; then rows=("5 10 16 16 5"); hrows=("5 10 16 16 5 false"); fi
 if [ "$hashed_only" -eq 1 ]; then rows=(); fi
+prows=("5 10 16 16 5 aggregate" "5 10 16 16 45 aggregate" "5 10 16 16 5 optimistic" "5 10 16 16 45 optimistic")
+if [ "$packed_only" -eq 1 ]; then
+  rows=(); hrows=()
+  [ "$quick" -eq 1 ] && prows=("5 10 16 16 45 aggregate" "5 10 16 16 45 optimistic")
+fi
 for row in ${rows[@]+"${rows[@]}"}; do
   read -r m b p lv k <<<"$row"
   bits=8; [ $((m * lv)) -ge 256 ] && bits=16
   read -r f s per <<<"$(run_bbvfl "$m" "$b" "$p" "$lv" "$k")"
   echo "| BbvflAggregator (lanes) | plain | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per | - |"
 done
-for row in "${hrows[@]}"; do
+for row in ${hrows[@]+"${hrows[@]}"}; do
   read -r m b p lv k masked <<<"$row"
   bits=8; [ $((m * lv)) -ge 256 ] || [ "$masked" = true ] && bits=16
   read -r f s per ag <<<"$(run_hashed "$m" "$b" "$p" "$lv" "$k" "$masked")"
   vals=plain; [ "$masked" = true ] && vals=masked
   echo "| BbvflHashAggregator (hashed) | $vals | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per | $ag |"
 done
-if [ "$quick" -eq 0 ] && [ "$hashed_only" -eq 0 ]; then
+for row in "${prows[@]}"; do
+  read -r m b p lv k mode <<<"$row"
+  read -r f s per ag <<<"$(run_packed "$m" "$b" "$p" "$lv" "$k" "$mode")"
+  if [ "$mode" = optimistic ]; then c="BbvflOptimisticAggregator (optimistic, postSum)"; else c="BbvflPackedAggregator (hashed, packed)"; fi
+  echo "| $c | plain | $m | $b | $p | $lv | $k | 5 | $f | **$s** | $per | $ag |"
+done
+if [ "$quick" -eq 0 ] && [ "$hashed_only" -eq 0 ] && [ "$packed_only" -eq 0 ]; then
   read -r f s per <<<"$(run_naive 5 10 16 16)"
   echo "| NaiveAggregator (baseline, submits + aggregate) | plain | 5 | 10 | 16 | 16 | 1 | 256 | $f | **$s** | $per | - |"
 fi

@@ -273,7 +273,7 @@ contract BbvflAggregator is BbvflBase {
         if (!(h.count < h.n)) _revert(RoundAlreadyComplete.selector);
         if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
         if (!(h.count > 0)) _revert(NoSubmissions.selector);
-        if (_excludeMissing(h, h.submitted)) _reelect(h.round, 2);
+        if (_excludeMissing(h, h.submitted, 3)) _reelect(h.round, 2);
         if (MASKED) {
             // the masks of the missing clients do not cancel, so this attempt's sum is garbage:
             // void it and re-open the round for the clients that submitted (they re-mask for the

@@ -778,10 +778,10 @@ abstract contract BbvflBase {
     /// Called once by the election with the participants' index bitmap.
     function _onElected(Hot memory h, uint64 mask) internal virtual;
 
-    /// Excludes (reason 3) the participants whose index bit is not in `keep`, freezing their
+    /// Excludes (with `reason`: 3 from expireRound) the participants whose index bit is not in `keep`, freezing their
     /// accepted count at the head round; rebuilds the participant list. Returns whether the
     /// active client was among them.
-    function _excludeMissing(Hot memory h, uint64 keep) internal returns (bool activeOut) {
+    function _excludeMissing(Hot memory h, uint64 keep, uint8 reason) internal returns (bool activeOut) {
         uint256 np = _participants.length;
         address[] memory kept = new address[](np);
         uint256 n;
@@ -794,7 +794,7 @@ abstract contract BbvflBase {
                 // it contributed to every round before the head: freeze that count
                 _client[a] = w | F_EXCL | (uint256(h.round) << SH_ACC);
                 if (a == _active) activeOut = true;
-                emit Excluded(a, 3);
+                emit Excluded(a, reason);
             }
         }
         delete _participants;

@@ -279,7 +279,7 @@ contract BbvflHashAggregator is BbvflBase {
         if (!(keep != h.submitted)) _revert(RoundAlreadyComplete.selector);
         if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
         if (!(keep != 0)) _revert(NoSubmissions.selector);
-        if (_excludeMissing(h, keep)) _reelect(h.round, 2);
+        if (_excludeMissing(h, keep, 3)) _reelect(h.round, 2);
         h.submitted = keep;
         h.completedAt = uint40(block.number);
         if (MASKED) {

@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.24;
+
+import {Base} from "./utils/Base.sol";
+import {BbvflBase} from "../src/BbvflBase.sol";
+import {BbvflPacked, BbvflPackedAggregator, BbvflOptimisticAggregator} from "../src/BbvflPackedAggregator.sol";
+
+/// Packed values (bit-sliced at ceil(log2(b+1)) bits) and the optimistic mode (postSum, dispute).
+contract PackedTest is Base {
+    bytes32 internal constant RC = keccak256("RoundCompleted(uint64,uint8,bytes)");
+    bytes32 internal constant EX = keccak256("Excluded(address,uint8)");
+    address internal constant ANYONE = address(0xA11CE);
+
+    BbvflBase.Config internal c;
+
+    function bitsFor(uint256 x) internal pure returns (uint256 n) {
+        while ((uint256(1) << n) <= x) n++;
+    }
+
+    /// Reference packer (independent of the contract): blocks of 256 values, nb planes each of
+    /// ceil(w/8) bytes, plane k = bit k, value t of a block at bit 7-(t%8) of byte t/8.
+    function pack(uint256[] memory v, uint256 nb) internal pure returns (bytes memory out) {
+        uint256 n = v.length;
+        uint256 len = nb * ((n / 256) * 32 + ((n % 256) + 7) / 8);
+        out = new bytes(len);
+        uint256 o;
+        for (uint256 j = 0; j < n; j += 256) {
+            uint256 w = n - j < 256 ? n - j : 256;
+            uint256 pb = (w + 7) / 8;
+            for (uint256 k = 0; k < nb; k++) {
+                for (uint256 t = 0; t < w; t++) {
+                    if ((v[j + t] >> k) & 1 == 1) out[o + t / 8] |= bytes1(uint8(0x80 >> (t % 8)));
+                }
+                o += pb;
+            }
+        }
+    }
+
+    function cfg(uint8 m, uint32 p, uint8 levels, uint32 r) internal pure returns (BbvflBase.Config memory k) {
+        k = configW(m, 1, p, levels, false, r, 1, 0, 0, 1);
+        k.hashed = true;
+    }
+
+    function startP(BbvflBase.Config memory k) internal returns (BbvflPackedAggregator agg) {
+        c = k;
+        agg = new BbvflPackedAggregator(k);
+        registerAll(agg, k.clients);
+        commitAll(agg, k.clients);
+        revealAll(agg, k.clients);
+    }
+
+    function startO(BbvflBase.Config memory k) internal returns (BbvflOptimisticAggregator agg) {
+        c = k;
+        agg = new BbvflOptimisticAggregator(k);
+        registerAll(agg, k.clients);
+        commitAll(agg, k.clients);
+        revealAll(agg, k.clients);
+    }
+
+    function vals(uint256 i, uint64 r) internal view returns (uint256[] memory v) {
+        v = new uint256[](c.dim);
+        for (uint256 j = 0; j < v.length; j++) v[j] = uint256(keccak256(abi.encode(i, r, j))) % (uint256(c.levels) + 1);
+    }
+
+    function payload(uint256 i, uint64 r) internal view returns (bytes memory) {
+        return pack(vals(i, r), bitsFor(c.levels));
+    }
+
+    function submitAs(BbvflBase agg, uint256 i, uint64 r) internal {
+        bytes memory q = payload(i, r);
+        vm.prank(clientAddr(i));
+        BbvflPacked(address(agg)).submit(r, q);
+    }
+
+    function payloads(BbvflBase agg, uint64 r) internal view returns (bytes[] memory ps) {
+        address[] memory parts = agg.participants();
+        ps = new bytes[](parts.length);
+        for (uint256 k = 0; k < parts.length; k++) ps[k] = payload(indexOf(parts[k]), r);
+    }
+
+    /// The packed sum of the clients in `idx` for round r (plus `delta` on value 0).
+    function sumOf(uint256[] memory idx, uint64 r, uint256 delta) internal view returns (bytes memory) {
+        uint256[] memory s = new uint256[](c.dim);
+        for (uint256 k = 0; k < idx.length; k++) {
+            uint256[] memory v = vals(idx[k], r);
+            for (uint256 j = 0; j < v.length; j++) s[j] += v[j];
+        }
+        s[0] += delta;
+        return pack(s, bitsFor(uint256(c.clients) * c.levels));
+    }
+
+    function all(uint256 m) internal pure returns (uint256[] memory idx) {
+        idx = new uint256[](m);
+        for (uint256 i = 0; i < m; i++) idx[i] = i;
+    }
+
+    function lastSum(uint64 r) internal returns (bytes memory sum, uint256 contributors, bool found) {
+        VmExtraLogs[] memory logs = _logs();
+        for (uint256 i = logs.length; i > 0; i--) {
+            if (logs[i - 1].topics[0] == RC && uint256(logs[i - 1].topics[1]) == r) {
+                (uint8 n, bytes memory s) = abi.decode(logs[i - 1].data, (uint8, bytes));
+                return (s, n, true);
+            }
+        }
+    }
+
+    struct VmExtraLogs {
+        bytes32[] topics;
+        bytes data;
+        address emitter;
+    }
+
+    function _logs() internal returns (VmExtraLogs[] memory out) {
+        bytes memory raw = abi.encode(vx.getRecordedLogs());
+        out = abi.decode(raw, (VmExtraLogs[]));
+    }
+
+    // ------------------------------------------------------------------ packing
+
+    /// Lengths, range and padding at block boundaries and bit widths: n = 1, 7, 8, 9, 255, 256,
+    /// 257, 300, 513 values, b = 1, 15, 16, 17 (1, 4, 5, 5 bits).
+    function test_packing_boundaries() public {
+        uint32[9] memory ns = [uint32(1), 7, 8, 9, 255, 256, 257, 300, 513];
+        uint8[4] memory bs = [uint8(1), 15, 16, 17];
+        for (uint256 a = 0; a < bs.length; a++) {
+            for (uint256 t = 0; t < ns.length; t++) boundary(ns[t], bs[a]);
+        }
+    }
+
+    function boundary(uint32 nn, uint8 lv) internal {
+        BbvflPackedAggregator agg = startP(cfg(2, nn, lv, 4));
+        (uint8 vb, uint8 sb, bool opt,) = agg.packing();
+        assertEq(vb, bitsFor(lv), "value bits");
+        assertEq(sb, bitsFor(2 * uint256(lv)), "sum bits");
+        assertTrue(!opt, "packed is not optimistic");
+        uint256[] memory v = new uint256[](nn);
+        // the largest value at the first and last position, b+1 refused at each
+        v[0] = lv;
+        v[nn - 1] = lv;
+        bytes memory q = pack(v, vb);
+        assertEq(q.length, uint256(vb) * ((uint256(nn) / 256) * 32 + (uint256(nn) % 256 + 7) / 8), "length");
+        if ((uint256(lv) + 1) >> vb == 0) {
+            v[nn - 1] = uint256(lv) + 1;
+            vm.prank(clientAddr(0));
+            vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
+            agg.submit(0, pack(v, vb));
+            v[nn - 1] = lv;
+            v[0] = uint256(lv) + 1;
+            vm.prank(clientAddr(0));
+            vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
+            agg.submit(0, pack(v, vb));
+            v[0] = lv;
+        }
+        // a set bit past the last value of the last block (when the block's bytes have room)
+        if (nn % 8 != 0) {
+            bytes memory bad = pack(v, vb);
+            bad[bad.length - 1] |= bytes1(uint8(1));
+            vm.prank(clientAddr(0));
+            vx.expectPartialRevert(BbvflPacked.PaddingNotZero.selector);
+            agg.submit(0, bad);
+        }
+        bytes memory longer = bytes.concat(q, hex"00");
+        vm.prank(clientAddr(0));
+        vx.expectPartialRevert(BbvflBase.BadLength.selector);
+        agg.submit(0, longer);
+        bytes memory shorter = new bytes(q.length - 1);
+        for (uint256 j = 0; j < shorter.length; j++) shorter[j] = q[j];
+        vm.prank(clientAddr(0));
+        vx.expectPartialRevert(BbvflBase.BadLength.selector);
+        agg.submit(0, shorter);
+        vm.prank(clientAddr(0));
+        agg.submit(0, q);
+        vm.prank(clientAddr(1));
+        agg.submit(0, q);
+        bytes[] memory ps = new bytes[](2);
+        ps[0] = q;
+        ps[1] = q;
+        vx.recordLogs();
+        agg.aggregate(0, ps);
+        uint256[] memory s = new uint256[](nn);
+        s[0] = 2 * uint256(lv);
+        s[nn - 1] = 2 * uint256(lv);
+        (bytes memory got,,) = lastSum(0);
+        assertEq(got, pack(s, sb), "sum of the largest values");
+    }
+
+    /// Masked sessions are refused (packing carries plain values only).
+    function test_masked_refused() public {
+        BbvflBase.Config memory k = cfg(2, 8, 16, 4);
+        k.masked = true;
+        vx.expectPartialRevert(BbvflBase.BadConfig.selector);
+        new BbvflPackedAggregator(k);
+    }
+
+    /// Random values of 5 clients over 3 blocks: the contract's sum is the reference packing of the sums.
+    function test_packed_sum_matches_reference() public {
+        BbvflPackedAggregator agg = startP(cfg(5, 600, 16, 4));
+        for (uint64 r = 0; r < 3; r++) {
+            for (uint256 i = 0; i < 5; i++) submitAs(agg, i, r);
+            vx.recordLogs();
+            agg.aggregate(r, payloads(agg, r));
+            (bytes memory got, uint256 n,) = lastSum(r);
+            assertEq(n, 5, "contributors");
+            assertEq(got, sumOf(all(5), r, 0), "sum");
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(600 * 4), "");
+        }
+    }
+
+    // ------------------------------------------------------------------ optimistic
+
+    function test_optimistic_correct_sum_stands() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 300, 16, 4));
+        (,, bool opt, uint64 win) = agg.packing();
+        assertTrue(opt, "optimistic");
+        assertEq(win, c.roundTimeoutBlocks, "dispute window = round timeout");
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        bytes memory s = sumOf(all(3), 0, 0);
+        // only a participant may claim
+        vm.prank(ANYONE);
+        vx.expectPartialRevert(BbvflBase.NotRegistered.selector);
+        agg.postSum(0, s);
+        vm.prank(clientAddr(1));
+        vx.expectPartialRevert(BbvflBase.BadLength.selector);
+        agg.postSum(0, bytes.concat(s, hex"00"));
+        vm.prank(clientAddr(1));
+        agg.postSum(0, s);
+        vm.prank(clientAddr(2));
+        vx.expectPartialRevert(BbvflBase.AlreadyAggregated.selector);
+        agg.postSum(0, s);
+        // a correct sum's dispute is refused
+        bytes[] memory ok = payloads(agg, 0);
+        vm.prank(clientAddr(2));
+        vx.expectPartialRevert(BbvflOptimisticAggregator.SumCorrect.selector);
+        agg.dispute(0, clientAddr(1), s, ok);
+        // the wrong claimer, sum or payloads do not match the claim
+        vx.expectPartialRevert(BbvflOptimisticAggregator.ClaimMismatch.selector);
+        agg.dispute(0, clientAddr(2), s, ok);
+        bytes[] memory ps = payloads(agg, 0);
+        ps[2] = ps[1];
+        vx.expectPartialRevert(BbvflOptimisticAggregator.ClaimMismatch.selector);
+        agg.dispute(0, clientAddr(1), s, ps);
+        bytes memory s1 = sumOf(all(3), 0, 1);
+        vx.expectPartialRevert(BbvflOptimisticAggregator.ClaimMismatch.selector);
+        agg.dispute(0, clientAddr(1), s1, ok);
+        // no claim on round 1
+        vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
+        agg.dispute(1, clientAddr(1), s, ok);
+        vm.prank(agg.active());
+        agg.postGradient(0, new bytes(300 * 4), "");
+        assertEq(agg.currentRound(), 1, "round 0 done");
+        assertEq(agg.participants().length, 3, "nobody excluded");
+    }
+
+    /// A wrong sum is disputed: the claimer is excluded, the session rolls back to the round
+    /// (even after its gradient and the next round's submissions), and the session finishes.
+    function test_optimistic_wrong_sum_disputed_round_redone() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 300, 16, 3));
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        address cheat = agg.active();
+        uint256 ci = indexOf(cheat);
+        bytes memory bad = sumOf(all(3), 0, 1);
+        vm.prank(cheat);
+        agg.postSum(0, bad);
+        vm.prank(cheat);
+        agg.postGradient(0, new bytes(300 * 4), "");
+        assertEq(agg.currentRound(), 1, "moved on");
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 1);
+        bytes[] memory ps0 = payloads(agg, 0);
+        uint256 honest = (ci + 1) % 3;
+        vm.roll(block.number + c.roundTimeoutBlocks);
+        vx.recordLogs();
+        vm.prank(clientAddr(honest));
+        agg.dispute(0, cheat, bad, ps0);
+        (bytes memory got, uint256 n, bool found) = lastSum(0);
+        assertTrue(found, "recomputed sum emitted");
+        assertEq(n, 3, "contributors of the recomputed sum");
+        assertEq(got, sumOf(all(3), 0, 0), "recomputed sum");
+        assertEq(agg.currentRound(), 0, "rolled back to the round");
+        assertEq(agg.participants().length, 2, "claimer excluded");
+        assertTrue(agg.active() != cheat, "new active client");
+        vm.prank(cheat);
+        vx.expectPartialRevert(BbvflBase.ClientExcluded.selector);
+        agg.postSum(1, bad);
+        // the disputed claim is gone
+        vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
+        agg.dispute(0, cheat, bad, ps0);
+        // the round is redone: a new gradient, then round 1 (submitted before) and round 2
+        vm.prank(agg.active());
+        agg.postGradient(0, new bytes(300 * 4), "");
+        uint256[] memory two = new uint256[](2);
+        uint256 k;
+        for (uint256 i = 0; i < 3; i++) if (i != ci) two[k++] = i;
+        vm.prank(agg.active());
+        agg.postSum(1, sumOf(two, 1, 0));
+        vm.prank(agg.active());
+        agg.postGradient(1, new bytes(300 * 4), "");
+        for (uint256 i = 0; i < 3; i++) if (i != ci) submitAs(agg, i, 2);
+        vm.prank(clientAddr(two[0]));
+        agg.postSum(2, sumOf(two, 2, 0));
+        vm.prank(agg.active());
+        agg.postGradient(2, new bytes(300 * 4), "");
+        assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "session finished");
+    }
+
+    /// A dispute after the window (roundTimeoutBlocks after the claim) is refused.
+    function test_optimistic_dispute_after_deadline_refused() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 3));
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        bytes memory bad = sumOf(all(3), 0, 2);
+        vm.prank(clientAddr(0));
+        agg.postSum(0, bad);
+        uint256 claimedAt = block.number;
+        bytes[] memory ps = payloads(agg, 0);
+        vm.roll(claimedAt + c.roundTimeoutBlocks + 1);
+        vx.expectPartialRevert(BbvflOptimisticAggregator.DisputeTooLate.selector);
+        agg.dispute(0, clientAddr(0), bad, ps);
+        // the last block of the window is still in time
+        vm.roll(claimedAt + c.roundTimeoutBlocks);
+        agg.dispute(0, clientAddr(0), bad, ps);
+        assertEq(agg.participants().length, 2, "claimer excluded");
+    }
+
+    /// A wrong claim on the session's last (EVAL) round: the dispute re-opens the ended session
+    /// and completes it with the recomputed sum.
+    function test_optimistic_dispute_last_round() public {
+        BbvflBase.Config memory k = configW(2, 1, 20, 16, false, 1, 1, 4, 4, 1);
+        k.hashed = true;
+        BbvflOptimisticAggregator agg = startO(k);
+        for (uint256 i = 0; i < 2; i++) submitAs(agg, i, 0);
+        vm.prank(clientAddr(0));
+        agg.postSum(0, sumOf(all(2), 0, 0));
+        vm.prank(agg.active());
+        agg.postGradient(0, new bytes(20 * 4), "");
+        // eval round 1: 4 rows of 20 values (c.dim is the row length; the round has 80 values)
+        c.dim = 80;
+        for (uint256 i = 0; i < 2; i++) submitAs(agg, i, 1);
+        bytes memory bad = sumOf(all(2), 1, 3);
+        vm.prank(clientAddr(1));
+        agg.postSum(1, bad);
+        assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "ended");
+        vm.prank(clientAddr(0));
+        agg.dispute(1, clientAddr(1), bad, payloads(agg, 1));
+        assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "ended again with the right sum");
+        assertEq(agg.participants().length, 1, "claimer excluded");
+    }
+
+    /// A round of an epoch whose metrics and rewards are settled cannot be disputed.
+    function test_optimistic_settled_epoch_refused() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 2)); // 2 rounds per epoch, 1 epoch
+        c.epochs = 1;
+        for (uint64 r = 0; r < 2; r++) {
+            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
+            vm.prank(clientAddr(0));
+            agg.postSum(r, r == 1 ? sumOf(all(3), r, 1) : sumOf(all(3), r, 0));
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(40 * 4), "");
+        }
+        bytes memory bad = sumOf(all(3), 1, 1);
+        bytes[] memory ps = payloads(agg, 1);
+        vm.prank(agg.active());
+        agg.postMetrics(0, 900000, 800000, 100000);
+        vm.prank(agg.active());
+        agg.payRewards(0);
+        vx.expectPartialRevert(BbvflOptimisticAggregator.EpochSettled.selector);
+        agg.dispute(1, clientAddr(0), bad, ps);
+    }
+
+    /// After a roll-back, a claim of a later round made before it no longer stands, and an
+    /// aggregate-free redo of that round replaces it.
+    function test_optimistic_stale_claim_after_rollback() public {
+        BbvflBase.Config memory k = cfg(3, 40, 16, 4);
+        k.staleness = 1;
+        BbvflOptimisticAggregator agg = startO(k);
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 1);
+        address cheat = clientAddr(0);
+        bytes memory bad = sumOf(all(3), 0, 1);
+        vm.prank(cheat);
+        agg.postSum(0, bad);
+        vm.prank(agg.active());
+        agg.postGradient(0, new bytes(40 * 4), "");
+        bytes memory s1 = sumOf(all(3), 1, 0);
+        vm.prank(clientAddr(1));
+        agg.postSum(1, s1);
+        assertEq(agg.currentRound(), 1, "round 1 aggregated");
+        bytes[] memory ps = payloads(agg, 0);
+        vm.prank(clientAddr(2));
+        agg.dispute(0, cheat, bad, ps);
+        assertEq(agg.currentRound(), 0, "rolled back to round 0");
+        bytes[] memory ps1 = new bytes[](3);
+        for (uint256 i = 0; i < 3; i++) ps1[i] = payload(i, 1);
+        // round 1's claim was made before the roll-back: not disputable until round 1 is claimed again
+        vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
+        agg.dispute(1, clientAddr(1), s1, ps1);
+    }
+}
