@@ -19,6 +19,8 @@ typedef struct {
   const char *model, *loss;         /* mlp | lr; logistic | taylor */
   double logit_clip, l2;
   int sqn_memory, sqn_interval, sqn_sample;
+  const char *sqn_pairs;
+  double sqn_cap;
 } train_common;
 
 void train_common_defaults(train_common *t);
