@@ -11,7 +11,8 @@ seeds (a run that misses counts as infinite). Prints one table per data set and 
 to --out/rounds.json.
 
 Usage: tools/sqn_rounds.py [--bbvfl build/bbvfl] [--seeds 1,2,3,4,5] [--rounds 150] [--long 600]
-       [--tables bc,wine,digits] [--mechanism npq|pbm] [--out runs/sqn_rounds] [--quick]"""
+       [--tables bc,wine,digits] [--methods sqn,sgd,adam,sqn-global] [--mechanism npq|pbm]
+       [--out runs/sqn_rounds] [--fstar OLD/rounds.json]"""
 import argparse
 import json
 import math
@@ -23,8 +24,8 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 GRID = {
-    "sgd": [1, 2, 4, 8, 16],
-    "adam": [0.01, 0.03, 0.1, 0.3],
+    "sgd": [1, 2, 4, 8, 16, 32],
+    "adam": [0.01, 0.03, 0.1, 0.3, 1],
     "sqn": [0.25, 0.33, 0.5, 0.7, 1],
     "sqn-global": [0.25, 0.33, 0.5, 1],
 }
@@ -77,6 +78,7 @@ def main():
     ap.add_argument("--methods", default="sqn,sgd,adam,sqn-global")
     ap.add_argument("--mechanism", default="npq")
     ap.add_argument("--out", default=os.path.join(ROOT, "runs", "sqn_rounds"))
+    ap.add_argument("--fstar", help="rounds.json of an earlier run: its optima, lowered by this run's")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     seeds = [int(s) for s in a.seeds.split(",")]
@@ -86,7 +88,11 @@ def main():
         data, l2 = tabs[tname]
         res = {}
         fstar = {}
+        prev = json.load(open(a.fstar))[tname]["fstar"] if a.fstar else {}
         for s in seeds:
+            if str(s) in prev:
+                fstar[s] = prev[str(s)]
+                continue
             longs = [run(a, data, l2, "sqn", 0.25, s, a.long), run(a, data, l2, "sgd", 4, s, a.long)]
             fstar[s] = min(min(r["objective"]) for r in longs)
         for m in a.methods.split(","):
