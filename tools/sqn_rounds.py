@@ -78,9 +78,14 @@ def main():
     ap.add_argument("--methods", default="sqn,sgd,adam,sqn-global")
     ap.add_argument("--mechanism", default="npq")
     ap.add_argument("--out", default=os.path.join(ROOT, "runs", "sqn_rounds"))
+    ap.add_argument("--grid", action="append", default=[],
+                    help="METHOD=LR,LR,...: that method's step grid instead of the default")
     ap.add_argument("--fstar", help="rounds.json of an earlier run: its optima, lowered by this run's")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
+    for g in a.grid:
+        m, lrs = g.split("=", 1)
+        GRID[m] = [float(v) for v in lrs.split(",")]
     seeds = [int(s) for s in a.seeds.split(",")]
     tabs = tables(a.out)
     allres = {}

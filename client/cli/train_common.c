@@ -88,7 +88,7 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
                      "sqn: cap each block's step H g at X times |g| (default 0: no cap)"};
   o[n++] = (cli_opt){"lr", OPT_DBL, &t->lr, "X",
                      "learning rate (default 0.001 for the MLP, the paper's; --model lr: 1 with sgd, 0.1 with adam,\n"
-                     "sqn 0.5 (--loss taylor: 1/(clients+1)), as measured in docs/LR.md)"};
+                     "sqn 2/(clients+1) (--loss taylor: 1/(clients+1)), as measured in docs/LR.md)"};
   o[n++] = (cli_opt){"lr-decay", OPT_DBL, &t->lr_decay, "X", "per-epoch learning-rate multiplier (default 1)"};
   o[n++] = (cli_opt){"momentum", OPT_DBL, &t->momentum, "X", "sgd momentum (default 0)"};
   o[n++] = (cli_opt){"delta", OPT_DBL, &t->delta, "X", "delta for the reported epsilon (default 1e-5)"};
@@ -167,11 +167,9 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   if (c->model == BBVFL_MODEL_LR) c->P = 1; /* K once the classes are known (the caller) */
   if (isnan(t->lr)) { /* not given */
     if (c->model == BBVFL_MODEL_LR) c->opt.lr = c->opt.kind == BBVFL_OPT_ADAM ? 0.1 : 1.0;
-    /* sqn (docs/LR.md "Step"): logistic 0.5, the largest step of the grid that converged on
-       every table and seed; taylor 1/(M+1): each block's H inverts only its own diagonal block,
-       so the preconditioned Hessian's top eigenvalue can reach the block count M+1 */
+    /* sqn: 2/(M+1), taylor 1/(M+1) (vfl/lr_train.h, docs/LR.md "Step") */
     if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN)
-      c->opt.lr = c->loss == BBVFL_LOSS_TAYLOR ? 1.0 / ((c->M > 0 ? c->M : 5) + 1) : BBVFL_LR_SQN_LR;
+      c->opt.lr = bbvfl_lr_sqn_default_lr(c->loss, c->M > 0 ? c->M : 5);
   } else {
     c->opt.lr = t->lr;
   }

@@ -37,6 +37,11 @@ static size_t rounds_per_epoch(const bbvfl_offchain_cfg *c, size_t n_train) {
   return (R + K - 1) / K;
 }
 
+double bbvfl_lr_sqn_default_lr(int loss, int M) {
+  double blocks = (M > 0 ? M : 1) + 1.0;
+  return (loss == BBVFL_LOSS_TAYLOR ? 1.0 : 2.0) / blocks;
+}
+
 uint64_t bbvfl_lr_curv_rounds(const bbvfl_offchain_cfg *c, size_t n_train) {
   if (c->model != BBVFL_MODEL_LR || c->opt.kind != BBVFL_OPT_SQN || c->sqn_interval < 1) return 0;
   if (c->sqn_pairs == BBVFL_SQN_PAIRS_LOCAL) return 0; /* the pairs need no round */

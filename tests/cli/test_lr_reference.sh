@@ -22,7 +22,7 @@ data="$BBVFL_SOURCE_DIR/data/breast_cancer.csv"
 "$PY" "$BBVFL_SOURCE_DIR/tests/reference/lr_reference.py" --data "$data" --test-rows "$work/s/test_rows.csv" \
   >"$work/ref.json" || fail "the reference failed"
 l2=$("$PY" -c 'import json,sys; print(repr(json.load(open(sys.argv[1]))["l2"]))' "$work/ref.json")
-# no --lr: the linear model's default step (0.5 with sqn), not the MLP's 0.001
+# no --lr: the linear model's default step (2/(M+1) = 1/3 with sqn), not the MLP's 0.001
 "$BBVFL_BIN" train --offchain --model lr --optimizer sqn --l2 "$l2" --batch 0 --epochs 30 --mechanism npq \
   --seed 1 --out "$work/q" --quiet >/dev/null || fail "the sqn run failed"
 cmp -s "$work/s/test_rows.csv" "$work/q/test_rows.csv" || fail "the same seed gave another split"
@@ -31,7 +31,7 @@ import json, sys
 r, ref = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 assert r["model"] == "lr" and r["optimizer"] == "sqn" and r["P"] == 1 and r["epochs"] == 30, r
 assert r["rounds_per_epoch"] == 1 and r["batch"] == r["n_train"] == ref["n_train"], (r, ref)
-assert r["lr"] == 0.5, r["lr"]  # the linear model's default step with sqn
+assert abs(r["lr"] - 1 / 3) < 1e-9, r["lr"]  # the linear model's default step with sqn
 assert r["curvature_rounds"] == 0 and r["sqn_pairs"] == "local" and r["sqn_cap"] == 0, r  # defaults
 assert r["auroc"] >= 0.99, r["auroc"]
 assert abs(r["auroc"] - ref["auroc"]) <= 0.005, (r["auroc"], ref["auroc"])
