@@ -122,7 +122,8 @@ void bbvfl_lr_head_curv_pair(bbvfl_lr_block *head, int K, const float *r, size_t
  * losses (returned), dz = dLoss/dz scaled by inv (nullable), probs the scores (nullable). */
 double bbvfl_lr_head_rows(const bbvfl_lr_setup *st, const bbvfl_lr_block *head, const float *sum, const int *y,
                           size_t rows, double inv, float *z, float *dz, float *probs);
-/* The head's bias step for one batch: g = the sum of dz (B x K) over its rows. */
+/* The head's bias step for one batch: g = the sum of dz (B x K) over its rows (sqn: h0 set on the
+ * first call; head->defer: g set, no step). */
 void bbvfl_lr_head_step(bbvfl_lr_block *head, int K, const float *dz, size_t B);
 
 #endif
