@@ -24,12 +24,13 @@ typedef struct {
   int full_batch;
 } method;
 
-/* Step sizes: LR+SGD and LR+SQN at 1 (the same step, so the comparison is the preconditioner),
-   LR+Adam at 0.1 (its best of 0.1, 0.5, 1 on Breast Cancer), the MLP at the paper's setup. */
+/* Step sizes: LR+SGD at 1, LR+SQN at its default 2/(M+1) = 1/3 (local pairs: no curvature
+   round), LR+Adam at 0.1 (its best of 0.1, 0.5, 1 on Breast Cancer), the MLP at the paper's
+   setup. Against each method at its tuned step: tools/sqn_rounds.py (docs/LR.md). */
 static const method METHODS[] = {
     {"lr+sgd", BBVFL_MODEL_LR, BBVFL_OPT_SGD, 1.0, 1},
     {"lr+adam", BBVFL_MODEL_LR, BBVFL_OPT_ADAM, 0.1, 1},
-    {"lr+sqn", BBVFL_MODEL_LR, BBVFL_OPT_SQN, 1.0, 1},
+    {"lr+sqn", BBVFL_MODEL_LR, BBVFL_OPT_SQN, 2.0 / 6, 1}, /* bbvfl_lr_sqn_default_lr, M = 5 */
     {"mlp", BBVFL_MODEL_MLP, BBVFL_OPT_ADAM, 0.001, 0},
 };
 #define NMETHODS (sizeof METHODS / sizeof METHODS[0])
@@ -37,7 +38,7 @@ static const method METHODS[] = {
 /* training + curvature rounds after epoch e (1-based) */
 static uint64_t agg_rounds(const bbvfl_offchain_cfg *c, const bbvfl_offchain_result *r, int e) {
   uint64_t tr = (uint64_t)e * r->T, curv = 0;
-  if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN) {
+  if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN && c->sqn_pairs != BBVFL_SQN_PAIRS_LOCAL) {
     uint64_t avgs = tr / (uint64_t)c->sqn_interval;
     curv = avgs > 1 ? avgs - 1 : 0;
   }

@@ -620,8 +620,8 @@ static int mode_lr(int argc, char **argv) {
   cli_spec spec = {
       "bbvfl bench lr", "the model families compared off chain: rounds to a target test loss and final AUROC", "[OPTIONS]",
       "Per table, NPQ, M clients, seed N: vertical logistic regression (full batch, --l2 1/n_train as\n"
-      "sklearn's default C = 1) with sgd (lr 1), adam (lr 0.1) and sqn (lr 1, M = 5 pairs, a curvature\n"
-      "round every L = 3 rounds), and the MLP (the paper's: B = 10, Adam 0.001). Rounds are aggregation\n"
+      "sklearn's default C = 1) with sgd (lr 1), adam (lr 0.1) and sqn (lr 1/3, M = 5 pairs, local:\n"
+      "no curvature round; tools/sqn_rounds.py compares tuned steps), and the MLP (the paper's: B = 10, Adam 0.001). Rounds are aggregation\n"
       "rounds: training rounds plus sqn's curvature rounds (evaluation rounds, the same for all, are\n"
       "left out); the MLP's count in whole epochs (its metrics are per epoch).",
       opts, sizeof opts / sizeof opts[0]};

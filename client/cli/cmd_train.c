@@ -167,6 +167,7 @@ int cmd_train(int argc, char **argv) {
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
   if (cfg.model == BBVFL_MODEL_LR) cfg.P = ds.nclasses > 2 ? ds.nclasses : 1; /* lr: P = K */
+  cfg.track_objective = cfg.model == BBVFL_MODEL_LR && as_json; /* objective_per_round */
   if (partition) {
     bbvfl_partition part;
     if (bbvfl_partition_parse(partition, ds.d, &part, &err) == 0) {
@@ -257,7 +258,17 @@ int cmd_train(int argc, char **argv) {
       json_object_set_new(o, "sqn_memory", json_integer(cfg.sqn_memory));
       json_object_set_new(o, "sqn_interval", json_integer(cfg.sqn_interval));
       json_object_set_new(o, "sqn_sample", json_integer((json_int_t)cfg.sqn_sample));
+      json_object_set_new(o, "sqn_pairs", json_string(cfg.sqn_pairs == BBVFL_SQN_PAIRS_GLOBAL  ? "global"
+                                                      : cfg.sqn_pairs == BBVFL_SQN_PAIRS_ROUND ? "round"
+                                                                                                : "local"));
+      json_object_set_new(o, "sqn_cap", json_real(cfg.sqn_cap));
+      json_object_set_new(o, "scalar_rounds", json_integer((json_int_t)res.scalar_rounds));
     }
+    /* entry k: the regularised training objective after k training, curvature and dot-product
+       rounds (evaluation rounds not counted); entry 0 at the start */
+    json_t *ob = json_array();
+    for (size_t k = 0; k < res.n_objective; k++) json_array_append_new(ob, json_real(res.objective[k]));
+    json_object_set_new(o, "objective_per_round", ob);
   }
   {
     json_t *lc = json_array();

@@ -42,6 +42,8 @@ void train_common_defaults(train_common *t) {
   t->sqn_memory = d.sqn_memory;
   t->sqn_interval = d.sqn_interval;
   t->sqn_sample = (int)d.sqn_sample;
+  t->sqn_pairs = "local";
+  t->sqn_cap = 0;
 }
 
 size_t train_common_opts(train_common *t, cli_opt *o) {
@@ -79,9 +81,15 @@ size_t train_common_opts(train_common *t, cli_opt *o) {
                      "sqn: a curvature update every L training rounds, one extra aggregation round (default 3)"};
   o[n++] = (cli_opt){"sqn-sample", OPT_INT, &t->sqn_sample, "S",
                      "sqn: rows of the curvature subsample, the first S of the window (default 0: all)"};
+  o[n++] = (cli_opt){"sqn-pairs", OPT_STR, &t->sqn_pairs, "local|round|global",
+                     "sqn: local (default): each block's own y = H_bb s, no curvature round; round: y from a\n"
+                     "curvature round, one H per block; global: one H over all blocks (off chain only, a round\n"
+                     "of dot products per step; docs/LR.md)"};
+  o[n++] = (cli_opt){"sqn-cap", OPT_DBL, &t->sqn_cap, "X",
+                     "sqn: cap each block's step H g at X times |g| (default 0: no cap)"};
   o[n++] = (cli_opt){"lr", OPT_DBL, &t->lr, "X",
-                     "learning rate (default 0.001 for the MLP, the paper's; --model lr: 1 with sgd and sqn,\n"
-                     "0.1 with adam, as measured in docs/LR.md)"};
+                     "learning rate (default 0.001 for the MLP, the paper's; --model lr: 1 with sgd, 0.1 with adam,\n"
+                     "sqn 2/(clients+1) (--loss taylor: 1/(clients+1)), as measured in docs/LR.md)"};
   o[n++] = (cli_opt){"lr-decay", OPT_DBL, &t->lr_decay, "X", "per-epoch learning-rate multiplier (default 1)"};
   o[n++] = (cli_opt){"momentum", OPT_DBL, &t->momentum, "X", "sgd momentum (default 0)"};
   o[n++] = (cli_opt){"delta", OPT_DBL, &t->delta, "X", "delta for the reported epsilon (default 1e-5)"};
@@ -163,9 +171,19 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   c->sqn_memory = t->sqn_memory;
   c->sqn_interval = t->sqn_interval;
   c->sqn_sample = (size_t)t->sqn_sample;
+  if (!strcmp(t->sqn_pairs, "local")) c->sqn_pairs = BBVFL_SQN_PAIRS_LOCAL;
+  else if (!strcmp(t->sqn_pairs, "round")) c->sqn_pairs = BBVFL_SQN_PAIRS_ROUND;
+  else if (!strcmp(t->sqn_pairs, "global")) c->sqn_pairs = BBVFL_SQN_PAIRS_GLOBAL;
+  else return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-pairs: '%s' is not local, round or global", t->sqn_pairs);
+  if (!(t->sqn_cap >= 0) || !isfinite(t->sqn_cap))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-cap must be >= 0 (0: no cap), got %g", t->sqn_cap);
+  c->sqn_cap = t->sqn_cap;
   if (c->model == BBVFL_MODEL_LR) c->P = 1; /* K once the classes are known (the caller) */
   if (isnan(t->lr)) { /* not given */
     if (c->model == BBVFL_MODEL_LR) c->opt.lr = c->opt.kind == BBVFL_OPT_ADAM ? 0.1 : 1.0;
+    /* sqn: 2/(M+1), taylor 1/(M+1) (vfl/lr_train.h, docs/LR.md "Step") */
+    if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN)
+      c->opt.lr = bbvfl_lr_sqn_default_lr(c->loss, c->M > 0 ? c->M : 5);
   } else {
     c->opt.lr = t->lr;
   }

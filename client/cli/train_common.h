@@ -20,6 +20,8 @@ typedef struct {
   double logit_clip, l2;
   int sqn_memory, sqn_interval, sqn_sample;
   int reproducible_noise;           /* --reproducible-noise: every DP draw from the seed (no epsilon holds) */
+  const char *sqn_pairs;
+  double sqn_cap;
 } train_common;
 
 void train_common_defaults(train_common *t);

@@ -85,6 +85,33 @@ void bbvfl_lr_hvp_rows(bbvfl_loss_kind kind, const float *z, const float *h, siz
   }
 }
 
+void bbvfl_lr_hvp_rows_grad(bbvfl_loss_kind kind, const float *g, double lb, const float *h, size_t rows, int K,
+                            double denom, float *r) {
+  double inv = 1.0 / denom;
+  for (size_t i = 0; i < rows; i++) {
+    if (K == 1) {
+      double q = fabs(lb * g[i]), d = kind == BBVFL_LOSS_TAYLOR ? 0.25 : q * (1 - q);
+      r[i] = (float)((d > 0 ? d : 0) * h[i] * inv);
+      continue;
+    }
+    const float *gi = g + i * (size_t)K, *hi = h + i * (size_t)K;
+    int y = 0;
+    for (int k = 1; k < K; k++)
+      if (gi[k] < gi[y]) y = k;
+    double ph = 0;
+    for (int k = 0; k < K; k++) ph += (lb * gi[k] + (k == y)) * hi[k];
+    for (int k = 0; k < K; k++) {
+      double p = lb * gi[k] + (k == y);
+      r[i * (size_t)K + (size_t)k] = (float)(p * (hi[k] - ph) * inv);
+    }
+  }
+}
+
+double bbvfl_lr_curv_max(bbvfl_loss_kind kind, int K) {
+  (void)kind;
+  return K == 1 ? 0.25 : 0.5;
+}
+
 void bbvfl_lr_xt(const float *x, size_t ncols, const size_t *idx, size_t rows, const float *a, int K, float *g) {
   for (size_t j = 0; j < ncols; j++)
     for (int k = 0; k < K; k++) {

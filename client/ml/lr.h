@@ -48,6 +48,16 @@ double bbvfl_lr_loss_sum(bbvfl_loss_kind kind, const float *z, const int *y, siz
 void bbvfl_lr_hvp_rows(bbvfl_loss_kind kind, const float *z, const float *h, size_t rows, int K, double denom,
                        float *r);
 
+/* As bbvfl_lr_hvp_rows with d2L/dz2 recovered from the posted gradient g (rows x K, dLoss/dz
+ * scaled by 1/lb: q = lb g) instead of z, so a client that sees only the public gradient can form
+ * it: logistic, two classes: q = p - y, p(1-p) = |q| (1 - |q|); softmax: q = p - e_y with y the one
+ * class whose q is negative (or none, p_y = 1), so p = q + e_(argmin q); taylor: 1/4. */
+void bbvfl_lr_hvp_rows_grad(bbvfl_loss_kind kind, const float *g, double lb, const float *h, size_t rows, int K,
+                            double denom, float *r);
+/* The largest d2L/dz2 of a row (the largest eigenvalue of the K x K matrix for softmax): 1/4 for
+ * two classes (logistic and taylor), 1/2 for softmax. */
+double bbvfl_lr_curv_max(bbvfl_loss_kind kind, int K);
+
 /* g (ncols x K) = X[rows]^T a (a: rows x K), accumulated in double. */
 void bbvfl_lr_xt(const float *x, size_t ncols, const size_t *idx, size_t rows, const float *a, int K, float *g);
 

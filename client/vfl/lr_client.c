@@ -32,6 +32,12 @@ int bbvfl_lr_setup_init(bbvfl_lr_setup *st, const bbvfl_offchain_cfg *c, int ncl
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * st->mech.b);
   st->nclasses = nclasses;
   st->K = nclasses == 2 ? 1 : nclasses;
+  st->nblocks = c->M + 1;
+  if (c->opt.kind == BBVFL_OPT_SQN && (c->sqn_pairs < BBVFL_SQN_PAIRS_LOCAL || c->sqn_pairs > BBVFL_SQN_PAIRS_GLOBAL))
+    return bbvfl_fail(err, BBVFL_E_ARG, "unknown --sqn-pairs %d", c->sqn_pairs);
+  if (!(c->sqn_cap >= 0) || !isfinite(c->sqn_cap))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-cap must be >= 0 (0: no cap), got %g", c->sqn_cap);
+  st->pairs = c->sqn_pairs;
   return 0;
 }
 
@@ -62,6 +68,8 @@ int bbvfl_lr_block_init(bbvfl_lr_block *b, size_t n, const bbvfl_offchain_cfg *c
   if (!b->w || !b->g || !b->d || !b->wsum || !b->wprev || !b->s || !b->y)
     return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   bbvfl_optim_cfg oc = c->opt;
+  b->nblocks = c->M + 1;
+  b->cap = c->sqn_cap > 0 ? c->sqn_cap : 0;
   if (oc.kind == BBVFL_OPT_SQN) { /* the step lr * H g is a plain step along H g */
     oc.kind = BBVFL_OPT_SGD;
     oc.momentum = 0;
@@ -76,7 +84,15 @@ int bbvfl_lr_block_init(bbvfl_lr_block *b, size_t n, const bbvfl_offchain_cfg *c
 void bbvfl_lr_block_step(bbvfl_lr_block *b) {
   if (b->have_sqn) {
     bbvfl_sqn_apply(&b->sqn, b->g, b->d);
-    double gg = 0, dd = 0, cap = BBVFL_SQN_MAX_RATIO;
+    bbvfl_lr_block_step_d(b);
+  } else {
+    bbvfl_optim_step(&b->opt, b->w, b->g);
+  }
+}
+
+void bbvfl_lr_block_step_d(bbvfl_lr_block *b) {
+  if (b->cap > 0) { /* the optional trust region (--sqn-cap; none by default) */
+    double gg = 0, dd = 0, cap = b->cap;
     for (size_t i = 0; i < b->n; i++) {
       gg += (double)b->g[i] * b->g[i];
       dd += (double)b->d[i] * b->d[i];
@@ -85,10 +101,46 @@ void bbvfl_lr_block_step(bbvfl_lr_block *b) {
       float f = (float)(cap * sqrt(gg / dd));
       for (size_t i = 0; i < b->n; i++) b->d[i] *= f;
     }
-    bbvfl_optim_step(&b->opt, b->w, b->d);
-  } else {
-    bbvfl_optim_step(&b->opt, b->w, b->g);
   }
+  bbvfl_optim_step(&b->opt, b->w, b->d);
+}
+
+/* sqn's H before the first pair: h0 = 1 / (nblocks lambda) with lambda >= the largest eigenvalue
+   of the client's diagonal block of the Hessian on rows: d2L/dz2 <= cmax, so lambda =
+   cmax lambda_max(X^T X / B) + l2 (power iteration on its own columns). The preconditioned
+   Hessian P H (P = diag(h0_b I)) then has its largest eigenvalue <= sum_b h0_b lambda_b = 1
+   (Cauchy-Schwarz over the blocks), so a plain step at lr < 2 is stable. */
+static void client_h0(bbvfl_lr_client *p, const size_t *rows, size_t B) {
+  bbvfl_lr_block *bl = &p->bl;
+  bl->h0_set = 1;
+  size_t nc = p->ncols;
+  if (nc == 0 || B == 0) return;
+  double *v = calloc(nc, sizeof *v), *w = calloc(nc, sizeof *w), lam = 0;
+  if (!v || !w) { /* no bound: h0 stays 1 */
+    free(v);
+    free(w);
+    return;
+  }
+  for (size_t j = 0; j < nc; j++) v[j] = 1.0 / sqrt((double)nc);
+  for (int it = 0; it < 100; it++) {
+    memset(w, 0, nc * sizeof *w);
+    for (size_t i = 0; i < B; i++) {
+      const float *xi = p->x + rows[i] * nc;
+      double a = 0;
+      for (size_t j = 0; j < nc; j++) a += xi[j] * v[j];
+      for (size_t j = 0; j < nc; j++) w[j] += a * xi[j] / (double)B;
+    }
+    double nrm = 0;
+    for (size_t j = 0; j < nc; j++) nrm += w[j] * w[j];
+    nrm = sqrt(nrm);
+    lam = nrm;
+    if (!(nrm > 0)) break;
+    for (size_t j = 0; j < nc; j++) v[j] = w[j] / nrm;
+  }
+  free(v);
+  free(w);
+  double bound = bbvfl_lr_curv_max(p->st->loss, p->st->K) * lam * 1.01 + p->st->l2;
+  if (bound > 0) bl->sqn.h0 = 1.0 / ((double)bl->nblocks * bound);
 }
 
 int bbvfl_lr_client_init(bbvfl_lr_client *p, const bbvfl_lr_setup *st, const bbvfl_offchain_cfg *c, float *x,
@@ -130,7 +182,14 @@ void bbvfl_lr_client_release(bbvfl_lr_client *p, float *vals, size_t nrows, floa
 
 void bbvfl_lr_client_step(bbvfl_lr_client *p, const size_t *rows, size_t B, const float *u, const float *scale,
                           const float *grad) {
+  bbvfl_lr_client_grad(p, rows, B, u, scale, grad);
+  bbvfl_lr_block_step(&p->bl);
+}
+
+void bbvfl_lr_client_grad(bbvfl_lr_client *p, const size_t *rows, size_t B, const float *u, const float *scale,
+                          const float *grad) {
   const bbvfl_lr_setup *st = p->st;
+  if (p->bl.have_sqn && !p->bl.h0_set) client_h0(p, rows, B);
   size_t K = (size_t)st->K;
   for (size_t i = 0; i < B; i++) {
     float sc = st->mech.kind == BBVFL_MECH_GAUSSIAN && scale ? scale[i] : 1.0f;
@@ -143,7 +202,6 @@ void bbvfl_lr_client_step(bbvfl_lr_client *p, const size_t *rows, size_t B, cons
   bbvfl_lr_xt(p->x, p->ncols, rows, B, p->a, st->K, p->bl.g);
   if (st->l2 > 0)
     for (size_t i = 0; i < p->bl.n; i++) p->bl.g[i] += st->l2 * p->bl.w[i];
-  bbvfl_lr_block_step(&p->bl);
 }
 
 double bbvfl_lr_head_rows(const bbvfl_lr_setup *st, const bbvfl_lr_block *head, const float *sum, const int *y,
@@ -158,7 +216,11 @@ void bbvfl_lr_head_step(bbvfl_lr_block *head, int K, const float *dz, size_t B) 
   memset(head->g, 0, k1 * sizeof(float));
   for (size_t i = 0; i < B; i++)
     for (size_t k = 0; k < k1; k++) head->g[k] += dz[i * k1 + k];
-  bbvfl_lr_block_step(head);
+  if (head->have_sqn && !head->h0_set) { /* the biases' block: d2L/dz2 <= cmax (client_h0) */
+    head->h0_set = 1;
+    head->sqn.h0 = 1.0 / ((double)head->nblocks * bbvfl_lr_curv_max(BBVFL_LOSS_LOGISTIC, K));
+  }
+  if (!head->defer) bbvfl_lr_block_step(head);
 }
 
 int bbvfl_lr_block_tick(bbvfl_lr_block *b, uint64_t done, int L) {
@@ -183,7 +245,7 @@ void bbvfl_lr_client_curv_pair(bbvfl_lr_client *p, const size_t *rows, size_t S,
   bbvfl_lr_xt(p->x, p->ncols, rows, S, r, p->st->K, bl->y);
   if (p->st->l2 > 0)
     for (size_t i = 0; i < bl->n; i++) bl->y[i] += p->st->l2 * bl->s[i];
-  bbvfl_sqn_push(&bl->sqn, bl->s, bl->y);
+  if (p->st->pairs != BBVFL_SQN_PAIRS_GLOBAL) bbvfl_sqn_push(&bl->sqn, bl->s, bl->y); /* global: the caller's */
 }
 
 void bbvfl_lr_head_curv_r(const bbvfl_lr_setup *st, const bbvfl_lr_block *head, float *sum, const float *z,
@@ -198,5 +260,31 @@ void bbvfl_lr_head_curv_pair(bbvfl_lr_block *head, int K, const float *r, size_t
   memset(head->y, 0, k1 * sizeof(float));
   for (size_t i = 0; i < S; i++)
     for (size_t k = 0; k < k1; k++) head->y[k] += r[i * k1 + k];
+  if (!head->defer) bbvfl_sqn_push(&head->sqn, head->s, head->y); /* global: the caller's */
+}
+
+void bbvfl_lr_client_local_pair(bbvfl_lr_client *p, const size_t *rows, size_t S, const float *g, double lb) {
+  bbvfl_lr_block *bl = &p->bl;
+  size_t K = (size_t)p->st->K;
+  float *h = malloc((S ? S : 1) * K * sizeof *h);
+  if (!h) return; /* no pair this time: H keeps its pairs */
+  bbvfl_lr_partial(p->x, p->ncols, rows, S, bl->s, p->st->K, h);
+  bbvfl_lr_hvp_rows_grad(p->st->loss, g, lb, h, S, p->st->K, (double)S, h);
+  bbvfl_lr_xt(p->x, p->ncols, rows, S, h, p->st->K, bl->y);
+  free(h);
+  if (p->st->l2 > 0)
+    for (size_t i = 0; i < bl->n; i++) bl->y[i] += p->st->l2 * bl->s[i];
+  bbvfl_sqn_push(&bl->sqn, bl->s, bl->y);
+}
+
+void bbvfl_lr_head_local_pair(const bbvfl_lr_setup *st, bbvfl_lr_block *head, const float *g, double lb, size_t S) {
+  size_t K = (size_t)st->K;
+  float *h = head->d, *r = head->g; /* scratch: both are set afresh by the next step */
+  memset(head->y, 0, K * sizeof(float));
+  for (size_t i = 0; i < S; i++) {
+    memcpy(h, head->s, K * sizeof(float));
+    bbvfl_lr_hvp_rows_grad(st->loss, g + i * K, lb, h, 1, st->K, (double)S, r);
+    for (size_t k = 0; k < K; k++) head->y[k] += r[k];
+  }
   bbvfl_sqn_push(&head->sqn, head->s, head->y);
 }

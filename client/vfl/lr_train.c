@@ -37,8 +37,14 @@ static size_t rounds_per_epoch(const bbvfl_offchain_cfg *c, size_t n_train) {
   return (R + K - 1) / K;
 }
 
+double bbvfl_lr_sqn_default_lr(int loss, int M) {
+  double blocks = (M > 0 ? M : 1) + 1.0;
+  return (loss == BBVFL_LOSS_TAYLOR ? 1.0 : 2.0) / blocks;
+}
+
 uint64_t bbvfl_lr_curv_rounds(const bbvfl_offchain_cfg *c, size_t n_train) {
   if (c->model != BBVFL_MODEL_LR || c->opt.kind != BBVFL_OPT_SQN || c->sqn_interval < 1) return 0;
+  if (c->sqn_pairs == BBVFL_SQN_PAIRS_LOCAL) return 0; /* the pairs need no round */
   uint64_t total = (uint64_t)rounds_per_epoch(c, n_train) * (uint64_t)(c->epochs > 0 ? c->epochs : 0);
   uint64_t avgs = total / (uint64_t)c->sqn_interval;
   return avgs > 1 ? avgs - 1 : 0;
@@ -76,6 +82,9 @@ typedef struct {
   float *sum, *z, *dz, *gring, *all_probs, *r;
   int *yb, *ytrain, *yeval;
   size_t *rows;           /* the last training window's rows */
+  float *oz, *ot;         /* track_objective: n_train x K scratch */
+  int *oy;                /* the training rows' labels (trained on) */
+  size_t cap_obj;
   size_t last_nrows;
   double loss_sum, agg_total, te0;
   uint64_t train_done;    /* training rounds applied */
@@ -108,6 +117,40 @@ static void lrt_free(lrt *t) {
   free(t->ytrain);
   free(t->yeval);
   free(t->rows);
+  free(t->oz);
+  free(t->ot);
+  free(t->oy);
+}
+
+/* The regularised training objective of the current weights: the mean loss over every training
+   row plus (l2/2) sum_m |W_m|^2 (a measurement: it reads every client's columns and weights). */
+static double objective(lrt *t) {
+  size_t n = t->data.n_train, K = (size_t)t->K;
+  memset(t->oz, 0, n * K * sizeof(float));
+  double reg = 0;
+  for (int m = 0; m < t->M; m++) {
+    bbvfl_lr_client *cl = &t->p[m].cl;
+    bbvfl_lr_partial(cl->x, cl->ncols, t->data.train, n, cl->bl.w, t->K, t->ot);
+    for (size_t i = 0; i < n * K; i++) t->oz[i] += t->ot[i];
+    for (size_t i = 0; i < cl->bl.n; i++) reg += (double)cl->bl.w[i] * cl->bl.w[i];
+  }
+  for (size_t i = 0; i < n * K; i++) t->oz[i] += t->head.w[i % K];
+  return bbvfl_lr_loss(t->st.loss, t->oz, t->oy, n, t->K, NULL, NULL) + 0.5 * t->st.l2 * reg;
+}
+
+/* One more entry of the objective (when tracked). */
+static int record(lrt *t, bbvfl_err *err) {
+  if (!t->c->track_objective) return 0;
+  bbvfl_offchain_result *r = t->res;
+  if (r->n_objective == t->cap_obj) {
+    size_t nc = t->cap_obj ? 2 * t->cap_obj : 64;
+    double *o = realloc(r->objective, nc * sizeof *o);
+    if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    r->objective = o;
+    t->cap_obj = nc;
+  }
+  r->objective[r->n_objective++] = objective(t);
+  return 0;
 }
 
 /* Client m releases vals (nrows x K, clipped in place when a clip is set) through the mechanism
@@ -210,7 +253,47 @@ static int curvature_round(lrt *t, bbvfl_err *err) {
   if (bbvfl_agg_read_gradient(&t->agg, round, t->gring, n, err) != 0) return -1;
   for (int m = 0; m < t->M; m++) bbvfl_lr_client_curv_pair(&t->p[m].cl, t->rows, ns, t->gring);
   bbvfl_lr_head_curv_pair(&t->head, t->K, t->r, ns);
+  if (t->st.pairs == BBVFL_SQN_PAIRS_GLOBAL) { /* one pair of the concatenation */
+    if (t->M + 1 > 64) return bbvfl_fail(err, BBVFL_E_ARG, "--sqn-pairs global runs with at most 63 clients");
+    bbvfl_sqn *q[64];
+    const float *s[64], *y[64];
+    for (int m = 0; m < t->M; m++) {
+      q[m] = &t->p[m].cl.bl.sqn;
+      s[m] = t->p[m].cl.bl.s;
+      y[m] = t->p[m].cl.bl.y;
+    }
+    q[t->M] = &t->head.sqn;
+    s[t->M] = t->head.s;
+    y[t->M] = t->head.y;
+    bbvfl_sqn_push_multi(q, t->M + 1, s, y);
+  }
   t->res->curv_rounds++;
+  return record(t, err);
+}
+
+/* sqn global, one minibatch per round: every block's gradient, then (once there are pairs) the
+   round of dot products, the direction H g over all blocks and every block's step. */
+static int global_step(lrt *t, const size_t *rows, size_t B, bbvfl_err *err) {
+  bbvfl_sqn *q[64];
+  const float *g[64];
+  float *d[64];
+  for (int m = 0; m < t->M; m++) {
+    lrparty *p = &t->p[m];
+    bbvfl_lr_client_grad(&p->cl, rows, B, p->u, p->scale, t->gring);
+    q[m] = &p->cl.bl.sqn;
+    g[m] = p->cl.bl.g;
+    d[m] = p->cl.bl.d;
+  }
+  q[t->M] = &t->head.sqn;
+  g[t->M] = t->head.g;
+  d[t->M] = t->head.d;
+  if (t->head.sqn.count > 0) { /* each client's S_m^T g_m and Y_m^T g_m summed: one more round */
+    t->res->scalar_rounds++;
+    if (record(t, err) != 0) return -1;
+  }
+  bbvfl_sqn_apply_multi(q, t->M + 1, g, d);
+  for (int m = 0; m < t->M; m++) bbvfl_lr_block_step_d(&t->p[m].cl.bl);
+  bbvfl_lr_block_step_d(&t->head);
   return 0;
 }
 
@@ -222,11 +305,16 @@ static int finish_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   if (bbvfl_window_plan(&t->plan, seq, &rp, err) != 0) return -1;
   if (!rp.train) return 0;
   size_t K = (size_t)t->K, B = t->B;
-  for (int m = 0; m < t->M; m++) {
-    lrparty *p = &t->p[m];
-    for (size_t b = 0; b < rp.nbatches; b++)
-      bbvfl_lr_client_step(&p->cl, t->rows + b * B, B, p->u + b * B * K, p->scale + b * B, t->gring + b * B * K);
+  if (t->sqn && t->st.pairs == BBVFL_SQN_PAIRS_GLOBAL) {
+    if (global_step(t, t->rows, B, err) != 0) return -1;
+  } else {
+    for (int m = 0; m < t->M; m++) {
+      lrparty *p = &t->p[m];
+      for (size_t b = 0; b < rp.nbatches; b++)
+        bbvfl_lr_client_step(&p->cl, t->rows + b * B, B, p->u + b * B * K, p->scale + b * B, t->gring + b * B * K);
+    }
   }
+  if (record(t, err) != 0) return -1;
   if (!t->sqn) return 0;
   t->train_done++;
   int L = t->c->sqn_interval;
@@ -234,6 +322,13 @@ static int finish_round(void *ctx, uint64_t seq, bbvfl_err *err) {
   int due = bbvfl_lr_block_tick(&t->head, t->train_done, L); /* every block alike */
   if (t->train_done % (uint64_t)L == 0) t->curv_t++;
   if (!due) return 0;
+  if (t->st.pairs == BBVFL_SQN_PAIRS_LOCAL) { /* each block's own H_bb s_b: no round */
+    size_t ns = t->last_nrows;
+    if (t->c->sqn_sample > 0 && t->c->sqn_sample < ns) ns = t->c->sqn_sample;
+    for (int m = 0; m < t->M; m++) bbvfl_lr_client_local_pair(&t->p[m].cl, t->rows, ns, t->gring, (double)B);
+    bbvfl_lr_head_local_pair(&t->st, &t->head, t->gring, (double)B, ns);
+    return 0;
+  }
   if (curvature_round(t, err) != 0)
     return bbvfl_wrap(err, "curvature round %llu", (unsigned long long)t->curv_t);
   return 0;
@@ -297,6 +392,13 @@ int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_o
     }
   }
   if (bbvfl_lr_block_init(&t.head, K, c, err) != 0) goto out;
+  if (t.sqn && t.st.pairs == BBVFL_SQN_PAIRS_GLOBAL) {
+    if (t.plan.K > 1 || c->M + 1 > 64) {
+      bbvfl_fail(err, BBVFL_E_ARG, "--sqn-pairs global runs with one minibatch per round (--window 1) and at most 63 clients");
+      goto out;
+    }
+    t.head.defer = 1; /* the biases step with the clients, along their part of H g */
+  }
   if (bbvfl_agg_inproc_new(&t.agg, c->M, t.nmax, t.st.mech.kind == BBVFL_MECH_PBM ? t.st.mech.b : 255, err) != 0) goto out;
   t.sum_q = malloc(t.nmax * sizeof(uint32_t));
   t.sum = malloc(t.nmax * sizeof(float));
@@ -319,6 +421,17 @@ int bbvfl_lr_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *c, bbvfl_o
   /* the labels (label DP applied), the result's layout, the session seed S and the schedule */
   if (bbvfl_offchain_start(ds, &t.data, &t.plan, c, t.B, t.ytrain, t.yeval, &t.sched, res, err) != 0) goto out;
   t.have_sched = 1;
+  if (c->track_objective) {
+    t.oz = malloc(ntr * K * sizeof(float));
+    t.ot = malloc(ntr * K * sizeof(float));
+    t.oy = malloc(ntr * sizeof(int));
+    if (!t.oz || !t.ot || !t.oy) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+    for (size_t i = 0; i < ntr; i++) t.oy[i] = t.ytrain[t.data.train[i]];
+    if (record(&t, err) != 0) goto out;
+  }
 
   /* the round loop every participant runs (vfl/rounds.h) */
   bbvfl_rounds_sched sched = {.T = (uint32_t)t.plan.T, .V = (uint32_t)t.plan.V, .staleness = 0, .one_open = 0,

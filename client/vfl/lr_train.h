@@ -13,15 +13,22 @@
  * times the row's clip scale). Weights and biases start at zero.
  *
  * Optimizers: sgd, adam (ml/optim.h) or sqn (seed 001's Algorithm 1): steps w -= lr H g
- * (H g capped, BBVFL_SQN_MAX_RATIO), H an inverse-Hessian estimate from the last sqn_memory curvature pairs (ml/sqn.h). Every
- * sqn_interval (L) training rounds each block averages its last L iterates; from the second
- * average on, s = wbar_t - wbar_{t-1} and a CURVATURE ROUND runs right after that training
+ * (no cap unless cfg.sqn_cap), H an inverse-Hessian estimate from the last sqn_memory curvature
+ * pairs (ml/sqn.h). Every sqn_interval (L) training rounds each block averages its last L
+ * iterates; from the second average on, s = wbar_t - wbar_{t-1} and y comes from (sqn_pairs):
+ *  - LOCAL (default): each block's own H_bb s_b, computed by its holder from its columns and the
+ *    window's posted gradient (bbvfl_lr_client_local_pair), no round, no release; one H per block;
+ *  - GLOBAL: the curvature round below, and one H over all blocks (ml/sqn.h _multi); every step
+ *    with pairs first takes a round of dot products (2 sqn_memory scalars per client; counted in
+ *    res->scalar_rounds and the objective; not released through the mechanism: off chain only);
+ *  - ROUND: the curvature round, one H per block (bbvfl's earlier variant).
+ * The CURVATURE ROUND runs right after that training
  * round's gradients were applied: on the first S rows of that window (S = sqn_sample, 0 or more
  * than the window: all of them) each client releases v_i^m = s_m . x_i^m through the same
  * mechanism and clip (round id BBVFL_CURV_ROUND_BASE + t); the head forms
  * h_i = sum + s_b, r_i = d2L/dz2(z_i) h_i / S (z_i the logits of that window's training step) and
  * posts r; each client's y_m = X_m^T r, the head's y_b = sum_i r_i.
- * The variant: H is BLOCK-DIAGONAL, one estimate per client (its own pairs (s_m, y_m), where y_m
+ * With ROUND, H is BLOCK-DIAGONAL, one estimate per client (its own pairs (s_m, y_m), where y_m
  * is its block of the full Hessian-vector product, so h_i couples the clients) and one for the
  * head's biases. Seed 001's coordinator holds one H over all blocks, which would need every
  * client's gradient in one place (on a public chain: published); here no gradient block ever
@@ -42,12 +49,13 @@
 #include "vfl/offchain.h"
 
 #define BBVFL_LR_PBM_CLIP 4.0
-/* sqn: a block's step direction H g is scaled down to at most this many times |g| (a trust
- * region). The block-diagonal estimate ignores the other clients' columns, and on nearly
- * separable data the curvature of the logistic loss vanishes, so uncapped steps diverge: measured
- * on Breast Cancer (M = 5, full batch), uncapped runs at lr 0.5..1 blew the test loss up past 1
- * within 30 rounds, capped at 10 none did (docs/LR.md). */
-#define BBVFL_SQN_MAX_RATIO 10.0
+/* sqn's default step with M clients (docs/LR.md "Step"): each block's H inverts only its own
+ * diagonal block of the Hessian, so the step lr H g can overshoot by up to the block count M + 1
+ * (the preconditioned Hessian's top eigenvalue); a plain step is stable below 2 / (M + 1): the
+ * logistic loss takes 2 / (M + 1) (measured with 5 clients: 0.33 converged on Breast Cancer, Wine
+ * and Digits on every seed, 0.5 diverged on Digits, 0.7 and 1 everywhere), the Taylor loss, whose
+ * curvature never fades, 1 / (M + 1). */
+double bbvfl_lr_sqn_default_lr(int loss, int M);
 #define BBVFL_CURV_ROUND_BASE (UINT64_C(1) << 61)
 
 /* "mlp" | "lr" -> BBVFL_MODEL_*; -1 if unknown. */

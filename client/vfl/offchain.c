@@ -46,6 +46,7 @@ void bbvfl_offchain_result_free(bbvfl_offchain_result *r) {
   free(r->per_epoch);
   free(r->cols_per_client);
   free(r->test_rows);
+  free(r->objective);
   memset(r, 0, sizeof *r);
 }
 

@@ -78,11 +78,25 @@ typedef struct {
   int sqn_memory;            /* lr with opt.kind BBVFL_OPT_SQN: curvature pairs kept, M (5) */
   int sqn_interval;          /* L: a curvature update every L training rounds (3) */
   size_t sqn_sample;         /* S: rows of the curvature subsample (the first S of the window; 0: all) */
+  int sqn_pairs;             /* BBVFL_SQN_PAIRS_*: where y comes from and which H (docs/LR.md) */
+  double sqn_cap;            /* > 0: a block's step H g scaled down to at most this times |g|; 0: none
+                                (the default) */
+  int track_objective;       /* lr off chain: fill the result's objective (one full pass over the
+                                training rows per round) */
   /* progress callbacks (nullable) */
   void (*on_round)(void *ctx, int epoch, size_t done, size_t total);
   void (*on_epoch)(void *ctx, const bbvfl_epoch_metrics *m);
   void *ctx;
 } bbvfl_offchain_cfg;
+
+/* sqn's curvature pairs (`--sqn-pairs`): LOCAL (default) each block's own y = H_bb s_b, computed
+ * by its holder from its columns and the posted gradient, no curvature round, one H per block;
+ * ROUND y_m from a curvature round (every client's columns), one H per block; GLOBAL y from a
+ * curvature round and one H over all blocks (off chain only: each step adds a round of dot
+ * products, 2 sqn_memory scalars per client, counted as a round). */
+#define BBVFL_SQN_PAIRS_LOCAL 0
+#define BBVFL_SQN_PAIRS_ROUND 1
+#define BBVFL_SQN_PAIRS_GLOBAL 2
 
 typedef struct {
   int epochs;
@@ -100,6 +114,14 @@ typedef struct {
                                       owned; NULL for the MLP */
   size_t curv_rounds;              /* lr + sqn: curvature aggregation rounds run (each one more
                                       release of the subsampled rows) */
+  size_t scalar_rounds;            /* lr + sqn global: rounds of dot products run */
+  double *objective;               /* lr with track_objective: n_objective entries, owned: entry k
+                                      the regularised training objective (mean training loss over
+                                      every training row + (l2/2)|W|^2) after k rounds that change
+                                      or steer the model (training, curvature and dot-product
+                                      rounds; evaluation rounds are not counted); entry 0: at the
+                                      start */
+  size_t n_objective;
 } bbvfl_offchain_result;
 
 /* Defaults: the MLP, M 5, B 10, P 16, 30 epochs, hidden 32,32, PBM b 16 beta 0.2 C 1, Gaussian clip 1

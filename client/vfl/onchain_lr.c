@@ -14,7 +14,10 @@
  * The active client's dLoss/dz of a chunk is scaled by 1/lb (the mean over the whole batch), so
  * what it posts for a chunk is the off-chain gradient's rows.
  *
- * sqn: the curvature rounds are rounds of the contract's layout (vfl/contract.h: after every L-th
+ * sqn with local pairs (the default): after the logical batch's step that completes an average from
+ * the second on, every block pushes its own pair y_b = H_bb s_b from its columns and the batch's
+ * posted gradient (the off-chain trainer's rule); the layout has no curvature round.
+ * sqn with --sqn-pairs round: the curvature rounds are rounds of the contract's layout (vfl/contract.h: after every L-th
  * epoch from the 2L-th, ceil(S/K) of them on the epoch's first S positions). After each logical
  * batch's step every block (the head too, on the active client) takes its iterate into the
  * average (bbvfl_lr_block_tick), so s is set when the layout's curvature rounds come; their
@@ -206,8 +209,14 @@ int oc_lr_apply(cl *c, oc_slot *sl, bbvfl_err *err) {
     bbvfl_lr_client_step(&l->cl, l->rows + p, l->lb, l->u + p * K, NULL, l->g + p * K);
     if (!l->L) continue;
     l->done++;
-    bbvfl_lr_block_tick(&l->cl.bl, l->done, l->L);
+    int due = bbvfl_lr_block_tick(&l->cl.bl, l->done, l->L);
     if (l->have_head) bbvfl_lr_block_tick(&l->head, l->done, l->L);
+    if (due && l->st.pairs == BBVFL_SQN_PAIRS_LOCAL) { /* each block's own H_bb s_b: no round */
+      size_t S = c->sess->train.sqn_sample;
+      if (S == 0 || S > l->lb) S = l->lb;
+      bbvfl_lr_client_local_pair(&l->cl, l->rows + p, S, l->g + p * K, (double)l->lb);
+      if (l->have_head) bbvfl_lr_head_local_pair(&l->st, &l->head, l->g + p * K, (double)l->lb, S);
+    }
   }
   c->res->learn_s += bbvfl_now() - t1;
   return 0;

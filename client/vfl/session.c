@@ -41,6 +41,10 @@ int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "--optimizer sqn on chain runs with --batch 0 (its curvature rounds follow whole epochs: "
                       "docs/LR.md); minibatch sqn runs off chain (bbvfl train --offchain)");
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && t->sqn_pairs == BBVFL_SQN_PAIRS_GLOBAL)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--sqn-pairs global runs off chain only (its round of dot products per step is not in the "
+                      "contract's layout); on chain use local (the default) or round");
   if (lr && t->staleness != 0)
     return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward)");
   if (lr && t->opt.kind == BBVFL_OPT_SQN && s->cparams.hashed)
@@ -129,6 +133,13 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                         json_pack("{s:s, s:f, s:f, s:i, s:i, s:I}", "loss", bbvfl_loss_name((bbvfl_loss_kind)t->loss),
                                   "l2", t->l2, "logit_clip", t->logit_clip, "sqn_memory", t->sqn_memory,
                                   "sqn_interval", t->sqn_interval, "sqn_sample", (json_int_t)t->sqn_sample));
+  if (tr && t->model == BBVFL_MODEL_LR) {
+    json_t *lm = json_object_get(tr, "lr_model");
+    json_object_set_new(lm, "sqn_pairs", json_string(t->sqn_pairs == BBVFL_SQN_PAIRS_GLOBAL  ? "global"
+                                                     : t->sqn_pairs == BBVFL_SQN_PAIRS_ROUND ? "round"
+                                                                                              : "local"));
+    json_object_set_new(lm, "sqn_cap", json_real(t->sqn_cap));
+  }
   if (tr && t->rowdp.on)
     json_object_set_new(tr, "row_privacy", json_pack("{s:f, s:f, s:f}", "dpsgd_clip", t->rowdp.clip, "dpsgd_noise",
                                                      t->rowdp.noise, "scale_epsilon", t->rowdp.scale_eps));
@@ -249,6 +260,18 @@ static int load_lr_model(json_t *tr, bbvfl_offchain_cfg *t, const char *path, bb
   t->sqn_interval = (int)v;
   if (get_int(lm, "sqn_sample", 0, INT32_MAX, &v, path, err) < 0) return -1;
   t->sqn_sample = (size_t)v;
+  /* sqn_pairs, sqn_cap: absent in files written before them, whose sqn had curvature rounds */
+  json_t *jp = json_object_get(lm, "sqn_pairs"), *jc = json_object_get(lm, "sqn_cap");
+  t->sqn_pairs = BBVFL_SQN_PAIRS_ROUND;
+  if (jp) {
+    const char *ps = json_is_string(jp) ? json_string_value(jp) : "";
+    if (!strcmp(ps, "local")) t->sqn_pairs = BBVFL_SQN_PAIRS_LOCAL;
+    else if (!strcmp(ps, "round")) t->sqn_pairs = BBVFL_SQN_PAIRS_ROUND;
+    else return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: sqn_pairs must be \"local\" or \"round\"", path);
+  }
+  t->sqn_cap = 0;
+  if (jc && get_num(lm, "sqn_cap", &t->sqn_cap, path, err) < 0) return -1;
+  if (!(t->sqn_cap >= 0)) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: sqn_cap must be >= 0", path);
   if (get_int(tr, "batch", 0, 1 << 20, &v, path, err) < 0) return -1;
   if (v == 0) t->B = 0;
   return 0;
@@ -580,8 +603,8 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   }
   c->staleness = (uint8_t)t->staleness;
   c->epochs = (uint32_t)t->epochs;
-  if (lr && t->opt.kind == BBVFL_OPT_SQN) {
-    /* the curvature rounds (docs/LR.md "On chain"): the full batch is one training round per epoch,
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && t->sqn_pairs == BBVFL_SQN_PAIRS_ROUND) {
+    /* (local pairs need no round) the curvature rounds (docs/LR.md "On chain"): the full batch is one training round per epoch,
        so every sqn_interval-th epoch from the 2*sqn_interval-th has them, on its first S rows */
     c->curv_every = (uint32_t)t->sqn_interval;
     c->curv_rows = t->sqn_sample > 0 && t->sqn_sample < ntr ? (uint32_t)t->sqn_sample : (uint32_t)ntr;
