@@ -39,6 +39,7 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c) {
   c->sqn_memory = 5;
   c->sqn_interval = 3;
   c->sqn_sample = 0;
+  bbvfl_afe_defaults(&c->afe);
 }
 
 void bbvfl_offchain_result_free(bbvfl_offchain_result *r) {
@@ -313,7 +314,9 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
                           .seed = c->seed, .seeded_noise = c->seeded_noise, .rowdp = c->rowdp,
                           .max_pending = (size_t)c->staleness + 1, .train_rows = t.data.train,
-                          .n_train = t.data.n_train};
+                          .n_train = t.data.n_train, .afe = c->afe};
+    pc.afe.nclasses = ds->nclasses;
+    pc.afe.B = c->B;
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
     int prc = bbvfl_party_init(&t.parties[m], &pc, cols, ds->n, nc, err);
     free(cols);
