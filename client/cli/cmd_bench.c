@@ -611,6 +611,7 @@ static const bench_mode MODES[] = {
     {"plots", mode_plots, "figures (PNG) from table1/scaling/sweep JSON files"},
     {"blocks", mode_blocks, "blocks per epoch, wall time and gas on a chain with a block time, by window and staleness"},
     {"lr", mode_lr, "the model families: LR with sgd, adam, sqn and the MLP, rounds to a target test loss, AUROC"},
+    {"afe", cmd_bench_afe, "the VFL-AFE ablation: vanilla, +rescaling, +adjusting, both (median over seeds)"},
     {"all", mode_all, "floor + table1 + scaling + plots into one folder"},
 };
 
