@@ -82,7 +82,7 @@ static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_e
   if (!f) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s: %s", path, strerror(errno));
   fprintf(f,
           "set terminal pngcairo size 1100,420 noenhanced\nset output 'attack.png'\nset datafile separator ','\n"
-          "set multiplot layout 1,2\nset logscale x\nset xlabel 'epsilon (row level, one client; NPQ drawn at 1e4)'\n"
+          "set multiplot layout 1,2\nset logscale x\nset xrange [1:2e4]\nset xlabel 'epsilon (row level, one client; NPQ drawn at 1e4)'\n"
           "set key bottom right\nset grid\n"
           "e(x) = (x != x || x > 1e4) ? 1e4 : x\n"
           "set title 'feature inversion gain (1 - MSE / MSE of the mean)'\nset ylabel 'gain (chance 0)'\n"
