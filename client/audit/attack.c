@@ -44,6 +44,43 @@ static int chol_solve(double *A, double *B, size_t k, size_t d) {
   return 0;
 }
 
+/* The ridge decoder [rel, 1] -> x fitted on n rows into W ((P+1) x d), the column means into mean. */
+static int fit_decoder(const float *rel, const float *x, size_t n, size_t P, size_t d, double ridge, double *A,
+                       double *W, double *mean) {
+  size_t k = P + 1;
+  memset(A, 0, k * k * sizeof *A);
+  memset(W, 0, k * d * sizeof *W);
+  memset(mean, 0, d * sizeof *mean);
+  for (size_t r = 0; r < n; r++) {
+    const float *z = rel + r * P, *xr = x + r * d;
+    for (size_t i = 0; i < k; i++) {
+      double zi = i < P ? z[i] : 1.0;
+      for (size_t j = 0; j < k; j++) A[i * k + j] += zi * (j < P ? z[j] : 1.0);
+      for (size_t c = 0; c < d; c++) W[i * d + c] += zi * xr[c];
+    }
+    for (size_t c = 0; c < d; c++) mean[c] += xr[c] / (double)n;
+  }
+  for (size_t i = 0; i < P; i++) A[i * k + i] += ridge * (double)n;
+  return chol_solve(A, W, k, d);
+}
+
+/* Mean squared error per column of the decoder (W) and of the means on n rows. */
+static void score_decoder(const double *W, const double *mean, const float *rel, const float *x, size_t n, size_t P,
+                          size_t d, double *mse, double *base) {
+  double se = 0, sb = 0;
+  for (size_t r = 0; r < n; r++) {
+    const float *z = rel + r * P, *xr = x + r * d;
+    for (size_t c = 0; c < d; c++) {
+      double y = W[P * d + c];
+      for (size_t i = 0; i < P; i++) y += z[i] * W[i * d + c];
+      se += (y - xr[c]) * (y - xr[c]);
+      sb += (mean[c] - xr[c]) * (mean[c] - xr[c]);
+    }
+  }
+  *mse = se / (double)(n * d);
+  *base = sb / (double)(n * d);
+}
+
 int bbvfl_attack_inversion(const float *aux_rel, const float *aux_x, size_t n_aux, const float *vic_rel,
                            const float *vic_x, size_t n_vic, size_t P, size_t d, double ridge, bbvfl_inversion *out,
                            bbvfl_err *err) {
@@ -51,38 +88,35 @@ int bbvfl_attack_inversion(const float *aux_rel, const float *aux_x, size_t n_au
     return bbvfl_fail(err, BBVFL_E_ARG, "inversion: %zu aux rows, %zu victim rows (at least 2 and 1)", n_aux, n_vic);
   size_t k = P + 1;
   double *A = calloc(k * k, sizeof *A), *W = calloc(k * d, sizeof *W), *mean = calloc(d, sizeof *mean);
-  int rc = -1;
+  int rc = -1, use_mean = 0;
   if (!A || !W || !mean) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
-  /* normal equations of [rel, 1] -> x, ridge on the weights (not the bias) */
-  for (size_t r = 0; r < n_aux; r++) {
-    const float *z = aux_rel + r * P, *x = aux_x + r * d;
-    for (size_t i = 0; i < k; i++) {
-      double zi = i < P ? z[i] : 1.0;
-      for (size_t j = 0; j < k; j++) A[i * k + j] += zi * (j < P ? z[j] : 1.0);
-      for (size_t c = 0; c < d; c++) W[i * d + c] += zi * x[c];
+  if (ridge <= 0) {
+    /* the attacker's own choice: the ridge that predicts the second half of its rows best from
+       the first, or no decoder at all (the means) when none beats them there */
+    static const double grid[] = {1e-4, 1e-2, 1, 100};
+    size_t h = n_aux / 2;
+    double best = INFINITY, base = INFINITY;
+    ridge = grid[0];
+    for (size_t g = 0; g < sizeof grid / sizeof grid[0] && h >= 1; g++) {
+      double mse;
+      if (fit_decoder(aux_rel, aux_x, h, P, d, grid[g], A, W, mean) != 0) continue;
+      score_decoder(W, mean, aux_rel + h * P, aux_x + h * d, n_aux - h, P, d, &mse, &base);
+      if (mse < best) best = mse, ridge = grid[g];
     }
-    for (size_t c = 0; c < d; c++) mean[c] += x[c] / (double)n_aux;
+    use_mean = !(best < base);
   }
-  for (size_t i = 0; i < P; i++) A[i * k + i] += ridge * (double)n_aux;
-  if (chol_solve(A, W, k, d) != 0) {
+  if (fit_decoder(aux_rel, aux_x, n_aux, P, d, ridge, A, W, mean) != 0) {
     bbvfl_fail(err, BBVFL_E_ARG, "inversion: the decoder's system is singular (constant releases?)");
     goto out;
   }
-  double se = 0, sb = 0;
-  for (size_t r = 0; r < n_vic; r++) {
-    const float *z = vic_rel + r * P, *x = vic_x + r * d;
-    for (size_t c = 0; c < d; c++) {
-      double y = W[P * d + c];
-      for (size_t i = 0; i < P; i++) y += z[i] * W[i * d + c];
-      se += (y - x[c]) * (y - x[c]);
-      sb += (mean[c] - x[c]) * (mean[c] - x[c]);
-    }
+  if (use_mean) {
+    memset(W, 0, k * d * sizeof *W);
+    memcpy(W + P * d, mean, d * sizeof *W);
   }
-  out->mse = se / (double)(n_vic * d);
-  out->mse_base = sb / (double)(n_vic * d);
+  score_decoder(W, mean, vic_rel, vic_x, n_vic, P, d, &out->mse, &out->mse_base);
   out->gain = out->mse_base > 0 ? 1.0 - out->mse / out->mse_base : 0;
   rc = 0;
 out:
@@ -296,7 +330,7 @@ int bbvfl_attack_offchain(const bbvfl_dataset *ds, const bbvfl_attack_cfg *a, bb
       nv++;
     }
   }
-  if (bbvfl_attack_inversion(ar, ax, na, vr, vx, nv, P, d, 1e-3, &out->inv, err) != 0) goto out;
+  if (bbvfl_attack_inversion(ar, ax, na, vr, vx, nv, P, d, 0, &out->inv, err) != 0) goto out;
   /* membership: shadows on other splits and seeds */
   size_t nsi = 0, nso = 0;
   for (int s = 0; s < a->shadows; s++) {

@@ -29,9 +29,14 @@ static void test_inversion_synthetic(void **st) {
   bbvfl_inversion inv;
   assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA * D, NV, P, D, 1e-6, &inv, NULL), 0);
   assert_true(inv.gain > 0.99);
+  assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA * D, NV, P, D, 0, &inv, NULL), 0);
+  assert_true(inv.gain > 0.99);
   for (int i = 0; i < (NA + NV) * P; i++) z[i] = (float)bbvfl_rng_normal(&r);
   assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA * D, NV, P, D, 1e-3, &inv, NULL), 0);
   assert_true(fabs(inv.gain) < 0.1);
+  /* the attacker's own ridge (0): no decoder beats the means on noise, so it keeps to them */
+  assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA * D, NV, P, D, 0, &inv, NULL), 0);
+  assert_true(fabs(inv.gain) < 0.05);
   assert_int_equal(bbvfl_attack_inversion(z, x, 1, z, x, NV, P, D, 1e-3, &inv, NULL), -1);
   free(x);
   free(z);
