@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "cli/afe_flags.h"
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/train_common.h"
@@ -94,8 +95,10 @@ int cmd_train(int argc, char **argv) {
   int offchain = 0, as_json = 0, clients = 5, b = 16, quiet = 0;
   double beta = 0.2, clip = 1.0, sigma = 1.0;
   const char *mechanism = "pbm", *seed_s = NULL, *out_dir = "runs/offchain", *partition = NULL;
-  cli_opt opts[16 + TRAIN_COMMON_NOPTS];
+  cli_opt opts[16 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
   size_t no = 0;
+  afe_flags af;
+  afe_flags_defaults(&af);
   opts[no++] = (cli_opt){"offchain", OPT_FLAG, &offchain, NULL, "aggregate in-process (required: on-chain training is `bbvfl demo`)"};
   opts[no++] = (cli_opt){"mechanism", OPT_STR, &mechanism, "NAME", "pbm (default), npq (no noise, no quantization) or gaussian"};
   opts[no++] = (cli_opt){"clients", OPT_INT, &clients, "M", "number of clients (default 5)"};
@@ -109,6 +112,7 @@ int cmd_train(int argc, char **argv) {
   opts[no++] = (cli_opt){"quiet", OPT_FLAG, &quiet, NULL, "no per-epoch lines"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object at the end on stdout"};
   no += train_common_opts(&tc, opts + no);
+  no += afe_flags_opts(&af, opts + no);
   cli_spec spec = {
       "bbvfl train", "vertical federated training with an in-process aggregator", "--offchain [OPTIONS]",
       "Runs M clients (each an MLP on its columns, tanh embedding of size P) and the active\n"
@@ -146,6 +150,11 @@ int cmd_train(int argc, char **argv) {
     return cli_report(&err);
   }
   if (train_common_apply(&tc, &cfg, &err) != 0) return cli_report(&err);
+  if (afe_flags_apply(&af, &cfg.afe, &cfg.mech.clip, &err) != 0) return cli_report(&err);
+  if (cfg.afe.on && cfg.mech.kind != BBVFL_MECH_GAUSSIAN) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--afe needs --mechanism gaussian");
+    return cli_report(&err);
+  }
   if (seed_s) {
     if (parse_seed(seed_s, &cfg.seed, &err) != 0) return cli_report(&err);
   } else {

@@ -15,6 +15,7 @@ static const command COMMANDS[] = {
     {"deploy", cmd_deploy, "deploy token + aggregator for a session, write the session file"},
     {"client", cmd_client, "one organisation's client process in an on-chain session"},
     {"train", cmd_train, "off-chain training with the in-process aggregator (--offchain)"},
+    {"attack", cmd_attack, "measure a run's leakage: label inference, feature inversion, membership inference"},
     {"sweep", cmd_sweep, "AUROC and epsilon over the paper's b x beta grid (off-chain)"},
     {"tune", cmd_tune, "the best row-mode (end-to-end) setting at a target epsilon (off-chain)"},
     {"devnet", cmd_devnet, "a local anvil on loopback: up, down, status"},

@@ -39,6 +39,7 @@ void bbvfl_offchain_defaults(bbvfl_offchain_cfg *c) {
   c->sqn_memory = 5;
   c->sqn_interval = 3;
   c->sqn_sample = 0;
+  bbvfl_afe_defaults(&c->afe);
 }
 
 void bbvfl_offchain_result_free(bbvfl_offchain_result *r) {
@@ -108,6 +109,8 @@ static int round_forward(trainer *t, const bbvfl_offchain_cfg *c, const bbvfl_ro
     int rc = rp->train ? bbvfl_party_forward_train(&t->parties[m], rows, rp->nrows, t->q, t->hf, err)
                        : bbvfl_party_forward_eval(&t->parties[m], rows, rp->nrows, t->q, t->hf, err);
     if (rc != 0) return -1;
+    if (c->tap && c->tap->release)
+      c->tap->release(c->tap->ctx, m, rp->train, rp->epoch, rows, rp->nrows, pbm ? NULL : t->hf, pbm ? t->q : NULL);
     rc = pbm ? bbvfl_agg_submit_q(&t->agg, rp->round, m, t->q, n, err)
              : bbvfl_agg_submit_f(&t->agg, rp->round, m, t->hf, n, err);
     if (rc != 0) return -1;
@@ -195,6 +198,14 @@ static int run_round(trainer *t, const bbvfl_offchain_cfg *c, const bbvfl_round_
   }
   size_t n = rp->nrows * P;
   if (bbvfl_agg_post_gradient(&t->agg, rp->round, t->grad, n, NULL, 0, err) != 0) return -1;
+  if (c->tap && c->tap->gradient) {
+    size_t plen = bbvfl_vhead_nparams(&t->head) * 4;
+    uint8_t *pbe = malloc(plen);
+    if (!pbe) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    bbvfl_vhead_params_be(&t->head, pbe);
+    c->tap->gradient(c->tap->ctx, rp->epoch, t->rows, rp->nrows, t->grad, pbe, plen);
+    free(pbe);
+  }
   /* 4. the gradient becomes pending for every party (each applies it when the plan says) */
   return bbvfl_agg_read_gradient(&t->agg, rp->round, ring_slot(t, rp->round), n, err);
 }
@@ -264,6 +275,37 @@ int bbvfl_offchain_start(const bbvfl_dataset *ds, const bbvfl_vfl_data *data, co
   return bbvfl_schedule_init(sched, S, data->n_train, B, err);
 }
 
+/* The attacks' tap: the final model's scores of rows (training or test), chunk by chunk through
+   every party's evaluation forward and the head (the sum taken here, outside the aggregator). */
+static int tap_scores(trainer *t, const bbvfl_offchain_cfg *c, int train, const size_t *rows, size_t n, bbvfl_err *err) {
+  int pbm = c->mech.kind == BBVFL_MECH_PBM;
+  size_t P = (size_t)c->P, chunk = t->nmax / P;
+  float *probs = malloc(n * (size_t)t->K * sizeof *probs);
+  if (!probs) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i0 = 0; i0 < n; i0 += chunk) {
+    size_t nb = n - i0 < chunk ? n - i0 : chunk, nv = nb * P;
+    memset(t->sum_q, 0, nv * sizeof *t->sum_q);
+    memset(t->sum_f, 0, nv * sizeof *t->sum_f);
+    for (int m = 0; m < t->M; m++) {
+      if (bbvfl_party_forward_eval(&t->parties[m], rows + i0, nb, t->q, t->hf, err) != 0) goto fail;
+      for (size_t j = 0; j < nv; j++) {
+        if (pbm)
+          t->sum_q[j] += t->q[j];
+        else
+          t->sum_f[j] += t->hf[j];
+      }
+    }
+    if (bbvfl_vhead_eval(&t->head, pbm ? t->sum_q : NULL, pbm ? NULL : t->sum_f, nb, probs + i0 * (size_t)t->K, err) != 0)
+      goto fail;
+  }
+  c->tap->scores(c->tap->ctx, train, rows, n, probs, t->K);
+  free(probs);
+  return 0;
+fail:
+  free(probs);
+  return -1;
+}
+
 int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin, bbvfl_offchain_result *res,
                          bbvfl_err *err) {
   memset(res, 0, sizeof *res);
@@ -311,10 +353,13 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
     size_t nc;
     if (bbvfl_vfl_data_client_cols(&t.data, m, &cols, &nc, err) != 0) goto out;
     res->cols_per_client[m] = nc;
+    if (c->tap && c->tap->features) c->tap->features(c->tap->ctx, m, cols, ds->n, nc);
     bbvfl_party_cfg pc = {.index = m, .P = c->P, .nhidden = c->nhidden, .mech = c->mech, .opt = c->opt,
                           .seed = c->seed, .seeded_noise = c->seeded_noise, .noise_key = c->noise_key, .rowdp = c->rowdp,
                           .max_pending = (size_t)c->staleness + 1, .train_rows = t.data.train,
-                          .n_train = t.data.n_train};
+                          .n_train = t.data.n_train, .afe = c->afe};
+    pc.afe.nclasses = ds->nclasses;
+    pc.afe.B = c->B;
     memcpy(pc.hidden, c->hidden, sizeof pc.hidden);
     int prc = bbvfl_party_init(&t.parties[m], &pc, cols, ds->n, nc, err);
     free(cols);
@@ -357,6 +402,10 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
                               .epochs = (uint32_t)t.plan.epochs};
   bbvfl_rounds_ops ops = {.finish = finish_round, .checkpoint = NULL, .start = start_round};
   if (bbvfl_rounds_run(&sched, 0, 0, bbvfl_plan_rounds(&t.plan), &ops, &lx, err) != 0) goto out;
+  if (c->tap && c->tap->scores &&
+      (tap_scores(&t, c, 1, t.data.train, t.data.n_train, err) != 0 ||
+       tap_scores(&t, c, 0, t.data.test, t.data.n_test, err) != 0))
+    goto out;
   res->agg_train_s_per_epoch = t.agg_total / c->epochs;
   res->wall_s = bbvfl_now() - t_start;
   rc = 0;

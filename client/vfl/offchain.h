@@ -42,6 +42,24 @@ typedef struct {
 #define BBVFL_MODEL_MLP 0
 #define BBVFL_MODEL_LR 1
 
+/* What an observer of the run sees, for the attacks of audit/attack.h (every field nullable;
+ * pointers are borrowed for the call only). release: client m's submission of rows (table row
+ * indices; hf for NPQ/Gaussian, q for PBM, nrows x P) in a training or evaluation round of epoch
+ * (0-based). gradient: the head's posted gradient of a training window (nrows x P) with the head's
+ * parameters after its steps (big-endian binary32, as the GradientPosted event carries them).
+ * features: client m's (standardised) columns of every table row, once before training.
+ * scores: after the last epoch, the final model's scores (n x K; K = 1: P(class 1)) of the
+ * training rows (train 1) and of the test rows (train 0). */
+typedef struct {
+  void *ctx;
+  void (*release)(void *ctx, int m, int train, int epoch, const size_t *rows, size_t nrows, const float *hf,
+                  const uint8_t *q);
+  void (*gradient)(void *ctx, int epoch, const size_t *rows, size_t nrows, const float *grad, const uint8_t *params_be,
+                   size_t params_len);
+  void (*features)(void *ctx, int m, const float *x, size_t nrows, size_t ncols);
+  void (*scores)(void *ctx, int train, const size_t *rows, size_t n, const float *probs, int K);
+} bbvfl_offchain_tap;
+
 typedef struct {
   int M;                     /* clients */
   size_t B;                  /* batch size */
@@ -69,6 +87,8 @@ typedef struct {
   size_t eval_rows_per_round;/* E, test rows per evaluation round; 0: all test rows in one round */
   const uint8_t *session_seed; /* 32 bytes, nullable: the minibatch seed S (e.g. an on-chain
                                   session's, to replay it off-chain); NULL: derived from seed */
+  bbvfl_afe_cfg afe;         /* VFL-AFE (ml/afe.h, with the gaussian mechanism): on, rescale, adjust and
+                                their weights; nclasses and B are filled in from the table and the batch */
   int model;                 /* BBVFL_MODEL_MLP (default) or BBVFL_MODEL_LR */
   int loss;                  /* lr: bbvfl_loss_kind (ml/lr.h), logistic (default) or taylor */
   double logit_clip;         /* lr: partial logits clipped to [-C, C]; 0: PBM's default bound
@@ -83,6 +103,7 @@ typedef struct {
                                 (the default) */
   int track_objective;       /* lr off chain: fill the result's objective (one full pass over the
                                 training rows per round) */
+  const bbvfl_offchain_tap *tap; /* nullable: the attacks' view of the run (MLP only) */
   /* progress callbacks (nullable) */
   void (*on_round)(void *ctx, int epoch, size_t done, size_t total);
   void (*on_epoch)(void *ctx, const bbvfl_epoch_metrics *m);

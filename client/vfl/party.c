@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dp/dppca.h"
+#include "ml/fcm.h"
 #include "vfl/ckpt.h"
 
 static void window_free(bbvfl_party_window *w);
@@ -74,6 +75,9 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
   if (cfg->nhidden < 0 || cfg->nhidden > BBVFL_MAX_HIDDEN)
     return bbvfl_fail(err, BBVFL_E_ARG, "client model: 0..%d hidden layers, got %d", BBVFL_MAX_HIDDEN, cfg->nhidden);
   if (bbvfl_mech_check(&cfg->mech, err) != 0) return -1;
+  if (bbvfl_afe_check(&cfg->afe, err) != 0) return -1;
+  if (cfg->afe.on && (cfg->mech.kind != BBVFL_MECH_GAUSSIAN || cfg->rowdp.on))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--afe needs --mechanism gaussian (and not row mode)");
   p->cfg = *cfg;
   p->nrows = nrows;
   p->ncols = ncols;
@@ -163,6 +167,33 @@ static void window_fill(const bbvfl_party *p, bbvfl_party_window *w, size_t nrow
   w->rows = nrows;
 }
 
+/* VFL-AFE's release of nb rows in h: each row clipped to L2 norm t = mech.clip (scale[i] its
+   factor), each batch of afe.B rows (the last one shorter) multiplied by Eq. 4's factor when
+   rescaling (the factor joins scale[i]), then N(0, sigma^2) per coordinate. */
+static void afe_release(bbvfl_party *p, float *h, size_t nb) {
+  const size_t P = (size_t)p->cfg.P;
+  const double t = p->cfg.mech.clip;
+  for (size_t i = 0; i < nb; i++) {
+    float *row = h + i * P;
+    double nrm = 0;
+    for (size_t j = 0; j < P; j++) nrm += (double)row[j] * row[j];
+    nrm = sqrt(nrm);
+    double s = nrm > t ? t / nrm : 1.0;
+    for (size_t j = 0; j < P; j++) row[j] = (float)(row[j] * s);
+    p->scale[i] = (float)s;
+  }
+  if (p->cfg.afe.rescale)
+    for (size_t i0 = 0; i0 < nb; i0 += p->cfg.afe.B) {
+      size_t n = nb - i0 < p->cfg.afe.B ? nb - i0 : p->cfg.afe.B;
+      double f = bbvfl_afe_rescale_factor(h + i0 * P, n, P, t, p->cfg.afe.p2);
+      for (size_t i = i0; i < i0 + n; i++) {
+        for (size_t j = 0; j < P; j++) h[i * P + j] = (float)(h[i * P + j] * f);
+        p->scale[i] = (float)(p->scale[i] * f);
+      }
+    }
+  for (size_t i = 0; i < nb * P; i++) h[i] = (float)(h[i] + p->cfg.mech.sigma * bbvfl_rng_normal(&p->noise));
+}
+
 /* The forward of rows and the mechanism; keeps nothing but the model's own cache. */
 static int forward_rows(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *q, float *hf, bbvfl_err *err) {
   if (nb == 0) return bbvfl_fail(err, BBVFL_E_ARG, "empty batch");
@@ -207,7 +238,10 @@ static int forward_rows(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *
     break;
   case BBVFL_MECH_GAUSSIAN:
     memcpy(hf, p->h, n * sizeof(float));
-    bbvfl_gauss_clip_noise(&p->cfg.mech, hf, nb, (size_t)p->cfg.P, &p->noise, p->scale);
+    if (p->cfg.afe.on)
+      afe_release(p, hf, nb);
+    else
+      bbvfl_gauss_clip_noise(&p->cfg.mech, hf, nb, (size_t)p->cfg.P, &p->noise, p->scale);
     break;
   }
   return 0;
@@ -270,6 +304,36 @@ static int dpsgd_grad(bbvfl_party *p, const bbvfl_party_window *w, size_t first,
   return 0;
 }
 
+/* VFL-AFE's distribution adjusting for one batch (Algorithm 1 lines 16-18): fuzzy c-means of the
+   returned gradient grad (nb x P) into afe.nclasses clusters, and the adjusting loss of the
+   batch's embeddings h (the tanh output of the window's forward) added to g (nb x P). */
+static int afe_adjust(bbvfl_party *p, const bbvfl_party_window *w, size_t first, size_t nb, const float *grad,
+                      float *g, bbvfl_err *err) {
+  const size_t P = (size_t)p->cfg.P;
+  const bbvfl_afe_cfg *a = &p->cfg.afe;
+  if (nb < (size_t)a->nclasses) return 0;
+  const float *h = w->acts + bbvfl_mlp_cache_floats(&p->mlp, w->rows) - w->rows * P + first * P;
+  int *lab = malloc(nb * sizeof *lab);
+  float *conf = malloc(nb * sizeof *conf), *ga = malloc(nb * P * sizeof *ga);
+  int rc = -1;
+  if (!lab || !conf || !ga) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  if (bbvfl_fcm(grad, nb, P, a->nclasses, 100, 1e-5, lab, conf, err) != 0) goto out;
+  if (isnan(bbvfl_afe_adjust_loss(h, nb, P, lab, conf, a->conf, a->lambda, a->alpha, ga))) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < nb * P; i++) g[i] += ga[i];
+  rc = 0;
+out:
+  free(lab);
+  free(conf);
+  free(ga);
+  return rc;
+}
+
 /* One batch of a kept forward: rows first..first+nb-1 of w, grad its dLoss/dh_hat (nb x P); one
    optimizer step. Fails only before touching the model (out of memory on the first use). */
 static int step_batch(bbvfl_party *p, const bbvfl_party_window *w, size_t first, size_t nb, const float *grad,
@@ -287,6 +351,7 @@ static int step_batch(bbvfl_party *p, const bbvfl_party_window *w, size_t first,
     }
     for (size_t i = 0; i < n; i++) p->gtmp[i] = grad[i] * w->scale[first + i / P];
     g = p->gtmp;
+    if (p->cfg.afe.adjust && afe_adjust(p, w, first, nb, grad, p->gtmp, err) != 0) return -1;
   }
   if (p->cfg.rowdp.on) {
     if (dpsgd_grad(p, w, first, nb, g, err) != 0) return -1;

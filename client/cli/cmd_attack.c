@@ -1,0 +1,230 @@
+/* bbvfl attack: measures what a training run leaks (audit/attack.h): label inference from the
+ * posted gradients, feature inversion of one client's releases, membership inference with shadow
+ * models, each beside its chance level. One configuration from the train flags, or --sweep: the
+ * table over NPQ, the PBM default and smaller betas, row mode, label DP and VFL-AFE at several
+ * sigmas, written as attack.csv and attack.png (gnuplot) under --out. Off chain only. */
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "audit/attack.h"
+#include "cli/afe_flags.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/train_common.h"
+#include "common/fsutil.h"
+
+extern char **environ;
+
+typedef struct {
+  char name[48];
+  bbvfl_attack_cfg a;
+  bbvfl_attack_result r;
+} attack_row;
+
+static void print_header(void) {
+  printf("%-26s %9s %6s | %7s %7s %7s | %7s %7s | %7s %7s\n", "configuration", "epsilon", "acc", "label", "chance",
+         "RR", "inv", "chance", "MIA adv", "chance");
+}
+
+static void print_row(const attack_row *w) {
+  const bbvfl_attack_result *r = &w->r;
+  printf("%-26s %9.3g %6.3f | %7.3f %7.3f %7.3f | %7.3f %7.3f | %7.3f %7.3f\n", w->name, r->epsilon, r->test_accuracy,
+         r->label_acc, r->label_chance, r->label_rr, r->inv.gain, 0.0, r->mia.advantage, 0.0);
+  fflush(stdout);
+}
+
+static json_t *row_json(const attack_row *w) {
+  const bbvfl_attack_result *r = &w->r;
+  json_t *o = json_object();
+  json_object_set_new(o, "configuration", json_string(w->name));
+  json_object_set_new(o, "epsilon", train_json_num(r->epsilon));
+  json_object_set_new(o, "test_accuracy", json_real(r->test_accuracy));
+  json_object_set_new(o, "label_inference_accuracy", train_json_num(r->label_acc));
+  json_object_set_new(o, "label_chance", train_json_num(r->label_chance));
+  json_object_set_new(o, "label_rr_rate", train_json_num(r->label_rr));
+  json_object_set_new(o, "inversion_mse", json_real(r->inv.mse));
+  json_object_set_new(o, "inversion_mse_baseline", json_real(r->inv.mse_base));
+  json_object_set_new(o, "inversion_gain", json_real(r->inv.gain));
+  json_object_set_new(o, "membership_advantage", json_real(r->mia.advantage));
+  json_object_set_new(o, "membership_accuracy", json_real(r->mia.accuracy));
+  return o;
+}
+
+/* attack.csv, attack.gp and attack.png under dir (gnuplot missing: the figure is skipped, said on stderr). */
+static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_err *err) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/attack.csv", dir);
+  FILE *f = fopen(path, "w");
+  if (!f) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s: %s", path, strerror(errno));
+  fprintf(f, "configuration,family,epsilon,test_accuracy,label_acc,label_chance,label_rr,inversion_mse,"
+             "inversion_mse_baseline,inversion_gain,membership_advantage,membership_accuracy\n");
+  for (int i = 0; i < n; i++) {
+    const bbvfl_attack_result *r = &rows[i].r;
+    char fam[sizeof rows[i].name];
+    memcpy(fam, rows[i].name, sizeof fam);
+    char *sp = strchr(fam, ' ');
+    if (sp) *sp = 0;
+    fprintf(f, "%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", rows[i].name, fam, r->epsilon,
+            r->test_accuracy, r->label_acc, r->label_chance, r->label_rr, r->inv.mse, r->inv.mse_base, r->inv.gain,
+            r->mia.advantage, r->mia.accuracy);
+  }
+  if (fclose(f) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s", path);
+  snprintf(path, sizeof path, "%s/attack.gp", dir);
+  f = fopen(path, "w");
+  if (!f) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s: %s", path, strerror(errno));
+  fprintf(f,
+          "set terminal pngcairo size 1100,420 noenhanced\nset output 'attack.png'\nset datafile separator ','\n"
+          "set multiplot layout 1,2\nset logscale x\nset xrange [1:2e4]\nset xlabel 'epsilon (row level, one client; NPQ drawn at 1e4)'\n"
+          "set key bottom right\nset grid\n"
+          "e(x) = (x != x || x > 1e4) ? 1e4 : x\n"
+          "set title 'feature inversion gain (1 - MSE / MSE of the mean)'\nset ylabel 'gain (chance 0)'\n"
+          "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):10 "
+          "with linespoints title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\n"
+          "set title 'membership inference advantage (TPR - FPR)'\nset ylabel 'advantage (chance 0)'\n"
+          "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):11 "
+          "with linespoints title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\nunset multiplot\n");
+  if (fclose(f) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s", path);
+  pid_t pid;
+  char *const argv[] = {"gnuplot", "attack.gp", NULL};
+  char cwd[4096];
+  if (!getcwd(cwd, sizeof cwd) || chdir(dir) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot enter %s", dir);
+  int rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
+  int st = 0;
+  if (rc == 0) waitpid(pid, &st, 0);
+  if (chdir(cwd) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot return to %s", cwd);
+  if (rc != 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+    fprintf(stderr, "bbvfl attack: no figure (gnuplot %s); the table is in %s/attack.csv\n",
+            rc ? "not found: install gnuplot-nox" : "failed", dir);
+  return 0;
+}
+
+int cmd_attack(int argc, char **argv) {
+  train_common tc;
+  train_common_defaults(&tc);
+  tc.epochs = 10;
+  afe_flags af;
+  afe_flags_defaults(&af);
+  int clients = 5, b = 16, shadows = 2, victim = 0, sweep = 0, as_json = 0;
+  double beta = 0.2, clip = 1.0, sigma = 1.0;
+  const char *mechanism = "pbm", *out_dir = "runs/attack";
+  uint64_t seed = 1;
+  cli_opt opts[16 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
+  size_t no = 0;
+  opts[no++] = (cli_opt){"mechanism", OPT_STR, &mechanism, "NAME", "pbm (default), npq or gaussian"};
+  opts[no++] = (cli_opt){"clients", OPT_INT, &clients, "M", "number of clients (default 5)"};
+  opts[no++] = (cli_opt){"b", OPT_INT, &b, "N", "PBM trials per coordinate (default 16)"};
+  opts[no++] = (cli_opt){"beta", OPT_DBL, &beta, "X", "PBM bias (default 0.2)"};
+  opts[no++] = (cli_opt){"clip", OPT_DBL, &clip, "C", "gaussian: L2 clip norm per embedding row (default 1)"};
+  opts[no++] = (cli_opt){"sigma", OPT_DBL, &sigma, "S", "gaussian: noise standard deviation (default 1)"};
+  opts[no++] = (cli_opt){"seed", OPT_U64, &seed, "N", "the attacked run's seed (default 1; shadows use others)"};
+  opts[no++] = (cli_opt){"shadows", OPT_INT, &shadows, "N", "shadow models of the membership attack (default 2)"};
+  opts[no++] = (cli_opt){"victim", OPT_INT, &victim, "M", "the client whose columns are inverted (default 0)"};
+  opts[no++] = (cli_opt){"sweep", OPT_FLAG, &sweep, NULL,
+                         "the table: npq, pbm beta 0.2/0.1/0.05, row mode, pbm with label DP, afe sigma 0.5/1/2/4"};
+  opts[no++] = (cli_opt){"out", OPT_STR, &out_dir, "DIR", "--sweep: folder of attack.csv and attack.png (default runs/attack)"};
+  opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "one JSON object on stdout"};
+  no += train_common_opts(&tc, opts + no);
+  no += afe_flags_opts(&af, opts + no);
+  cli_spec spec = {"bbvfl attack", "measure a run's leakage: label inference, feature inversion, membership inference",
+                   "[OPTIONS]",
+                   "Trains off chain (the train flags; 10 epochs by default) and attacks what an observer of the\n"
+                   "chain would see: the posted gradients with the head's parameters (label inference, audit's\n"
+                   "leak), the victim client's releases (a ridge decoder fitted on the test rows' releases and\n"
+                   "columns, applied to the training rows' releases; gain = 1 - MSE / MSE of the column means),\n"
+                   "and the final model's scores (a loss threshold learnt on shadow runs over other splits;\n"
+                   "advantage = TPR - FPR). Chance: the majority class, gain 0, advantage 0.",
+                   opts, no};
+  int cli_st;
+  if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  bbvfl_err err = {0};
+  bbvfl_attack_cfg base;
+  bbvfl_attack_defaults(&base);
+  base.cfg.M = clients;
+  base.cfg.mech.b = b;
+  base.cfg.mech.beta = beta;
+  base.cfg.mech.clip = clip;
+  base.cfg.mech.sigma = sigma;
+  base.cfg.seed = seed;
+  base.cfg.seeded_noise = 1;
+  base.shadows = shadows;
+  base.victim = victim;
+  base.delta = tc.delta;
+  if (bbvfl_mech_parse(mechanism, &base.cfg.mech.kind) != 0) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--mechanism: '%s' is not npq, pbm or gaussian", mechanism);
+    return cli_report(&err);
+  }
+  if (train_common_apply(&tc, &base.cfg, &err) != 0 || afe_flags_apply(&af, &base.cfg.afe, &base.cfg.mech.clip, &err) != 0)
+    return cli_report(&err);
+  if (bbvfl_mech_check(&base.cfg.mech, &err) != 0) return cli_report(&err);
+  bbvfl_dataset ds;
+  if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
+  attack_row rows[16];
+  int n = 0;
+  if (!sweep) {
+    rows[0].a = base;
+    snprintf(rows[0].name, sizeof rows[0].name, "%s%s", base.cfg.afe.on ? "afe " : "", bbvfl_mech_name(base.cfg.mech.kind));
+    n = 1;
+  } else {
+    const double betas[] = {0.2, 0.1, 0.05}, sigmas[] = {0.5, 1, 2, 4};
+    attack_row *w = &rows[n++];
+    w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_NPQ, w->a.cfg.rowdp.on = 0, w->a.cfg.label_eps = 0;
+    snprintf(w->name, sizeof w->name, "npq");
+    for (int i = 0; i < 3; i++) {
+      w = &rows[n++];
+      w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = betas[i], w->a.cfg.rowdp.on = 0;
+      w->a.cfg.label_eps = 0;
+      snprintf(w->name, sizeof w->name, "pbm beta=%g", betas[i]);
+    }
+    w = &rows[n++];
+    w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.label_eps = 0;
+    w->a.cfg.rowdp = (bbvfl_rowdp){1, tc.dpsgd_clip, tc.dpsgd_noise, tc.scale_eps, 0, 0};
+    snprintf(w->name, sizeof w->name, "row dpsgd noise=%g", tc.dpsgd_noise);
+    w = &rows[n++];
+    w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.rowdp.on = 0;
+    w->a.cfg.label_eps = 1.0;
+    snprintf(w->name, sizeof w->name, "pbm+labeldp label_eps=1");
+    for (int i = 0; i < 4; i++) {
+      w = &rows[n++];
+      w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_GAUSSIAN, w->a.cfg.mech.clip = 1, w->a.cfg.mech.sigma = sigmas[i];
+      w->a.cfg.rowdp.on = 0, w->a.cfg.label_eps = 0;
+      w->a.cfg.afe.on = w->a.cfg.afe.rescale = w->a.cfg.afe.adjust = 1;
+      snprintf(w->name, sizeof w->name, "afe sigma=%g", sigmas[i]);
+    }
+  }
+  if (!as_json) {
+    printf("attacks on %s (%zu rows), %d clients, %d epochs, %d shadow models; victim client %d\n",
+           tc.data ? tc.data : "the bundled Breast Cancer table", ds.n, base.cfg.M, base.cfg.epochs, shadows, victim);
+    print_header();
+  }
+  int rc = 0;
+  for (int i = 0; i < n && rc == 0; i++) {
+    rc = bbvfl_attack_offchain(&ds, &rows[i].a, &rows[i].r, &err);
+    if (rc == 0 && !as_json) print_row(&rows[i]);
+    if (rc != 0) bbvfl_wrap(&err, "%s", rows[i].name);
+  }
+  if (rc == 0 && sweep && (bbvfl_mkdirs(out_dir, 0755, &err) != 0 || write_outputs(out_dir, rows, n, &err) != 0)) rc = -1;
+  if (rc == 0 && as_json) {
+    json_t *arr = json_array();
+    for (int i = 0; i < n; i++) json_array_append_new(arr, row_json(&rows[i]));
+    json_t *o = json_object();
+    json_object_set_new(o, "attacks", arr);
+    char *s = json_dumps(o, JSON_INDENT(2));
+    if (s) puts(s);
+    free(s);
+    json_decref(o);
+  } else if (rc == 0 && !as_json) {
+    printf("label: inference accuracy over the last epoch's training rows (chance: the majority class; RR: randomized\n"
+           "response's rate with label DP); inv: inversion gain (chance 0); MIA adv: TPR - FPR (chance 0).\n");
+    if (sweep) printf("written: %s/attack.csv, %s/attack.png\n", out_dir, out_dir);
+  }
+  bbvfl_dataset_free(&ds);
+  return rc == 0 ? 0 : cli_report(&err);
+}
