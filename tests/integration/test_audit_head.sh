@@ -5,7 +5,7 @@
 #    drawn once per row, are what the gradients imply);
 #  - hashed aggregation, windows of 3 batches, staleness 2 (pipelined), masked mode;
 #  - three classes (wine), the MLP with windows of 2 (multiclass: the class read over K);
-#  - --model lr on wine (softmax, K = 3) and --model lr --batch 0 --optimizer sqn (curvature
+#  - --model lr on wine (softmax, K = 3) and --model lr --batch 0 --optimizer sqn --sqn-pairs round (curvature
 #    rounds: counted, not replayed).
 # Each: `bbvfl audit --session` exits 0, `head` PASS with every TRAIN round's gradient checked,
 # all of them bit for bit (the same code in the same order). Labels split across clients:
@@ -58,7 +58,7 @@ demo wine_mlp --data "$data/wine.csv" --window 2
 head_passes wine_mlp
 demo wine_lr --data "$data/wine.csv" --model lr
 head_passes wine_lr
-demo lr_sqn --model lr --batch 0 --optimizer sqn --sqn-interval 1 --epochs 4
+demo lr_sqn --model lr --batch 0 --optimizer sqn --sqn-pairs round --sqn-interval 1 --epochs 4
 head_passes lr_sqn
 python3 - "$work/lr_sqn.audit.json" <<'PY'
 import json, sys
