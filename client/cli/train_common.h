@@ -26,7 +26,7 @@ typedef struct {
 
 void train_common_defaults(train_common *t);
 /* Appends the shared options to opts (room for TRAIN_COMMON_NOPTS), returns how many. */
-#define TRAIN_COMMON_NOPTS 30
+#define TRAIN_COMMON_NOPTS 32 /* exactly the o[n++] of train_common_opts: callers size their arrays with it (the ASan run of cli_test_hostile_input catches a count that falls short) */
 size_t train_common_opts(train_common *t, cli_opt *opts);
 /* Applies the shared flags to cfg (model family, loss, model, optimizer, batch, P, epochs, split, window, staleness,
  * evaluation rows per round); a bad value is refused with the value named. */
