@@ -9,7 +9,7 @@
 # Then the installed command on its own, from a copy of the prefix moved elsewhere (it must find
 # share/bbvfl/ relative to itself, never through the source tree): `bbvfl devnet up` (anvil from
 # BBVFL_ANVIL only), `bbvfl deploy` (the installed abi/ and data/), `bbvfl demo --epochs 1` on that
-# devnet; without abi/ a deploy fails naming the installed folder and sends nothing; without
+# devnet; without data/ or abi/ a deploy fails naming the installed folder and sends nothing; without
 # BBVFL_ANVIL anvil is not found. Every other examples/NAME.c is an on-chain example: built
 # against the installed libbbvfl.so via pkg-config and run as `NAME RPC_URL RUN_DIR` on that
 # devnet, with no BBVFL_* variable set (the library finds share/bbvfl beside itself); it must exit
@@ -186,18 +186,21 @@ rep = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 assert rep["epochs"] == 1 and 0.5 < rep["auroc"] <= 1, rep
 print("installed demo --epochs 1: AUROC %.4f, gas per coordinate %s" % (rep["auroc"], rep["gas_per_coordinate"]))
 PY
-  # without the installed abi/ a deploy fails before any transaction, naming the installed folder
-  # (the source tree's abi/ is still there: finding it would be a fall-back)
-  mv "$moved/share/bbvfl/abi" "$tmp/abi.aside"
-  before=$(blocknum "$rpc_url")
-  set +e
-  "$bin" deploy --rpc "$rpc_url" --clients 3 --epochs 1 --seed 3 --out "$tmp/session/again.json" >/dev/null 2>"$tmp/noabi.err"
-  st=$?
-  set -e
-  [ "$st" != 0 ] || fail "deploy without the installed abi/ succeeded (did it read the source tree?)"
-  grep -qF "$moved/share/bbvfl/abi/" "$tmp/noabi.err" || { cat "$tmp/noabi.err"; fail "the error does not name the installed abi/ folder"; }
-  [ "$(blocknum "$rpc_url")" = "$before" ] || fail "a failed deploy mined a block"
-  [ ! -e "$tmp/session/again.json" ] || fail "a failed deploy wrote its session file"
+  # without the installed data/ (then abi/) a deploy fails before any transaction, naming the
+  # installed folder (the source tree's are still there: finding them would be a fall-back)
+  for sub in data abi; do
+    mv "$moved/share/bbvfl/$sub" "$tmp/$sub.aside"
+    before=$(blocknum "$rpc_url")
+    set +e
+    "$bin" deploy --rpc "$rpc_url" --clients 3 --epochs 1 --seed 3 --out "$tmp/session/again.json" >/dev/null 2>"$tmp/no$sub.err"
+    st=$?
+    set -e
+    [ "$st" != 0 ] || fail "deploy without the installed $sub/ succeeded (did it read the source tree?)"
+    grep -qF "$moved/share/bbvfl/$sub/" "$tmp/no$sub.err" || { cat "$tmp/no$sub.err"; fail "the error does not name the installed $sub/ folder"; }
+    [ "$(blocknum "$rpc_url")" = "$before" ] || fail "a deploy failing for want of $sub/ mined a block"
+    [ ! -e "$tmp/session/again.json" ] || fail "a deploy failing for want of $sub/ wrote its session file"
+    [ "$sub" = abi ] || mv "$tmp/$sub.aside" "$moved/share/bbvfl/$sub"
+  done
   # BBVFL_SHARE_DIR points the same binary at another share/bbvfl
   BBVFL_SHARE_DIR=$stage/share/bbvfl "$bin" deploy --rpc "$rpc_url" --clients 3 --epochs 1 --seed 3 \
     --out "$tmp/session/shared.json" >/dev/null || fail "deploy with BBVFL_SHARE_DIR=$stage/share/bbvfl"
