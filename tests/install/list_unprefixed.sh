@@ -6,6 +6,7 @@
 #   usage: list_unprefixed.sh LIBRARY...   (libbbvfl.a, libbbvfl.so, or any .o/.a/.so)
 # Defined globals are nm's upper-case kinds other than U (T text, D/B/G/S data, R read-only,
 # C common, W/V weak, i indirect functions); for a shared library its dynamic symbol table.
+# Not counted: __odr_asan.NAME, which AddressSanitizer adds beside each global NAME (build-asan).
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: list_unprefixed.sh LIBRARY..." >&2; exit 2; }
 command -v nm >/dev/null || { echo "list_unprefixed.sh: nm not found (Debian package binutils)" >&2; exit 2; }
@@ -23,6 +24,7 @@ for lib in "$@"; do
       name = $NF; kind = $(NF - 1)
       if (kind !~ /^[TDBGSRCWVi]$/) next
       if (name ~ /^bbvfl_/) next
+      if (name ~ /^__odr_asan[._]/) next  # AddressSanitizer'"'"'s own marker beside each global
       print name "\t" (obj != "" ? obj : lib)
     }' <<<"$out"
 done | sort -u
