@@ -16,10 +16,8 @@
 #include <unistd.h>
 
 #include "common/fsutil.h"
+#include "common/rundirs.h"
 
-#ifndef BBVFL_DEFAULT_DEVNET_DIR
-#define BBVFL_DEFAULT_DEVNET_DIR "devnet"
-#endif
 
 int bbvfl_find_tool(const char *tool, char *buf, size_t n, bbvfl_err *err) {
   char envname[64];
@@ -40,10 +38,12 @@ int bbvfl_find_tool(const char *tool, char *buf, size_t n, bbvfl_err *err) {
   const char *arch = "amd64";
   if (uname(&u) == 0 && (strcmp(u.machine, "aarch64") == 0 || strcmp(u.machine, "arm64") == 0))
     arch = "arm64";
-  const char *devdir = getenv("BBVFL_TOOLCHAIN_DIR");
-  if (!devdir || !*devdir) devdir = BBVFL_DEFAULT_DEVNET_DIR;
-  snprintf(buf, n, "%s/node_modules/@foundry-rs/%s-linux-%s/bin/%s", devdir, tool, arch, tool);
-  if (access(buf, X_OK) == 0) return 0;
+  /* the pinned toolchain: $BBVFL_TOOLCHAIN_DIR or the source tree's devnet/ (none installed) */
+  const char *devdir = bbvfl_rundir_path(BBVFL_RUNDIR_TOOLCHAIN);
+  if (devdir) {
+    snprintf(buf, n, "%s/node_modules/@foundry-rs/%s-linux-%s/bin/%s", devdir, tool, arch, tool);
+    if (access(buf, X_OK) == 0) return 0;
+  }
   const char *path = getenv("PATH");
   if (path) {
     char *copy = strdup(path);
@@ -58,6 +58,11 @@ int bbvfl_find_tool(const char *tool, char *buf, size_t n, bbvfl_err *err) {
     }
     free(copy);
   }
+  if (!bbvfl_rundir_in_build_tree())
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "%s not found on PATH: set %s to its path (or BBVFL_TOOLCHAIN_DIR to a bbvfl "
+                      "source tree's devnet/ folder holding the pinned toolchain)",
+                      tool, envname);
   return bbvfl_fail(err, BBVFL_E_ARG,
                     "%s not found: run ./run.sh setup (installs the pinned toolchain under "
                     "devnet/node_modules) or set %s to its path",

@@ -66,7 +66,8 @@ int bbvfl_devnet_ping(const char *url, double timeout_s, unsigned long long *cha
                       bbvfl_err *err);
 
 /* Finds the pinned anvil (or forge/cast) binary: $BBVFL_<TOOL> upper-cased, then
- * <devnet dir>/node_modules/@foundry-rs/<tool>-linux-<arch>/bin/<tool>, then PATH.
+ * <toolchain>/node_modules/@foundry-rs/<tool>-linux-<arch>/bin/<tool> (<toolchain>: common/rundirs.h,
+ * $BBVFL_TOOLCHAIN_DIR or the source tree's devnet/; an installed bbvfl has none), then PATH.
  * Writes into buf (size n). */
 int bbvfl_find_tool(const char *tool, char *buf, size_t n, bbvfl_err *err);
 

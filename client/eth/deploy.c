@@ -7,14 +7,12 @@
 #include <string.h>
 
 #include "common/fsutil.h"
+#include "common/rundirs.h"
 #include "eth/hex.h"
 
 #define MAX_ARTIFACT ((size_t)64 << 20)
 
-const char *bbvfl_abi_dir(void) {
-  const char *d = getenv("BBVFL_ABI_DIR");
-  return d && *d ? d : BBVFL_DEFAULT_ABI_DIR;
-}
+const char *bbvfl_abi_dir(void) { return bbvfl_rundir_path(BBVFL_RUNDIR_ABI); }
 
 static int valid_name(const char *n) {
   if (!n || !*n || strlen(n) > 128) return 0;
@@ -39,8 +37,11 @@ int bbvfl_artifact_bytecode(const char *contract_name, uint8_t **code, size_t *l
   char *text;
   size_t tlen;
   if (bbvfl_read_file(path, MAX_ARTIFACT, &text, &tlen, err) != 0)
-    return bbvfl_wrap(err, "loading the artifact of %s (regenerate with devnet/gen-abi.sh?)",
-                      contract_name);
+    return bbvfl_rundir_in_build_tree() || getenv("BBVFL_ABI_DIR")
+               ? bbvfl_wrap(err, "loading the artifact of %s (regenerate with devnet/gen-abi.sh?)",
+                            contract_name)
+               : bbvfl_wrap(err, "loading the artifact of %s (the installed abi/ folder; "
+                            "set BBVFL_SHARE_DIR or BBVFL_ABI_DIR to use another)", contract_name);
   json_error_t je;
   json_t *root = json_loadb(text, tlen, 0, &je);
   free(text);

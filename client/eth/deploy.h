@@ -10,7 +10,8 @@
 #include "eth/rpc.h"
 #include "eth/sender.h"
 
-/* Folder holding the artifacts: $BBVFL_ABI_DIR, else BBVFL_DEFAULT_ABI_DIR. */
+/* Folder holding the artifacts: common/rundirs.h's abi folder ($BBVFL_ABI_DIR, the source tree's
+ * abi/ or the installed share/bbvfl/abi). */
 const char *bbvfl_abi_dir(void);
 
 /* Reads the creation bytecode of abi/<name>.json into a malloc'd buffer (caller frees). name is
@@ -18,7 +19,7 @@ const char *bbvfl_abi_dir(void);
 int bbvfl_artifact_bytecode(const char *contract_name, uint8_t **code, size_t *len,
                             bbvfl_err *err);
 
-/* Loads abi/<name>.json (dir: $BBVFL_ABI_DIR or BBVFL_DEFAULT_ABI_DIR), appends the already
+/* Loads abi/<name>.json (dir: bbvfl_abi_dir()), appends the already
  * ABI-encoded constructor args, sends the creation tx, waits, returns the address. rc, when
  * given, receives the receipt (caller clears it). */
 int bbvfl_deploy(bbvfl_sender *s, const char *contract_name, const uint8_t *ctor_args,

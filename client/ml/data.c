@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/fsutil.h"
+#include "common/rundirs.h"
 #include "dp/rng.h"
 
 /* One line split into fields (pointers into a scratch copy). */
@@ -298,8 +299,7 @@ out:
 
 const char *bbvfl_default_data_path(void) {
   static char path[4096];
-  const char *dir = getenv("BBVFL_DATA_DIR");
-  snprintf(path, sizeof path, "%s/breast_cancer.csv", dir && *dir ? dir : BBVFL_DEFAULT_DATA_DIR);
+  snprintf(path, sizeof path, "%s/breast_cancer.csv", bbvfl_rundir_path(BBVFL_RUNDIR_DATA));
   return path;
 }
 

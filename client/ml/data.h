@@ -35,8 +35,9 @@ typedef struct {
 int bbvfl_csv_parse(const char *text, size_t len, const char *src, const bbvfl_csv_opts *o,
                     bbvfl_dataset *ds, bbvfl_err *err);
 int bbvfl_csv_load(const char *path, const bbvfl_csv_opts *o, bbvfl_dataset *ds, bbvfl_err *err);
-/* The bundled Breast Cancer table every command defaults to: $BBVFL_DATA_DIR/breast_cancer.csv,
- * else the source tree's data/ (a static buffer, overwritten by the next call). */
+/* The bundled Breast Cancer table every command defaults to: breast_cancer.csv in the data folder
+ * of common/rundirs.h ($BBVFL_DATA_DIR, the source tree's data/ or the installed share/bbvfl/data;
+ * a static buffer, overwritten by the next call). */
 const char *bbvfl_default_data_path(void);
 void bbvfl_dataset_free(bbvfl_dataset *ds);
 
