@@ -74,7 +74,9 @@ abstract contract BbvflPacked is BbvflBase {
 
     /// Bytes of n values at `bits` bits each in the bit-sliced block layout.
     function _plen(uint256 n, uint256 bits) internal pure returns (uint256) {
-        return bits * (((n >> 8) << 5) + (((n & 255) + 7) >> 3));
+        unchecked {
+            return bits * (((n >> 8) << 5) + (((n & 255) + 7) >> 3));
+        }
     }
 
     // ------------------------------------------------------------------ submission
@@ -94,7 +96,10 @@ abstract contract BbvflPacked is BbvflBase {
         if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
         if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
         _validate(round, q);
-        uint256 dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
+        uint256 dk;
+        unchecked {
+            dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
+        }
         uint256 old;
         assembly ("memory-safe") {
             old := sload(dk)
@@ -113,7 +118,10 @@ abstract contract BbvflPacked is BbvflBase {
             d := keccak256(add(f, 0x40), len)
             dl := add(0x40, and(add(len, 31), not(31)))
         }
-        uint256 word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
+        uint256 word;
+        unchecked {
+            word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
+        }
         bytes32 topic = SubmittedPayload.selector;
         assembly ("memory-safe") {
             sstore(dk, word)
@@ -124,7 +132,8 @@ abstract contract BbvflPacked is BbvflBase {
     /// Length, padding and range of a packed payload of `round`.
     function _validate(uint64 round, bytes calldata q) private view {
         uint256 n = _dataLen(round);
-        if (!(q.length == _plen(n, VB))) _revert(BadLength.selector, _plen(n, VB), q.length);
+        uint256 want = _plen(n, VB);
+        if (!(q.length == want)) _revert(BadLength.selector, want, q.length);
         (bool above, bool pad) = _check(q, n);
         if (!(!pad)) _revert(PaddingNotZero.selector);
         if (!(!above)) _revert(ValueAboveLevels.selector, LEVELS);
@@ -132,7 +141,9 @@ abstract contract BbvflPacked is BbvflBase {
 
     /// r is open for submissions while head is `head` (r >= head given).
     function _open(uint256 r, uint256 head) private view returns (bool) {
-        return r < TOTAL_ROUNDS && r - head < RING && _trainBefore(r) - _trainBefore(head) <= STALENESS;
+        unchecked {
+            return r < TOTAL_ROUNDS && r - head < RING && _trainBefore(r) - _trainBefore(head) <= STALENESS;
+        }
     }
 
     function _curvOn() internal pure override returns (bool) {
@@ -140,28 +151,34 @@ abstract contract BbvflPacked is BbvflBase {
     }
 
     function _locate(uint256 r) internal view override returns (uint256 e, uint256 pos, bool ce) {
-        uint256 per = uint256(T) + V;
-        return (r / per, r % per, false);
+        unchecked {
+            uint256 per = uint256(T) + V;
+            return (r / per, r % per, false);
+        }
     }
 
     function _trainBefore(uint256 x) private view returns (uint256) {
-        uint256 t = T;
-        uint256 per = t + V;
-        uint256 pos = x % per;
-        return (x / per) * t + (pos < t ? pos : t);
+        unchecked {
+            uint256 t = T;
+            uint256 per = t + V;
+            uint256 pos = x % per;
+            return (x / per) * t + (pos < t ? pos : t);
+        }
     }
 
     /// Bit-sliced checks of a packed payload of n values: some value above b; some padding bit set.
-    /// Full blocks (256 values, VB words) take a fast path when b has one of two shapes: b =
-    /// 2^VB - 1 (every VB-bit value is in range: nothing to check) or b = 2^(VB-1) (b = 16 at 5
-    /// bits: a value is above b iff its top bit is set with any lower bit, one AND per block of
-    /// the top plane with the OR of the lower planes). Other b, and the last partial block (the
-    /// only one with padding), take the general bit-sliced compare with b.
+    /// Full blocks (256 values, VB words) take a fast path when b = 2^VB - 1 (every VB-bit value
+    /// is in range: nothing to check) or b = 16 (5 bits: a value is above 16 iff bit 4 is set
+    /// with any lower bit, one AND per block of plane 4 with the OR of planes 0..3). Other b, and
+    /// the last partial block (the only one with padding), take the general bit-sliced compare.
     function _check(bytes calldata q, uint256 n) private view returns (bool above, bool pad) {
         uint256 vb = VB;
         uint256 lv = LEVELS;
-        // 0: no compare needed on full blocks, 1: top plane AND lower planes, 2: general compare
-        uint256 shape = lv + 1 == (uint256(1) << vb) ? 0 : (lv == (uint256(1) << (vb - 1)) ? 1 : 2);
+        // 0: no compare needed on full blocks, 1: b = 16 (top plane AND lower planes), 2: general compare
+        uint256 shape;
+        unchecked {
+            shape = lv + 1 == (uint256(1) << vb) ? 0 : (lv == 16 ? 1 : 2);
+        }
         assembly ("memory-safe") {
             let off := q.offset
             let gtb := 0
@@ -171,21 +188,10 @@ abstract contract BbvflPacked is BbvflBase {
                 let stride := shl(5, vb)
                 let end := add(off, mul(shr(8, n), stride))
                 if shape {
-                    let top := sub(stride, 0x20)
-                    switch vb
-                    case 5 {
-                        // b = 16, unrolled: above iff plane 4 and any of planes 0..3
-                        for {} lt(off, end) { off := add(off, 0xa0) } {
-                            let lo := or(or(calldataload(off), calldataload(add(off, 0x20))), or(calldataload(add(off, 0x40)), calldataload(add(off, 0x60))))
-                            gtb := or(gtb, and(lo, calldataload(add(off, 0x80))))
-                        }
-                    }
-                    default {
-                        for {} lt(off, end) { off := add(off, stride) } {
-                            let lo := 0
-                            for { let k := 0 } lt(k, top) { k := add(k, 0x20) } { lo := or(lo, calldataload(add(off, k))) }
-                            gtb := or(gtb, and(lo, calldataload(add(off, top))))
-                        }
+                    // b = 16: above iff plane 4 and any of planes 0..3
+                    for {} lt(off, end) { off := add(off, 0xa0) } {
+                        let lo := or(or(calldataload(off), calldataload(add(off, 0x20))), or(calldataload(add(off, 0x40)), calldataload(add(off, 0x60))))
+                        gtb := or(gtb, and(lo, calldataload(add(off, 0x80))))
                     }
                 }
                 off := end
@@ -246,6 +252,12 @@ abstract contract BbvflPacked is BbvflBase {
         _hot = h;
     }
 
+    function _inc(uint256 i) internal pure returns (uint256) {
+        unchecked {
+            return i + 1;
+        }
+    }
+
     function _hash(bytes calldata p) internal pure returns (bytes32 d) {
         assembly ("memory-safe") {
             let f := mload(0x40)
@@ -258,9 +270,14 @@ abstract contract BbvflPacked is BbvflBase {
     function _sum(bytes[] calldata payloads, uint256 n) internal view returns (bytes memory out) {
         uint256 vb = VB;
         uint256 sb = SB;
-        uint256 nb = (n + 255) >> 8;
-        uint256[] memory acc = new uint256[](nb * sb);
-        for (uint256 i = 0; i < payloads.length; i++) {
+        uint256 nb;
+        uint256 words;
+        unchecked {
+            nb = (n + 255) >> 8;
+            words = nb * sb;
+        }
+        uint256[] memory acc = new uint256[](words);
+        for (uint256 i = 0; i < payloads.length; i = _inc(i)) {
             bytes calldata p = payloads[i];
             assembly ("memory-safe") {
                 let a := add(acc, 0x20)
@@ -288,7 +305,9 @@ abstract contract BbvflPacked is BbvflBase {
             }
         }
         uint256 len = _plen(n, sb);
-        out = new bytes(len + 32);
+        unchecked {
+            out = new bytes(len + 32);
+        }
         assembly ("memory-safe") {
             let a := add(acc, 0x20)
             let o := add(out, 0x20)
@@ -308,16 +327,18 @@ abstract contract BbvflPacked is BbvflBase {
 
     /// The clients of `mask` (bit = index) whose submission word holds round r.
     function _submitted(uint256 r, uint64 mask) internal view returns (uint64 got) {
-        uint256 base = HASH_BASE + ((r % RING) << 6);
-        uint256 tag = r + 1;
-        for (uint256 i = 0; mask >> i != 0; i++) {
-            if ((mask >> i) & 1 == 0) continue;
-            uint256 dk = base + i;
-            uint256 x;
-            assembly ("memory-safe") {
-                x := sload(dk)
+        unchecked {
+            uint256 base = HASH_BASE + ((r % RING) << 6);
+            uint256 tag = r + 1;
+            for (uint256 i = 0; mask >> i != 0; i++) {
+                if ((mask >> i) & 1 == 0) continue;
+                uint256 dk = base + i;
+                uint256 x;
+                assembly ("memory-safe") {
+                    x := sload(dk)
+                }
+                if (x >> 192 == tag) got |= uint64(1 << i);
             }
-            if (x >> 192 == tag) got |= uint64(1 << i);
         }
     }
 
@@ -330,7 +351,11 @@ abstract contract BbvflPacked is BbvflBase {
         if (!(h.started && !h.ended)) _revert(NotTraining.selector);
         uint64 keep = _submitted(h.round, h.submitted);
         if (!(keep != h.submitted)) _revert(RoundAlreadyComplete.selector);
-        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
+        uint256 due;
+        unchecked {
+            due = uint256(h.openedAt) + TIMEOUT_BLOCKS;
+        }
+        if (!(block.number > due)) _revert(RoundNotTimedOut.selector, due);
         if (!(keep != 0)) _revert(NoSubmissions.selector);
         if (_excludeMissing(h, keep, 3)) _reelect(h.round, 2);
         h.submitted = keep;
@@ -375,7 +400,9 @@ abstract contract BbvflPacked is BbvflBase {
 
     function _headCount(Hot memory h) internal view override returns (uint8 n) {
         uint64 b = _submitted(h.round, h.submitted);
-        for (; b != 0; b &= b - 1) n++;
+        unchecked {
+            for (; b != 0; b &= b - 1) n++;
+        }
     }
 
     function _onElected(Hot memory h, uint64 mask) internal pure override {
@@ -421,22 +448,11 @@ contract BbvflPackedAggregator is BbvflPacked {
 }
 
 /// @title Optimistic packed mode: postSum(round, sum) and dispute() (see BbvflPacked).
-/// @notice Where a claim is kept: the claim word of round r is (r+1 mod 2^28) << 228 | (claim
-/// block mod 2^36) << 192 | the low 192 bits of the claim's commitment keccak256(r, claimer,
-/// keccak256(sum), the participants' stored payload hashes in index order). It goes to slot r %
-/// RING of a ring of claim words when that slot is empty, holds an earlier claim of r (erased by a
-/// roll-back) or holds a claim whose dispute window has closed: a rewrite of a used word (5,000
-/// gas instead of 22,100 for a fresh one). Otherwise (the claim RING rounds back is still
-/// disputable) it goes to a per-round overflow word. A dispute looks at the ring slot first (its
-/// tag must be r+1), then at the overflow word; the ring never holds a claim of r older than the
-/// overflow word's (a claim of r goes to the ring whenever the ring slot holds r's tag).
+/// @notice The claim word of round r is claim block << 192 | the low 192 bits of the claim's
+/// commitment keccak256(r, claimer, keccak256(sum), the participants' stored payload hashes in
+/// index order), one fresh word per round (a mapping by round, never overwritten by another round).
 contract BbvflOptimisticAggregator is BbvflPacked {
-    uint256 private constant CLAIM_BASE = uint256(keccak256("bbvfl.optimistic.claims"));
-    uint256 private constant TAG_SHIFT = 228;
-    uint256 private constant TAG_MASK = (1 << 28) - 1;
-    uint256 private constant BLOCK_MASK = (1 << 36) - 1;
-
-    // round => claim word (see the contract's notice) when the ring slot was taken; 0: none
+    // round => claim word (see the contract's notice); 0: no claim standing
     mapping(uint256 => uint256) private _claims;
 
     /// Optimistic mode: `claimer` posted the sum of `round` (RoundCompleted in the same transaction).
@@ -460,14 +476,7 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     /// @notice The disputed sum is the sum of the payloads: nothing to correct.
     /// @param round the round
     error SumCorrect(uint64 round);
-    /// @notice The session has more rounds than a claim word's round tag can tell apart.
-    /// @param rounds rounds of the session
-    /// @param max largest number of rounds accepted
-    error TooManyRounds(uint256 rounds, uint256 max);
-
-    constructor(Config memory c) BbvflPacked(c) {
-        if (!(TOTAL_ROUNDS < TAG_MASK)) _revert(TooManyRounds.selector, TOTAL_ROUNDS, TAG_MASK - 1);
-    }
+    constructor(Config memory c) BbvflPacked(c) {}
 
     function _optimistic() internal pure override returns (bool) {
         return true;
@@ -485,7 +494,7 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         uint256 slen = _plen(_dataLen(round), SB);
         if (!(sum.length == slen)) _revert(BadLength.selector, slen, sum.length);
         uint256 c = _emitSum(round, h.n, sum, f, o);
-        _storeClaim(round, (((uint256(round) + 1) & TAG_MASK) << TAG_SHIFT) | ((block.number & BLOCK_MASK) << 192) | c);
+        _claims[round] = (block.number << 192) | c;
         emit SumClaimed(round, msg.sender);
         _done(h, round);
     }
@@ -494,7 +503,10 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     /// memory, not allocated: the caller uses it before any allocation), checking that every
     /// participant of `mask` submitted to `round`; o is the end of the layout.
     function _commitHashes(uint64 round, uint64 mask) private view returns (uint256 f, uint256 o) {
-        uint256 base = HASH_BASE + ((round % RING) << 6);
+        uint256 base;
+        unchecked {
+            base = HASH_BASE + ((round % RING) << 6);
+        }
         bool complete;
         assembly ("memory-safe") {
             f := mload(0x40)
@@ -533,58 +545,29 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         }
     }
 
-    /// Writes the claim word of `round` to its ring slot or, when that slot holds a claim of
-    /// another round still disputable, to the overflow word (see the contract's notice).
-    function _storeClaim(uint64 round, uint256 word) private {
-        uint256 slot = CLAIM_BASE + (round % RING);
-        uint256 old;
-        assembly ("memory-safe") {
-            old := sload(slot)
-        }
-        if (old == 0 || old >> TAG_SHIFT == word >> TAG_SHIFT || ((old >> 192) & BLOCK_MASK) + TIMEOUT_BLOCKS < block.number) {
-            assembly ("memory-safe") {
-                sstore(slot, word)
-            }
-        } else {
-            _claims[round] = word;
-        }
-    }
-
     /// Anyone proves the claimed sum of `round` wrong with the round's payloads (see the header).
     function dispute(uint64 round, address claimer, bytes calldata sum, bytes[] calldata payloads) external {
         Hot memory h = _hot;
-        (uint256 c, uint256 slot) = _claimStanding(h, round);
+        uint256 c = _claimStanding(h, round);
         uint256 n = _dataLen(round);
         if (!(_claimHash(round, claimer, sum, payloads, _plen(n, VB)) == c & M192)) _revert(ClaimMismatch.selector);
         bytes memory s = _sum(payloads, n);
-        if (!(keccak256(s) != keccak256(sum))) _revert(SumCorrect.selector, round);
-        if (slot != 0) {
-            assembly ("memory-safe") {
-                sstore(slot, 0)
-            }
-        } else {
-            delete _claims[round];
-        }
+        if (!(keccak256(s) != _hash(sum))) _revert(SumCorrect.selector, round);
+        delete _claims[round];
         _rollback(h, round, claimer);
         emit SumDisputed(round, claimer, msg.sender);
         emit RoundCompleted(round, uint8(payloads.length), s);
         _done(h, round);
     }
 
-    /// The claim word of `round` when a dispute of it is accepted now (see the header), and its
-    /// ring slot (0: the overflow word).
-    function _claimStanding(Hot memory h, uint64 round) private view returns (uint256 c, uint256 slot) {
-        if (!(round < h.round || (round == h.round && (h.count != 0 || h.ended)))) _revert(NoClaim.selector, round);
-        slot = CLAIM_BASE + (round % RING);
-        assembly ("memory-safe") {
-            c := sload(slot)
+    /// The claim word of `round` when a dispute of it is accepted now (see the header).
+    function _claimStanding(Hot memory h, uint64 round) private view returns (uint256 c) {
+        c = _claims[round];
+        if (!(c != 0 && (round < h.round || (round == h.round && (h.count != 0 || h.ended))))) _revert(NoClaim.selector, round);
+        uint256 deadline;
+        unchecked {
+            deadline = (c >> 192) + TIMEOUT_BLOCKS;
         }
-        if (c >> TAG_SHIFT != (uint256(round) + 1) & TAG_MASK) {
-            c = _claims[round];
-            slot = 0;
-        }
-        if (!(c != 0)) _revert(NoClaim.selector, round);
-        uint256 deadline = ((c >> 192) & BLOCK_MASK) + TIMEOUT_BLOCKS;
         if (!(block.number <= deadline)) _revert(DisputeTooLate.selector, deadline);
         (uint256 e,,) = _locate(round);
         if (!(e >= _unsettled)) _revert(EpochSettled.selector, e);
@@ -608,7 +591,7 @@ contract BbvflOptimisticAggregator is BbvflPacked {
             mstore(add(f, 0x20), claimer)
             mstore(add(f, 0x40), hs)
         }
-        for (uint256 i = 0; i < np; i++) {
+        for (uint256 i = 0; i < np; i = _inc(i)) {
             bytes calldata p = payloads[i];
             if (!(p.length == plen)) _revert(ClaimMismatch.selector);
             uint256 hv = uint256(_hash(p)) & M192;

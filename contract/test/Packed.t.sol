@@ -119,7 +119,7 @@ contract PackedTest is Base {
 
     /// Lengths, range and padding at block boundaries and bit widths: n = 1, 7, 8, 9, 255, 256,
     /// 257, 300, 513 values, b = 1, 2, 8, 15, 16, 17 (1, 2, 4, 4, 5, 5 bits: the range check's
-    /// three shapes, b = 2^VB - 1, b = 2^(VB-1) general and unrolled for 5 bits, and any other b).
+    /// paths, b = 2^VB - 1 (no compare), b = 16 (plane 4 AND planes 0..3) and any other b).
     function test_packing_boundaries() public {
         uint32[9] memory ns = [uint32(1), 7, 8, 9, 255, 256, 257, 300, 513];
         uint8[6] memory bs = [uint8(1), 2, 8, 15, 16, 17];
@@ -186,7 +186,8 @@ contract PackedTest is Base {
     }
 
     /// Every value above b is refused wherever it sits in a full block (each plane and word of
-    /// the 256-value block, the fast paths of b = 16 and b = 8) and in the partial last block;
+    /// the 256-value block: the fast path of b = 16, the general compare of b = 8) and in the
+    /// partial last block;
     /// b itself is accepted there.
     function test_range_check_full_blocks() public {
         uint8[2] memory bs = [uint8(16), 8];
@@ -421,48 +422,8 @@ contract PackedTest is Base {
         agg.dispute(1, clientAddr(1), s1, ps1);
     }
 
-    function roundAll(BbvflOptimisticAggregator agg, uint64 r, uint256 delta, uint256 claimer) internal {
-        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
-        vm.prank(clientAddr(claimer));
-        agg.postSum(r, sumOf(all(3), r, delta));
-        vm.prank(agg.active());
-        agg.postGradient(r, new bytes(40 * 4), "");
-    }
-
-    /// Claim words: the claim RING rounds back still disputable sends the new claim to its
-    /// overflow word and both stay disputable; once that window closed, the ring slot is reused.
-    function test_optimistic_claim_ring_and_overflow() public {
-        BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 12));
-        uint64 ring = uint64(agg.RING());
-        for (uint64 r = 0; r < ring; r++) roundAll(agg, r, 0, 1);
-        // round RING claimed (wrong) while round 0's claim is disputable: overflow word
-        roundAll(agg, ring, 1, 2);
-        bytes memory s0 = sumOf(all(3), 0, 0);
-        bytes[] memory ps = payloads(agg, 0);
-        vx.expectPartialRevert(BbvflOptimisticAggregator.SumCorrect.selector);
-        agg.dispute(0, clientAddr(1), s0, ps);
-        // round RING+1 claimed after round 1's window closed: the ring slot is reused, round 1's claim gone
-        vm.roll(block.number + c.roundTimeoutBlocks + 1);
-        roundAll(agg, ring + 1, 0, 0);
-        ps = payloads(agg, 1);
-        vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
-        agg.dispute(1, clientAddr(1), sumOf(all(3), 1, 0), ps);
-        ps = payloads(agg, ring + 1);
-        vx.expectPartialRevert(BbvflOptimisticAggregator.SumCorrect.selector);
-        agg.dispute(ring + 1, clientAddr(0), sumOf(all(3), ring + 1, 0), ps);
-        // the overflow claim of round RING is still disputable: wrong, so the claimer goes
-        vm.roll(block.number - c.roundTimeoutBlocks);
-        ps = payloads(agg, ring);
-        vx.recordLogs();
-        agg.dispute(ring, clientAddr(2), sumOf(all(3), ring, 1), ps);
-        (bytes memory got,,) = lastSum(ring);
-        assertEq(got, sumOf(all(3), ring, 0), "recomputed sum of the overflow claim");
-        assertEq(agg.participants().length, 2, "claimer excluded");
-        assertEq(agg.currentRound(), ring, "rolled back");
-    }
-
-    /// A round claimed again after a roll-back: the new claim replaces the erased one in the
-    /// ring slot (same round tag, window still open), so a dispute matches the new claim.
+    /// A round claimed again after a roll-back: the new claim replaces the erased one, so a
+    /// dispute matches the new claim.
     function test_optimistic_reclaim_after_rollback_replaces() public {
         BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 4));
         address cheat = clientAddr(0);
@@ -488,5 +449,21 @@ contract PackedTest is Base {
         for (uint256 k = 0; k < 2; k++) ps[k] = payload(indexOf(parts[k]), 1);
         agg.dispute(1, clientAddr(2), bad, ps);
         assertEq(agg.participants().length, 1, "second claimer excluded");
+    }
+
+    /// postSum refuses a round some participant has not submitted to (the claim's one pass over
+    /// the hash words checks each one's round tag), then accepts it once complete.
+    function test_optimistic_postsum_incomplete_refused() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 4));
+        submitAs(agg, 0, 0);
+        submitAs(agg, 2, 0);
+        bytes memory s = sumOf(all(3), 0, 0);
+        vm.prank(clientAddr(0));
+        vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
+        agg.postSum(0, s);
+        submitAs(agg, 1, 0);
+        vm.prank(clientAddr(0));
+        agg.postSum(0, s);
+        assertEq(agg.currentRound(), 0, "waits for the gradient");
     }
 }
