@@ -23,7 +23,7 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   payloads (client index order), summed from the packing.
 /// - BbvflOptimisticAggregator (no aggregate()): a participant may postSum(round, sum): the sum without the payloads. The
 ///   contract checks only the round (head, complete, not aggregated) and the length, stores one
-///   word (block << 192 | low 192 bits of keccak256(claimer, keccak256(sum), the participants'
+///   word (block << 192 | low 192 bits of keccak256(round, claimer, keccak256(sum), the participants'
 ///   stored payload hashes in index order)), emits RoundCompleted(round, n, sum) and
 ///   SumClaimed(round, claimer), and the round proceeds as if aggregated. Within
 ///   roundTimeoutBlocks blocks after the claim anyone may dispute(round, claimer, sum,
