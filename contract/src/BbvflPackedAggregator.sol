@@ -23,7 +23,7 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   payloads (client index order), summed from the packing.
 /// - BbvflOptimisticAggregator (no aggregate()): a participant may postSum(round, sum): the sum without the payloads. The
 ///   contract checks only the round (head, complete, not aggregated) and the length, stores one
-///   word (block << 192 | low 192 bits of keccak256(claimer, keccak256(sum), the participants'
+///   word (block << 192 | low 192 bits of keccak256(round, claimer, keccak256(sum), the participants'
 ///   stored payload hashes in index order)), emits RoundCompleted(round, n, sum) and
 ///   SumClaimed(round, claimer), and the round proceeds as if aggregated. Within
 ///   roundTimeoutBlocks blocks after the claim anyone may dispute(round, claimer, sum,
@@ -74,7 +74,9 @@ abstract contract BbvflPacked is BbvflBase {
 
     /// Bytes of n values at `bits` bits each in the bit-sliced block layout.
     function _plen(uint256 n, uint256 bits) internal pure returns (uint256) {
-        return bits * (((n >> 8) << 5) + (((n & 255) + 7) >> 3));
+        unchecked {
+            return bits * (((n >> 8) << 5) + (((n & 255) + 7) >> 3));
+        }
     }
 
     // ------------------------------------------------------------------ submission
@@ -94,7 +96,10 @@ abstract contract BbvflPacked is BbvflBase {
         if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
         if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
         _validate(round, q);
-        uint256 dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
+        uint256 dk;
+        unchecked {
+            dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
+        }
         uint256 old;
         assembly ("memory-safe") {
             old := sload(dk)
@@ -113,7 +118,10 @@ abstract contract BbvflPacked is BbvflBase {
             d := keccak256(add(f, 0x40), len)
             dl := add(0x40, and(add(len, 31), not(31)))
         }
-        uint256 word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
+        uint256 word;
+        unchecked {
+            word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
+        }
         bytes32 topic = SubmittedPayload.selector;
         assembly ("memory-safe") {
             sstore(dk, word)
@@ -124,7 +132,8 @@ abstract contract BbvflPacked is BbvflBase {
     /// Length, padding and range of a packed payload of `round`.
     function _validate(uint64 round, bytes calldata q) private view {
         uint256 n = _dataLen(round);
-        if (!(q.length == _plen(n, VB))) _revert(BadLength.selector, _plen(n, VB), q.length);
+        uint256 want = _plen(n, VB);
+        if (!(q.length == want)) _revert(BadLength.selector, want, q.length);
         (bool above, bool pad) = _check(q, n);
         if (!(!pad)) _revert(PaddingNotZero.selector);
         if (!(!above)) _revert(ValueAboveLevels.selector, LEVELS);
@@ -132,7 +141,9 @@ abstract contract BbvflPacked is BbvflBase {
 
     /// r is open for submissions while head is `head` (r >= head given).
     function _open(uint256 r, uint256 head) private view returns (bool) {
-        return r < TOTAL_ROUNDS && r - head < RING && _trainBefore(r) - _trainBefore(head) <= STALENESS;
+        unchecked {
+            return r < TOTAL_ROUNDS && r - head < RING && _trainBefore(r) - _trainBefore(head) <= STALENESS;
+        }
     }
 
     function _curvOn() internal pure override returns (bool) {
@@ -140,27 +151,54 @@ abstract contract BbvflPacked is BbvflBase {
     }
 
     function _locate(uint256 r) internal view override returns (uint256 e, uint256 pos, bool ce) {
-        uint256 per = uint256(T) + V;
-        return (r / per, r % per, false);
+        unchecked {
+            uint256 per = uint256(T) + V;
+            return (r / per, r % per, false);
+        }
     }
 
     function _trainBefore(uint256 x) private view returns (uint256) {
-        uint256 t = T;
-        uint256 per = t + V;
-        uint256 pos = x % per;
-        return (x / per) * t + (pos < t ? pos : t);
+        unchecked {
+            uint256 t = T;
+            uint256 per = t + V;
+            uint256 pos = x % per;
+            return (x / per) * t + (pos < t ? pos : t);
+        }
     }
 
     /// Bit-sliced checks of a packed payload of n values: some value above b; some padding bit set.
+    /// Full blocks (256 values, VB words) take a fast path when b = 2^VB - 1 (every VB-bit value
+    /// is in range: nothing to check) or b = 16 (5 bits: a value is above 16 iff bit 4 is set
+    /// with any lower bit, one AND per block of plane 4 with the OR of planes 0..3). Other b, and
+    /// the last partial block (the only one with padding), take the general bit-sliced compare.
     function _check(bytes calldata q, uint256 n) private view returns (bool above, bool pad) {
         uint256 vb = VB;
         uint256 lv = LEVELS;
+        // 0: no compare needed on full blocks, 1: b = 16 (top plane AND lower planes), 2: general compare
+        uint256 shape;
+        unchecked {
+            shape = lv + 1 == (uint256(1) << vb) ? 0 : (lv == 16 ? 1 : 2);
+        }
         assembly ("memory-safe") {
             let off := q.offset
-            let nb := shr(8, add(n, 255))
             let gtb := 0
             let bad := 0
-            for { let j := 0 } lt(j, nb) { j := add(j, 1) } {
+            let j := 0
+            if lt(shape, 2) {
+                let stride := shl(5, vb)
+                let end := add(off, mul(shr(8, n), stride))
+                if shape {
+                    // b = 16: above iff plane 4 and any of planes 0..3
+                    for {} lt(off, end) { off := add(off, 0xa0) } {
+                        let lo := or(or(calldataload(off), calldataload(add(off, 0x20))), or(calldataload(add(off, 0x40)), calldataload(add(off, 0x60))))
+                        gtb := or(gtb, and(lo, calldataload(add(off, 0x80))))
+                    }
+                }
+                off := end
+                j := shr(8, n)
+            }
+            let nb := shr(8, add(n, 255))
+            for {} lt(j, nb) { j := add(j, 1) } {
                 let w := sub(n, shl(8, j))
                 if gt(w, 256) { w := 256 }
                 let pb := shr(3, add(w, 7))
@@ -189,12 +227,17 @@ abstract contract BbvflPacked is BbvflBase {
 
     /// Checks that `round` is the head, open, complete and not aggregated; returns its participant mask.
     function _headOpen(Hot memory h, uint64 round) internal view returns (uint64 mask) {
+        mask = _headReady(h, round);
+        if (!(_submitted(round, mask) == mask)) _revert(RoundNotComplete.selector, round);
+    }
+
+    /// _headOpen without the completeness check (the caller reads the hash words itself).
+    function _headReady(Hot memory h, uint64 round) internal pure returns (uint64) {
         if (!(h.started && !h.ended)) _revert(NotTraining.selector);
         if (!(round >= h.round)) _revert(RoundClosed.selector, round, h.round);
         if (!(round == h.round)) _revert(RoundNotOpen.selector, round, h.round);
         if (!(h.count == 0)) _revert(AlreadyAggregated.selector, round);
-        mask = h.submitted;
-        if (!(_submitted(round, mask) == mask)) _revert(RoundNotComplete.selector, round);
+        return h.submitted;
     }
 
     /// head's sum exists: a TRAIN round waits for its gradient, an EVAL round is done.
@@ -209,6 +252,12 @@ abstract contract BbvflPacked is BbvflBase {
         _hot = h;
     }
 
+    function _inc(uint256 i) internal pure returns (uint256) {
+        unchecked {
+            return i + 1;
+        }
+    }
+
     function _hash(bytes calldata p) internal pure returns (bytes32 d) {
         assembly ("memory-safe") {
             let f := mload(0x40)
@@ -221,9 +270,14 @@ abstract contract BbvflPacked is BbvflBase {
     function _sum(bytes[] calldata payloads, uint256 n) internal view returns (bytes memory out) {
         uint256 vb = VB;
         uint256 sb = SB;
-        uint256 nb = (n + 255) >> 8;
-        uint256[] memory acc = new uint256[](nb * sb);
-        for (uint256 i = 0; i < payloads.length; i++) {
+        uint256 nb;
+        uint256 words;
+        unchecked {
+            nb = (n + 255) >> 8;
+            words = nb * sb;
+        }
+        uint256[] memory acc = new uint256[](words);
+        for (uint256 i = 0; i < payloads.length; i = _inc(i)) {
             bytes calldata p = payloads[i];
             assembly ("memory-safe") {
                 let a := add(acc, 0x20)
@@ -251,7 +305,9 @@ abstract contract BbvflPacked is BbvflBase {
             }
         }
         uint256 len = _plen(n, sb);
-        out = new bytes(len + 32);
+        unchecked {
+            out = new bytes(len + 32);
+        }
         assembly ("memory-safe") {
             let a := add(acc, 0x20)
             let o := add(out, 0x20)
@@ -271,16 +327,18 @@ abstract contract BbvflPacked is BbvflBase {
 
     /// The clients of `mask` (bit = index) whose submission word holds round r.
     function _submitted(uint256 r, uint64 mask) internal view returns (uint64 got) {
-        uint256 base = HASH_BASE + ((r % RING) << 6);
-        uint256 tag = r + 1;
-        for (uint256 i = 0; mask >> i != 0; i++) {
-            if ((mask >> i) & 1 == 0) continue;
-            uint256 dk = base + i;
-            uint256 x;
-            assembly ("memory-safe") {
-                x := sload(dk)
+        unchecked {
+            uint256 base = HASH_BASE + ((r % RING) << 6);
+            uint256 tag = r + 1;
+            for (uint256 i = 0; mask >> i != 0; i++) {
+                if ((mask >> i) & 1 == 0) continue;
+                uint256 dk = base + i;
+                uint256 x;
+                assembly ("memory-safe") {
+                    x := sload(dk)
+                }
+                if (x >> 192 == tag) got |= uint64(1 << i);
             }
-            if (x >> 192 == tag) got |= uint64(1 << i);
         }
     }
 
@@ -293,7 +351,11 @@ abstract contract BbvflPacked is BbvflBase {
         if (!(h.started && !h.ended)) _revert(NotTraining.selector);
         uint64 keep = _submitted(h.round, h.submitted);
         if (!(keep != h.submitted)) _revert(RoundAlreadyComplete.selector);
-        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
+        uint256 due;
+        unchecked {
+            due = uint256(h.openedAt) + TIMEOUT_BLOCKS;
+        }
+        if (!(block.number > due)) _revert(RoundNotTimedOut.selector, due);
         if (!(keep != 0)) _revert(NoSubmissions.selector);
         if (_excludeMissing(h, keep, 3)) _reelect(h.round, 2);
         h.submitted = keep;
@@ -338,7 +400,9 @@ abstract contract BbvflPacked is BbvflBase {
 
     function _headCount(Hot memory h) internal view override returns (uint8 n) {
         uint64 b = _submitted(h.round, h.submitted);
-        for (; b != 0; b &= b - 1) n++;
+        unchecked {
+            for (; b != 0; b &= b - 1) n++;
+        }
     }
 
     function _onElected(Hot memory h, uint64 mask) internal pure override {
@@ -384,8 +448,11 @@ contract BbvflPackedAggregator is BbvflPacked {
 }
 
 /// @title Optimistic packed mode: postSum(round, sum) and dispute() (see BbvflPacked).
+/// @notice The claim word of round r is claim block << 192 | the low 192 bits of the claim's
+/// commitment keccak256(r, claimer, keccak256(sum), the participants' stored payload hashes in
+/// index order), one fresh word per round (a mapping by round, never overwritten by another round).
 contract BbvflOptimisticAggregator is BbvflPacked {
-    // round => (claim block << 192 | low 192 bits of the claim's commitment); 0: no claim standing
+    // round => claim word (see the contract's notice); 0: no claim standing
     mapping(uint256 => uint256) private _claims;
 
     /// Optimistic mode: `claimer` posted the sum of `round` (RoundCompleted in the same transaction).
@@ -409,7 +476,6 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     /// @notice The disputed sum is the sum of the payloads: nothing to correct.
     /// @param round the round
     error SumCorrect(uint64 round);
-
     constructor(Config memory c) BbvflPacked(c) {}
 
     function _optimistic() internal pure override returns (bool) {
@@ -417,34 +483,66 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     }
 
     /// Optimistic mode: a participant posts head's sum without the payloads (see the header).
+    /// One pass over the participants' hash words checks that the round is complete and lays
+    /// out the commitment; the sum is copied to memory once, for its hash and for the log.
     function postSum(uint64 round, bytes calldata sum) external {
         uint256 w = _client[msg.sender];
         if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
         if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
         Hot memory h = _hot;
-        uint64 mask = _headOpen(h, round);
+        (uint256 f, uint256 o) = _commitHashes(round, _headReady(h, round));
         uint256 slen = _plen(_dataLen(round), SB);
         if (!(sum.length == slen)) _revert(BadLength.selector, slen, sum.length);
-        uint256 base = HASH_BASE + ((round % RING) << 6);
-        bytes32 c;
+        uint256 c = _emitSum(round, h.n, sum, f, o);
+        _claims[round] = (block.number << 192) | c;
+        emit SumClaimed(round, msg.sender);
+        _done(h, round);
+    }
+
+    /// Lays out [round][claimer][(sum hash, later)][each participant's stored hash] at f (free
+    /// memory, not allocated: the caller uses it before any allocation), checking that every
+    /// participant of `mask` submitted to `round`; o is the end of the layout.
+    function _commitHashes(uint64 round, uint64 mask) private view returns (uint256 f, uint256 o) {
+        uint256 base;
+        unchecked {
+            base = HASH_BASE + ((round % RING) << 6);
+        }
+        bool complete;
         assembly ("memory-safe") {
-            let f := mload(0x40)
-            mstore(f, caller())
-            calldatacopy(add(f, 0x40), sum.offset, sum.length)
-            mstore(add(f, 0x20), keccak256(add(f, 0x40), sum.length))
-            let o := add(f, 0x40)
+            f := mload(0x40)
+            mstore(f, round)
+            mstore(add(f, 0x20), caller())
+            o := add(f, 0x60)
+            let tag := add(round, 1)
+            complete := 1
             for { let i := 0 } iszero(iszero(shr(i, mask))) { i := add(i, 1) } {
                 if and(shr(i, mask), 1) {
-                    mstore(o, and(sload(add(base, i)), M192))
+                    let x := sload(add(base, i))
+                    if iszero(eq(shr(192, x), tag)) { complete := 0 }
+                    mstore(o, and(x, M192))
                     o := add(o, 0x20)
                 }
             }
-            c := keccak256(f, sub(o, f))
         }
-        _claims[round] = (block.number << 192) | (uint256(c) & M192);
-        emit RoundCompleted(round, h.n, sum);
-        emit SumClaimed(round, msg.sender);
-        _done(h, round);
+        if (!complete) _revert(RoundNotComplete.selector, round);
+    }
+
+    /// Emits RoundCompleted(round, np, sum) from one memory copy of the sum (laid out at o, after
+    /// the commitment at f), stores keccak256(sum) in the commitment and returns its low 192 bits.
+    function _emitSum(uint64 round, uint8 np, bytes calldata sum, uint256 f, uint256 o) private returns (uint256 c) {
+        bytes32 topic = RoundCompleted.selector;
+        assembly ("memory-safe") {
+            let slen := sum.length
+            let padded := and(add(slen, 31), not(31))
+            mstore(o, np)
+            mstore(add(o, 0x20), 0x40)
+            mstore(add(o, 0x40), slen)
+            mstore(add(add(o, 0x60), sub(padded, 0x20)), 0)
+            calldatacopy(add(o, 0x60), sum.offset, slen)
+            mstore(add(f, 0x40), keccak256(add(o, 0x60), slen))
+            c := and(keccak256(f, sub(o, f)), M192)
+            log2(o, add(0x60, padded), topic, round)
+        }
     }
 
     /// Anyone proves the claimed sum of `round` wrong with the round's payloads (see the header).
@@ -452,9 +550,9 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         Hot memory h = _hot;
         uint256 c = _claimStanding(h, round);
         uint256 n = _dataLen(round);
-        if (!(_claimHash(claimer, sum, payloads, _plen(n, VB)) == c & M192)) _revert(ClaimMismatch.selector);
+        if (!(_claimHash(round, claimer, sum, payloads, _plen(n, VB)) == c & M192)) _revert(ClaimMismatch.selector);
         bytes memory s = _sum(payloads, n);
-        if (!(keccak256(s) != keccak256(sum))) _revert(SumCorrect.selector, round);
+        if (!(keccak256(s) != _hash(sum))) _revert(SumCorrect.selector, round);
         delete _claims[round];
         _rollback(h, round, claimer);
         emit SumDisputed(round, claimer, msg.sender);
@@ -466,14 +564,17 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     function _claimStanding(Hot memory h, uint64 round) private view returns (uint256 c) {
         c = _claims[round];
         if (!(c != 0 && (round < h.round || (round == h.round && (h.count != 0 || h.ended))))) _revert(NoClaim.selector, round);
-        uint256 deadline = (c >> 192) + TIMEOUT_BLOCKS;
+        uint256 deadline;
+        unchecked {
+            deadline = (c >> 192) + TIMEOUT_BLOCKS;
+        }
         if (!(block.number <= deadline)) _revert(DisputeTooLate.selector, deadline);
         (uint256 e,,) = _locate(round);
         if (!(e >= _unsettled)) _revert(EpochSettled.selector, e);
     }
 
-    /// Low 192 bits of keccak256(claimer, keccak256(sum), the payloads' hashes' low 192 bits).
-    function _claimHash(address claimer, bytes calldata sum, bytes[] calldata payloads, uint256 plen)
+    /// Low 192 bits of keccak256(round, claimer, keccak256(sum), the payloads' hashes' low 192 bits).
+    function _claimHash(uint64 round, address claimer, bytes calldata sum, bytes[] calldata payloads, uint256 plen)
         private
         pure
         returns (uint256)
@@ -482,24 +583,25 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         uint256 f;
         assembly ("memory-safe") {
             f := mload(0x40)
-            mstore(0x40, add(f, shl(5, add(np, 2))))
+            mstore(0x40, add(f, shl(5, add(np, 3))))
         }
         bytes32 hs = _hash(sum);
         assembly ("memory-safe") {
-            mstore(f, claimer)
-            mstore(add(f, 0x20), hs)
+            mstore(f, round)
+            mstore(add(f, 0x20), claimer)
+            mstore(add(f, 0x40), hs)
         }
-        for (uint256 i = 0; i < np; i++) {
+        for (uint256 i = 0; i < np; i = _inc(i)) {
             bytes calldata p = payloads[i];
             if (!(p.length == plen)) _revert(ClaimMismatch.selector);
             uint256 hv = uint256(_hash(p)) & M192;
             assembly ("memory-safe") {
-                mstore(add(f, shl(5, add(i, 2))), hv)
+                mstore(add(f, shl(5, add(i, 3))), hv)
             }
         }
         uint256 d;
         assembly ("memory-safe") {
-            d := keccak256(f, shl(5, add(np, 2)))
+            d := keccak256(f, shl(5, add(np, 3)))
         }
         return d & M192;
     }

@@ -118,10 +118,11 @@ contract PackedTest is Base {
     // ------------------------------------------------------------------ packing
 
     /// Lengths, range and padding at block boundaries and bit widths: n = 1, 7, 8, 9, 255, 256,
-    /// 257, 300, 513 values, b = 1, 15, 16, 17 (1, 4, 5, 5 bits).
+    /// 257, 300, 513 values, b = 1, 2, 8, 15, 16, 17 (1, 2, 4, 4, 5, 5 bits: the range check's
+    /// paths, b = 2^VB - 1 (no compare), b = 16 (plane 4 AND planes 0..3) and any other b).
     function test_packing_boundaries() public {
         uint32[9] memory ns = [uint32(1), 7, 8, 9, 255, 256, 257, 300, 513];
-        uint8[4] memory bs = [uint8(1), 15, 16, 17];
+        uint8[6] memory bs = [uint8(1), 2, 8, 15, 16, 17];
         for (uint256 a = 0; a < bs.length; a++) {
             for (uint256 t = 0; t < ns.length; t++) boundary(ns[t], bs[a]);
         }
@@ -182,6 +183,32 @@ contract PackedTest is Base {
         s[nn - 1] = 2 * uint256(lv);
         (bytes memory got,,) = lastSum(0);
         assertEq(got, pack(s, sb), "sum of the largest values");
+    }
+
+    /// Every value above b is refused wherever it sits in a full block (each plane and word of
+    /// the 256-value block: the fast path of b = 16, the general compare of b = 8) and in the
+    /// partial last block;
+    /// b itself is accepted there.
+    function test_range_check_full_blocks() public {
+        uint8[2] memory bs = [uint8(16), 8];
+        for (uint256 a = 0; a < bs.length; a++) {
+            uint8 lv = bs[a];
+            BbvflPackedAggregator agg = startP(cfg(2, 600, lv, 4));
+            uint256 vb = bitsFor(lv);
+            uint256[] memory v = new uint256[](600);
+            uint16[6] memory at = [uint16(0), 31, 100, 255, 256 + 170, 599];
+            for (uint256 t = 0; t < at.length; t++) {
+                for (uint256 x = uint256(lv) + 1; x < (uint256(1) << vb); x++) {
+                    v[at[t]] = x;
+                    vm.prank(clientAddr(0));
+                    vx.expectPartialRevert(BbvflBase.ValueAboveLevels.selector);
+                    agg.submit(0, pack(v, vb));
+                }
+                v[at[t]] = lv;
+            }
+            vm.prank(clientAddr(0));
+            agg.submit(0, pack(v, vb));
+        }
     }
 
     /// Masked sessions are refused (packing carries plain values only).
@@ -393,5 +420,50 @@ contract PackedTest is Base {
         // round 1's claim was made before the roll-back: not disputable until round 1 is claimed again
         vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
         agg.dispute(1, clientAddr(1), s1, ps1);
+    }
+
+    /// A round claimed again after a roll-back: the new claim replaces the erased one, so a
+    /// dispute matches the new claim.
+    function test_optimistic_reclaim_after_rollback_replaces() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 4));
+        address cheat = clientAddr(0);
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        vm.prank(cheat);
+        agg.postSum(0, sumOf(all(3), 0, 1));
+        vm.prank(agg.active());
+        agg.postGradient(0, new bytes(40 * 4), "");
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 1);
+        vm.prank(clientAddr(1));
+        agg.postSum(1, sumOf(all(3), 1, 0));
+        agg.dispute(0, cheat, sumOf(all(3), 0, 1), payloads(agg, 0));
+        vm.prank(agg.active());
+        agg.postGradient(0, new bytes(40 * 4), "");
+        uint256[] memory two = new uint256[](2);
+        two[0] = 1;
+        two[1] = 2;
+        bytes memory bad = sumOf(two, 1, 2);
+        vm.prank(clientAddr(2));
+        agg.postSum(1, bad);
+        bytes[] memory ps = new bytes[](2);
+        address[] memory parts = agg.participants();
+        for (uint256 k = 0; k < 2; k++) ps[k] = payload(indexOf(parts[k]), 1);
+        agg.dispute(1, clientAddr(2), bad, ps);
+        assertEq(agg.participants().length, 1, "second claimer excluded");
+    }
+
+    /// postSum refuses a round some participant has not submitted to (the claim's one pass over
+    /// the hash words checks each one's round tag), then accepts it once complete.
+    function test_optimistic_postsum_incomplete_refused() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 4));
+        submitAs(agg, 0, 0);
+        submitAs(agg, 2, 0);
+        bytes memory s = sumOf(all(3), 0, 0);
+        vm.prank(clientAddr(0));
+        vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
+        agg.postSum(0, s);
+        submitAs(agg, 1, 0);
+        vm.prank(clientAddr(0));
+        agg.postSum(0, s);
+        assertEq(agg.currentRound(), 0, "waits for the gradient");
     }
 }
