@@ -19,11 +19,7 @@
 #include "run/local.h"
 
 static volatile sig_atomic_t g_stop;
-
-static void on_signal(int sig) {
-  (void)sig;
-  g_stop = 1;
-}
+static void on_signal(int sig) { g_stop = sig > 0; }
 
 static double jnum(const json_t *o, const char *k) {
   const json_t *v = json_object_get(o, k);
@@ -31,12 +27,9 @@ static double jnum(const json_t *o, const char *k) {
 }
 
 static void fmt_eta(double s, char *out, size_t n) {
-  if (!(s >= 0) || s > 1e6)
-    snprintf(out, n, "--");
-  else if (s < 60)
-    snprintf(out, n, "%.0fs", s);
-  else
-    snprintf(out, n, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
+  if (!(s >= 0) || s > 1e6) snprintf(out, n, "--");
+  else if (s < 60) snprintf(out, n, "%.0fs", s);
+  else snprintf(out, n, "%.0fm%02.0fs", floor(s / 60), fmod(s, 60));
 }
 
 typedef struct {
@@ -47,7 +40,7 @@ typedef struct {
 
 /* The progress lines on stderr: the node, the deployment, failures, the base fee, and each tick
    (a live line on a terminal, one line per epoch otherwise). */
-static void on_tick(const view *v, const bbvfl_local_event *ev, int *last_epoch) {
+static void on_tick(view *v, const bbvfl_local_event *ev) {
   char eta[32];
   fmt_eta(ev->eta_s, eta, sizeof eta);
   if (v->tty) {
@@ -56,8 +49,8 @@ static void on_tick(const view *v, const bbvfl_local_event *ev, int *last_epoch)
     if (v->max_fee_gwei > 0)
       fprintf(stderr, "base fee %.3f gwei%s   ", ev->base_fee_gwei, ev->fee_above ? " (above the cap: waiting)" : "");
     fflush(stderr);
-  } else if (!v->quiet && ev->epochs_done > *last_epoch) {
-    *last_epoch = ev->epochs_done;
+  } else if (!v->quiet && ev->epochs_done > v->last_epoch_printed) {
+    v->last_epoch_printed = ev->epochs_done;
     fprintf(stderr, "epoch %d/%u  test loss %.4f  AUROC %.4f  round %" PRIu64 "/%" PRIu64 "  %.1fs  ETA %s\n",
             ev->epochs_done, ev->s->cparams.epochs, ev->loss, ev->auroc, ev->round, ev->total, ev->elapsed_s, eta);
   }
@@ -68,8 +61,7 @@ static int on_event(void *ctx, const bbvfl_local_event *ev) {
   const bbvfl_session *s = ev->s;
   switch (ev->kind) {
   case BBVFL_LOCAL_EV_NODE:
-    if (!v->quiet)
-      fprintf(stderr, "node %s%s; run folder %s\n", ev->rpc_url, ev->devnet_started ? " (started here)" : "", ev->run_dir);
+    if (!v->quiet) fprintf(stderr, "node %s%s; run folder %s\n", ev->rpc_url, ev->devnet_started ? " (started here)" : "", ev->run_dir);
     break;
   case BBVFL_LOCAL_EV_DEPLOYED: {
     char caddr[43], taddr[43];
@@ -99,7 +91,7 @@ static int on_event(void *ctx, const bbvfl_local_event *ev) {
             ev->fee_above ? ": the clients wait for it to fall" : ": the clients go on");
     break;
   case BBVFL_LOCAL_EV_TICK:
-    on_tick(v, ev, &v->last_epoch_printed);
+    on_tick(v, ev);
     break;
   }
   return 0;
@@ -228,14 +220,9 @@ static int demo_check(demo_flags *d, int argc, char **argv, bbvfl_err *err) {
 
 /* The run folder's name and the folder itself (tracked: removed again when nothing was deployed). */
 static int demo_run_dir(const demo_flags *d, char *run, size_t n, cli_made_dirs *made, bbvfl_err *err) {
-  if (d->out) {
-    snprintf(run, n, "%s", d->out);
-  } else {
-    char ts[32];
-    bbvfl_utc_stamp(ts, sizeof ts);
-    snprintf(run, n, "runs/demo-%s", ts);
-  }
-  char path[1300];
+  char path[1300], ts[32];
+  bbvfl_utc_stamp(ts, sizeof ts);
+  snprintf(run, n, d->out ? "%s" : "runs/demo-%s", d->out ? d->out : ts);
   snprintf(path, sizeof path, "%s/keys", run);
   return cli_mkdirs_tracked(path, made, err);
 }
@@ -256,9 +243,7 @@ static int demo_run(demo_flags *d, double t_start, bbvfl_err *err) {
     bbvfl_dataset_free(&ds);
     return -1;
   }
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_signal;
+  struct sigaction sa = {.sa_handler = on_signal};
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   d->ksrc.key_file = d->funder;
@@ -273,8 +258,7 @@ static int demo_run(demo_flags *d, double t_start, bbvfl_err *err) {
                          .compare = d->compare, .delta = d->f.tc.delta, .dump_q_dir = dump && *dump ? dump : NULL,
                          .t_start = t_start, .progress_every_s = v.tty ? 0.25 : 1.0, .live_gas = v.tty,
                          .stop = &g_stop, .progress = on_event, .progress_ctx = &v};
-  bbvfl_local_result res;
-  memset(&res, 0, sizeof res);
+  bbvfl_local_result res = {0};
   int rc = lo.dump_q_dir ? bbvfl_mkdirs(lo.dump_q_dir, 0700, err) : 0;
   if (rc == 0) rc = bbvfl_local_run(&lo, &res, err);
   if (v.tty && rc == 0) fprintf(stderr, "\r%*s\r", 100, "");
