@@ -191,7 +191,7 @@ static void audit_summary(const bbvfl_audit_result *r, bbvfl_audit_summary *out)
     out->checks++;
     if (c->status != BBVFL_AS_FAIL) continue;
     if (!out->checks_failed++)
-      snprintf(out->first_failure, sizeof out->first_failure, "%s: %s", bbvfl_audit_check_name((bbvfl_audit_check_id)i),
+      snprintf(out->first_failure, sizeof out->first_failure, "%.40s: %.200s", bbvfl_audit_check_name((bbvfl_audit_check_id)i),
                c->first.detail);
   }
 }
