@@ -49,7 +49,8 @@ BBVFL_API BBVFL_WARN_UNUSED_RESULT bbvfl_status bbvfl_devchain_start(const char 
                                                                     bbvfl_devchain *out, bbvfl_error *err)
     BBVFL_ARG_NONNULL(1) BBVFL_ARG_NONNULL(3);
 /* Stops the chain recorded in dir (by its recorded pid, after checking it is that anvil), writing
- * its state. Stopping a chain that is already gone is OK. */
+ * its state, and removes the record. A recorded chain whose process is already gone: OK. No
+ * chain recorded in dir (never started, or stopped already): STATE. */
 BBVFL_API BBVFL_WARN_UNUSED_RESULT bbvfl_status bbvfl_devchain_stop(const char *dir, bbvfl_error *err)
     BBVFL_ARG_NONNULL(1);
 

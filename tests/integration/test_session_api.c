@@ -4,7 +4,8 @@
  * bbvfl_audit_session. Checked: the structured result (metrics in range, rounds, gas, the session
  * file, the report's JSON fields), that the callback saw the node, the deployment and the clients
  * at work (TICK) in that order, that the audit passes; a callback that asks to stop stops the
- * session (STATE, no report); a missing config is ARG, before anything touches the chain. */
+ * session (STATE, no report); a missing config is ARG, before anything touches the chain; a
+ * devchain starts (loopback, chain id 31337), refuses a second start in its folder, stops once (then STATE). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -134,6 +135,23 @@ static void test_stop_from_the_callback(void **state) {
   bbvfl_config_destroy(cfg);
 }
 
+static void test_devchain(void **state) {
+  (void)state;
+  char dir[] = "/tmp/bbvfl-session-api-chain.XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  bbvfl_devchain c;
+  bbvfl_error err;
+  bbvfl_status st = bbvfl_devchain_start(dir, 0, &c, &err);
+  if (st != BBVFL_STATUS_OK) fail_msg("devchain: %s: %s", bbvfl_status_name(st), err.message);
+  assert_true(c.pid > 0);
+  assert_int_equal(strncmp(c.rpc_url, "http://127.0.0.1:", 17), 0);
+  assert_int_equal(c.chain_id, 31337);
+  assert_int_equal(bbvfl_devchain_start(dir, 0, &c, &err), BBVFL_STATUS_STATE); /* one live chain per folder */
+  assert_int_equal(bbvfl_devchain_stop(dir, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_devchain_stop(dir, &err), BBVFL_STATUS_STATE); /* nothing recorded any more */
+  assert_int_equal(bbvfl_devchain_start(dir, -1, &c, &err), BBVFL_STATUS_ARG);
+}
+
 static void test_bad_options(void **state) {
   (void)state;
   bbvfl_local_session_opts o = {.run_dir = "/tmp/never-made-by-bbvfl"};
@@ -148,6 +166,7 @@ static void test_bad_options(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bad_options),
+      cmocka_unit_test(test_devchain),
       cmocka_unit_test(test_local_session_and_audit),
       cmocka_unit_test(test_stop_from_the_callback),
   };
