@@ -2,7 +2,7 @@
  * measures, computes and writes. The command (cli/cmd_bench.c) only parses flags and prints.
  *
  *   common.c     statistics, an embedded devnet, the floor measurement, progress, the benchmark
- *                environment (a node and funded client keys), output files, running `bbvfl demo`
+ *                environment (a node and funded client keys), output files, a `bbvfl demo` run in process
  *   chainbench.c the lean on-chain aggregation driver (chainbench.h)
  *   table1.c     the DP-BBVFL paper's Table I (off-chain vs on-chain aggregation, gas)
  *   scaling.c    one round's time and gas as M, P and B grow, against the naive contract
@@ -131,10 +131,23 @@ char *bbvfl_bench_csv(const json_t *rows, const char *const *cols, size_t nc, co
 /* o as one compact JSON line (8 significant digits for reals) on f. */
 int bbvfl_bench_print_json(const json_t *o, FILE *f, bbvfl_err *err);
 
-/* Runs this program (it must be the `bbvfl` binary: /proc/self/exe) with args (NULL-terminated,
- * without argv[0]), its stderr into log, and parses the last line of its stdout as a JSON object
- * (*out, new reference). what names the run in errors. */
-int bbvfl_bench_run_self(const char *const *args, const char *log, const char *what, json_t **out, bbvfl_err *err);
+/* One `bbvfl demo` run in this process (run/local.h: its own devnet unless rpc_url, M client
+ * processes, the report): the demo's flags as fields (0 / NULL: the demo's default). *out: the
+ * demo's JSON report (new reference; the same fields as `bbvfl demo --json`). */
+typedef struct {
+  int M, b;
+  double beta;
+  int epochs, batch, P;
+  unsigned long long seed;  /* always given (--seed) */
+  int window;               /* > 0: --window (refused above what fits, as the flag) */
+  int staleness_given, staleness;
+  int eval_rows;            /* > 0: --eval-rows-per-round */
+  const char *aggregation;  /* NULL: lane */
+  int compare;              /* --compare (reproducible noise) */
+  double round_timeout_s;   /* 0: 60 */
+  const char *data, *rpc_url, *run_dir;
+} bbvfl_bench_demo_args;
+int bbvfl_bench_demo(const bbvfl_bench_demo_args *a, json_t **out, bbvfl_err *err);
 
 /* ------------------------------------------------------------------ table1 */
 

@@ -220,33 +220,20 @@ out:
   return rc;
 }
 
-/* One demo run of a row against rpc_url (epochs E, seed 1) into dir/<tag>; *rep: its report. */
+/* One demo run (in process: bench_demo) of a row against rpc_url (epochs E, seed 1) into
+   dir/<tag>; *rep: its report. */
 static int demo_row(const bctx *x, const brow *row, const char *rpc_url, int epochs, const char *dir,
                     const char *tag, json_t **rep, char *run, size_t runcap, bbvfl_err *err) {
   const bbvfl_bench_blocks_opts *o = x->o;
-  char sE[16], sK[16], sS[16], sM[16], sB[16], log[1400], what[96];
-  snprintf(sE, sizeof sE, "%d", epochs);
-  snprintf(sK, sizeof sK, "%d", row->K);
-  snprintf(sS, sizeof sS, "%d", row->s);
-  snprintf(sM, sizeof sM, "%d", o->M);
-  snprintf(sB, sizeof sB, "%d", row->full_batch ? x->n_train : o->B);
   snprintf(run, runcap, "%s/%s-%s", dir, tag, row->label);
   for (char *p = run + strlen(dir); *p; p++)
     if (*p == ' ' || *p == '=' || *p == ',') *p = '_';
-  snprintf(log, sizeof log, "%s.log", run);
-  snprintf(what, sizeof what, "the %s demo of row %s", tag, row->label);
-  const char *agg = row->s > 0 ? "hashed" : o->aggregation;
-  const char *args[40] = {"demo", "--rpc", rpc_url, "--epochs", sE, "--seed", "1", "--window", sK, "--staleness",
-                          sS, "--aggregation", agg, "--clients", sM, "--out", run, "--json", "--round-timeout", "300", "--compare"};
-  int n = 21;
-  args[n++] = "--batch";
-  args[n++] = sB;
-  if (o->data) {
-    args[n++] = "--data";
-    args[n++] = o->data;
-  }
-  args[n] = NULL;
-  return bbvfl_bench_run_self(args, log, what, rep, err);
+  bbvfl_bench_demo_args a = {.M = o->M, .epochs = epochs, .batch = row->full_batch ? x->n_train : o->B, .seed = 1,
+                             .window = row->K, .staleness_given = 1, .staleness = row->s,
+                             .aggregation = row->s > 0 ? "hashed" : o->aggregation, .compare = 1,
+                             .round_timeout_s = 300, .data = o->data, .rpc_url = rpc_url, .run_dir = run};
+  if (bbvfl_bench_demo(&a, rep, err) == 0) return 0;
+  return bbvfl_wrap(err, "the %s demo of row %s", tag, row->label);
 }
 
 static double jnum(const json_t *o, const char *k) {

@@ -1,10 +1,9 @@
 /* The shared pieces of the benchmarks (bench.h): statistics, an embedded devnet, the floor,
- * progress, the environment, output files, running `bbvfl demo`. */
+ * progress, the environment, output files, a `bbvfl demo` run in process (run/local.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include "eth/sender.h"
 #include "eth/wallet.h"
 #include "ml/metrics.h"
+#include "run/local.h"
 
 /* ------------------------------------------------------------------ statistics */
 
@@ -377,68 +377,38 @@ int bbvfl_bench_print_json(const json_t *o, FILE *f, bbvfl_err *err) {
   return 0;
 }
 
-/* ------------------------------------------------------------------ running this program */
+/* ------------------------------------------------------------------ a demo run, in process */
 
-extern char **environ;
-
-int bbvfl_bench_run_self(const char *const *args, const char *log, const char *what, json_t **out, bbvfl_err *err) {
+int bbvfl_bench_demo(const bbvfl_bench_demo_args *a, json_t **out, bbvfl_err *err) {
   *out = NULL;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot find this program's path for %s", what);
-  self[n] = 0;
-  const char *argv[64];
-  size_t a = 0;
-  argv[a++] = self;
-  for (size_t i = 0; args[i] && a < 63; i++) argv[a++] = args[i];
-  argv[a] = NULL;
-  int fd[2];
-  if (pipe(fd) != 0) return bbvfl_fail(err, BBVFL_E_IO, "pipe: %s", strerror(errno));
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fd[0]);
-  posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid;
-  int rc = posix_spawn(&pid, self, &fa, NULL, (char *const *)argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fd[1]);
-  if (rc != 0) {
-    close(fd[0]);
-    return bbvfl_fail(err, BBVFL_E_IO, "cannot start %s: %s", what, strerror(rc));
-  }
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  for (;;) {
-    if (len + 4096 > cap) {
-      char *t = realloc(buf, cap = cap ? 2 * cap : 65536);
-      if (!t) break;
-      buf = t;
-    }
-    ssize_t k = read(fd[0], buf + len, cap - len - 1);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    len += (size_t)k;
-  }
-  close(fd[0]);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (!buf || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    free(buf);
-    return bbvfl_fail(err, BBVFL_E_STATE, "%s failed (its messages: %s)", what, log);
-  }
-  buf[len] = 0;
-  /* the JSON object is the last line */
-  while (len && (buf[len - 1] == '\n' || buf[len - 1] == ' ')) buf[--len] = 0;
-  char *last = strrchr(buf, '\n');
-  json_error_t je;
-  *out = json_loads(last ? last + 1 : buf, 0, &je);
-  free(buf);
-  if (!json_is_object(*out)) {
-    json_decref(*out);
-    *out = NULL;
-    return bbvfl_fail(err, BBVFL_E_PARSE, "%s printed no JSON report (%s)", what, je.text);
-  }
-  return 0;
+  bbvfl_session s;
+  bbvfl_local_setup_defaults(&s);
+  bbvfl_offchain_cfg *c = &s.train;
+  if (a->M) c->M = a->M;
+  if (a->b) c->mech.b = a->b;
+  if (a->beta > 0) c->mech.beta = a->beta;
+  if (a->epochs) c->epochs = a->epochs;
+  if (a->batch) c->B = (size_t)a->batch;
+  if (a->P) c->P = a->P;
+  c->seed = (uint64_t)a->seed;
+  c->seeded_noise = a->compare; /* --compare implies --reproducible-noise */
+  if (a->window > 0) c->window = (size_t)a->window;
+  s.window_insist = a->window > 0;
+  if (a->eval_rows > 0) c->eval_rows_per_round = (size_t)a->eval_rows;
+  s.eval_insist = a->eval_rows > 0;
+  if (a->staleness_given) c->staleness = a->staleness;
+  s.staleness_auto = !a->staleness_given;
+  int hashed = 0;
+  if (a->aggregation && bbvfl_session_parse_aggregation(a->aggregation, &hashed, err) < 0) return -1;
+  s.cparams.hashed = hashed;
+  bbvfl_dataset ds;
+  if (bbvfl_local_setup(&s, a->data, NULL, &ds, err) < 0) return -1;
+  bbvfl_local_opts lo = {.s = &s, .ds = &ds, .run_dir = a->run_dir, .rpc_url = a->rpc_url,
+                         .round_timeout_s = a->round_timeout_s, .seeded = 1, .compare = a->compare, .delta = 1e-5};
+  bbvfl_local_result res;
+  int rc = bbvfl_local_run(&lo, &res, err);
+  if (rc == 0) *out = json_incref(res.report);
+  bbvfl_local_result_free(&res);
+  bbvfl_dataset_free(&ds);
+  return rc;
 }

@@ -70,36 +70,17 @@ static double steady_gas(const bbvfl_cbench_result *r, int train_only) {
   return k ? s / (double)k : 0;
 }
 
-/* Runs `bbvfl demo` (this binary) for one (M, b): its own devnet unless --rpc was given, M client
- * processes, the session's per-epoch on-chain aggregation as the active client sees it. *out is
- * the demo's JSON report (new reference). */
+/* One `bbvfl demo` run (in process: bench_demo) for one (M, b): its own devnet unless --rpc was
+ * given, M client processes, the session's per-epoch on-chain aggregation as the active client
+ * sees it. *out is the demo's JSON report (new reference). */
 static int run_demo(const bbvfl_bench_table1_opts *o, int M, int b, const char *dir, json_t **out, bbvfl_err *err) {
-  char sM[16], sb[16], sbeta[32], sE[16], sB[16], sP[16], sseed[32], log[4200], what[64];
-  snprintf(sM, sizeof sM, "%d", M);
-  snprintf(sb, sizeof sb, "%d", b);
-  snprintf(sbeta, sizeof sbeta, "%g", o->beta);
-  snprintf(sE, sizeof sE, "%d", o->epochs);
-  snprintf(sB, sizeof sB, "%d", o->batch);
-  snprintf(sP, sizeof sP, "%d", o->P);
-  snprintf(sseed, sizeof sseed, "%llu", o->seed);
-  snprintf(log, sizeof log, "%s.log", dir);
-  snprintf(what, sizeof what, "the demo run M=%d b=%d", M, b);
   if (bbvfl_mkdirs(o->demo_dir, 0755, err) != 0) return bbvfl_wrap(err, "creating %s for the demo runs", o->demo_dir);
   /* the paper's round structure: one minibatch per round, evaluation rounds of B test rows */
-  const char *args[32] = {"demo", "--clients", sM, "--b", sb, "--beta", sbeta, "--epochs", sE, "--batch", sB,
-                          "--P", sP, "--seed", sseed, "--out", dir, "--json", "--window", "1",
-                          "--eval-rows-per-round", sB};
-  int a = 22;
-  if (o->data) {
-    args[a++] = "--data";
-    args[a++] = o->data;
-  }
-  if (o->rpc_given) {
-    args[a++] = "--rpc";
-    args[a++] = o->rpc_given;
-  }
-  args[a] = NULL;
-  return bbvfl_bench_run_self(args, log, what, out, err);
+  bbvfl_bench_demo_args a = {.M = M, .b = b, .beta = o->beta, .epochs = o->epochs, .batch = o->batch, .P = o->P,
+                             .seed = o->seed, .window = 1, .eval_rows = o->batch, .data = o->data,
+                             .rpc_url = o->rpc_given, .run_dir = dir};
+  if (bbvfl_bench_demo(&a, out, err) == 0) return 0;
+  return bbvfl_wrap(err, "the demo run M=%d b=%d", M, b);
 }
 
 /* One on-chain row's figures from a driver result. */

@@ -21,6 +21,7 @@
 #include "bbvfl/data.h"
 #include "bbvfl/error.h"
 #include "bbvfl/privacy.h"
+#include "bbvfl/session.h"
 #include "bbvfl/train.h"
 #include "bbvfl/version.h"
 

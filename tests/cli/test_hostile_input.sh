@@ -150,6 +150,10 @@ bad "--batch 0 \\(full batch\\) is for --model lr" demo --batch 0 --out "$tmp/de
 bad "--optimizer sqn on chain runs with --batch 0" demo --model lr --optimizer sqn --batch 10 --out "$tmp/demo"
 bad "--round-rows -1: a positive row count" demo --model lr --batch 0 --round-rows -1 --out "$tmp/demo"
 bad "'ftp://x' is not a JSON-RPC URL" demo --rpc ftp://x --out "$tmp/demo"
+# the session runner (run/local.c) checks the partition before it touches a node; the run folder
+# the demo made is removed again
+bad "--partition names 2 clients but --clients is 5" demo --partition 0-9/10-29 --out "$tmp/demo-part"
+[ ! -e "$tmp/demo-part" ] || fail "demo --partition mismatch left its run folder behind"
 bad "--rpc URL is required" deploy
 bad "'localhost' is not a JSON-RPC URL" deploy --rpc localhost
 bad "--clients must be in 1..64" deploy --clients 0 --rpc http://127.0.0.1:1
