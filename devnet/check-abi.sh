@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fails when abi/ does not match what contract/ compiles to. Fix: cmake --build build --target abi
+# Fails when abi/ does not match what contract/ compiles to (fix: cmake --build build --target abi),
+# or when a _revert(Error.selector, ...) site does not match its error (devnet/check-revert-sites.mjs).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-abicheck.XXXXXX")
@@ -10,3 +11,5 @@ if ! diff -r -q "$root/abi" "$tmp/abi"; then
   exit 1
 fi
 echo "abi/ matches contract/"
+# the reverts through BbvflBase's _revert helper, which the compiler does not check
+node "$root/devnet/check-revert-sites.mjs" "$root/contract/src" "$root/abi"

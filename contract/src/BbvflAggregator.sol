@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-pragma solidity ^0.8.24;
+pragma solidity ^0.8.27;
 
 import {BbvflBase} from "./BbvflBase.sol";
 
@@ -134,21 +134,21 @@ contract BbvflAggregator is BbvflBase {
         assembly ("memory-safe") {
             hw := sload(_hot.slot)
         }
-        if (!(hw & HOT_STARTED != 0)) _revert(NotTraining.selector);
-        if (!(hw & HOT_ENDED == 0)) _revert(SessionOver.selector);
+        if (!(hw & HOT_STARTED != 0)) revert NotTraining();
+        if (!(hw & HOT_ENDED == 0)) revert SessionOver();
         uint256 cur = hw & 0xFFFFFFFFFFFFFFFF;
-        if (!(round <= cur)) _revert(RoundNotOpen.selector, round, cur);
+        if (!(round <= cur)) revert RoundNotOpen(round, uint64(cur));
         uint256 count = (hw >> HOT_SH_COUNT) & 0xFF;
-        if (!(round == cur && count < (hw >> HOT_SH_N) & 0xFF)) _revert(RoundClosed.selector, round, cur);
+        if (!(round == cur && count < (hw >> HOT_SH_N) & 0xFF)) revert RoundClosed(round, uint64(cur));
         uint256 w = _client[msg.sender];
-        if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
-        if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
+        if (!(w & F_REG != 0)) revert NotRegistered();
+        if (!(w & F_EXCL == 0)) revert ClientExcluded();
         uint256 bit = 1 << (HOT_SH_SUBMITTED + ((w >> SH_INDEX) & 0xFF));
-        if (!(hw & bit == 0)) _revert(AlreadySubmitted.selector, round);
-        if (!(q.length == _dataLen(cur))) _revert(BadLength.selector, _dataLen(cur), q.length);
+        if (!(hw & bit == 0)) revert AlreadySubmitted(round);
+        if (!(q.length == _dataLen(cur))) revert BadLength(_dataLen(cur), q.length);
 
         bool bad = _accumulate(q, SUMS_BASE + (cur % RING) * LANE_WORDS, count == 0);
-        if (bad) _revert(ValueAboveLevels.selector, LEVELS);
+        if (bad) revert ValueAboveLevels(LEVELS);
 
         emit Submitted(round, msg.sender, keccak256(q));
         hw = (hw | bit) + (1 << HOT_SH_COUNT);
@@ -269,10 +269,10 @@ contract BbvflAggregator is BbvflBase {
     /// that did not submit to it and completes it with the submissions it has.
     function expireRound() external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
-        if (!(h.count < h.n)) _revert(RoundAlreadyComplete.selector);
-        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
-        if (!(h.count > 0)) _revert(NoSubmissions.selector);
+        if (!(h.started && !h.ended)) revert NotTraining();
+        if (!(h.count < h.n)) revert RoundAlreadyComplete();
+        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) revert RoundNotTimedOut(uint256(h.openedAt) + TIMEOUT_BLOCKS);
+        if (!(h.count > 0)) revert NoSubmissions();
         if (_excludeMissing(h, h.submitted, 3)) _reelect(h.round, 2);
         if (MASKED) {
             // the masks of the missing clients do not cancel, so this attempt's sum is garbage:
@@ -291,8 +291,8 @@ contract BbvflAggregator is BbvflBase {
     /// The flat sum of a complete round still held by the ring (see header for the format).
     function roundSum(uint64 r) external view returns (bytes memory) {
         Hot memory h = _hot;
-        if (!(_isComplete(r, h))) _revert(RoundNotComplete.selector, r);
-        if (!(uint256(r) + RING > h.round)) _revert(SumOverwritten.selector, r);
+        if (!(_isComplete(r, h))) revert RoundNotComplete(r);
+        if (!(uint256(r) + RING > h.round)) revert SumOverwritten(r);
         return _readSum(r);
     }
 

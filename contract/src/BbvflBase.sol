@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-pragma solidity ^0.8.24;
+pragma solidity ^0.8.27;
 
 import {BbvflRewardToken} from "./BbvflRewardToken.sol";
 
@@ -209,9 +209,89 @@ abstract contract BbvflBase {
     // selector, people read the name and the arguments. Both deployable contracts revert with
     // these; the C client gets their selectors from abi/ at build time.
 
-    /// @notice The constructor's Config breaks a rule.
-    /// @param what the rule, e.g. "M must be 1..64"
-    error BadConfig(string what);
+    // Config refusals (constructor): one error per rule, its arguments the offending fields and
+    // the bound they broke, so a deployer sees what to change without reading the source.
+
+    /// @notice M (Config.clients) must be 1..max.
+    /// @param given the Config's clients
+    /// @param max the largest M (64: a participant set is one 64-bit mask)
+    error ClientsOutOfRange(uint256 given, uint256 max);
+    /// @notice B (Config.batch) and P (Config.dim) must both be >= 1.
+    /// @param batch the Config's batch
+    /// @param dim the Config's dim
+    error EmptyBatchOrDim(uint256 batch, uint256 dim);
+    /// @notice b (Config.levels) must be >= 1.
+    error ZeroLevels();
+    /// @notice beta (Config.betaMicro / 1e6) must be <= 0.5.
+    /// @param givenMicro the Config's betaMicro
+    /// @param maxMicro 500000
+    error BetaTooLarge(uint256 givenMicro, uint256 maxMicro);
+    /// @notice R (Config.batchesPerEpoch) must be >= 1.
+    error ZeroBatchesPerEpoch();
+    /// @notice K (Config.window) must be 1..R.
+    /// @param window the Config's window
+    /// @param batchesPerEpoch R, the largest window
+    error WindowOutOfRange(uint256 window, uint256 batchesPerEpoch);
+    /// @notice Eval rounds (Config.evalRows > 0) need Config.evalRowsPerRound >= 1.
+    /// @param evalRows the Config's evalRows
+    error ZeroEvalRowsPerRound(uint256 evalRows);
+    /// @notice Config.trainRows must cover one epoch's minibatches (R*B rows).
+    /// @param trainRows the Config's trainRows
+    /// @param needed R*B
+    error TrainRowsBelowEpoch(uint256 trainRows, uint256 needed);
+    /// @notice Config.testRows must cover the rows evaluated per epoch (Config.evalRows).
+    /// @param testRows the Config's testRows
+    /// @param evalRows the Config's evalRows
+    error TestRowsBelowEvalRows(uint256 testRows, uint256 evalRows);
+    /// @notice Config.hashed names the other aggregation mode: deploy BbvflAggregator for lane
+    /// mode (hashed = false), BbvflHashAggregator (or a contract built on it) for hashed mode.
+    /// @param configHashed the Config's hashed
+    /// @param contractHashed whether this contract aggregates in hashed mode
+    error WrongModeContract(bool configHashed, bool contractHashed);
+    /// @notice Config.staleness above what the mode allows (hashed mode: < 8, the ring's slots;
+    /// lane mode: 0, one round open at a time).
+    /// @param given the Config's staleness
+    /// @param max the largest staleness of this contract's mode
+    error StalenessTooLarge(uint256 given, uint256 max);
+    /// @notice Config.epochs must be >= 1.
+    error ZeroEpochs();
+    /// @notice Every deadline (Config.commitBlocks, revealBlocks, activeBlocks,
+    /// roundTimeoutBlocks) must be 1 .. 2^32 - 1 blocks.
+    /// @param commitBlocks the Config's commitBlocks
+    /// @param revealBlocks the Config's revealBlocks
+    /// @param activeBlocks the Config's activeBlocks
+    /// @param roundTimeoutBlocks the Config's roundTimeoutBlocks
+    error DeadlineOutOfRange(uint256 commitBlocks, uint256 revealBlocks, uint256 activeBlocks, uint256 roundTimeoutBlocks);
+    /// @notice A round would carry more coordinates than a round may (max(K*B, ER) * P).
+    /// @param coords coordinates of the largest round
+    /// @param max 2^20
+    error RoundTooLarge(uint256 coords, uint256 max);
+    /// @notice Curvature rounds (Config.curvEvery > 0) need lane mode and B = 1.
+    /// @param hashedMode whether this contract aggregates in hashed mode
+    /// @param batch the Config's batch
+    error CurvatureUnsupported(bool hashedMode, uint256 batch);
+    /// @notice Config.curvRows must be 1..R when curvature rounds are on.
+    /// @param curvRows the Config's curvRows
+    /// @param batchesPerEpoch R, the largest curvRows
+    error CurvRowsOutOfRange(uint256 curvRows, uint256 batchesPerEpoch);
+    /// @notice The session would have more rounds than a round number holds.
+    /// @param total rounds of the whole session
+    /// @param max 2^32 - 1
+    error TooManyRounds(uint256 total, uint256 max);
+    /// @notice Plain values: the largest sum M*b must fit a 16-bit lane.
+    /// @param sumMax M*b
+    /// @param max 65535
+    error SumTooLargeForLanes(uint256 sumMax, uint256 max);
+    /// @notice Config.rewardPool must pay Config.rewardPerSubmission for every submission
+    /// (pool >= rate * M * total rounds).
+    /// @param pool the Config's rewardPool
+    /// @param rate the Config's rewardPerSubmission
+    /// @param clients M
+    /// @param rounds total rounds of the session
+    error RewardPoolTooSmall(uint256 pool, uint256 rate, uint256 clients, uint256 rounds);
+    /// @notice This contract aggregates plain values only; the Config asks for masked ones.
+    error MaskedUnsupported();
+
     /// @notice All M clients have registered already.
     error RegistrationClosed();
     /// @notice A public key must be 64 bytes (uncompressed secp256k1 x || y).
@@ -343,28 +423,26 @@ abstract contract BbvflBase {
     error PayloadHashMismatch(uint256 index);
 
     constructor(Config memory c, bool hashedMode) {
-        require(c.clients >= 1 && c.clients <= 64, BadConfig("M must be 1..64"));
-        require(c.batch >= 1 && c.dim >= 1, BadConfig("B and P must be >= 1"));
-        require(c.levels >= 1, BadConfig("b must be >= 1"));
-        require(c.betaMicro <= 500000, BadConfig("beta must be <= 0.5"));
-        require(c.batchesPerEpoch >= 1, BadConfig("R must be >= 1"));
-        require(c.window >= 1 && c.window <= c.batchesPerEpoch, BadConfig("window must be 1..R"));
-        require(c.evalRows == 0 || c.evalRowsPerRound >= 1, BadConfig("evalRowsPerRound must be >= 1"));
-        require(c.trainRows >= uint256(c.batchesPerEpoch) * c.batch, BadConfig("trainRows below R*B"));
-        require(c.testRows >= c.evalRows, BadConfig("testRows below evalRows"));
-        if (hashedMode) {
-            require(c.hashed, BadConfig("lanes: deploy BbvflAggregator"));
-            require(c.staleness < 8, BadConfig("staleness must be < 8"));
-        } else {
-            require(!c.hashed, BadConfig("hashed: deploy BbvflHashAggregator"));
-            require(c.staleness == 0, BadConfig("staleness needs hashed mode"));
-        }
-        require(c.epochs >= 1, BadConfig("epochs must be >= 1"));
-        require(c.commitBlocks >= 1 && c.revealBlocks >= 1, BadConfig("commit/reveal deadlines must be >= 1"));
-        require(c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1, BadConfig("active/round deadlines must be >= 1"));
+        require(c.clients >= 1 && c.clients <= 64, ClientsOutOfRange(c.clients, 64));
+        require(c.batch >= 1 && c.dim >= 1, EmptyBatchOrDim(c.batch, c.dim));
+        require(c.levels >= 1, ZeroLevels());
+        require(c.betaMicro <= 500000, BetaTooLarge(c.betaMicro, 500000));
+        require(c.batchesPerEpoch >= 1, ZeroBatchesPerEpoch());
+        require(c.window >= 1 && c.window <= c.batchesPerEpoch, WindowOutOfRange(c.window, c.batchesPerEpoch));
+        require(c.evalRows == 0 || c.evalRowsPerRound >= 1, ZeroEvalRowsPerRound(c.evalRows));
         require(
-            (c.commitBlocks | c.revealBlocks | c.activeBlocks | c.roundTimeoutBlocks) < 1 << 32,
-            BadConfig("deadlines must be < 2^32 blocks")
+            c.trainRows >= uint256(c.batchesPerEpoch) * c.batch,
+            TrainRowsBelowEpoch(c.trainRows, uint256(c.batchesPerEpoch) * c.batch)
+        );
+        require(c.testRows >= c.evalRows, TestRowsBelowEvalRows(c.testRows, c.evalRows));
+        require(c.hashed == hashedMode, WrongModeContract(c.hashed, hashedMode));
+        uint256 maxStale = hashedMode ? 7 : 0;
+        require(c.staleness <= maxStale, StalenessTooLarge(c.staleness, maxStale));
+        require(c.epochs >= 1, ZeroEpochs());
+        require(
+            c.commitBlocks >= 1 && c.revealBlocks >= 1 && c.activeBlocks >= 1 && c.roundTimeoutBlocks >= 1
+                && (c.commitBlocks | c.revealBlocks | c.activeBlocks | c.roundTimeoutBlocks) < 1 << 32,
+            DeadlineOutOfRange(c.commitBlocks, c.revealBlocks, c.activeBlocks, c.roundTimeoutBlocks)
         );
         uint256 t = (uint256(c.batchesPerEpoch) + c.window - 1) / c.window;
         uint256 v = c.evalRows == 0 ? 0 : (uint256(c.evalRows) + c.evalRowsPerRound - 1) / c.evalRowsPerRound;
@@ -372,22 +450,27 @@ abstract contract BbvflBase {
         uint256 rows = uint256(c.window) * c.batch;
         if (er > rows) rows = er;
         uint256 coords = rows * c.dim;
-        require(coords <= 1 << 20, BadConfig("round above 2^20 coordinates"));
+        require(coords <= 1 << 20, RoundTooLarge(coords, 1 << 20));
         uint256 cc;
         if (c.curvEvery != 0) {
-            require(!hashedMode && c.batch == 1, BadConfig("curvature rounds: lane mode, B = 1"));
-            require(c.curvRows >= 1 && c.curvRows <= c.batchesPerEpoch, BadConfig("curvRows must be 1..R"));
+            require(!hashedMode && c.batch == 1, CurvatureUnsupported(hashedMode, c.batch));
+            require(
+                c.curvRows >= 1 && c.curvRows <= c.batchesPerEpoch, CurvRowsOutOfRange(c.curvRows, c.batchesPerEpoch)
+            );
             cc = (uint256(c.curvRows) + c.window - 1) / c.window;
         }
         uint256 total = uint256(c.epochs) * (t + v) + _curvEpochs(c.epochs, c.curvEvery) * cc;
-        require(total <= M32, BadConfig("too many rounds"));
+        require(total <= M32, TooManyRounds(total, M32));
         uint256 sumMax = uint256(c.clients) * c.levels;
         uint8 bits;
         if (c.masked) bits = 16;
         else if (sumMax < 256) bits = 8;
         else if (sumMax < 65536) bits = 16;
-        else revert BadConfig("M*b too large for 16-bit lanes");
-        require(c.rewardPool / total / c.clients >= c.rewardPerSubmission, BadConfig("pool below rate * M * rounds"));
+        else revert SumTooLargeForLanes(sumMax, 65535);
+        require(
+            c.rewardPool / total / c.clients >= c.rewardPerSubmission,
+            RewardPoolTooSmall(c.rewardPool, c.rewardPerSubmission, c.clients, total)
+        );
 
         M = c.clients;
         B = c.batch;
@@ -728,7 +811,13 @@ abstract contract BbvflBase {
     }
 
     /// Reverts with custom error `sel` and no arguments. One shared encoding for every call site
-    /// (an inline `revert E()` repeats it per site; the contracts stay under EIP-170 this way).
+    /// of this base: an inline `revert E(args)` repeats the encoding per site, and converting the
+    /// base's 49 sites adds 512 bytes to every contract built on it, which takes
+    /// BbvflOptimisticAggregator from 24,517 to 25,029 bytes, over EIP-170's 24,576 (contract/GAS.md,
+    /// "Contract sizes"). The compiler does not check `sel`'s arguments here: each call site passes
+    /// exactly the arguments its error declares, in order, as static words (uint/bool/address);
+    /// contract/test/ErrorSites.t.sol holds them to it. The deployable contracts' own checks use
+    /// compiler-checked `revert E(args)` where their size allows.
     function _revert(bytes4 sel) internal pure {
         assembly ("memory-safe") {
             let p := mload(0x40)

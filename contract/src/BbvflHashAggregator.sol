@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-pragma solidity ^0.8.24;
+pragma solidity ^0.8.27;
 
 import {BbvflBase} from "./BbvflBase.sol";
 
@@ -81,22 +81,25 @@ contract BbvflHashAggregator is BbvflBase {
         assembly ("memory-safe") {
             hw := sload(_hot.slot)
         }
-        if (!(hw & HOT_STARTED != 0)) _revert(NotTraining.selector);
-        if (!(hw & HOT_ENDED == 0)) _revert(SessionOver.selector);
+        if (!(hw & HOT_STARTED != 0)) revert NotTraining();
+        if (!(hw & HOT_ENDED == 0)) revert SessionOver();
         uint256 head = hw & M64;
+        // These two keep BbvflBase's _revert (head is a raw uint256 word; the typed error needs a
+        // uint64 cast): as compiler-checked reverts they cost 34 bytes, and this contract's
+        // runtime code (24,047 bytes) must keep 512 bytes under EIP-170 (contract/GAS.md).
         if (!(round >= head)) _revert(RoundClosed.selector, round, head);
         if (!(_open(round, head))) _revert(RoundNotOpen.selector, round, head);
         uint256 w = _client[msg.sender];
-        if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
-        if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
-        if (!(q.length == _dataLen(round))) _revert(BadLength.selector, _dataLen(round), q.length);
-        if (!MASKED && _aboveB(q)) _revert(ValueAboveLevels.selector, LEVELS);
+        if (!(w & F_REG != 0)) revert NotRegistered();
+        if (!(w & F_EXCL == 0)) revert ClientExcluded();
+        if (!(q.length == _dataLen(round))) revert BadLength(_dataLen(round), q.length);
+        if (!MASKED && _aboveB(q)) revert ValueAboveLevels(LEVELS);
         uint256 dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
         uint256 old;
         assembly ("memory-safe") {
             old := sload(dk)
         }
-        if (!(old >> 192 != uint256(round) + 1)) _revert(AlreadySubmitted.selector, round);
+        if (!(old >> 192 != uint256(round) + 1)) revert AlreadySubmitted(round);
         // q is copied once into free memory as the ABI encoding of the event's data (offset,
         // length, q zero-padded): keccak256 reads it there and the log emits it from there.
         bytes32 d;
@@ -169,14 +172,14 @@ contract BbvflHashAggregator is BbvflBase {
     /// against its stored hash, emits RoundCompleted. Anyone may call it.
     function aggregate(uint64 round, bytes[] calldata payloads) external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
-        if (!(round >= h.round)) _revert(RoundClosed.selector, round, h.round);
-        if (!(round == h.round)) _revert(RoundNotOpen.selector, round, h.round);
-        if (!(h.count == 0)) _revert(AlreadyAggregated.selector, round);
+        if (!(h.started && !h.ended)) revert NotTraining();
+        if (!(round >= h.round)) revert RoundClosed(round, h.round);
+        if (!(round == h.round)) revert RoundNotOpen(round, h.round);
+        if (!(h.count == 0)) revert AlreadyAggregated(round);
         uint64 mask = h.submitted;
         uint256 base = HASH_BASE + ((round % RING) << 6);
-        if (!(_submitted(round, mask) == mask)) _revert(RoundNotComplete.selector, round);
-        if (!(payloads.length == h.n)) _revert(BadPayloadCount.selector, h.n, payloads.length);
+        if (!(_submitted(round, mask) == mask)) revert RoundNotComplete(round);
+        if (!(payloads.length == h.n)) revert BadPayloadCount(h.n, payloads.length);
         uint256 len = _dataLen(round);
         bytes memory sum = new bytes(len << (LANE_BITS == 16 && !MASKED ? 1 : 0));
         uint256 k;
@@ -188,7 +191,7 @@ contract BbvflHashAggregator is BbvflBase {
             assembly ("memory-safe") {
                 want := sload(dk)
             }
-            if (!(p.length == len && uint256(_hash(p)) & M192 == want & M192)) _revert(PayloadHashMismatch.selector, k - 1);
+            if (!(p.length == len && uint256(_hash(p)) & M192 == want & M192)) revert PayloadHashMismatch(k - 1);
             _add(sum, p);
         }
         emit RoundCompleted(round, h.n, sum);
@@ -274,11 +277,11 @@ contract BbvflHashAggregator is BbvflBase {
     /// participants that did not submit to it (see the header for plain and masked mode).
     function expireRound() external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
+        if (!(h.started && !h.ended)) revert NotTraining();
         uint64 keep = _submitted(h.round, h.submitted);
-        if (!(keep != h.submitted)) _revert(RoundAlreadyComplete.selector);
-        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
-        if (!(keep != 0)) _revert(NoSubmissions.selector);
+        if (!(keep != h.submitted)) revert RoundAlreadyComplete();
+        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) revert RoundNotTimedOut(uint256(h.openedAt) + TIMEOUT_BLOCKS);
+        if (!(keep != 0)) revert NoSubmissions();
         if (_excludeMissing(h, keep, 3)) _reelect(h.round, 2);
         h.submitted = keep;
         h.completedAt = uint40(block.number);
@@ -308,7 +311,7 @@ contract BbvflHashAggregator is BbvflBase {
 
     /// No sum is stored in the hashed mode: the sums are in the RoundCompleted events.
     function roundSum(uint64) external pure returns (bytes memory) {
-        _revert(NoStoredSum.selector);
+        revert NoStoredSum();
     }
 
     /// Submission bitmap (bit = client index, every registered client, excluded ones too) of round

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-pragma solidity ^0.8.24;
+pragma solidity ^0.8.27;
 
 import {BbvflBase} from "./BbvflBase.sol";
 
@@ -56,7 +56,7 @@ abstract contract BbvflPacked is BbvflBase {
     /// @notice Packing: a bit past the last value of a block's plane is set.
     error PaddingNotZero();
     constructor(Config memory c) BbvflBase(c, true) {
-        require(!c.masked, BadConfig("packing: plain values only"));
+        require(!c.masked, MaskedUnsupported());
         VB = _bitsFor(c.levels);
         SB = _bitsFor(uint256(c.clients) * c.levels);
     }

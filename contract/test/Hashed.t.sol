@@ -430,10 +430,10 @@ contract HashedTest is Base {
     function test_constructor_mode_checks() public {
         BbvflBase.Config memory k = configH(2, false, 10, 5, 4, 4, 1, 1);
         k.hashed = false;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "lanes: deploy BbvflAggregator"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.WrongModeContract.selector, false, true));
         new BbvflHashAggregator(k);
         k = configH(2, false, 10, 5, 4, 4, 1, 8);
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "staleness must be < 8"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.StalenessTooLarge.selector, 8, 7));
         new BbvflHashAggregator(k);
         k = configH(15, false, 10, 5, 4, 4, 1, 7);
         k.levels = 17; // M*b = 255: 8-bit lanes

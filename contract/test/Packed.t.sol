@@ -215,7 +215,7 @@ contract PackedTest is Base {
     function test_masked_refused() public {
         BbvflBase.Config memory k = cfg(2, 8, 16, 4);
         k.masked = true;
-        vx.expectPartialRevert(BbvflBase.BadConfig.selector);
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.MaskedUnsupported.selector));
         new BbvflPackedAggregator(k);
     }
 

@@ -268,11 +268,11 @@ contract WindowTest is Base {
         BbvflBase.Config memory k = configW(3, 2, 1, 16, false, 7, 3, 5, 2, 6);
         k.curvEvery = 2;
         k.curvRows = 5;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "curvature rounds: lane mode, B = 1"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.CurvatureUnsupported.selector, false, k.batch));
         new BbvflAggregator(k);
         k.batch = 1;
         k.curvRows = 8;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "curvRows must be 1..R"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.CurvRowsOutOfRange.selector, k.curvRows, k.batchesPerEpoch));
         new BbvflAggregator(k);
     }
 
@@ -282,40 +282,40 @@ contract WindowTest is Base {
         BbvflBase.Config memory base = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         BbvflBase.Config memory k = base;
         k.window = 0;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "window must be 1..R"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.WindowOutOfRange.selector, k.window, k.batchesPerEpoch));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.window = 8;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "window must be 1..R"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.WindowOutOfRange.selector, k.window, k.batchesPerEpoch));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.evalRowsPerRound = 0;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "evalRowsPerRound must be >= 1"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.ZeroEvalRowsPerRound.selector, k.evalRows));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.trainRows = 13;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "trainRows below R*B"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.TrainRowsBelowEpoch.selector, k.trainRows, uint256(k.batchesPerEpoch) * k.batch));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.testRows = 4;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "testRows below evalRows"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.TestRowsBelowEvalRows.selector, k.testRows, k.evalRows));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.staleness = 1;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "staleness needs hashed mode"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.StalenessTooLarge.selector, k.staleness, 0));
         new BbvflAggregator(k);
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.hashed = true;
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "hashed: deploy BbvflHashAggregator"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.WrongModeContract.selector, true, false));
         new BbvflAggregator(k);
         // the largest round decides: 2^20 coordinates pass, one window more does not
         k = configW(1, 1024, 256, 16, false, 4, 4, 0, 0, 1);
         new BbvflAggregator(k);
         k = configW(1, 1024, 256, 16, false, 5, 5, 0, 0, 1);
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "round above 2^20 coordinates"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundTooLarge.selector, uint256(5 * 1024) * 256, 1 << 20));
         new BbvflAggregator(k);
         k = configW(1, 2, 2, 16, false, 1, 1, 1 << 19 + 1, 1 << 19 + 1, 1);
-        vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadConfig.selector, "round above 2^20 coordinates"));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundTooLarge.selector, uint256(1 << 20) * 2, 1 << 20));
         new BbvflAggregator(k);
         // evalRowsPerRound is free when there is no eval
         k = configW(3, 2, 3, 16, false, 7, 3, 0, 0, 1);

@@ -71,15 +71,25 @@ static void test_describe_and_decode(void **state) {
   d[4 + 0] = 1;
   bbvfl_revert_describe(d, sizeof d, out, sizeof out);
   assert_non_null(strstr(out, "RoundClosed(malformed arguments 0x01"));
-  /* BadConfig(string what) */
-  uint8_t c[4 + 96] = {0};
-  uint32_t s = BBVFL_SEL_BadConfig;
+  /* a Config refusal names the field and the bound: ClientsOutOfRange(uint256 given, uint256 max) */
+  uint8_t c[4 + 64] = {0};
+  uint32_t s = BBVFL_SEL_ClientsOutOfRange;
   c[0] = (uint8_t)(s >> 24), c[1] = (uint8_t)(s >> 16), c[2] = (uint8_t)(s >> 8), c[3] = (uint8_t)s;
-  c[4 + 31] = 32;
-  c[4 + 63] = 15;
-  memcpy(c + 4 + 64, "M must be 1..64", 15);
+  c[4 + 31] = 65;
+  c[4 + 63] = 64;
   bbvfl_revert_describe(c, sizeof c, out, sizeof out);
-  assert_string_equal(out, "BadConfig(what=\"M must be 1..64\")");
+  assert_string_equal(out, "ClientsOutOfRange(given=65, max=64)");
+  bbvfl_revert_decode(c, sizeof c, &rv);
+  assert_int_equal(rv.nargs, 2);
+  assert_int_equal(rv.args[0], 65);
+  assert_int_equal(rv.args[1], 64);
+  /* WrongModeContract(bool configHashed, bool contractHashed): booleans in words, no integer args */
+  s = BBVFL_SEL_WrongModeContract;
+  memset(c, 0, sizeof c);
+  c[0] = (uint8_t)(s >> 24), c[1] = (uint8_t)(s >> 16), c[2] = (uint8_t)(s >> 8), c[3] = (uint8_t)s;
+  c[4 + 63] = 1;
+  bbvfl_revert_describe(c, sizeof c, out, sizeof out);
+  assert_string_equal(out, "WrongModeContract(configHashed=false, contractHashed=true)");
   bbvfl_revert_decode(c, sizeof c, &rv);
   assert_int_equal(rv.nargs, 0);
   /* an unknown selector stays a hex custom error */
