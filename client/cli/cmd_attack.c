@@ -2,7 +2,8 @@
  * posted gradients, feature inversion of one client's releases, membership inference with shadow
  * models, each beside its chance level. One configuration from the train flags, or --sweep: the
  * table over NPQ, the PBM default and smaller betas, row mode, label DP and VFL-AFE at several
- * sigmas, written as attack.csv and attack.png (gnuplot) under --out. Off chain only. */
+ * sigmas, written as attack.csv and attack.png (gnuplot) under --out. --session FILE: the same attacks on
+ * that session's chain (audit/attack.h bbvfl_attack_chain), the attacker reading the chain alone. */
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -20,6 +21,8 @@
 #include "cli/commands.h"
 #include "cli/train_common.h"
 #include "common/fsutil.h"
+#include "eth/wallet.h"
+#include "vfl/session.h"
 
 extern char **environ;
 
@@ -106,6 +109,81 @@ static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_e
   return 0;
 }
 
+/* --session: the attacks on the session's chain (audit/attack.h bbvfl_attack_chain). */
+static int attack_session(const char *session, const char *rpc, const char *data, const char *victim_addr,
+                          int victim, int shadows, double delta, int as_json) {
+  bbvfl_err err = {0};
+  static bbvfl_session s;
+  if (bbvfl_session_load(session, &s, &err) != 0) {
+    bbvfl_wrap(&err, "--session");
+    return cli_report(&err);
+  }
+  bbvfl_attack_chain_cfg c;
+  memset(&c, 0, sizeof c);
+  c.rpc_url = rpc ? rpc : s.rpc_url;
+  memcpy(c.contract, s.contract, 20);
+  c.from_block = s.deploy_block;
+  c.train = &s.train;
+  c.victim_party = victim;
+  c.shadows = shadows;
+  c.delta = delta;
+  if (!victim_addr) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--session needs --victim-address ADDR: the victim's address on chain (the client "
+                                  "whose columns --victim names; report.json lists each client's)");
+    return cli_report(&err);
+  }
+  if (bbvfl_addr_parse(victim_addr, c.victim_addr, &err) != 0) {
+    bbvfl_wrap(&err, "--victim-address");
+    return cli_report(&err);
+  }
+  const char *path = data ? data : s.data;
+  if (!path[0]) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "the session file names no table: say --data CSV (rows like the victim's)");
+    return cli_report(&err);
+  }
+  bbvfl_dataset ds;
+  bbvfl_csv_opts co = {.label = s.label[0] ? s.label : NULL};
+  if (bbvfl_csv_load(path, &co, &ds, &err) != 0) {
+    bbvfl_wrap(&err, "--data %s", path);
+    return cli_report(&err);
+  }
+  c.nclasses = ds.nclasses;
+  bbvfl_attack_chain_result r;
+  int rc = bbvfl_attack_chain(&ds, &c, &r, &err);
+  bbvfl_dataset_free(&ds);
+  if (rc != 0) return cli_report(&err);
+  attack_row w;
+  memset(&w, 0, sizeof w);
+  snprintf(w.name, sizeof w.name, "chain %s", bbvfl_mech_name(s.train.mech.kind));
+  w.r = r.r;
+  if (as_json) {
+    json_t *o = json_object();
+    json_t *arr = json_array();
+    json_t *row = row_json(&w);
+    json_object_set_new(row, "label_rows", json_integer((json_int_t)r.label_rows));
+    json_object_set_new(row, "inversion_aux_rows", json_integer((json_int_t)r.inv_aux));
+    json_object_set_new(row, "inversion_victim_rows", json_integer((json_int_t)r.inv_victims));
+    json_object_set_new(row, "membership_in_rows", json_integer((json_int_t)r.mia_in));
+    json_object_set_new(row, "membership_out_rows", json_integer((json_int_t)r.mia_out));
+    json_array_append_new(arr, row);
+    json_object_set_new(o, "source", json_string("chain"));
+    json_object_set_new(o, "audit_verdict_fail", json_boolean(!r.audit_ok));
+    json_object_set_new(o, "attacks", arr);
+    char *t = json_dumps(o, JSON_INDENT(2));
+    if (t) puts(t);
+    free(t);
+    json_decref(o);
+  } else {
+    printf("attacks on the chain of %s (read by the auditor%s), victim party %d; %zu training rows' labels read, "
+           "inversion on %zu aux / %zu victim rows, membership on %zu in / %zu out rows, %d shadow models\n",
+           session, r.audit_ok ? "" : "; the audit FAILED: figures from a tampered history", victim, r.label_rows,
+           r.inv_aux, r.inv_victims, r.mia_in, r.mia_out, shadows);
+    print_header();
+    print_row(&w);
+  }
+  return 0;
+}
+
 int cmd_attack(int argc, char **argv) {
   train_common tc;
   train_common_defaults(&tc);
@@ -114,9 +192,9 @@ int cmd_attack(int argc, char **argv) {
   afe_flags_defaults(&af);
   int clients = 5, b = 16, shadows = 2, victim = 0, sweep = 0, as_json = 0;
   double beta = 0.2, clip = 1.0, sigma = 1.0;
-  const char *mechanism = "pbm", *out_dir = "runs/attack";
+  const char *mechanism = "pbm", *out_dir = "runs/attack", *session = NULL, *rpc = NULL, *victim_addr = NULL;
   uint64_t seed = 1;
-  cli_opt opts[16 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
+  cli_opt opts[20 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
   size_t no = 0;
   opts[no++] = (cli_opt){"mechanism", OPT_STR, &mechanism, "NAME", "pbm (default), npq or gaussian"};
   opts[no++] = (cli_opt){"clients", OPT_INT, &clients, "M", "number of clients (default 5)"};
@@ -131,6 +209,11 @@ int cmd_attack(int argc, char **argv) {
                          "the table: npq, pbm beta 0.2/0.1/0.05, row mode, pbm with label DP, afe sigma 0.5/1/2/4"};
   opts[no++] = (cli_opt){"out", OPT_STR, &out_dir, "DIR", "--sweep: folder of attack.csv and attack.png (default runs/attack)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "one JSON object on stdout"};
+  opts[no++] = (cli_opt){"session", OPT_STR, &session, "FILE",
+                         "attack that session's chain (the file bbvfl deploy/demo wrote) instead of a run off chain"};
+  opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc, "URL", "--session: the chain's JSON-RPC endpoint (default: the file's)"};
+  opts[no++] = (cli_opt){"victim-address", OPT_STR, &victim_addr, "ADDR",
+                         "--session: the victim client's address (its columns: --victim's block of the partition)"};
   no += train_common_opts(&tc, opts + no);
   no += afe_flags_opts(&af, opts + no);
   cli_spec spec = {"bbvfl attack", "measure a run's leakage: label inference, feature inversion, membership inference",
@@ -144,6 +227,12 @@ int cmd_attack(int argc, char **argv) {
                    opts, no};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  if (session) return attack_session(session, rpc, tc.data, victim_addr, victim, shadows, tc.delta, as_json);
+  if (rpc || victim_addr) {
+    bbvfl_err e = {0};
+    bbvfl_fail(&e, BBVFL_E_ARG, "--rpc and --victim-address go with --session");
+    return cli_report(&e);
+  }
   bbvfl_err err = {0};
   bbvfl_attack_cfg base;
   bbvfl_attack_defaults(&base);
