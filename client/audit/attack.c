@@ -368,6 +368,7 @@ int bbvfl_attack_offchain(const bbvfl_dataset *ds, const bbvfl_attack_cfg *a, bb
   if (bbvfl_attack_shadow_losses(ds, &a->cfg, a->shadows, &sin, &nsi, &sout, &nso, err) != 0) goto out;
   if (bbvfl_attack_membership(sin, nsi, sout, nso, tg.loss_in, tg.n_in, tg.loss_out, tg.n_out, &out->mia, err) != 0)
     goto out;
+  out->mia_in = tg.n_in, out->mia_out = tg.n_out;
   rc = 0;
 out:
   observer_free(&tg);

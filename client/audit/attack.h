@@ -61,6 +61,7 @@ typedef struct {
   bbvfl_inversion inv;     /* aux rows: the test rows' last evaluation releases; victims: the training
                               rows' last-epoch releases */
   bbvfl_membership mia;
+  size_t mia_in, mia_out;  /* target rows the membership attack scored (members, non-members) */
 } bbvfl_attack_result;
 
 /* Membership's shadow side: `shadows` runs of cfg on other splits and seeds (the attacker's own

@@ -265,7 +265,7 @@ int bbvfl_attack_chain(const bbvfl_dataset *ds, const bbvfl_attack_chain_cfg *c,
         row_losses(c, &o, o.ste, o.cte, yte, o.nte, want, Lout, err) != 0)
       goto out;
     size_t nin = finite_only(Lin, o.ntr), nout = finite_only(Lout, o.nte), nsi = 0, nso = 0;
-    out->mia_in = nin, out->mia_out = nout;
+    out->mia_in = R->mia_in = nin, out->mia_out = R->mia_out = nout;
     bbvfl_offchain_cfg sc = *c->train;
     sc.seeded_noise = 0;
     sc.noise_key = NULL;
