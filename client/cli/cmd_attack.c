@@ -160,7 +160,7 @@ static int attack_session(const char *session, const char *rpc, const char *data
   if (rc != 0) return cli_report(&err);
   attack_row w;
   memset(&w, 0, sizeof w);
-  snprintf(w.name, sizeof w.name, "chain %s", bbvfl_mech_name(s.train.mech.kind));
+  snprintf(w.name, sizeof w.name, "chain %s%s", s.train.afe.on ? "afe " : "", bbvfl_mech_name(s.train.mech.kind));
   w.r = r.r;
   if (as_json) {
     json_t *o = json_object();
