@@ -10,7 +10,9 @@
 #     covering the whole split) and its gain is finite; membership scored every row.
 #  2. The same with --label-epsilon 1: the label figure falls to randomized response's rate (within
 #     5 standard deviations of e/(e+1) over the rows read).
-#  3. Refusals: an address that is not a client of the session; --victim-address missing; --rpc
+#  3. VFL-AFE on chain (--afe --afe-clip 4 --afe-rescale --afe-adjust): the session file carries the
+#     steps, the attack names "chain afe pbm", the audit passes, every label still reads back.
+#  4. Refusals: an address that is not a client of the session; --victim-address missing; --rpc
 #     without --session. Each a clear error, exit status 2 (argument) or the error's own, no output
 #     on stdout.
 # Runs under tests/with-devnet.sh (BBVFL_RPC_URL), needs BBVFL_BIN.
@@ -73,6 +75,23 @@ sd = math.sqrt(p * (1 - p) / n)
 assert abs(r["label_inference_accuracy"] - p) < 5 * sd, (r["label_inference_accuracy"], p, sd)
 print("label DP eps 1: label %.3f against randomized response's %.3f (+-%.3f) on %d rows" % (
     r["label_inference_accuracy"], p, 5 * sd, n))
+PY
+
+# 3. VFL-AFE on chain: --afe --afe-clip 4 --afe-rescale --afe-adjust before PBM; the session file
+#    carries the steps, the attack names the configuration, the audit passes, labels still leak.
+demo afe --afe --afe-clip 4 --afe-rescale --afe-adjust
+attack afe
+python3 - "$work/afe/session.json" "$work/afe.attack.json" <<'PY'
+import json, sys
+a = json.load(open(sys.argv[1]))["training"]["afe"]
+assert a["clip"] == 4 and a["rescale"] is True and a["adjust"] is True, a
+o = json.load(open(sys.argv[2]))
+assert o["audit_verdict_fail"] is False, o
+(r,) = o["attacks"]
+assert r["configuration"] == "chain afe pbm", r["configuration"]
+assert r["label_inference_accuracy"] == 1.0, r
+print("afe on chain: accuracy %.3f, epsilon %.4g, inversion gain %.3f, membership advantage %.3f" % (
+    r["test_accuracy"], r["epsilon"], r["inversion_gain"], r["membership_advantage"]))
 PY
 
 refused() { # what expected-status args...: no stdout, a message on stderr
