@@ -94,19 +94,19 @@ print("afe on chain: accuracy %.3f, epsilon %.4g, inversion gain %.3f, membershi
     r["test_accuracy"], r["epsilon"], r["inversion_gain"], r["membership_advantage"]))
 PY
 
-refused() { # what expected-status args...: no stdout, a message on stderr
-  local what=$1 want=$2; shift 2
+refused() { # what expected-status message-pattern args...: no stdout, that message on stderr
+  local what=$1 want=$2 pattern=$3; shift 3
   set +e
   "$BBVFL_BIN" attack "$@" >"$work/ref.out" 2>"$work/ref.err"
   local rc=$?
   set -e
   [ "$rc" = "$want" ] || { cat "$work/ref.err" >&2; fail "$what: exit $rc, expected $want"; }
   [ ! -s "$work/ref.out" ] || fail "$what: wrote to stdout"
-  grep -q "^bbvfl: error: " "$work/ref.err" || fail "$what: no error message"
+  grep -q "^bbvfl: error: .*$pattern" "$work/ref.err" || { cat "$work/ref.err" >&2; fail "$what: not the message '$pattern'"; }
   echo "ok: $what refused ($(head -c 160 "$work/ref.err"))"
 }
-refused "an address that is not a client" 2 --session "$work/plain/session.json" \
+refused "an address that is not a client" 2 "not a registered client of the session" --session "$work/plain/session.json" \
   --victim-address 0x000000000000000000000000000000000000dEaD --shadows 0
-refused "no --victim-address" 2 --session "$work/plain/session.json"
-refused "--rpc without --session" 2 --rpc "$BBVFL_RPC_URL"
+refused "no --victim-address" 2 "needs --victim-address" --session "$work/plain/session.json"
+refused "--rpc without --session" 2 "go with --session" --rpc "$BBVFL_RPC_URL"
 echo "PASS"
