@@ -234,7 +234,8 @@ static int attack_main(int argc, char **argv, int bench) {
   afe_flags_defaults(&af);
   int clients = 5, b = 16, shadows = 2, victim = 0, sweep = bench, as_json = 0, nseeds = bench ? 3 : 0;
   double beta = 0.2, clip = 1.0, sigma = 1.0, test_frac = bench ? 0.8 : 0.2;
-  const char *mechanism = "pbm", *out_dir = bench ? "runs/bench-attacks" : "runs/attack", *session = NULL, *rpc = NULL, *victim_addr = NULL;
+  const char *mechanism = "pbm", *out_dir = bench ? "runs/bench-attacks" : "runs/attack", *session = NULL, *rpc = NULL, *victim_addr = NULL,
+             *only = NULL;
   uint64_t seed = 1;
   cli_opt opts[20 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
   size_t no = 0;
@@ -254,6 +255,8 @@ static int attack_main(int argc, char **argv, int bench) {
                          "the table: npq, pbm beta 0.2/0.1/0.05, row mode, pbm with label DP, afe sigma 0.5/1/2/4"};
   opts[no++] = (cli_opt){"out", OPT_STR, &out_dir, "DIR", "--sweep: folder of attack.csv and attack.png (default runs/attack)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "one JSON object on stdout"};
+  opts[no++] = (cli_opt){"only", OPT_STR, &only, "LIST",
+                         "--sweep: run only these rows of the table, 0-based indices separated by commas (default: all)"};
   opts[no++] = (cli_opt){"seeds", OPT_INT, &nseeds, "N",
                          bench ? "seeds 1..N per configuration, each figure the median (default 3)"
                                : "seeds 1..N per configuration, each figure the median (default 0: --seed once)"};
@@ -357,6 +360,24 @@ static int attack_main(int argc, char **argv, int bench) {
       w->a.cfg.afe.on = w->a.cfg.afe.rescale = w->a.cfg.afe.adjust = 1;
       snprintf(w->name, sizeof w->name, "afe sigma=%g", sigmas[i]);
     }
+  }
+  if (only) { /* keep the rows named, in table order */
+    int keep[16] = {0}, k = 0;
+    const char *c = only;
+    while (*c) {
+      char *end;
+      long v = strtol(c, &end, 10);
+      if (end == c || v < 0 || v >= n || (*end && *end != ',')) {
+        bbvfl_dataset_free(&ds);
+        bbvfl_fail(&err, BBVFL_E_ARG, "--only '%s': comma-separated row indices 0..%d", only, n - 1);
+        return cli_report(&err);
+      }
+      keep[v] = 1;
+      c = *end ? end + 1 : end;
+    }
+    for (int i = 0; i < n; i++)
+      if (keep[i]) rows[k++] = rows[i];
+    n = k;
   }
   if (!as_json) {
     printf("attacks on %s (%zu rows), %d clients, %d epochs, %d shadow models; victim client %d\n",
