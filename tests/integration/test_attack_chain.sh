@@ -11,7 +11,8 @@
 #  2. The same with --label-epsilon 1: the label figure falls to randomized response's rate (within
 #     5 standard deviations of e/(e+1) over the rows read).
 #  3. VFL-AFE on chain (--afe --afe-clip 4 --afe-rescale --afe-adjust): the session file carries the
-#     steps, the attack names "chain afe pbm", the audit passes, every label still reads back.
+#     steps, the attack names "chain afe pbm", the audit passes, every label still reads back; with
+#     three evaluation rounds (--eval-rows-per-round 40) every test row is held once, at its place.
 #  4. Refusals: an address that is not a client of the session; --victim-address missing; --rpc
 #     without --session. Each a clear error, exit status 2 (argument) or the error's own, no output
 #     on stdout.
@@ -79,7 +80,7 @@ PY
 
 # 3. VFL-AFE on chain: --afe --afe-clip 4 --afe-rescale --afe-adjust before PBM; the session file
 #    carries the steps, the attack names the configuration, the audit passes, labels still leak.
-demo afe --afe --afe-clip 4 --afe-rescale --afe-adjust
+demo afe --afe --afe-clip 4 --afe-rescale --afe-adjust --eval-rows-per-round 40
 attack afe
 python3 - "$work/afe/session.json" "$work/afe.attack.json" <<'PY'
 import json, sys
@@ -90,6 +91,8 @@ assert o["audit_verdict_fail"] is False, o
 (r,) = o["attacks"]
 assert r["configuration"] == "chain afe pbm", r["configuration"]
 assert r["label_inference_accuracy"] == 1.0, r
+# three evaluation rounds (40, 40, 34 test rows): each row kept at its own place
+assert r["inversion_aux_rows"] == 114 and r["membership_out_rows"] == 114, r
 print("afe on chain: accuracy %.3f, epsilon %.4g, inversion gain %.3f, membership advantage %.3f" % (
     r["test_accuracy"], r["epsilon"], r["inversion_gain"], r["membership_advantage"]))
 PY
