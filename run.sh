@@ -5,7 +5,9 @@
 #   ./run.sh demo [ARGS]    setup, then `bbvfl demo ARGS` (embedded devnet, bundled data)
 #   ./run.sh test           setup, then every test: unit + integration (normal and ASan/UBSan
 #                           builds), the Foundry contract tests and the abi/ freshness check
-#                           (all but the chaos suite)
+#                           (all but the chaos and slow suites)
+#   ./run.sh slow           setup, then the slow suite (ctest -L slow: gas per coordinate from
+#                           receipts of whole cast-driven sessions, about 8-15 minutes)
 #   ./run.sh chaos          setup, then the chaos suite (ctest -L chaos, one case at a time: faults
 #                           injected into live 1 s-block sessions, about 10 minutes) and its table
 #
@@ -103,10 +105,10 @@ run_tests() {
   # every test's temporary files (and devnets) live under one folder of this run
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tests.XXXXXX")
   log "tests: normal build"
-  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE chaos ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'chaos|slow' ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
   log "tests: ASan + UBSan build (unit and integration; contract tests run once above)"
-  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos' ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos|slow' ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
   rm -rf "$tmp"
   if [ $rc -ne 0 ]; then log "SOME TESTS FAILED"; else log "all tests passed"; fi
@@ -129,11 +131,25 @@ run_chaos() {
   return $rc
 }
 
+# The slow suite: tests too long for ./run.sh test's 30-minute budget that no code path of the
+# client needs under the sanitizer (normal build only).
+run_slow() {
+  export OPENBLAS_NUM_THREADS=1 BBVFL_REQUIRE_SETUP=1
+  local rc=0 tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-slow.XXXXXX")
+  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -L slow ${BBVFL_CTEST_ARGS:-}) || rc=1
+  stop_stray_devnets "$tmp"
+  rm -rf "$tmp"
+  if [ $rc -ne 0 ]; then log "SOME SLOW TESTS FAILED"; else log "all slow tests passed"; fi
+  return $rc
+}
+
 cmd=${1:-help}; shift || true
 case "$cmd" in
   setup) setup ;;
   demo) setup; exec build/bbvfl demo "$@" ;;
   test) setup; run_tests ;;
   chaos) setup; run_chaos ;;
-  *) sed -n '2,12p' "$0"; exit 2 ;;
+  slow) setup; run_slow ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
 esac

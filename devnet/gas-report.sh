@@ -2,7 +2,8 @@
 # Gas per coordinate of on-chain aggregation, measured from transaction receipts on a fresh anvil.
 #
 #   devnet/gas-report.sh [--rounds N] [--quick] [--rpc URL] [--hardfork NAME]   (Markdown report)
-#   --rounds N  rounds per lane-mode session (default 7, >= 5); --quick  K=5 rows only;
+#   --rounds N  rounds per lane-mode session (default 7, >= 5); --quick  the lane and hashed K=5
+#               rows only (no packed rows, no baseline);
 #   --rpc URL   use a running loopback anvil instead of starting one;
 #   --hardfork NAME  start anvil with --hardfork NAME (default: anvil's default, Prague/Osaka rules).
 #   --hashed-rounds N  rounds per hashed-mode session (default 10, >= 9: the ring has 8 slots).
@@ -323,9 +324,9 @@ echo "| contract | values | M | B | P | b | K | lane bits | gas/coord, round 0 |
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 rows=("5 10 16 16 1" "5 10 16 16 5" "5 10 16 16 45" "10 10 16 16 1" "5 100 64 16 1" "5 10 16 64 1" "5 100 64 64 1")
 hrows=("5 10 16 16 1 false" "5 10 16 16 5 false" "5 10 16 16 45 false" "10 10 16 16 5 false" "5 10 16 64 5 false" "5 10 16 16 5 true")
-if [ "$quick" -eq 1 ]; then rows=("5 10 16 16 5"); hrows=("5 10 16 16 5 false"); fi
-if [ "$hashed_only" -eq 1 ]; then rows=(); fi
 prows=("5 10 16 16 5 aggregate" "5 10 16 16 45 aggregate" "5 10 16 16 5 optimistic" "5 10 16 16 45 optimistic")
+if [ "$quick" -eq 1 ]; then rows=("5 10 16 16 5"); hrows=("5 10 16 16 5 false"); prows=(); fi
+if [ "$hashed_only" -eq 1 ]; then rows=(); prows=(); fi
 if [ "$packed_only" -eq 1 ]; then
   rows=(); hrows=()
   [ "$quick" -eq 1 ] && prows=("5 10 16 16 45 aggregate" "5 10 16 16 45 optimistic")
@@ -343,7 +344,7 @@ for row in ${hrows[@]+"${hrows[@]}"}; do
   vals=plain; [ "$masked" = true ] && vals=masked
   echo "| BbvflHashAggregator (hashed) | $vals | $m | $b | $p | $lv | $k | $bits | $f | **$s** | $per | $ag |"
 done
-for row in "${prows[@]}"; do
+for row in ${prows[@]+"${prows[@]}"}; do
   read -r m b p lv k mode <<<"$row"
   read -r f s per ag <<<"$(run_packed "$m" "$b" "$p" "$lv" "$k" "$mode")"
   if [ "$mode" = optimistic ]; then c="BbvflOptimisticAggregator (optimistic, postSum)"; else c="BbvflPackedAggregator (hashed, packed)"; fi

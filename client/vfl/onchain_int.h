@@ -112,6 +112,12 @@ typedef struct {
   int masked;
   bbvfl_mclient mc;
   double last_expire;
+  /* the last expireRound() attempt of round exp_r - 1 reverted with RoundNotTimedOut: the chain
+     has not reached the round's deadline (block exp_deadline, 0: not said); exp_head is the head
+     seen then, exp_moved_t when the head last moved (a chain still heading for the deadline is
+     not a reason to give up) */
+  uint64_t exp_r, exp_deadline, exp_head;
+  double exp_moved_t;
   uint64_t only_active_late; /* r + 1 once round r was seen with every submission in (waiting for
                                 the active client only: re-election's business, not expiry's) */
   /* re-election: rounds trained in the epoch this client took the head over (its loss average) */

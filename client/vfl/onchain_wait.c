@@ -1,3 +1,4 @@
+#include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 #include "vfl/onchain_int.h"
 
 void oc_log(const cl *c, const char *fmt, ...) {
@@ -196,7 +197,8 @@ int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
    means "not overdue in blocks yet" or "someone else did it", and on an automining devnet each
    attempt mines a block); plain mode then completes the round with the submissions it has, masked
    mode re-opens it. 1: the round was re-opened and this client submitted again (the wait starts
-   over); 0: keep waiting; -1: error (incl. giving up after twice the timeout). */
+   over); 0: keep waiting; -1: error (incl. giving up after twice the timeout, unless expireRound()
+   said the round's deadline block is not reached yet and the head is still moving toward it). */
 int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
   oc_slot *sl = c->slots ? oc_slot_of(c, r) : NULL;
   if (sl && sl->r != r) sl = NULL; /* not a round this client has the q of */
@@ -220,7 +222,21 @@ int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
     return 1;
   }
   if (!c->cfg->expire || waited <= c->cfg->round_timeout_s) return 0;
-  if (waited > 2 * c->cfg->round_timeout_s) {
+  int heading = 0; /* the chain is still heading for the round's deadline */
+  if (waited > 2 * c->cfg->round_timeout_s && c->exp_r == r + 1) {
+    /* expireRound() said "not timed out yet" (RoundNotTimedOut): the deadline is in blocks, and
+       while blocks are still coming it will be reached; give up only when the head stood still
+       for round_timeout_s (a stalled chain or a deadline no block will reach). */
+    uint64_t head;
+    if (bbvfl_rpc_block_number(c->rpc, &head, err) < 0) return -1;
+    double t = bbvfl_now();
+    if (head > c->exp_head) {
+      c->exp_head = head;
+      c->exp_moved_t = t;
+    }
+    heading = t - c->exp_moved_t <= c->cfg->round_timeout_s;
+  }
+  if (waited > 2 * c->cfg->round_timeout_s && !heading) {
     /* Every participant submitted and only the active client's post is late: expiry cannot help,
        re-election (takeover_after_s) does; give it time before giving up. */
     double grace = 2 * c->cfg->round_timeout_s + 10 * c->cfg->takeover_after_s + 30;
@@ -232,7 +248,10 @@ int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
       return 0;
     }
     char why[400] = "";
-    if (!bbvfl_sender_stall_cause(c->snd, why, sizeof why))
+    if (c->exp_r == r + 1 && c->exp_deadline)
+      snprintf(why, sizeof why, "expireRound() says the round's deadline is block %llu and the head stood at %llu for %.0f s",
+               (unsigned long long)c->exp_deadline, (unsigned long long)c->exp_head, bbvfl_now() - c->exp_moved_t);
+    else if (!bbvfl_sender_stall_cause(c->snd, why, sizeof why))
       snprintf(why, sizeof why, "blocks are coming and this client has nothing unmined");
     return bbvfl_fail(err, BBVFL_E_TIMEOUT,
                       "round %llu did not complete%s within %.0f s although expireRound() was tried (not "
@@ -253,6 +272,16 @@ int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
   if (rc < 0 && e2.code != BBVFL_E_REVERT) {
     *err = e2;
     return -1;
+  }
+  if (rc < 0 && bbvfl_err_revert_sel_is(&e2, BBVFL_SEL_RoundNotTimedOut)) {
+    if (c->exp_r != r + 1) { /* the first "not yet" of this round: the head moves from here */
+      c->exp_r = r + 1;
+      c->exp_head = 0;
+      c->exp_moved_t = now;
+    }
+    c->exp_deadline = e2.revert.nargs ? e2.revert.args[0] : 0;
+  } else if (rc < 0) {
+    c->exp_r = 0; /* another reason (someone else expired it, no submission yet): the usual rule */
   }
   if (rc == 0) oc_log(c, "round %llu: no sum after %.1f s; expireRound() accepted", (unsigned long long)r, waited);
   return 0;

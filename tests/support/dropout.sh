@@ -2,7 +2,7 @@
 # test_plain_dropout.sh: their common session up to the checks.
 #   dropout_session DEPLOY_FLAGS...
 # deploys a 4-client, 3-epoch session (seed 5, --round-timeout-blocks 12, DEPLOY_FLAGS), runs four
-# `bbvfl client` processes with --expire (columns 0-7, 8-15, 16-23, 24-29; each writes its q per
+# `bbvfl client` processes with --expire --round-timeout 10 (columns 0-7, 8-15, 16-23, 24-29; each writes its q per
 # round to $work/q through the test hook BBVFL_TEST_DUMP_Q, never through the chain), all frozen
 # right after submitting round 6 (--pause-after-submit 7: a known point however fast or slow the
 # session runs); then SIGKILLs one passive client (BBVFL_TEST_KILL_ACTIVE=1: the active one), which
@@ -14,7 +14,10 @@ dropout_session() {
   session_deploy --clients $M --epochs 3 --seed 5 --round-timeout-blocks 12 "$@"
   session_keys $M
   cols=("0-7" "8-15" "16-23" "24-29")
-  client_flags=(--labels --round-timeout 2 --expire --takeover-after 3)
+  # Patience well above a loaded machine's round (ASan, tests side by side): every expireRound()
+  # attempt on the automining devnet mines a block, so a survivor that is merely slow would be
+  # excluded once round_timeout_blocks of attempts pile up; only the killed client must be.
+  client_flags=(--labels --round-timeout 10 --expire --takeover-after 12)
   client_env=(BBVFL_TEST_DUMP_Q="$work/q")
   client_party=0
   clients_start $M --pause-after-submit 7
