@@ -155,6 +155,10 @@ int cmd_train(int argc, char **argv) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--afe needs --mechanism gaussian or pbm");
     return cli_report(&err);
   }
+  if (cfg.afe.on && !(cfg.mech.clip > 0)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--afe: the clip threshold t must be > 0, got %g (--clip / --afe-clip)", cfg.mech.clip);
+    return cli_report(&err);
+  }
   if (seed_s) {
     if (parse_seed(seed_s, &cfg.seed, &err) != 0) return cli_report(&err);
   } else {
