@@ -278,6 +278,39 @@ static int watch(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, int vic
   return 0;
 }
 
+int bbvfl_attack_shadow_losses(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, int shadows, double **in,
+                               size_t *n_in, double **out, size_t *n_out, bbvfl_err *err) {
+  *in = *out = NULL;
+  *n_in = *n_out = 0;
+  observer sh;
+  bbvfl_offchain_result res;
+  for (int s = 0; s < shadows; s++) {
+    bbvfl_offchain_cfg sc = *cfg;
+    sc.seed = cfg->seed + 7919u * (uint64_t)(s + 1);
+    sc.split_seed = sc.seed;
+    sc.session_seed = NULL;
+    if (watch(ds, &sc, 0, &sh, &res, err) != 0) {
+      observer_free(&sh);
+      return -1;
+    }
+    bbvfl_offchain_result_free(&res);
+    double *t1 = realloc(*in, (*n_in + sh.n_in) * sizeof **in), *t2;
+    if (t1) *in = t1;
+    t2 = realloc(*out, (*n_out + sh.n_out) * sizeof **out);
+    if (t2) *out = t2;
+    if (!t1 || !t2) {
+      observer_free(&sh);
+      return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    }
+    memcpy(*in + *n_in, sh.loss_in, sh.n_in * sizeof **in);
+    memcpy(*out + *n_out, sh.loss_out, sh.n_out * sizeof **out);
+    *n_in += sh.n_in;
+    *n_out += sh.n_out;
+    observer_free(&sh);
+  }
+  return 0;
+}
+
 int bbvfl_attack_offchain(const bbvfl_dataset *ds, const bbvfl_attack_cfg *a, bbvfl_attack_result *out,
                           bbvfl_err *err) {
   memset(out, 0, sizeof *out);
@@ -285,9 +318,8 @@ int bbvfl_attack_offchain(const bbvfl_dataset *ds, const bbvfl_attack_cfg *a, bb
   if (a->victim < 0 || a->victim >= a->cfg.M)
     return bbvfl_fail(err, BBVFL_E_ARG, "attack: victim client %d of %d", a->victim, a->cfg.M);
   if (a->shadows < 1 || a->shadows > 20) return bbvfl_fail(err, BBVFL_E_ARG, "attack: 1..20 shadow models, got %d", a->shadows);
-  observer tg, sh;
+  observer tg;
   bbvfl_offchain_result res;
-  memset(&sh, 0, sizeof sh);
   double *sin = NULL, *sout = NULL;
   float *ar = NULL, *ax = NULL, *vr = NULL, *vx = NULL;
   int rc = -1;
@@ -333,34 +365,13 @@ int bbvfl_attack_offchain(const bbvfl_dataset *ds, const bbvfl_attack_cfg *a, bb
   if (bbvfl_attack_inversion(ar, ax, na, vr, vx, nv, P, d, 0, &out->inv, err) != 0) goto out;
   /* membership: shadows on other splits and seeds */
   size_t nsi = 0, nso = 0;
-  for (int s = 0; s < a->shadows; s++) {
-    bbvfl_offchain_cfg sc = a->cfg;
-    sc.seed = a->cfg.seed + 7919u * (uint64_t)(s + 1);
-    sc.split_seed = sc.seed;
-    sc.session_seed = NULL;
-    if (watch(ds, &sc, a->victim, &sh, &res, err) != 0) goto out;
-    bbvfl_offchain_result_free(&res);
-    double *t1 = realloc(sin, (nsi + sh.n_in) * sizeof *sin), *t2;
-    if (t1) sin = t1;
-    t2 = realloc(sout, (nso + sh.n_out) * sizeof *sout);
-    if (t2) sout = t2;
-    if (!t1 || !t2) {
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-    memcpy(sin + nsi, sh.loss_in, sh.n_in * sizeof *sin);
-    memcpy(sout + nso, sh.loss_out, sh.n_out * sizeof *sout);
-    nsi += sh.n_in;
-    nso += sh.n_out;
-    observer_free(&sh);
-    memset(&sh, 0, sizeof sh);
-  }
+  if (bbvfl_attack_shadow_losses(ds, &a->cfg, a->shadows, &sin, &nsi, &sout, &nso, err) != 0) goto out;
   if (bbvfl_attack_membership(sin, nsi, sout, nso, tg.loss_in, tg.n_in, tg.loss_out, tg.n_out, &out->mia, err) != 0)
     goto out;
+  out->mia_in = tg.n_in, out->mia_out = tg.n_out;
   rc = 0;
 out:
   observer_free(&tg);
-  observer_free(&sh);
   free(sin);
   free(sout);
   free(ar);

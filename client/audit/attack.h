@@ -13,6 +13,8 @@
 #include <stddef.h>
 
 #include "common/err.h"
+#include <stdint.h>
+
 #include "ml/data.h"
 #include "vfl/offchain.h"
 
@@ -59,7 +61,47 @@ typedef struct {
   bbvfl_inversion inv;     /* aux rows: the test rows' last evaluation releases; victims: the training
                               rows' last-epoch releases */
   bbvfl_membership mia;
+  size_t mia_in, mia_out;  /* target rows the membership attack scored (members, non-members) */
 } bbvfl_attack_result;
+
+/* Membership's shadow side: `shadows` runs of cfg on other splits and seeds (the attacker's own
+ * simulation on rows like the victim's), each watched like the target; the final model's losses
+ * on each shadow's training rows appended to *in (n_in) and on its test rows to *out (n_out),
+ * both malloc'd here (the caller frees them, also on error). */
+int bbvfl_attack_shadow_losses(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cfg, int shadows, double **in,
+                               size_t *n_in, double **out, size_t *n_out, bbvfl_err *err);
+
+/* The attack on a session's chain: the observer reads only the chain (through the auditor,
+ * audit/audit.h opts.on_labels/on_release/on_params) and holds the session's public setup (the
+ * session file: split seed, test fraction, model and mechanism) and a table of rows like the
+ * victim's (ds). What it reads: every posted gradient and head (label inference), the victim's
+ * submitted integers of its last epoch's training windows and last evaluation rounds (inversion:
+ * aux = the test rows, whose columns the attacker holds; victims = the training rows), every
+ * round's sum with the final posted head (membership: each row's loss at the final head, the
+ * training rows' from their last epoch's sums, the test rows' from the last evaluation's, against
+ * a threshold learnt on shadow runs off chain). Scoring uses ds's true labels and columns. */
+typedef struct {
+  const char *rpc_url;
+  uint8_t contract[20];
+  uint64_t from_block;
+  const bbvfl_offchain_cfg *train; /* the session's training setup (session file "training") */
+  int nclasses;                    /* the table's */
+  int victim_party;                /* whose columns (the partition's block) are inverted */
+  uint8_t victim_addr[20];         /* its address on chain */
+  int shadows;                     /* 1..20 (0: no membership attack) */
+  double delta;
+} bbvfl_attack_chain_cfg;
+
+typedef struct {
+  bbvfl_attack_result r;       /* epsilon: the audit's feature-level figure for the releases */
+  size_t label_rows;           /* distinct training rows whose label was read back */
+  size_t inv_aux, inv_victims; /* rows of the inversion */
+  size_t mia_in, mia_out;      /* target rows scored by the membership attack */
+  int audit_ok;                /* the audit's verdict was not FAIL */
+} bbvfl_attack_chain_result;
+
+int bbvfl_attack_chain(const bbvfl_dataset *ds, const bbvfl_attack_chain_cfg *c, bbvfl_attack_chain_result *out,
+                       bbvfl_err *err);
 
 void bbvfl_attack_defaults(bbvfl_attack_cfg *a);
 int bbvfl_attack_offchain(const bbvfl_dataset *ds, const bbvfl_attack_cfg *a, bbvfl_attack_result *out,

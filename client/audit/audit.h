@@ -207,6 +207,17 @@ typedef struct {
   void (*on_labels)(void *ctx, uint64_t round, uint64_t epoch, uint64_t batch, const int *labels,
                     const size_t *rows, size_t B);
   void *labels_ctx;
+  /* Nullable (the attacks on a session's chain, audit/attack.h): on_release gets every valid
+   * submission of a plain (not masked) round (client = its registration index, addr its address, contributors 0,
+   * vals its L->coords values) and every RoundCompleted sum (client = -1, addr NULL, contributors its count;
+   * masked: the lanes mod 2^16), with the round's layout and, for a TRAIN window whose schedule is
+   * derivable, rows = the training-row positions of its L->rows rows (NULL otherwise; an EVAL
+   * round's rows are the test rows L->first.. in order). on_params gets each TRAIN round's posted
+   * head parameters (GradientPosted data2; curvature rounds excluded). Borrowed for the call. */
+  void (*on_release)(void *ctx, uint64_t round, const bbvfl_round_layout *L, int client, const uint8_t *addr,
+                     unsigned contributors, const uint32_t *vals, const size_t *rows);
+  void (*on_params)(void *ctx, uint64_t round, const uint8_t *params_be, size_t len);
+  void *release_ctx;
   /* Nullable, borrowed: the session's public training setup (the session file's "training": seed,
    * model, optimizer and schedule, mechanism, label DP) for the check `head`; NULL: `head` is
    * skipped. head_nclasses: the table's class count (0: read from the first posted head). */

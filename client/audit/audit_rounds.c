@@ -195,6 +195,30 @@ static int add_to_sum(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
  * staleness. A round not done yet keeps what was submitted to it, acceptable or not: its sum is
  * then judged on its own terms (the contract may have counted a submission it should have
  * refused). */
+/* opts->on_release (the attacks): n values of round `round` from client (-1: the sum), q bytes
+ * (plain) or vals as they are, with the window's training-row positions from the schedule. */
+static void emit_release(st_t *S, uint64_t round, int client, unsigned contributors, const uint8_t *q,
+                         const uint32_t *vals, size_t n) {
+  if (!S->o->on_release || round >= S->p.total_rounds) return;
+  bbvfl_round_layout L = au_layout(S, round);
+  if (L.curv || n != L.coords) return;
+  uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+  if (!v) return;
+  uint32_t mask = S->p.cfg.masked ? 0xFFFFu : 0xFFFFFFFFu;
+  for (size_t j = 0; j < n; j++) v[j] = q ? q[j] : vals[j] & mask;
+  const size_t *rows = NULL;
+  size_t B = S->p.cfg.batch;
+  if (L.train && S->perm && ((uint64_t)L.first + L.nb) * B <= S->p.cfg.train_rows) {
+    if (S->perm_epoch != (int64_t)L.epoch) {
+      bbvfl_schedule_perm(S->seed, L.epoch, (size_t)S->p.cfg.train_rows, S->perm);
+      S->perm_epoch = (int64_t)L.epoch;
+    }
+    rows = S->perm + (size_t)L.first * B;
+  }
+  S->o->on_release(S->o->release_ctx, round, &L, client, client >= 0 ? S->cl[client].addr : NULL, contributors, v, rows);
+  free(v);
+}
+
 void au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   int i = au_find_client(S, ev->client);
   S->r->submissions++;
@@ -216,6 +240,7 @@ void au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   keep_payload(S, ev, sl, i, q, qlen);
   if (q) valid &= add_to_sum(S, ev, sl, q, qlen);
   else sl->sum_unknown = 1;
+  if (valid && q && !S->p.cfg.masked) emit_release(S, ev->round, i, 0, q, NULL, qlen);
   if (valid) {
     sl->sub_mask |= (uint64_t)1 << i;
     sl->nsub_valid++;
@@ -344,6 +369,7 @@ void au_on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   if (S->hashed) hashed_contributors(S, ev, h);
   else lane_contributors(S, ev, h);
   verify_sum(S, ev, h);
+  if (!h->sum_unknown) emit_release(S, ev->round, -1, ev->participants, NULL, h->sum, (size_t)h->L.coords);
   au_head_sum(S, ev);
   remember_sum(S, ev->round, h);
   mark_complete(S, ev, fx);
@@ -410,7 +436,8 @@ void au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   }
   if (!bad) au_ok(S, BBVFL_AC_GRADIENTS);
   if (L.curv) S->r->curv_rounds++;
-  if (!bad && S->o->on_labels && !L.curv) read_labels(S, ev, &L); /* a curvature round's post is no dLoss/dz */
+  if (!bad && S->o->on_labels && !L.curv) read_labels(S, ev, &L);
+  if (!bad && S->o->on_params && !L.curv) S->o->on_params(S->o->release_ctx, ev->round, ev->data2, ev->data2_len); /* a curvature round's post is no dLoss/dz */
   if (!bad) au_head_gradient(S, ev, ai);
   else au_head_stop(S, ev);
   S->r->gradients++;

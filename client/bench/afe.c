@@ -18,7 +18,7 @@ int bbvfl_bench_afe(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *base, int
   memset(out, 0, sizeof *out);
   if (nseeds < 1 || nseeds > BBVFL_AFE_MAX_SEEDS)
     return bbvfl_fail(err, BBVFL_E_ARG, "--seeds must be in 1..%d, got %d", BBVFL_AFE_MAX_SEEDS, nseeds);
-  if (base->mech.kind != BBVFL_MECH_GAUSSIAN) return bbvfl_fail(err, BBVFL_E_ARG, "the AFE ablation needs the gaussian mechanism");
+  if (base->mech.kind == BBVFL_MECH_NPQ) return bbvfl_fail(err, BBVFL_E_ARG, "the AFE ablation needs the gaussian or pbm mechanism");
   out->nseeds = nseeds;
   for (int l = 0; l < BBVFL_AFE_LEVELS; l++) {
     for (int s = 0; s < nseeds; s++) {

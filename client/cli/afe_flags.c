@@ -11,7 +11,7 @@ void afe_flags_defaults(afe_flags *f) {
 size_t afe_flags_opts(afe_flags *f, cli_opt *o) {
   size_t n = 0;
   o[n++] = (cli_opt){"afe", OPT_FLAG, &f->afe, NULL,
-                     "VFL-AFE (needs --mechanism gaussian): each embedding row clipped at t (--clip), N(0, sigma^2) added"};
+                     "VFL-AFE (--mechanism gaussian or pbm): each embedding row clipped at t (--clip), then the mechanism"};
   o[n++] = (cli_opt){"afe-rescale", OPT_FLAG, &f->rescale, NULL,
                      "VFL-AFE adaptive rescaling: each batch scaled by 2t / its estimated maximum disparity (Eqs. 3-5)"};
   o[n++] = (cli_opt){"afe-adjust", OPT_FLAG, &f->adjust, NULL,

@@ -2,7 +2,8 @@
  * posted gradients, feature inversion of one client's releases, membership inference with shadow
  * models, each beside its chance level. One configuration from the train flags, or --sweep: the
  * table over NPQ, the PBM default and smaller betas, row mode, label DP and VFL-AFE at several
- * sigmas, written as attack.csv and attack.png (gnuplot) under --out. Off chain only. */
+ * sigmas, written as attack.csv and attack.png (gnuplot) under --out. --session FILE: the same attacks on
+ * that session's chain (audit/attack.h bbvfl_attack_chain), the attacker reading the chain alone. */
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -20,6 +21,8 @@
 #include "cli/commands.h"
 #include "cli/train_common.h"
 #include "common/fsutil.h"
+#include "eth/wallet.h"
+#include "vfl/session.h"
 
 extern char **environ;
 
@@ -31,13 +34,18 @@ typedef struct {
 
 static void print_header(void) {
   printf("%-26s %9s %6s | %7s %7s %7s | %7s %7s | %7s %7s\n", "configuration", "epsilon", "acc", "label", "chance",
-         "RR", "inv", "chance", "MIA adv", "chance");
+         "RR", "inv", "chance", "MIA adv", "+-band");
+}
+
+/* membership advantage's chance band: 2 sd of TPR - FPR of a coin over the rows scored */
+static double mia_band(const bbvfl_attack_result *r) {
+  return r->mia_in && r->mia_out ? 2 * sqrt(0.25 / (double)r->mia_in + 0.25 / (double)r->mia_out) : NAN;
 }
 
 static void print_row(const attack_row *w) {
   const bbvfl_attack_result *r = &w->r;
   printf("%-26s %9.3g %6.3f | %7.3f %7.3f %7.3f | %7.3f %7.3f | %7.3f %7.3f\n", w->name, r->epsilon, r->test_accuracy,
-         r->label_acc, r->label_chance, r->label_rr, r->inv.gain, 0.0, r->mia.advantage, 0.0);
+         r->label_acc, r->label_chance, r->label_rr, r->inv.gain, 0.0, r->mia.advantage, mia_band(r));
   fflush(stdout);
 }
 
@@ -55,6 +63,7 @@ static json_t *row_json(const attack_row *w) {
   json_object_set_new(o, "inversion_gain", json_real(r->inv.gain));
   json_object_set_new(o, "membership_advantage", json_real(r->mia.advantage));
   json_object_set_new(o, "membership_accuracy", json_real(r->mia.accuracy));
+  json_object_set_new(o, "membership_chance_band", train_json_num(mia_band(r)));
   return o;
 }
 
@@ -65,16 +74,16 @@ static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_e
   FILE *f = fopen(path, "w");
   if (!f) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s: %s", path, strerror(errno));
   fprintf(f, "configuration,family,epsilon,test_accuracy,label_acc,label_chance,label_rr,inversion_mse,"
-             "inversion_mse_baseline,inversion_gain,membership_advantage,membership_accuracy\n");
+             "inversion_mse_baseline,inversion_gain,membership_advantage,membership_accuracy,membership_chance_band\n");
   for (int i = 0; i < n; i++) {
     const bbvfl_attack_result *r = &rows[i].r;
     char fam[sizeof rows[i].name];
     memcpy(fam, rows[i].name, sizeof fam);
     char *sp = strchr(fam, ' ');
     if (sp) *sp = 0;
-    fprintf(f, "%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", rows[i].name, fam, r->epsilon,
+    fprintf(f, "%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", rows[i].name, fam, r->epsilon,
             r->test_accuracy, r->label_acc, r->label_chance, r->label_rr, r->inv.mse, r->inv.mse_base, r->inv.gain,
-            r->mia.advantage, r->mia.accuracy);
+            r->mia.advantage, r->mia.accuracy, mia_band(r));
   }
   if (fclose(f) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s", path);
   snprintf(path, sizeof path, "%s/attack.gp", dir);
@@ -106,17 +115,129 @@ static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_e
   return 0;
 }
 
-int cmd_attack(int argc, char **argv) {
+/* --session: the attacks on the session's chain (audit/attack.h bbvfl_attack_chain). */
+static int attack_session(const char *session, const char *rpc, const char *data, const char *victim_addr,
+                          int victim, int shadows, double delta, int as_json) {
+  bbvfl_err err = {0};
+  static bbvfl_session s;
+  if (bbvfl_session_load(session, &s, &err) != 0) {
+    bbvfl_wrap(&err, "--session");
+    return cli_report(&err);
+  }
+  bbvfl_attack_chain_cfg c;
+  memset(&c, 0, sizeof c);
+  c.rpc_url = rpc ? rpc : s.rpc_url;
+  memcpy(c.contract, s.contract, 20);
+  c.from_block = s.deploy_block;
+  c.train = &s.train;
+  c.victim_party = victim;
+  c.shadows = shadows;
+  c.delta = delta;
+  if (!victim_addr) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--session needs --victim-address ADDR: the victim's address on chain (the client "
+                                  "whose columns --victim names; report.json lists each client's)");
+    return cli_report(&err);
+  }
+  if (bbvfl_addr_parse(victim_addr, c.victim_addr, &err) != 0) {
+    bbvfl_wrap(&err, "--victim-address");
+    return cli_report(&err);
+  }
+  const char *path = data ? data : s.data;
+  if (!path[0]) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "the session file names no table: say --data CSV (rows like the victim's)");
+    return cli_report(&err);
+  }
+  bbvfl_dataset ds;
+  bbvfl_csv_opts co = {.label = s.label[0] ? s.label : NULL};
+  if (bbvfl_csv_load(path, &co, &ds, &err) != 0) {
+    bbvfl_wrap(&err, "--data %s", path);
+    return cli_report(&err);
+  }
+  c.nclasses = ds.nclasses;
+  bbvfl_attack_chain_result r;
+  int rc = bbvfl_attack_chain(&ds, &c, &r, &err);
+  bbvfl_dataset_free(&ds);
+  if (rc != 0) return cli_report(&err);
+  attack_row w;
+  memset(&w, 0, sizeof w);
+  snprintf(w.name, sizeof w.name, "chain %s%s", s.train.afe.on ? "afe " : "", bbvfl_mech_name(s.train.mech.kind));
+  w.r = r.r;
+  if (as_json) {
+    json_t *o = json_object();
+    json_t *arr = json_array();
+    json_t *row = row_json(&w);
+    json_object_set_new(row, "label_rows", json_integer((json_int_t)r.label_rows));
+    json_object_set_new(row, "inversion_aux_rows", json_integer((json_int_t)r.inv_aux));
+    json_object_set_new(row, "inversion_victim_rows", json_integer((json_int_t)r.inv_victims));
+    json_object_set_new(row, "membership_in_rows", json_integer((json_int_t)r.mia_in));
+    json_object_set_new(row, "membership_out_rows", json_integer((json_int_t)r.mia_out));
+    json_array_append_new(arr, row);
+    json_object_set_new(o, "source", json_string("chain"));
+    json_object_set_new(o, "audit_verdict_fail", json_boolean(!r.audit_ok));
+    json_object_set_new(o, "attacks", arr);
+    char *t = json_dumps(o, JSON_INDENT(2));
+    if (t) puts(t);
+    free(t);
+    json_decref(o);
+  } else {
+    printf("attacks on the chain of %s (read by the auditor%s), victim party %d; %zu training rows' labels read, "
+           "inversion on %zu aux / %zu victim rows, membership on %zu in / %zu out rows, %d shadow models\n",
+           session, r.audit_ok ? "" : "; the audit FAILED: figures from a tampered history", victim, r.label_rows,
+           r.inv_aux, r.inv_victims, r.mia_in, r.mia_out, shadows);
+    print_header();
+    print_row(&w);
+  }
+  return 0;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* the median of n values (NAN ones last, ignored; all NAN: NAN) */
+static double median(double *v, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++)
+    if (!isnan(v[i])) v[k++] = v[i];
+  if (!k) return NAN;
+  qsort(v, (size_t)k, sizeof *v, cmp_dbl);
+  return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+}
+
+/* Row w over seeds 1..nseeds (nseeds 0: its own seed once): each figure the median. */
+static int run_row(const bbvfl_dataset *ds, attack_row *w, int nseeds, bbvfl_err *err) {
+  if (nseeds <= 0) return bbvfl_attack_offchain(ds, &w->a, &w->r, err);
+  double f[9][64];
+  bbvfl_attack_result r;
+  for (int s = 0; s < nseeds; s++) {
+    bbvfl_attack_cfg a = w->a;
+    a.cfg.seed = (uint64_t)s + 1;
+    a.cfg.split_seed = 0;
+    if (bbvfl_attack_offchain(ds, &a, &r, err) != 0) return -1;
+    if (s == 0) w->r = r;
+    double v[9] = {r.epsilon, r.test_accuracy, r.label_acc, r.label_chance, r.inv.mse, r.inv.mse_base, r.inv.gain,
+                   r.mia.advantage, r.mia.accuracy};
+    for (int k = 0; k < 9; k++) f[k][s] = v[k];
+  }
+  double *dst[9] = {&w->r.epsilon, &w->r.test_accuracy, &w->r.label_acc, &w->r.label_chance, &w->r.inv.mse,
+                    &w->r.inv.mse_base, &w->r.inv.gain, &w->r.mia.advantage, &w->r.mia.accuracy};
+  for (int k = 0; k < 9; k++) *dst[k] = median(f[k], nseeds);
+  return 0;
+}
+
+static int attack_main(int argc, char **argv, int bench) {
   train_common tc;
   train_common_defaults(&tc);
-  tc.epochs = 10;
+  tc.epochs = bench ? 30 : 10;
   afe_flags af;
   afe_flags_defaults(&af);
-  int clients = 5, b = 16, shadows = 2, victim = 0, sweep = 0, as_json = 0;
-  double beta = 0.2, clip = 1.0, sigma = 1.0;
-  const char *mechanism = "pbm", *out_dir = "runs/attack";
+  int clients = 5, b = 16, shadows = 2, victim = 0, sweep = bench, as_json = 0, nseeds = bench ? 3 : 0;
+  double beta = 0.2, clip = 1.0, sigma = 1.0, test_frac = bench ? 0.8 : 0.2;
+  const char *mechanism = "pbm", *out_dir = bench ? "runs/bench-attacks" : "runs/attack", *session = NULL, *rpc = NULL, *victim_addr = NULL,
+             *only = NULL;
   uint64_t seed = 1;
-  cli_opt opts[16 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
+  cli_opt opts[20 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
   size_t no = 0;
   opts[no++] = (cli_opt){"mechanism", OPT_STR, &mechanism, "NAME", "pbm (default), npq or gaussian"};
   opts[no++] = (cli_opt){"clients", OPT_INT, &clients, "M", "number of clients (default 5)"};
@@ -126,24 +247,59 @@ int cmd_attack(int argc, char **argv) {
   opts[no++] = (cli_opt){"sigma", OPT_DBL, &sigma, "S", "gaussian: noise standard deviation (default 1)"};
   opts[no++] = (cli_opt){"seed", OPT_U64, &seed, "N", "the attacked run's seed (default 1; shadows use others)"};
   opts[no++] = (cli_opt){"shadows", OPT_INT, &shadows, "N", "shadow models of the membership attack (default 2)"};
+  opts[no++] = (cli_opt){"test-frac", OPT_DBL, &test_frac, "F",
+                         "share of the rows held out as test (non-members), 0..1 (default 0.2; larger: fewer training\n"
+                         "rows, a more overfit model, a stronger membership attack)"};
   opts[no++] = (cli_opt){"victim", OPT_INT, &victim, "M", "the client whose columns are inverted (default 0)"};
   opts[no++] = (cli_opt){"sweep", OPT_FLAG, &sweep, NULL,
                          "the table: npq, pbm beta 0.2/0.1/0.05, row mode, pbm with label DP, afe sigma 0.5/1/2/4"};
   opts[no++] = (cli_opt){"out", OPT_STR, &out_dir, "DIR", "--sweep: folder of attack.csv and attack.png (default runs/attack)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "one JSON object on stdout"};
+  opts[no++] = (cli_opt){"only", OPT_STR, &only, "LIST",
+                         "--sweep: run only these rows of the table, 0-based indices separated by commas (default: all)"};
+  opts[no++] = (cli_opt){"seeds", OPT_INT, &nseeds, "N",
+                         bench ? "seeds 1..N per configuration, each figure the median (default 3)"
+                               : "seeds 1..N per configuration, each figure the median (default 0: --seed once)"};
+  opts[no++] = (cli_opt){"session", OPT_STR, &session, "FILE",
+                         "attack that session's chain (the file bbvfl deploy/demo wrote) instead of a run off chain"};
+  opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc, "URL", "--session: the chain's JSON-RPC endpoint (default: the file's)"};
+  opts[no++] = (cli_opt){"victim-address", OPT_STR, &victim_addr, "ADDR",
+                         "--session: the victim client's address (its columns: --victim's block of the partition)"};
   no += train_common_opts(&tc, opts + no);
   no += afe_flags_opts(&af, opts + no);
-  cli_spec spec = {"bbvfl attack", "measure a run's leakage: label inference, feature inversion, membership inference",
+  cli_spec spec = {bench ? "bbvfl bench attacks" : "bbvfl attack", "measure a run's leakage: label inference, feature inversion, membership inference",
                    "[OPTIONS]",
                    "Trains off chain (the train flags; 10 epochs by default) and attacks what an observer of the\n"
                    "chain would see: the posted gradients with the head's parameters (label inference, audit's\n"
                    "leak), the victim client's releases (a ridge decoder fitted on the test rows' releases and\n"
                    "columns, applied to the training rows' releases; gain = 1 - MSE / MSE of the column means),\n"
                    "and the final model's scores (a loss threshold learnt on shadow runs over other splits;\n"
-                   "advantage = TPR - FPR). Chance: the majority class, gain 0, advantage 0.",
+                   "advantage = TPR - FPR). Chance: the majority class, gain 0, advantage 0.\n"
+                   "--session FILE --victim-address ADDR [--victim M] [--data CSV]: the same attacks on that\n"
+                   "session's chain, read by the auditor (the victim's submitted integers, the sums, the posted\n"
+                   "gradients and heads); the table (--data, default the file's) scores them.",
                    opts, no};
   int cli_st;
+  if (bench)
+    spec.details = "The attack table (bbvfl attack --sweep) with the membership attack given a chance: an\n"
+                "overfit target (30 epochs, learning rate 0.01, 80% of the rows held out: --test-frac 0.8),\n"
+                "each figure the median over seeds 1..N (--seeds, default 3). Configurations: npq, pbm beta\n"
+                "0.2/0.1/0.05, row mode with DP-SGD noise 1/2/4, pbm with label DP, afe sigma 0.5/1/2/4.\n"
+                "Chance: label inference the majority class, inversion gain 0, membership advantage 0 (with\n"
+                "its 2-sd band for the rows scored). Writes attack.csv and attack.png under --out.";
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
+  if (bench && !(tc.lr > 0)) tc.lr = 0.01;
+  if (nseeds < 0 || nseeds > 64) {
+    bbvfl_err e = {0};
+    bbvfl_fail(&e, BBVFL_E_ARG, "--seeds %d: 0..64", nseeds);
+    return cli_report(&e);
+  }
+  if (session) return attack_session(session, rpc, tc.data, victim_addr, victim, shadows, tc.delta, as_json);
+  if (rpc || victim_addr) {
+    bbvfl_err e = {0};
+    bbvfl_fail(&e, BBVFL_E_ARG, "--rpc and --victim-address go with --session");
+    return cli_report(&e);
+  }
   bbvfl_err err = {0};
   bbvfl_attack_cfg base;
   bbvfl_attack_defaults(&base);
@@ -164,6 +320,11 @@ int cmd_attack(int argc, char **argv) {
   if (train_common_apply(&tc, &base.cfg, &err) != 0 || afe_flags_apply(&af, &base.cfg.afe, &base.cfg.mech.clip, &err) != 0)
     return cli_report(&err);
   if (bbvfl_mech_check(&base.cfg.mech, &err) != 0) return cli_report(&err);
+  if (!(test_frac > 0 && test_frac < 1)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--test-frac %g: must be in (0, 1)", test_frac);
+    return cli_report(&err);
+  }
+  base.cfg.test_frac = test_frac;
   bbvfl_dataset ds;
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
   attack_row rows[16];
@@ -183,10 +344,14 @@ int cmd_attack(int argc, char **argv) {
       w->a.cfg.label_eps = 0;
       snprintf(w->name, sizeof w->name, "pbm beta=%g", betas[i]);
     }
-    w = &rows[n++];
-    w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.label_eps = 0;
-    w->a.cfg.rowdp = (bbvfl_rowdp){1, tc.dpsgd_clip, tc.dpsgd_noise, tc.scale_eps, 0, 0};
-    snprintf(w->name, sizeof w->name, "row dpsgd noise=%g", tc.dpsgd_noise);
+    const double noises[] = {1, 2, 4};
+    for (int i = 0; i < (bench ? 3 : 1); i++) {
+      double z = bench ? noises[i] : tc.dpsgd_noise;
+      w = &rows[n++];
+      w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.label_eps = 0;
+      w->a.cfg.rowdp = (bbvfl_rowdp){1, tc.dpsgd_clip, z, tc.scale_eps, 0, 0};
+      snprintf(w->name, sizeof w->name, "row dpsgd noise=%g", z);
+    }
     w = &rows[n++];
     w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.rowdp.on = 0;
     w->a.cfg.label_eps = 1.0;
@@ -199,6 +364,24 @@ int cmd_attack(int argc, char **argv) {
       snprintf(w->name, sizeof w->name, "afe sigma=%g", sigmas[i]);
     }
   }
+  if (only) { /* keep the rows named, in table order */
+    int keep[16] = {0}, k = 0;
+    const char *c = only;
+    while (*c) {
+      char *end;
+      long v = strtol(c, &end, 10);
+      if (end == c || v < 0 || v >= n || (*end && *end != ',')) {
+        bbvfl_dataset_free(&ds);
+        bbvfl_fail(&err, BBVFL_E_ARG, "--only '%s': comma-separated row indices 0..%d", only, n - 1);
+        return cli_report(&err);
+      }
+      keep[v] = 1;
+      c = *end ? end + 1 : end;
+    }
+    for (int i = 0; i < n; i++)
+      if (keep[i]) rows[k++] = rows[i];
+    n = k;
+  }
   if (!as_json) {
     printf("attacks on %s (%zu rows), %d clients, %d epochs, %d shadow models; victim client %d\n",
            tc.data ? tc.data : "the bundled Breast Cancer table", ds.n, base.cfg.M, base.cfg.epochs, shadows, victim);
@@ -206,7 +389,7 @@ int cmd_attack(int argc, char **argv) {
   }
   int rc = 0;
   for (int i = 0; i < n && rc == 0; i++) {
-    rc = bbvfl_attack_offchain(&ds, &rows[i].a, &rows[i].r, &err);
+    rc = run_row(&ds, &rows[i], nseeds, &err);
     if (rc == 0 && !as_json) print_row(&rows[i]);
     if (rc != 0) bbvfl_wrap(&err, "%s", rows[i].name);
   }
@@ -222,9 +405,13 @@ int cmd_attack(int argc, char **argv) {
     json_decref(o);
   } else if (rc == 0 && !as_json) {
     printf("label: inference accuracy over the last epoch's training rows (chance: the majority class; RR: randomized\n"
-           "response's rate with label DP); inv: inversion gain (chance 0); MIA adv: TPR - FPR (chance 0).\n");
+           "response's rate with label DP); inv: inversion gain (chance 0); MIA adv: TPR - FPR (chance 0, +-band: 2 sd\n"
+           "of a coin's advantage over the rows scored).\n");
     if (sweep) printf("written: %s/attack.csv, %s/attack.png\n", out_dir, out_dir);
   }
   bbvfl_dataset_free(&ds);
   return rc == 0 ? 0 : cli_report(&err);
 }
+
+int cmd_attack(int argc, char **argv) { return attack_main(argc, argv, 0); }
+int cmd_bench_attacks(int argc, char **argv) { return attack_main(argc, argv, 1); }

@@ -20,12 +20,18 @@ int cmd_bench_afe(int argc, char **argv) {
   afe_flags af;
   afe_flags_defaults(&af);
   int clients = 5, seeds = 5, quiet = 0;
-  double clip = 1.0, sigma = 2.0;
-  cli_opt opts[8 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
+  double clip = 1.0, sigma = 2.0, beta = 0.2;
+  int b = 16;
+  const char *mechanism = "gaussian";
+  cli_opt opts[12 + TRAIN_COMMON_NOPTS + AFE_FLAGS_NOPTS];
   size_t no = 0;
   opts[no++] = (cli_opt){"clients", OPT_INT, &clients, "M", "number of clients (default 5)"};
   opts[no++] = (cli_opt){"clip", OPT_DBL, &clip, "T", "clip threshold t of every level (default 1)"};
   opts[no++] = (cli_opt){"sigma", OPT_DBL, &sigma, "S", "noise standard deviation of every level (default 2)"};
+  opts[no++] = (cli_opt){"mechanism", OPT_STR, &mechanism, "NAME",
+                         "gaussian (default: the paper's) or pbm (the on-chain mechanism after the same local steps)"};
+  opts[no++] = (cli_opt){"b", OPT_INT, &b, "N", "pbm: trials per coordinate (default 16)"};
+  opts[no++] = (cli_opt){"beta", OPT_DBL, &beta, "X", "pbm: bias (default 0.2)"};
   opts[no++] = (cli_opt){"seeds", OPT_INT, &seeds, "N", "seeds 1..N per level, the median reported (default 5)"};
   opts[no++] = (cli_opt){"quiet", OPT_FLAG, &quiet, NULL, "no line per run"};
   no += train_common_opts(&tc, opts + no);
@@ -42,7 +48,12 @@ int cmd_bench_afe(int argc, char **argv) {
   bbvfl_offchain_cfg cfg;
   bbvfl_offchain_defaults(&cfg);
   cfg.M = clients;
-  cfg.mech.kind = BBVFL_MECH_GAUSSIAN;
+  if (bbvfl_mech_parse(mechanism, &cfg.mech.kind) != 0 || cfg.mech.kind == BBVFL_MECH_NPQ) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--mechanism '%s': gaussian or pbm", mechanism);
+    return cli_report(&err);
+  }
+  cfg.mech.b = b;
+  cfg.mech.beta = beta;
   cfg.mech.clip = clip;
   cfg.mech.sigma = sigma;
   af.afe = 1;
@@ -57,10 +68,10 @@ int cmd_bench_afe(int argc, char **argv) {
   size_t ntr = ds.n - (size_t)llround(cfg.test_frac * (double)ds.n);
   if (rc == 0) rc = bbvfl_cfg_privacy(&cfg, ntr, 0, 0, tc.delta, &pv, &err);
   if (rc == 0) {
-    printf("VFL-AFE ablation on %s: M=%d, %d epochs, clip t=%g, sigma=%g, epsilon %.4g (row level, one client, "
+    printf("VFL-AFE ablation (%s) on %s: M=%d, %d epochs, clip t=%g, sigma=%g (pbm: b=%d, beta=%g), epsilon %.4g (row level, one client, "
            "delta %g, before p1 + p2 = %g), median of %d seeds\n",
-           tc.data ? tc.data : "breast_cancer.csv", cfg.M, cfg.epochs, cfg.mech.clip, cfg.mech.sigma,
-           pv.row_feature.epsilon, tc.delta, cfg.afe.p1 + cfg.afe.p2, seeds);
+           bbvfl_mech_name(cfg.mech.kind), tc.data ? tc.data : "breast_cancer.csv", cfg.M, cfg.epochs, cfg.mech.clip, cfg.mech.sigma, cfg.mech.b,
+           cfg.mech.beta, pv.row_feature.epsilon, tc.delta, cfg.afe.p1 + cfg.afe.p2, seeds);
     printf("%-22s %8s %8s   per seed\n", "level", "median", "vs van.");
     for (int l = 0; l < BBVFL_AFE_LEVELS; l++) {
       printf("%-22s %8.4f %+8.4f  ", bbvfl_bench_afe_level(l), ab.median[l], ab.median[l] - ab.median[0]);

@@ -151,8 +151,12 @@ int cmd_train(int argc, char **argv) {
   }
   if (train_common_apply(&tc, &cfg, &err) != 0) return cli_report(&err);
   if (afe_flags_apply(&af, &cfg.afe, &cfg.mech.clip, &err) != 0) return cli_report(&err);
-  if (cfg.afe.on && cfg.mech.kind != BBVFL_MECH_GAUSSIAN) {
-    bbvfl_fail(&err, BBVFL_E_ARG, "--afe needs --mechanism gaussian");
+  if (cfg.afe.on && cfg.mech.kind == BBVFL_MECH_NPQ) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--afe needs --mechanism gaussian or pbm");
+    return cli_report(&err);
+  }
+  if (cfg.afe.on && !(cfg.mech.clip > 0)) {
+    bbvfl_fail(&err, BBVFL_E_ARG, "--afe: the clip threshold t must be > 0, got %g (--clip / --afe-clip)", cfg.mech.clip);
     return cli_report(&err);
   }
   if (seed_s) {

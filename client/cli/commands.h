@@ -9,6 +9,7 @@ int cmd_privacy(int argc, char **argv);
 int cmd_key(int argc, char **argv);
 int cmd_train(int argc, char **argv);
 int cmd_attack(int argc, char **argv);
+int cmd_bench_attacks(int argc, char **argv); /* bbvfl bench attacks (cmd_attack.c) */
 int cmd_bench_afe(int argc, char **argv); /* bbvfl bench afe */
 int cmd_sweep(int argc, char **argv);
 int cmd_tune(int argc, char **argv);

@@ -15,6 +15,7 @@ void session_flags_defaults(session_flags *f) {
   f->beta = 0.2;
   f->mechanism = "pbm";
   f->aggregation = "lane";
+  afe_flags_defaults(&f->afe);
 }
 
 size_t session_flags_opts(session_flags *f, cli_opt *o) {
@@ -31,6 +32,7 @@ size_t session_flags_opts(session_flags *f, cli_opt *o) {
   o[n++] = (cli_opt){"round-rows", OPT_INT, &f->round_rows, "N",
                      "--model lr --batch 0: training rows per round, the full batch spread over ceil(N_train/N) "
                      "rounds (default 0: as many as one submission carries)"};
+  n += afe_flags_opts(&f->afe, o + n);
   return n;
 }
 
@@ -148,6 +150,7 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   c->mech.b = f->b;
   c->mech.beta = f->beta;
   if (train_common_apply(&f->tc, c, err) < 0) return -1;
+  if (afe_flags_apply(&f->afe, &c->afe, &c->mech.clip, err) < 0) return -1;
   if (f->round_rows < 0 || (f->round_rows > 0 && (c->model != BBVFL_MODEL_LR || c->B != 0)))
     return bbvfl_fail(err, BBVFL_E_ARG, "--round-rows %d: a positive row count, for --model lr --batch 0 only",
                       f->round_rows);

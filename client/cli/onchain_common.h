@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "cli/afe_flags.h"
 #include "cli/args.h"
 #include "cli/train_common.h"
 #include "eth/keystore.h"
@@ -23,11 +24,12 @@ typedef struct {
   /* 1: --window / --eval-rows-per-round given (a flag or a --config key): a value above what fits
      the chain is refused instead of lowered (bbvfl_session.window_insist, eval_insist) */
   int window_given, eval_given, staleness_given;
+  afe_flags afe; /* --afe*: VFL-AFE's local steps before PBM (session file "training"."afe") */
 } session_flags;
 
 void session_flags_defaults(session_flags *f);
 /* Appends the options (room for TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS), returns how many. */
-#define SESSION_FLAGS_NOPTS 7
+#define SESSION_FLAGS_NOPTS (7 + AFE_FLAGS_NOPTS)
 size_t session_flags_opts(session_flags *f, cli_opt *o);
 /* Applies --config FILE.json (keys named like the flags: "clients", "b", "beta", "epochs", ...)
  * found in argv to f before the flags are parsed (flags given on the command line win). */

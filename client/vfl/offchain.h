@@ -87,7 +87,7 @@ typedef struct {
   size_t eval_rows_per_round;/* E, test rows per evaluation round; 0: all test rows in one round */
   const uint8_t *session_seed; /* 32 bytes, nullable: the minibatch seed S (e.g. an on-chain
                                   session's, to replay it off-chain); NULL: derived from seed */
-  bbvfl_afe_cfg afe;         /* VFL-AFE (ml/afe.h, with the gaussian mechanism): on, rescale, adjust and
+  bbvfl_afe_cfg afe;         /* VFL-AFE (ml/afe.h, with the gaussian or pbm mechanism): on, rescale, adjust and
                                 their weights; nclasses and B are filled in from the table and the batch */
   int model;                 /* BBVFL_MODEL_MLP (default) or BBVFL_MODEL_LR */
   int loss;                  /* lr: bbvfl_loss_kind (ml/lr.h), logistic (default) or taylor */

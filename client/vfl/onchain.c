@@ -417,6 +417,9 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         .train_rows = c.data.train,
                         .n_train = c.data.n_train};
   memcpy(pc.hidden, s->train.hidden, sizeof pc.hidden);
+  pc.afe = s->train.afe; /* VFL-AFE's local steps before PBM (session "afe"; off when absent) */
+  pc.afe.nclasses = cfg->ds->nclasses;
+  pc.afe.B = c.B;
   if (!c.lr) {
     int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
     free(cols);

@@ -76,8 +76,10 @@ int bbvfl_party_init(bbvfl_party *p, const bbvfl_party_cfg *cfg, const float *co
     return bbvfl_fail(err, BBVFL_E_ARG, "client model: 0..%d hidden layers, got %d", BBVFL_MAX_HIDDEN, cfg->nhidden);
   if (bbvfl_mech_check(&cfg->mech, err) != 0) return -1;
   if (bbvfl_afe_check(&cfg->afe, err) != 0) return -1;
-  if (cfg->afe.on && (cfg->mech.kind != BBVFL_MECH_GAUSSIAN || cfg->rowdp.on))
-    return bbvfl_fail(err, BBVFL_E_ARG, "--afe needs --mechanism gaussian (and not row mode)");
+  if (cfg->afe.on && (cfg->mech.kind == BBVFL_MECH_NPQ || cfg->rowdp.on))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--afe needs --mechanism gaussian or pbm (and not row mode)");
+  if (cfg->afe.on && !(cfg->mech.clip > 0))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--afe: the clip threshold t must be > 0, got %g", cfg->mech.clip);
   p->cfg = *cfg;
   p->nrows = nrows;
   p->ncols = ncols;
@@ -150,8 +152,9 @@ static int window_reserve(const bbvfl_party *p, bbvfl_party_window *w, size_t ro
   window_free(w);
   w->acts = malloc(bbvfl_mlp_cache_floats(&p->mlp, rows) * sizeof(float));
   w->params = malloc(p->mlp.nparams * sizeof(float));
-  if (p->cfg.mech.kind == BBVFL_MECH_GAUSSIAN) w->scale = malloc(rows * sizeof(float));
-  if (!w->acts || !w->params || (p->cfg.mech.kind == BBVFL_MECH_GAUSSIAN && !w->scale)) {
+  const int scaled = p->cfg.mech.kind == BBVFL_MECH_GAUSSIAN || p->cfg.afe.on;
+  if (scaled) w->scale = malloc(rows * sizeof(float));
+  if (!w->acts || !w->params || (scaled && !w->scale)) {
     window_free(w);
     return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory for a window of %zu rows", rows);
   }
@@ -167,10 +170,11 @@ static void window_fill(const bbvfl_party *p, bbvfl_party_window *w, size_t nrow
   w->rows = nrows;
 }
 
-/* VFL-AFE's release of nb rows in h: each row clipped to L2 norm t = mech.clip (scale[i] its
+/* VFL-AFE's local steps on nb rows in h: each row clipped to L2 norm t = mech.clip (scale[i] its
    factor), each batch of afe.B rows (the last one shorter) multiplied by Eq. 4's factor when
-   rescaling (the factor joins scale[i]), then N(0, sigma^2) per coordinate. */
-static void afe_release(bbvfl_party *p, float *h, size_t nb) {
+   rescaling (the factor joins scale[i]). The mechanism follows: Gaussian N(0, sigma^2) per
+   coordinate (afe_release), or PBM's quantisation, which clamps each coordinate to [-C, C]. */
+static void afe_shape(bbvfl_party *p, float *h, size_t nb) {
   const size_t P = (size_t)p->cfg.P;
   const double t = p->cfg.mech.clip;
   for (size_t i = 0; i < nb; i++) {
@@ -191,7 +195,12 @@ static void afe_release(bbvfl_party *p, float *h, size_t nb) {
         p->scale[i] = (float)(p->scale[i] * f);
       }
     }
-  for (size_t i = 0; i < nb * P; i++) h[i] = (float)(h[i] + p->cfg.mech.sigma * bbvfl_rng_normal(&p->noise));
+}
+
+static void afe_release(bbvfl_party *p, float *h, size_t nb) {
+  afe_shape(p, h, nb);
+  for (size_t i = 0; i < nb * (size_t)p->cfg.P; i++)
+    h[i] = (float)(h[i] + p->cfg.mech.sigma * bbvfl_rng_normal(&p->noise));
 }
 
 /* The forward of rows and the mechanism; keeps nothing but the model's own cache. */
@@ -230,6 +239,7 @@ static int forward_rows(bbvfl_party *p, const size_t *rows, size_t nb, uint8_t *
         memcpy(q + i * P, c, P);
       }
     } else {
+      if (p->cfg.afe.on) afe_shape(p, p->h, nb); /* PBM's guarantee holds for any input: clamped to [-C, C] */
       bbvfl_pbm_quantize(&p->cfg.mech, p->h, n, &p->noise, q);
     }
     break;

@@ -57,8 +57,8 @@ typedef struct {
   const size_t *train_rows;       /* rowdp.encoder: the training rows (indices into the table, n_train
                                      of them, borrowed during init) the DP-PCA encoder is fitted on */
   size_t n_train;
-  bbvfl_afe_cfg afe;              /* VFL-AFE (ml/afe.h; Gaussian only): afe.on clips at mech.clip; afe.rescale
-                                     multiplies each batch of afe.B rows by Eq. 4's factor before the noise
+  bbvfl_afe_cfg afe;              /* VFL-AFE (ml/afe.h; Gaussian or PBM): afe.on clips at mech.clip; afe.rescale
+                                     multiplies each batch of afe.B rows by Eq. 4's factor before the noise or PBM
                                      (the factor joins the row's clip scale in the backward); afe.adjust adds
                                      the adjusting loss's gradient (FCM of the returned gradient) */
 } bbvfl_party_cfg;

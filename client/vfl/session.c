@@ -128,6 +128,12 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
   /* --reproducible-noise: every client's noise from (seed, purpose, index), regenerable by anyone
      holding this file; absent: private noise (each client's own key) */
   if (tr && t->seeded_noise) json_object_set_new(tr, "reproducible_noise", json_true());
+  /* VFL-AFE's local steps before PBM (ml/afe.h, vfl/party.c): absent when off */
+  if (tr && t->afe.on)
+    json_object_set_new(tr, "afe",
+                        json_pack("{s:f, s:b, s:b, s:f, s:f, s:f, s:f, s:f}", "clip", t->mech.clip, "rescale",
+                                  t->afe.rescale, "adjust", t->afe.adjust, "lambda", t->afe.lambda, "kl", t->afe.alpha,
+                                  "conf", t->afe.conf, "p1", t->afe.p1, "p2", t->afe.p2));
   if (tr && t->model == BBVFL_MODEL_LR) /* absent: the MLP (every file written before LR on chain) */
     json_object_set_new(tr, "lr_model",
                         json_pack("{s:s, s:f, s:f, s:i, s:i, s:I}", "loss", bbvfl_loss_name((bbvfl_loss_kind)t->loss),
@@ -214,6 +220,29 @@ static int get_str(json_t *o, const char *key, char *out, size_t cap, const char
   const char *s = json_string_value(v);
   if (strlen(s) >= cap) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is too long", path, key);
   strcpy(out, s);
+  return 0;
+}
+
+/* "training"."afe" (absent: off): VFL-AFE's local steps before PBM, each field checked. */
+static int load_afe(json_t *tr, bbvfl_offchain_cfg *t, const char *path, bbvfl_err *err) {
+  bbvfl_afe_defaults(&t->afe);
+  json_t *a = json_object_get(tr, "afe");
+  if (!a) return 0;
+  if (!json_is_object(a)) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"afe\" must be an object", path);
+  json_t *rs = json_object_get(a, "rescale"), *ad = json_object_get(a, "adjust");
+  if (!json_is_boolean(rs) || !json_is_boolean(ad))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"afe\".\"rescale\" and \"adjust\" must be true or false",
+                      path);
+  t->afe.on = 1;
+  t->afe.rescale = json_is_true(rs);
+  t->afe.adjust = json_is_true(ad);
+  if (get_num(a, "clip", &t->mech.clip, path, err) < 0 || get_num(a, "lambda", &t->afe.lambda, path, err) < 0 ||
+      get_num(a, "kl", &t->afe.alpha, path, err) < 0 || get_num(a, "conf", &t->afe.conf, path, err) < 0 ||
+      get_num(a, "p1", &t->afe.p1, path, err) < 0 || get_num(a, "p2", &t->afe.p2, path, err) < 0)
+    return -1;
+  if (!(t->mech.clip > 0) || !isfinite(t->mech.clip))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"afe\".\"clip\" must be > 0 and finite", path);
+  if (bbvfl_afe_check(&t->afe, err) < 0) return bbvfl_wrap(err, "session file %s: \"afe\"", path);
   return 0;
 }
 
@@ -430,6 +459,7 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
     }
   }
   if (load_lr_model(tr, t, path, err) < 0) goto out;
+  if (load_afe(tr, t, path, err) < 0) goto out;
   t->label_eps = 0; /* absent: true labels (and every session file written before label DP) */
   if (json_object_get(tr, "label_epsilon")) {
     if (get_num(tr, "label_epsilon", &t->label_eps, path, err) < 0) goto out;

@@ -213,6 +213,45 @@ static void test_bad_fields_are_named(void **st) {
   }
 }
 
+/* VFL-AFE's local steps before PBM: "training"."afe" round-trips every field (and the clip t),
+ * is absent when off, and a malformed one is refused naming the field. */
+static void test_afe_round_trip(void **st) {
+  (void)st;
+  bbvfl_session s, t;
+  make_session(&s);
+  bbvfl_err err = {0};
+  if (bbvfl_session_save(&s, g_path, &err) != 0 || bbvfl_session_load(g_path, &t, &err) != 0) fail_msg("%s", err.msg);
+  assert_false(t.train.afe.on);
+  s.train.afe.on = s.train.afe.rescale = 1;
+  s.train.afe.adjust = 0;
+  s.train.afe.lambda = 0.25;
+  s.train.afe.alpha = 0.125;
+  s.train.afe.conf = 0.5;
+  s.train.afe.p1 = 0.002;
+  s.train.afe.p2 = 0.004;
+  s.train.mech.clip = 3.5;
+  if (bbvfl_session_save(&s, g_path, &err) != 0 || bbvfl_session_load(g_path, &t, &err) != 0) fail_msg("%s", err.msg);
+  assert_true(t.train.afe.on && t.train.afe.rescale && !t.train.afe.adjust);
+  assert_true(t.train.afe.lambda == 0.25 && t.train.afe.alpha == 0.125 && t.train.afe.conf == 0.5);
+  assert_true(t.train.afe.p1 == 0.002 && t.train.afe.p2 == 0.004 && t.train.mech.clip == 3.5);
+  /* malformed: each refused, naming "afe" */
+  json_error_t je;
+  json_t *root = json_load_file(g_path, 0, &je);
+  assert_non_null(root);
+  json_t *afe = json_object_get(json_object_get(root, "training"), "afe");
+  assert_non_null(afe);
+  json_object_set_new(afe, "rescale", json_string("yes"));
+  assert_int_equal(json_dump_file(root, g_path, 0), 0);
+  assert_int_equal(bbvfl_session_load(g_path, &t, &err), -1);
+  if (!strstr(err.msg, "\"afe\"")) fail_msg("'%s'", err.msg);
+  json_object_set_new(afe, "rescale", json_true());
+  json_object_set_new(afe, "clip", json_real(-1));
+  assert_int_equal(json_dump_file(root, g_path, 0), 0);
+  assert_int_equal(bbvfl_session_load(g_path, &t, &err), -1);
+  if (!strstr(err.msg, "\"clip\"")) fail_msg("'%s'", err.msg);
+  json_decref(root);
+}
+
 static int setup(void **st) {
   (void)st;
   if (!mkdtemp(g_dir)) return -1;
@@ -368,6 +407,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip),
       cmocka_unit_test(test_bad_fields_are_named),
+      cmocka_unit_test(test_afe_round_trip),
       cmocka_unit_test(test_file_before_windows),
       cmocka_unit_test(test_setup_checks),
       cmocka_unit_test(test_contract_check),

@@ -262,6 +262,45 @@ static void test_party_noise_key(void **st) {
   rmdir(dir);
 }
 
+/* VFL-AFE before PBM (on chain): each row clipped to L2 norm t before the quantisation, so with a
+ * tiny t every coordinate's count sits at b/2 (no signal), while the same saturated embeddings
+ * without AFE sit near the ends; the window keeps each row's clip factor for the backward. */
+static void test_party_afe_pbm(void **st) {
+  (void)st;
+  bbvfl_party_cfg pc = {.index = 0, .P = 4, .nhidden = 1, .hidden = {5}, .seed = 3, .seeded_noise = 0};
+  pc.mech = (bbvfl_mech){.kind = BBVFL_MECH_PBM, .b = 255, .beta = 0.49, .C = 1, .clip = 1e-6};
+  bbvfl_optim_defaults(&pc.opt);
+  float x[16 * 3];
+  for (int i = 0; i < 48; i++) x[i] = (float)(100 * sin(i));
+  size_t rows[8] = {0, 2, 3, 5, 7, 9, 11, 15};
+  uint8_t q[32];
+  bbvfl_err err = {0};
+  double dev[2];
+  for (int on = 0; on < 2; on++) {
+    bbvfl_afe_defaults(&pc.afe);
+    pc.afe.on = on;
+    pc.afe.rescale = on;
+    pc.afe.B = 8;
+    pc.afe.nclasses = 2;
+    bbvfl_party p;
+    if (bbvfl_party_init(&p, &pc, x, 16, 3, &err) != 0) fail_msg("%s", err.msg);
+    assert_int_equal(bbvfl_party_forward(&p, rows, 8, q, NULL, &err), 0);
+    dev[on] = 0;
+    for (int i = 0; i < 32; i++) dev[on] += fabs(q[i] - 127.5) / 32;
+    if (on) {
+      assert_non_null(p.last.scale);
+      for (int i = 0; i < 8; i++) assert_true(p.last.scale[i] < 1e-4f);
+    }
+    bbvfl_party_free(&p);
+  }
+  if (!(dev[0] > 50 && dev[1] < 25)) fail_msg("mean |q - b/2|: %.1f without AFE, %.1f with t = 1e-6", dev[0], dev[1]);
+  /* NPQ has no AFE */
+  pc.mech.kind = BBVFL_MECH_NPQ;
+  bbvfl_party p;
+  assert_int_equal(bbvfl_party_init(&p, &pc, x, 16, 3, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+}
+
 /* Three well-separated classes: softmax head, cross-entropy, macro metrics. */
 static void test_multiclass(void **st) {
   (void)st;
@@ -371,6 +410,7 @@ static void test_setup(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_short_training), cmocka_unit_test(test_deterministic),
                                      cmocka_unit_test(test_aggregator_rules), cmocka_unit_test(test_checkpoints), cmocka_unit_test(test_party_noise_key),
+                                     cmocka_unit_test(test_party_afe_pbm),
                                      cmocka_unit_test(test_multiclass),
                                      cmocka_unit_test(test_cli_json), cmocka_unit_test(test_setup)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown));
