@@ -386,7 +386,7 @@ int cmd_demo(int argc, char **argv) {
             "%s aggregation)\n",
             caddr, taddr, M, s.cparams.batch, s.cparams.dim, s.cparams.levels, s.train.mech.beta, s.cparams.epochs,
             s.cparams.train_rounds, s.cparams.eval_rounds, s.cparams.window, s.cparams.staleness,
-            s.cparams.hashed ? "hashed" : "lane");
+            bbvfl_session_aggregation_name(s.cparams.wire));
   if (!quiet && block_time > 0) fprintf(stderr, "devnet mines a block every %g s\n", block_time);
 
   /* keys (throwaway, devnet only) and funding: every transfer sent at once (one block on a chain
@@ -728,7 +728,7 @@ int cmd_demo(int argc, char **argv) {
     json_object_set_new(report, "gas_gradient_total", json_integer((json_int_t)gas_gradient));
     json_object_set_new(report, "window", json_integer(s.cparams.window));
     json_object_set_new(report, "staleness", json_integer(s.cparams.staleness));
-    json_object_set_new(report, "aggregation", json_string(s.cparams.hashed ? "hashed" : "lane"));
+    json_object_set_new(report, "aggregation", json_string(bbvfl_session_aggregation_name(s.cparams.wire)));
     json_object_set_new(report, "train_rounds_per_epoch", json_integer(s.cparams.train_rounds));
     json_object_set_new(report, "eval_rounds_per_epoch", json_integer(s.cparams.eval_rounds));
     json_object_set_new(report, "block_time", json_real(block_time));
@@ -783,7 +783,7 @@ int cmd_demo(int argc, char **argv) {
              offchain_agg);
       printf("  gas                   %.1f per coordinate summed (%s aggregation); %.0f per training window "
              "(window %u, gradient post included)\n",
-             gas_per_coord, s.cparams.hashed ? "hashed" : "lane", gas_per_window, s.cparams.window);
+             gas_per_coord, bbvfl_session_aggregation_name(s.cparams.wire), gas_per_window, s.cparams.window);
       printf("  rounds                %" PRIu64 " (%" PRIu64 " curvature), %.0f gas per round (submissions%s), %.1f "
              "blocks per epoch\n",
              total_rounds, curv_total, gas_per_round, s.cparams.hashed ? " and aggregate()" : "", blocks_per_epoch);
