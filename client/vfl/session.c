@@ -673,10 +673,8 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
   /* lane storage, hashed, packed and optimistic aggregation: four contracts on one base (contract/src/BbvflBase.sol) */
-  const char *name = c->wire == BBVFL_WIRE_OPTIMISTIC ? "BbvflOptimisticAggregator"
-                     : c->wire == BBVFL_WIRE_PACKED   ? "BbvflPackedAggregator"
-                     : c->hashed                      ? "BbvflHashAggregator"
-                                                      : "BbvflAggregator";
+  const char *name = bbvfl_wire_contract(c->wire);
+  if (!name) return bbvfl_fail(err, BBVFL_E_ARG, "aggregation mode %d is unknown", c->wire);
   int ok = bbvfl_deploy(snd, name, args, alen, 120, s->contract, &rc, err);
   free(args);
   s->deploy_block = rc.block_number;
