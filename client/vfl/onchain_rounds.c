@@ -205,7 +205,7 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
   if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was excluded from the session after %u accepted rounds (it missed a "
-                      "round's deadline and someone called expireRound())",
+                      "round's deadline and someone called expireRound(), or a sum it posted was disputed)",
                       (unsigned long long)sl->r, (unsigned)ci.accepted);
   return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)sl->r);
 }
