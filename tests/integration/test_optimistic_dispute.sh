@@ -96,6 +96,7 @@ s = bbvfl_audit.check(a, "sums")
 assert s["status"] == "FAIL", s
 ff = s["first_failure"]
 assert ff["round"] == R, ff
+assert "claimed (postSum)" in ff["detail"], ff  # the claim itself against the logged payloads
 print("audit: sums FAIL at round %d: %s" % (R, ff["detail"]))
 for c in a["checks"]:
     if c["status"] == "FAIL" and c["name"] != "sums":
