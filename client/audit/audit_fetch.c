@@ -9,6 +9,7 @@
 #include "eth/deploy.h"
 #include "eth/hex.h"
 #include "eth/tx.h"
+#include "vfl/packing.h"
 
 void au_fetched_clear(fetched *f) {
   free(f->input);
@@ -215,7 +216,7 @@ static int check_constructor_args(st_t *S, const bbvfl_cev *ev, const uint8_t *i
   size_t clen = 0;
   bbvfl_err ce = {0};
   if (inlen >= cfglen &&
-      bbvfl_artifact_bytecode(S->hashed ? "BbvflHashAggregator" : "BbvflAggregator", &code, &clen, &ce) == 0) {
+      bbvfl_artifact_bytecode(bbvfl_wire_contract(S->p.cfg.wire), &code, &clen, &ce) == 0) {
     S->r->code_known = 1;
     S->r->code_matches = clen == inlen - cfglen && !memcmp(code, in, clen);
   }

@@ -89,7 +89,7 @@ void au_head_sum(st_t *S, const bbvfl_cev *ev) {
   bbvfl_round_layout L = au_layout(S, ev->round);
   bbvfl_err e = {0};
   S->hc_sum_round = UINT64_MAX;
-  if (bbvfl_cdec_sum(ev->data, ev->data_len, S->p.lane_bits, S->hc_sum, L.coords, &e) < 0) return; /* `sums` says */
+  if (bbvfl_cdec_round_sum(&S->p, ev->data, ev->data_len, S->hc_sum, L.coords, &e) < 0) return; /* `sums` says */
   S->hc_sum_round = ev->round;
   S->hc_contributors = ev->participants;
   for (size_t i = 0; i < S->hc_nlp; i++) free(S->hc_lp[i]);

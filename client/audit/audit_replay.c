@@ -6,6 +6,7 @@
 #include "audit/audit_int.h"
 #include "eth/keccak.h"
 #include "eth/wallet.h"
+#include "vfl/packing.h"
 
 void au_on_registered(st_t *S, const bbvfl_cev *ev) {
   uint8_t a[20];
@@ -117,6 +118,12 @@ void au_on_excluded(st_t *S, const bbvfl_cev *ev) {
       S->head_full_at = ev->block_number;
       S->head_base = ev->block_number;
     }
+  } else if (ev->reason == 4 && S->p.cfg.wire == BBVFL_WIRE_OPTIMISTIC) {
+    /* optimistic mode: the claimer of a disputed sum (SumDisputed follows in the same transaction;
+       the wrong claim itself fails `sums`) */
+    if (!S->elected || S->ended || !c->participant)
+      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "dispute exclusion of a non-participant");
+    c->participant = 0;
   } else {
     au_client_fail(S, BBVFL_AC_ELECTION, ev, "unknown exclusion reason %u", ev->reason);
   }

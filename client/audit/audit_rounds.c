@@ -8,6 +8,7 @@
 #include "audit/leak.h"
 #include "eth/abi.h"
 #include "eth/keccak.h"
+#include "vfl/packing.h"
 #include "vfl/schedule.h"
 
 int bbvfl_audit_decode_submit(const uint8_t *in, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
@@ -155,7 +156,8 @@ static int check_submitter(st_t *S, const bbvfl_cev *ev, int i, const rslot *sl)
 static void keep_payload(st_t *S, const bbvfl_cev *ev, rslot *sl, int i, const uint8_t *q, size_t qlen) {
   if (!S->hashed || i < 0 || (sl->ev_mask >> i & 1)) return;
   sl->ev_mask |= (uint64_t)1 << i;
-  size_t want = (size_t)sl->L.coords * (S->p.cfg.masked ? 2 : 1);
+  size_t want = S->p.value_bits ? bbvfl_packed_len((size_t)sl->L.coords, S->p.value_bits)
+                                : (size_t)sl->L.coords * (S->p.cfg.masked ? 2 : 1);
   if (q && qlen == want && (sl->pay[i] = malloc(want ? want : 1))) memcpy(sl->pay[i], q, want);
   uint64_t part = au_participant_mask(S);
   if (ev->round == S->round && !S->head_full && (sl->ev_mask & part) == part) {
@@ -167,7 +169,10 @@ static void keep_payload(st_t *S, const bbvfl_cev *ev, rslot *sl, int i, const u
 /* The bytes q added to the round's sum: rows*P values (2-byte lanes masked), each <= b in plain
  * mode. 1 when they are well-formed; 0 with the reason recorded (a wrong length leaves the sum
  * unknown). */
+static int add_packed(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q, size_t qlen);
+
 static int add_to_sum(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q, size_t qlen) {
+  if (S->p.value_bits) return add_packed(S, ev, sl, q, qlen);
   size_t coords = (size_t)sl->L.coords;
   size_t want = S->p.cfg.masked ? 2 * coords : coords;
   if (qlen != want) {
@@ -187,6 +192,31 @@ static int add_to_sum(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
   }
   if (bad == SIZE_MAX) return 1;
   au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u", q[bad], bad,
+                       S->p.cfg.levels);
+  return 0;
+}
+
+/* Packed and optimistic modes: q is rows*P values bit-packed at value_bits (vfl/packing.h; no
+ * padding bit set), each <= b; unpacked into sl->sum. */
+static int add_packed(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q, size_t qlen) {
+  size_t coords = (size_t)sl->L.coords;
+  uint32_t *v = malloc((coords ? coords : 1) * sizeof *v);
+  bbvfl_err e = {0};
+  if (!v || bbvfl_unpack(q, qlen, coords, S->p.value_bits, v, &e) < 0) {
+    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "packed payload: %s", v ? e.msg : "out of memory");
+    free(v);
+    sl->sum_unknown = 1;
+    return 0;
+  }
+  size_t bad = SIZE_MAX;
+  for (size_t j = 0; j < coords; j++) {
+    if (v[j] > S->p.cfg.levels && bad == SIZE_MAX) bad = j;
+    sl->sum[j] += v[j];
+  }
+  uint32_t vb = bad == SIZE_MAX ? 0 : v[bad];
+  free(v);
+  if (bad == SIZE_MAX) return 1;
+  au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u", vb, bad,
                        S->p.cfg.levels);
   return 0;
 }
@@ -267,6 +297,7 @@ static void hashed_contributors(st_t *S, const bbvfl_cev *ev, rslot *h) {
             np);
   memset(h->sum, 0, coords * sizeof *h->sum);
   h->sum_unknown = 0;
+  uint32_t *v = S->p.value_bits ? malloc((coords ? coords : 1) * sizeof *v) : NULL;
   for (size_t i = 0; i < S->ncl; i++) {
     if (!(in >> i & 1)) continue;
     const uint8_t *q = h->pay[i];
@@ -274,11 +305,18 @@ static void hashed_contributors(st_t *S, const bbvfl_cev *ev, rslot *h) {
       h->sum_unknown = 1;
       continue;
     }
-    if (S->p.cfg.masked)
+    if (S->p.value_bits) { /* packed: the payload as kept (its length checked at submission) */
+      bbvfl_err e = {0};
+      if (!v || bbvfl_unpack(q, bbvfl_packed_len(coords, S->p.value_bits), coords, S->p.value_bits, v, &e) < 0)
+        h->sum_unknown = 1;
+      else
+        for (size_t j = 0; j < coords; j++) h->sum[j] += v[j];
+    } else if (S->p.cfg.masked)
       for (size_t j = 0; j < coords; j++) h->sum[j] += ((uint32_t)q[2 * j] << 8) | q[2 * j + 1];
     else
       for (size_t j = 0; j < coords; j++) h->sum[j] += q[j];
   }
+  free(v);
 }
 
 /* Lane mode: the sum covers every Submitted event of the round, one per participant. */
@@ -305,15 +343,18 @@ static void verify_sum(st_t *S, const bbvfl_cev *ev, const rslot *h) {
   uint32_t *got = malloc((coords ? coords : 1) * sizeof *got);
   bbvfl_err e = {0};
   size_t lane = S->p.lane_bits / 8;
+  unsigned sb = S->p.sum_bits; /* packed and optimistic: the sum bit-sliced at sum_bits */
   if (!got) {
     au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "out of memory");
-  } else if (ev->data_len != coords * lane) {
+  } else if (sb && bbvfl_cdec_round_sum(&S->p, ev->data, ev->data_len, got, coords, &e) < 0) {
+    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
+  } else if (!sb && ev->data_len != coords * lane) {
     au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "sum is %zu bytes, expected %zu (%u rows x P = %u, %zu-byte lanes)",
             ev->data_len, coords * lane, h->L.rows, S->p.cfg.dim, lane);
-  } else if (bbvfl_cdec_sum(ev->data, ev->data_len, S->p.lane_bits, got, coords, &e) < 0) {
+  } else if (!sb && bbvfl_cdec_sum(ev->data, ev->data_len, S->p.lane_bits, got, coords, &e) < 0) {
     au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
   } else {
-    uint32_t mask = S->p.cfg.masked ? 0xFFFFu : 0xFFFFFFFFu;
+    uint32_t mask = S->p.cfg.masked ? 0xFFFFu : sb ? (1u << sb) - 1 : 0xFFFFFFFFu;
     size_t bad = SIZE_MAX;
     for (size_t j = 0; j < coords; j++)
       if ((h->sum[j] & mask) != got[j]) {
@@ -321,8 +362,9 @@ static void verify_sum(st_t *S, const bbvfl_cev *ev, const rslot *h) {
         break;
       }
     if (bad != SIZE_MAX)
-      au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "lane %zu: emitted %u, the submitted bytes add up to %u",
-              bad, got[bad], h->sum[bad] & mask);
+      au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "lane %zu: %s %u, the submitted bytes add up to %u",
+              bad, S->p.cfg.wire == BBVFL_WIRE_OPTIMISTIC ? "claimed (postSum)" : "emitted", got[bad],
+              h->sum[bad] & mask);
     else
       au_ok(S, BBVFL_AC_SUMS);
   }

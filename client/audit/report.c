@@ -8,6 +8,7 @@
 #include "dp/accountant.h"
 #include "eth/hex.h"
 #include "eth/wallet.h"
+#include "vfl/packing.h"
 
 static void addr_str(const uint8_t a[20], char out[43]) { bbvfl_addr_checksum(a, out); }
 
@@ -27,11 +28,14 @@ static size_t count_status(const bbvfl_audit_result *r, bbvfl_audit_status s) {
 
 /* The product contract of the session's aggregation mode. */
 static const char *artifact_name(const bbvfl_audit_result *r) {
-  return r->params.cfg.hashed ? "BbvflHashAggregator" : "BbvflAggregator";
+  return bbvfl_wire_contract(r->params.cfg.wire);
 }
 
-/* "lanes" or "hashed" (how a round's sum is formed on chain). */
-static const char *aggregation_name(const bbvfl_cconfig *c) { return c->hashed ? "hashed" : "lanes"; }
+/* "lanes", "hashed", "packed" or "optimistic" (how a round's sum is formed on chain). */
+static const char *aggregation_name(const bbvfl_cconfig *c) {
+  static const char *const names[] = {"lanes", "hashed", "packed", "optimistic"};
+  return c->wire >= 0 && c->wire < 4 ? names[c->wire] : "unknown";
+}
 
 /* The round structure in one phrase: windows, evaluation rounds, staleness, aggregation. */
 static void rounds_phrase(FILE *f, const bbvfl_audit_result *r) {

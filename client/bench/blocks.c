@@ -320,8 +320,8 @@ int bbvfl_bench_blocks_check(const bbvfl_bench_blocks_opts *o, bbvfl_err *err) {
                       "--epochs, --clients and --batch must be >= 1, --seeds in 1..%d, "
                       "--block-time-epochs >= 2 and --block-time > 0",
                       MAX_SEEDS);
-  int hashed;
-  return bbvfl_session_parse_aggregation(o->aggregation, &hashed, err);
+  int mode;
+  return bbvfl_session_parse_aggregation(o->aggregation, &mode, err);
 }
 
 int bbvfl_bench_blocks_run(const bbvfl_bench_blocks_opts *o, const char *dir, bbvfl_bench_progress *pr, json_t **out,

@@ -73,7 +73,7 @@ static int on_event(void *ctx, const bbvfl_local_event *ev) {
               "%u, %s aggregation)\n",
               caddr, taddr, s->train.M, s->cparams.batch, s->cparams.dim, s->cparams.levels, s->train.mech.beta,
               s->cparams.epochs, s->cparams.train_rounds, s->cparams.eval_rounds, s->cparams.window,
-              s->cparams.staleness, s->cparams.hashed ? "hashed" : "lane");
+              s->cparams.staleness, bbvfl_session_aggregation_name(s->cparams.wire));
     if (!v->quiet && v->block_time > 0) fprintf(stderr, "devnet mines a block every %g s\n", v->block_time);
     break;
   }
@@ -101,7 +101,8 @@ static int on_event(void *ctx, const bbvfl_local_event *ev) {
 static void print_summary(const bbvfl_local_result *r, int compare) {
   const json_t *rep = r->report;
   const bbvfl_privacy *pv = &r->privacy;
-  int hashed = !strcmp(json_string_value(json_object_get(rep, "aggregation")), "hashed");
+  const char *aggname = json_string_value(json_object_get(rep, "aggregation"));
+  int hashed = strcmp(aggname, "lane") != 0; /* hashed, packed, optimistic: an aggregate()/postSum() per round */
   printf("\nsummary (%s)\n", json_string_value(json_object_get(rep, "run_dir")));
   printf("  test AUROC            %.4f", r->auroc);
   if (compare) printf("   (off-chain, same seed: %.4f)", r->auroc_offchain);
@@ -114,7 +115,7 @@ static void print_summary(const bbvfl_local_result *r, int compare) {
          r->epochs_measured, r->offchain_agg_s);
   printf("  gas                   %.1f per coordinate summed (%s aggregation); %.0f per training window "
          "(window %d, gradient post included)\n",
-         r->gas_per_coordinate, hashed ? "hashed" : "lane", r->gas_per_window, (int)jnum(rep, "window"));
+         r->gas_per_coordinate, aggname, r->gas_per_window, (int)jnum(rep, "window"));
   printf("  rounds                %" PRIu64 " (%" PRIu64 " curvature), %.0f gas per round (submissions%s), %.1f "
          "blocks per epoch\n",
          r->rounds, r->curvature_rounds, r->gas_per_round, hashed ? " and aggregate()" : "", r->blocks_per_epoch);

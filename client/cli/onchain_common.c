@@ -26,9 +26,10 @@ size_t session_flags_opts(session_flags *f, cli_opt *o) {
   o[n++] = (cli_opt){"mechanism", OPT_STR, &f->mechanism, "NAME", "pbm (the only one the contract sums)"};
   o[n++] = (cli_opt){"seed", OPT_STR, &f->seed, "N", "session seed: split, schedule, model init (default: random); the noise stays private unless --reproducible-noise"};
   o[n++] = (cli_opt){"aggregation", OPT_STR, &f->aggregation, "MODE",
-                     "lane (default: each submission adds into packed storage lanes) or hashed (each submission "
+                     "lane (default: each submission adds into packed storage lanes), hashed (each submission "
                      "stores its keccak; the active client re-supplies the payloads, the contract checks and sums "
-                     "them: cheaper gas, pipelining)"};
+                     "them: cheaper gas, pipelining), packed (hashed with values at ceil(log2(b+1)) bits) or "
+                     "optimistic (packed; the active client posts the sum alone, any client disputes a wrong one)"};
   o[n++] = (cli_opt){"round-rows", OPT_INT, &f->round_rows, "N",
                      "--model lr --batch 0: training rows per round, the full batch spread over ceil(N_train/N) "
                      "rounds (default 0: as many as one submission carries)"};
@@ -158,9 +159,10 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   s->window_insist = f->window_given;
   s->eval_insist = f->eval_given;
   s->staleness_auto = !f->staleness_given;
-  int hashed;
-  if (bbvfl_session_parse_aggregation(f->aggregation, &hashed, err) < 0) return -1;
-  s->cparams.hashed = hashed;
+  int mode;
+  if (bbvfl_session_parse_aggregation(f->aggregation, &mode, err) < 0) return -1;
+  s->cparams.hashed = mode != 0;
+  s->cparams.wire = mode;
   if (bbvfl_session_check_setup(s, err) < 0) return -1;
   if (f->seed) {
     if (bbvfl_session_parse_seed(f->seed, &c->seed, err) < 0) return -1;

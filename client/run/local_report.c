@@ -222,7 +222,7 @@ static void report_figures(const bbvfl_lrun *x, const totals *t, const bbvfl_loc
   json_object_set_new(r, "gas_gradient_total", json_integer((json_int_t)t->gas_gradient));
   json_object_set_new(r, "window", json_integer(c->window));
   json_object_set_new(r, "staleness", json_integer(c->staleness));
-  json_object_set_new(r, "aggregation", json_string(c->hashed ? "hashed" : "lane"));
+  json_object_set_new(r, "aggregation", json_string(bbvfl_session_aggregation_name(c->wire)));
   json_object_set_new(r, "train_rounds_per_epoch", json_integer(c->train_rounds));
   json_object_set_new(r, "eval_rounds_per_epoch", json_integer(c->eval_rounds));
   json_object_set_new(r, "block_time", json_real(x->o->block_time));

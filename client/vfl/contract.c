@@ -1,4 +1,5 @@
 #include "vfl/contract.h"
+#include "vfl/packing.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,29 @@ int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out,
   bbvfl_abi_put_u64(&b, round);
   bbvfl_abi_put_bytes(&b, q, n);
   return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_post_sum(uint64_t round, const uint8_t *sum, size_t n, uint8_t **out, size_t *len, bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, "postSum(uint64,bytes)");
+  bbvfl_abi_put_u64(&b, round);
+  bbvfl_abi_put_bytes(&b, sum, n);
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_dispute(uint64_t round, const uint8_t claimer[20], const uint8_t *sum, size_t sum_len,
+                       const uint8_t *const *payloads, const size_t *lens, size_t n, uint8_t **out, size_t *len,
+                       bbvfl_err *err) {
+  bbvfl_abi_value args;
+  if (bbvfl_abi_value_list(&args, BBVFL_ABI_TUPLE, 4, err) < 0) return -1;
+  bbvfl_abi_value_u64(&args.items[0], round);
+  bbvfl_abi_value_address(&args.items[1], claimer);
+  int rc = bbvfl_abi_value_bytes(&args.items[2], sum, sum_len, err);
+  if (rc == 0) rc = bbvfl_abi_value_list(&args.items[3], BBVFL_ABI_ARRAY, n, err);
+  for (size_t i = 0; rc == 0 && i < n; i++) rc = bbvfl_abi_value_bytes(&args.items[3].items[i], payloads[i], lens[i], err);
+  if (rc == 0) rc = bbvfl_abi_encode_call("dispute(uint64,address,bytes,bytes[])", &args, out, len, err);
+  bbvfl_abi_value_clear(&args);
+  return rc;
 }
 
 int bbvfl_cenc_aggregate(uint64_t round, const uint8_t *const *payloads, const size_t *lens, size_t n,
@@ -473,6 +497,12 @@ int bbvfl_cdec_sum(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint3
   return 0;
 }
 
+int bbvfl_cdec_round_sum(const bbvfl_cparams *p, const uint8_t *sum, size_t sum_len, uint32_t *out, size_t n,
+                         bbvfl_err *err) {
+  if (p->sum_bits) return bbvfl_unpack(sum, sum_len, n, p->sum_bits, out, err);
+  return bbvfl_cdec_sum(sum, sum_len, p->lane_bits, out, n, err);
+}
+
 /* ------------------------------------------------------------------ RPC-backed views */
 
 void bbvfl_aggc_init(bbvfl_aggc *a, bbvfl_rpc *rpc, const uint8_t address[20]) {
@@ -540,8 +570,39 @@ int bbvfl_aggc_has_submitted(bbvfl_aggc *a, uint64_t round, const uint8_t addr[2
   return 0;
 }
 
-int bbvfl_aggc_params(bbvfl_aggc *a, bbvfl_cparams *out, bbvfl_err *err) {
+static int params_only(bbvfl_aggc *a, bbvfl_cparams *out, bbvfl_err *err) {
   VIEW0("params()", bbvfl_cdec_params(d_, l_, out, err));
+}
+
+/* params() and, for a hashed contract, packing(): a contract without it (BbvflHashAggregator
+   reverts on the unknown selector) is the plain hashed mode. */
+int bbvfl_aggc_params(bbvfl_aggc *a, bbvfl_cparams *out, bbvfl_err *err) {
+  if (params_only(a, out, err) < 0) return -1;
+  out->cfg.wire = out->cfg.hashed ? BBVFL_WIRE_HASHED : BBVFL_WIRE_LANES;
+  out->value_bits = out->sum_bits = 0;
+  out->dispute_blocks = 0;
+  if (!out->cfg.hashed) return 0;
+  uint8_t *d = NULL;
+  size_t l = 0;
+  bbvfl_err e = {0};
+  if (view0(a, "packing()", &d, &l, &e) < 0) {
+    if (e.code == BBVFL_E_REVERT) return 0;
+    if (err) *err = e;
+    return -1;
+  }
+  uint64_t v[4];
+  int rc = 0;
+  for (int i = 0; i < 4 && rc == 0; i++) rc = word_u(d, l, (size_t)i, i == 3 ? 64 : 8, &v[i], "packing()", err);
+  free(d);
+  if (rc < 0) return -1;
+  if (v[0] < 1 || v[0] > 8 || v[1] < v[0] || v[1] > 16)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "packing(): %llu bits per value, %llu per sum", (unsigned long long)v[0],
+                      (unsigned long long)v[1]);
+  out->value_bits = (uint8_t)v[0];
+  out->sum_bits = (uint8_t)v[1];
+  out->cfg.wire = v[2] ? BBVFL_WIRE_OPTIMISTIC : BBVFL_WIRE_PACKED;
+  out->dispute_blocks = v[3];
+  return 0;
 }
 
 int bbvfl_aggc_phase(bbvfl_aggc *a, bbvfl_phase *out, bbvfl_err *err) {

@@ -62,6 +62,8 @@ typedef struct {
   uint32_t test_rows;           /* N_test (>= NE) */
   uint8_t staleness;            /* s: training windows a client may run ahead of its gradients */
   int hashed;                   /* 1: submissions store only their keccak; aggregate() re-supplies them */
+  int wire;                     /* bbvfl_wire_mode of vfl/packing.h (not in the ABI: the contract's kind; a
+                                   hashed contract with packing() is packed or optimistic) */
   uint32_t train_rounds;   /* T per epoch (derived) */
   uint32_t eval_rounds;    /* V per epoch (derived) */
   uint32_t epochs;
@@ -77,6 +79,8 @@ typedef struct {
 typedef struct {
   bbvfl_cconfig cfg;
   uint8_t lane_bits;
+  uint8_t value_bits, sum_bits; /* packed/optimistic (packing()): bits per value and per sum value; 0 otherwise */
+  uint64_t dispute_blocks;      /* optimistic: blocks after a claim within which dispute() is accepted */
   uint8_t token[20];
   uint64_t total_rounds;
   uint32_t max_coords;     /* values in the largest round's submission */
@@ -164,6 +168,12 @@ int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out,
                       bbvfl_err *err);
 /* aggregate(uint64,bytes[]) (hashed mode): the submitted payloads of the round's submitters in
  * client index order; anyone may call it, the contract checks each against its stored hash. */
+/* postSum(uint64,bytes) (optimistic mode): the round's packed sum without the payloads. */
+int bbvfl_cenc_post_sum(uint64_t round, const uint8_t *sum, size_t n, uint8_t **out, size_t *len, bbvfl_err *err);
+/* dispute(uint64,address,bytes,bytes[]) (optimistic mode): the claimed sum and the round's payloads. */
+int bbvfl_cenc_dispute(uint64_t round, const uint8_t claimer[20], const uint8_t *sum, size_t sum_len,
+                       const uint8_t *const *payloads, const size_t *lens, size_t n, uint8_t **out, size_t *len,
+                       bbvfl_err *err);
 int bbvfl_cenc_aggregate(uint64_t round, const uint8_t *const *payloads, const size_t *lens, size_t n,
                          uint8_t **out, size_t *len, bbvfl_err *err);
 /* grad: big-endian binary32 bytes (4*coords of the round); params: the fusion parameters (opaque bytes). */
@@ -201,6 +211,11 @@ int bbvfl_cdec_address(const uint8_t *data, size_t len, uint8_t out[20], bbvfl_e
 int bbvfl_cdec_sum(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
                      bbvfl_err *err);
 
+/* A RoundCompleted sum of the contract p describes: bit-sliced at p->sum_bits (packed and
+ * optimistic modes, vfl/packing.h) or in lanes of p->lane_bits. */
+int bbvfl_cdec_round_sum(const bbvfl_cparams *p, const uint8_t *sum, size_t sum_len, uint32_t *out, size_t n,
+                         bbvfl_err *err);
+
 /* ------------------------------------------------------------------ events */
 
 /* Every event the session's contracts emit: BbvflBase.sol (both aggregators) and the reward
@@ -234,6 +249,10 @@ typedef enum {
   BBVFL_EV_SUBMITTED_PAYLOAD,     /* SubmittedPayload(uint64 indexed round, address indexed client, bytes q): the
                                      hashed mode's submission (instead of Submitted), the payload in the log; the
                                      decoder also fills word = keccak256(q) (what the contract stored) */
+  BBVFL_EV_SUM_CLAIMED,           /* SumClaimed(uint64 indexed round, address indexed claimer): optimistic
+                                     mode's postSum (client = the claimer) */
+  BBVFL_EV_SUM_DISPUTED,          /* SumDisputed(uint64 indexed round, address indexed claimer, address indexed
+                                     disputer): client = the claimer, to = the disputer */
   BBVFL_EV_COUNT
 } bbvfl_cev_kind;
 

@@ -139,6 +139,22 @@ static int dec_round_reopened(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err
   return 0;
 }
 
+/* SumClaimed(round, claimer) and SumDisputed(round, claimer, disputer) (optimistic mode) */
+static int dec_sum_claim(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
+  (void)err;
+  o->round = val_u64(&it[0]);
+  val_addr(&it[1], o->client);
+  return 0;
+}
+
+static int dec_sum_disputed(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
+  (void)err;
+  o->round = val_u64(&it[0]);
+  val_addr(&it[1], o->client);
+  val_addr(&it[2], o->to);
+  return 0;
+}
+
 /* the token's Transfer(from, to, value) and Approval(owner, spender, value) */
 static int dec_token_move(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
   (void)err;
@@ -156,7 +172,7 @@ typedef struct {
   ev_decoder decode;
 } ev_def;
 
-/* Every event of BbvflBase.sol (both aggregators) and of BbvflRewardToken.sol (OpenZeppelin's
+/* Every event of BbvflBase.sol (every aggregator), of BbvflOptimisticAggregator and of BbvflRewardToken.sol (OpenZeppelin's
    ERC-20); the unit test test_vfl_contract checks this list against abi/. */
 static const ev_def EV[BBVFL_EV_COUNT] = {
     [BBVFL_EV_REGISTERED] = {"Registered(address,uint8,bytes)", "Registered(address indexed,uint8,bytes)",
@@ -190,6 +206,9 @@ static const ev_def EV[BBVFL_EV_COUNT] = {
                            dec_token_move},
     [BBVFL_EV_SUBMITTED_PAYLOAD] = {"SubmittedPayload(uint64,address,bytes)",
                                     "SubmittedPayload(uint64 indexed,address indexed,bytes)", dec_submitted_payload},
+    [BBVFL_EV_SUM_CLAIMED] = {"SumClaimed(uint64,address)", "SumClaimed(uint64 indexed,address indexed)", dec_sum_claim},
+    [BBVFL_EV_SUM_DISPUTED] = {"SumDisputed(uint64,address,address)",
+                               "SumDisputed(uint64 indexed,address indexed,address indexed)", dec_sum_disputed},
 };
 
 static int known(bbvfl_cev_kind k) { return k > BBVFL_EV_NONE && k < BBVFL_EV_COUNT; }

@@ -164,15 +164,15 @@ static int oc_check_params(const cl *c, bbvfl_err *err) {
       a->batches_per_epoch != b->batches_per_epoch || a->eval_rows != b->eval_rows ||
       a->eval_rows_per_round != b->eval_rows_per_round || a->train_rows != b->train_rows ||
       a->test_rows != b->test_rows || a->staleness != b->staleness || !a->hashed != !b->hashed ||
-      a->curv_every != b->curv_every || a->curv_rows != b->curv_rows)
+      a->curv_every != b->curv_every || a->curv_rows != b->curv_rows || a->wire != b->wire)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "the contract's parameters (M %u, B %u, P %u, b %u, window %u, T %u, V %u, staleness %u, "
-                      "epochs %u%s%s) do not match the session file's (M %u, B %u, P %u, b %u, window %u, T %u, V %u, "
-                      "staleness %u, epochs %u%s%s)",
+                      "epochs %u%s, %s) do not match the session file's (M %u, B %u, P %u, b %u, window %u, T %u, V %u, "
+                      "staleness %u, epochs %u%s, %s)",
                       a->clients, a->batch, a->dim, a->levels, a->window, a->train_rounds, a->eval_rounds,
-                      a->staleness, a->epochs, a->masked ? ", masked" : "", a->hashed ? ", hashed" : "", b->clients,
-                      b->batch, b->dim, b->levels, b->window, b->train_rounds, b->eval_rounds, b->staleness, b->epochs,
-                      b->masked ? ", masked" : "", b->hashed ? ", hashed" : "");
+                      a->staleness, a->epochs, a->masked ? ", masked" : "", bbvfl_session_aggregation_name(a->wire),
+                      b->clients, b->batch, b->dim, b->levels, b->window, b->train_rounds, b->eval_rounds, b->staleness,
+                      b->epochs, b->masked ? ", masked" : "", bbvfl_session_aggregation_name(b->wire));
   return 0;
 }
 
@@ -185,6 +185,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   c.res = res;
   c.slot = 1;
   c.takeover_epoch = -1;
+  c.disputed_round = UINT64_MAX;
   double t_start = bbvfl_now();
   int rc = -1;
   bbvfl_onchain_cfg local = *cfg;
@@ -271,6 +272,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     goto out;
   }
   if (oc_check_params(&c, err) < 0) goto out;
+  c.wire = c.cp.cfg.wire;
   if (cfg->submit_via_self) {
     /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
        and submit nothing */

@@ -69,9 +69,10 @@
 /* What the test-only tamper hook (bbvfl_onchain_cfg.tamper) sees of an active client's training
    window. Stage BBVFL_TAMPER_TRAIN: before the head's steps of round `round` (y mutable: the labels
    it is about to train on). Stage BBVFL_TAMPER_POST: after them, before postGradient is encoded
-   (grad and head_be mutable: what is posted). The head is the client's own (the hook may read it
+   (grad and head_be mutable: what is posted). Stage BBVFL_TAMPER_SUM (optimistic mode): the packed
+   sum of round `round` before postSum is encoded (psum mutable; no head, y, grad). The head is the client's own (the hook may read it
    and must leave it as it found it). Buffers are the client's, valid for the call only. */
-enum { BBVFL_TAMPER_TRAIN = 0, BBVFL_TAMPER_POST = 1 };
+enum { BBVFL_TAMPER_TRAIN = 0, BBVFL_TAMPER_POST = 1, BBVFL_TAMPER_SUM = 2 };
 struct bbvfl_onchain_tamper {
   int stage;
   uint64_t round;
@@ -82,7 +83,9 @@ struct bbvfl_onchain_tamper {
   float *grad;            /* POST: the nb*B*P gradients about to be posted */
   uint8_t *head_be;       /* POST: the head parameters about to be posted (head_len bytes) */
   size_t head_len;
-  bbvfl_vhead *head;
+  bbvfl_vhead *head;      /* NULL at stage BBVFL_TAMPER_SUM */
+  uint8_t *psum;          /* SUM (optimistic mode): the packed sum about to be posted by postSum (mutable) */
+  size_t psum_len;
 };
 
 typedef struct {

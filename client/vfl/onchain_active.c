@@ -27,7 +27,7 @@ int oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err) {
 /* A RoundCompleted event's sum into c->sum (coords values). */
 int oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err) {
   if (oc_take_contributors(c, ev->round, ev->participants, err) < 0) return -1;
-  return bbvfl_cdec_sum(ev->data, ev->data_len, c->cp.lane_bits, c->sum, coords, err);
+  return bbvfl_cdec_round_sum(&c->cp, ev->data, ev->data_len, c->sum, coords, err);
 }
 
 /* Masked hashed mode: the block of the latest RoundReopened(r) at or after from (0: none). The
@@ -56,7 +56,9 @@ static int reopened_at(cl *c, uint64_t r, uint64_t from, uint64_t *blk, bbvfl_er
 
 /* Hashed mode: the payloads of round sl from the chain, once every participant has submitted
    (waited for within the round timeout), summed into c->sum; the active client sends the
-   aggregate() call that makes the contract do the same sum. */
+   aggregate() call that makes the contract do the same sum (packed mode: the payloads are
+   bit-packed; optimistic mode: the packed sum alone, postSum(), and after a dispute of the round
+   the sum the dispute re-aggregated). */
 static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
   if (c->is_active && sl->submitted_before) {
     /* a restart: the round may have been aggregated before (aggregate() again reverts "round
@@ -74,6 +76,21 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
       return ok;
     }
   }
+  if (c->wire == BBVFL_WIRE_OPTIMISTIC && sl->r == c->disputed_round) {
+    /* the dispute re-aggregated the round: its sum is the RoundCompleted in the SumDisputed block */
+    bbvfl_cev ev;
+    uint64_t blk = c->blk;
+    c->blk = c->disputed_blk;
+    int f = oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err);
+    c->blk = blk;
+    if (f <= 0) return f < 0 ? -1 : bbvfl_fail(err, BBVFL_E_STATE, "round %llu: no RoundCompleted with the dispute",
+                                               (unsigned long long)sl->r);
+    int ok = oc_sum_from_event(c, &ev, sl->L.coords, err);
+    if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = ev.block_number;
+    bbvfl_cev_clear(&ev);
+    return ok;
+  }
+  int packed = c->wire >= BBVFL_WIRE_PACKED;
   size_t n = c->naddrs;
   uint8_t **pl = calloc(n ? n : 1, sizeof *pl);
   size_t *plen = calloc(n ? n : 1, sizeof *plen);
@@ -102,13 +119,27 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
       if (ro > from) from = ro;
     }
     if (bbvfl_aggc_round_payloads(&c->agg, sl->r, from, (const uint8_t(*)[20])c->addrs, n,
-                                  (size_t)sl->L.coords * (c->masked ? 2 : 1), pl, plen, &got, err) < 0)
+                                  packed ? bbvfl_packed_len(sl->L.coords, c->cp.value_bits)
+                                         : (size_t)sl->L.coords * (c->masked ? 2 : 1),
+                                  pl, plen, &got, err) < 0)
       goto out;
     size_t have = 0;
     for (size_t k = 0; k < np; k++)
       for (size_t i = 0; i < n; i++)
         if (!memcmp(parts[k], c->addrs[i], 20) && pl[i]) have++;
-    if (have == np && np > 0) break;
+    if (have == np && np > 0) {
+      /* only the participants' payloads are summed (an excluded client may have submitted ahead) */
+      for (size_t i = 0; i < n; i++) {
+        int in = 0;
+        for (size_t k = 0; k < np && !in; k++) in = !memcmp(parts[k], c->addrs[i], 20);
+        if (!in && pl[i]) {
+          free(pl[i]);
+          pl[i] = NULL;
+          got--;
+        }
+      }
+      break;
+    }
     /* as oc_wait_event: dropouts (masked re-open, --expire) and, for the active client, expireRound()
        for the clients that stopped submitting after --takeover-after */
     double now = bbvfl_now();
@@ -149,11 +180,39 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
+  uint32_t *tmp = packed ? malloc((coords ? coords : 1) * sizeof *tmp) : NULL;
+  size_t slen = packed ? bbvfl_packed_len(coords, c->cp.sum_bits) : 0;
+  uint8_t *psum = packed ? calloc(slen ? slen : 1, 1) : NULL;
+  if (packed && (!tmp || !psum)) {
+    free(list);
+    free(lens);
+    free(tmp);
+    free(psum);
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
   for (size_t i = 0; i < n; i++) {
     if (!pl[i]) continue;
+    if (packed) { /* bit-packed at value_bits: the contract's sum of the packing, and the plain values */
+      if (bbvfl_unpack(pl[i], plen[i], coords, c->cp.value_bits, tmp, err) < 0 ||
+          bbvfl_packed_add(psum, slen, pl[i], plen[i], coords, c->cp.value_bits, c->cp.sum_bits, err) < 0) {
+        free(list);
+        free(lens);
+        free(tmp);
+        free(psum);
+        bbvfl_wrap(err, "round %llu: client %zu's payload", (unsigned long long)sl->r, i);
+        goto out;
+      }
+      for (uint64_t j = 0; j < coords; j++) c->sum[j] += tmp[j];
+      list[k] = pl[i];
+      lens[k++] = plen[i];
+      continue;
+    }
     if (plen[i] != coords * lane) {
       free(list);
       free(lens);
+      free(tmp);
+      free(psum);
       bbvfl_fail(err, BBVFL_E_VERIFY, "round %llu: client %zu submitted %zu bytes, expected %llu",
                  (unsigned long long)sl->r, i, plen[i], (unsigned long long)(coords * lane));
       goto out;
@@ -169,14 +228,27 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
   if (ok == 0 && c->is_active) {
     uint8_t *cd = NULL;
     size_t len = 0;
-    ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
-    if (ok == 0) ok = oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), "aggregate()", OC_GAS_AGGREGATE, err);
+    const char *what = "aggregate()";
+    if (c->wire == BBVFL_WIRE_OPTIMISTIC) { /* the sum alone; any participant may dispute it */
+      what = "postSum()";
+      if (c->cfg->tamper) { /* test-only (bbvfl-tamper): NULL in release builds */
+        struct bbvfl_onchain_tamper t = {.stage = BBVFL_TAMPER_SUM, .round = sl->r, .epoch = sl->L.epoch,
+                                         .psum = psum, .psum_len = slen};
+        if (c->cfg->tamper(c->cfg->tamper_ctx, &t, err) != 0) ok = bbvfl_wrap(err, "test tamper hook");
+      }
+      if (ok == 0) ok = bbvfl_cenc_post_sum(sl->r, psum, slen, &cd, &len, err);
+    } else {
+      ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
+    }
+    if (ok == 0) ok = oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), what, OC_GAS_AGGREGATE, err);
     if (ok == 0) c->out[c->nout - 1].round = sl->r;
     free(cd);
     if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
   }
   free(list);
   free(lens);
+  free(tmp);
+  free(psum);
   rc = ok;
 out:
   for (size_t i = 0; pl && i < n; i++) free(pl[i]);
@@ -520,13 +592,26 @@ int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
   uint64_t fr = 0;
   if (bbvfl_aggc_last_fusion_hash(&c->agg, h, err) < 0) return -1;
   int have_fr = memcmp(h, zero, 32) != 0;
+  int rolled = 0;
+  if (have_fr && bbvfl_aggc_last_fusion_round(&c->agg, &fr, err) < 0) return -1;
+  if (have_fr && fr >= r) {
+    /* optimistic mode after a dispute rolled the session back to r: the last post is the disputed
+       round's (or a later one's); the head is the one the latest training round before r posted */
+    rolled = 1;
+    have_fr = 0;
+    for (uint64_t p = r; p-- > 0;)
+      if (oc_is_train_round(c, p)) {
+        fr = p;
+        have_fr = 1;
+        break;
+      }
+  }
   if (have_fr) {
-    if (bbvfl_aggc_last_fusion_round(&c->agg, &fr, err) < 0) return -1;
     bbvfl_cev gp;
     if (oc_find_event(c, BBVFL_EV_GRADIENT_POSTED, fr, &gp, err) < 0) return -1;
     uint8_t got[32];
     bbvfl_keccak256(gp.data2, gp.data2_len, got);
-    int rc = memcmp(got, h, 32) ? bbvfl_fail(err, BBVFL_E_STATE,
+    int rc = !rolled && memcmp(got, h, 32) ? bbvfl_fail(err, BBVFL_E_STATE,
                                              "GradientPosted(%llu)'s parameters do not match lastFusionParamsHash()",
                                              (unsigned long long)fr)
                                 : bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err);

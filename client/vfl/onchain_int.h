@@ -9,7 +9,8 @@
  *   onchain_labels.c  labels split across clients (label holders)
  *   onchain_ckpt.c    checkpoints and restart
  *   onchain_lr.c      the LR model's steps (`--model lr`): forward, the head, the gradient step
- *   onchain_hcheck.c  a passive client's check of the active client's posts (vfl/headcheck.h) */
+ *   onchain_hcheck.c  a passive client's check of the active client's posts (vfl/headcheck.h)
+ *   onchain_dispute.c optimistic mode: a passive client's check of each posted sum, its dispute */
 #ifndef BBVFL_VFL_ONCHAIN_INT_H
 #define BBVFL_VFL_ONCHAIN_INT_H
 
@@ -36,6 +37,7 @@
 #include "vfl/head.h"
 #include "vfl/lr_client.h"
 #include "vfl/masked.h"
+#include "vfl/packing.h"
 #include "vfl/party.h"
 #include "vfl/schedule.h"
 #include "vfl/setup.h"
@@ -137,6 +139,11 @@ typedef struct {
   double lrows_loss, lrows_n; /* open epoch: loss sum and count over this client's labelled training rows */
   /* the round structure (vfl/contract.h: windows, evaluation rounds, pipelining, hashed aggregation) */
   int hashed;
+  int wire;              /* bbvfl_wire_mode (vfl/packing.h): packed/optimistic submissions are bit-packed at
+                            cp.value_bits, their sums at cp.sum_bits */
+  uint64_t disputed_round; /* optimistic: the latest round whose claim was disputed (UINT64_MAX: none) and */
+  uint64_t disputed_blk;   /* the block of its SumDisputed (the corrected RoundCompleted is in it; the new
+                              gradient after it) */
   unsigned stale;        /* staleness s */
   oc_slot *slots;
   size_t nslots;
@@ -247,5 +254,12 @@ int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl
    caller must not apply it. */
 int oc_head_check(cl *c, const oc_slot *sl, const bbvfl_cev *gp, uint64_t from_blk, bbvfl_err *err);
 void oc_head_check_free(cl *c);
+/* Optimistic mode, a passive client (onchain_dispute.c): waits for round sl's claimed sum
+   (RoundCompleted with SumClaimed), recomputes it from the round's payloads in the SubmittedPayload
+   logs and, when it differs, disputes it (or finds the dispute another client sent), then records
+   the roll-back in c->disputed_round/_blk. 0: the sum stands (or was corrected and another client is
+   active); 2: corrected and this client is now the active client (the caller takes over); -1: error.
+   Other modes: 0 at once. */
+int oc_check_claim(cl *c, oc_slot *sl, bbvfl_err *err);
 
 #endif

@@ -25,9 +25,22 @@ static int oc_dump_q(cl *c, const oc_slot *sl, bbvfl_err *err) {
   return 0;
 }
 
-/* submit(r, ...) calldata: q itself in plain mode, q masked for the current set in masked mode. */
+/* submit(r, ...) calldata: q itself in plain mode (bit-packed in packed and optimistic modes), q
+   masked for the current set in masked mode. */
 static int encode_submission(cl *c, oc_slot *sl, uint8_t **cd, size_t *len, bbvfl_err *err) {
   if (c->cfg->dump_q_dir && oc_dump_q(c, sl, err) < 0) return -1;
+  if (c->wire >= BBVFL_WIRE_PACKED) { /* packed and optimistic modes: value_bits per value */
+    size_t n = sl->L.coords, plen = bbvfl_packed_len(n, c->cp.value_bits);
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    uint8_t *p = malloc(plen ? plen : 1);
+    int rc = v && p ? 0 : bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) v[i] = sl->q[i];
+    if (rc == 0) rc = bbvfl_pack(v, n, c->cp.value_bits, p, plen, err);
+    if (rc == 0) rc = bbvfl_cenc_submit(sl->r, p, plen, cd, len, err);
+    free(v);
+    free(p);
+    return rc;
+  }
   if (!c->masked) return bbvfl_cenc_submit(sl->r, sl->q, sl->L.coords, cd, len, err);
   sl->sub_blk = c->blk;
   c->mc.n = sl->L.coords;
@@ -192,7 +205,7 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
   if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, &e2) == 0 && ci.excluded)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was excluded from the session after %u accepted rounds (it missed a "
-                      "round's deadline and someone called expireRound())",
+                      "round's deadline and someone called expireRound(), or a sum it posted was disputed)",
                       (unsigned long long)sl->r, (unsigned)ci.accepted);
   return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)sl->r);
 }
@@ -204,6 +217,10 @@ static int read_gradient(cl *c, oc_slot *sl, int check, bbvfl_err *err) {
   bbvfl_cev gp;
   uint64_t from = c->ev_blk; /* the round's RoundCompleted is at or after it */
   c->blk = c->ev_blk;
+  if (sl->r == c->disputed_round) { /* optimistic: the corrected sum is in the dispute's block, the gradient after */
+    from = c->disputed_blk;
+    c->blk = c->disputed_blk + 1;
+  }
   int w = oc_wait_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
   if (w != 0) return w;
   c->ev_blk = gp.block_number;
@@ -339,7 +356,11 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
   int fail = 0;
   if (!c->is_active) {
     int w = 0;
-    if (sl->L.train) {
+    /* optimistic mode: the posted sum checked against the payloads (a wrong one disputed) first */
+    if (c->wire == BBVFL_WIRE_OPTIMISTIC) w = oc_check_claim(c, sl, err);
+    if (w != 0) {
+      /* 2: the dispute elected this client (below); -1: failed */
+    } else if (sl->L.train) {
       /* a label holder posts dLoss/dlogits for its rows first */
       if (c->split && c->holder) w = oc_holder_post(c, sl, rcp, resumed, err);
       if (w == 0) w = read_gradient(c, sl, 1, err);

@@ -88,6 +88,12 @@ int bbvfl_packed_add(uint8_t *acc, size_t acc_len, const uint8_t *p, size_t p_le
   return 0;
 }
 
+const char *bbvfl_wire_contract(int mode) {
+  static const char *const names[] = {"BbvflAggregator", "BbvflHashAggregator", "BbvflPackedAggregator",
+                                      "BbvflOptimisticAggregator"};
+  return mode >= 0 && mode < 4 ? names[mode] : NULL;
+}
+
 int bbvfl_wire_cost_of(bbvfl_wire_mode mode, unsigned m, uint32_t levels, size_t n, bbvfl_wire_cost *out,
                        bbvfl_err *err) {
   if (m == 0 || n == 0 || levels == 0)

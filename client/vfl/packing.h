@@ -58,4 +58,8 @@ typedef struct {
 int bbvfl_wire_cost_of(bbvfl_wire_mode mode, unsigned m, uint32_t levels, size_t n, bbvfl_wire_cost *out,
                        bbvfl_err *err);
 
+/* The contract of a mode: BbvflAggregator, BbvflHashAggregator, BbvflPackedAggregator,
+ * BbvflOptimisticAggregator (NULL for an unknown mode). */
+const char *bbvfl_wire_contract(int mode);
+
 #endif

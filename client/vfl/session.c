@@ -1,4 +1,5 @@
 #include "vfl/session.h"
+#include "vfl/packing.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -15,11 +16,20 @@
 #include "ml/lr.h"
 #include "vfl/fit.h"
 
-int bbvfl_session_parse_aggregation(const char *name, int *hashed, bbvfl_err *err) {
-  if (name && !strcmp(name, "lane")) *hashed = 0;
-  else if (name && !strcmp(name, "hashed")) *hashed = 1;
-  else return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation '%s': expected lane or hashed", name ? name : "");
-  return 0;
+static const char *const WIRE_NAMES[] = {"lane", "hashed", "packed", "optimistic"};
+
+int bbvfl_session_parse_aggregation(const char *name, int *mode, bbvfl_err *err) {
+  for (int i = 0; name && i < 4; i++)
+    if (!strcmp(name, WIRE_NAMES[i])) {
+      *mode = i;
+      return 0;
+    }
+  return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation '%s': expected lane, hashed, packed or optimistic",
+                    name ? name : "");
+}
+
+const char *bbvfl_session_aggregation_name(int mode) {
+  return mode >= 0 && mode < 4 ? WIRE_NAMES[mode] : "unknown";
 }
 
 int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err) {
@@ -63,6 +73,9 @@ int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", lanes);
   if (t->staleness < 0 || t->staleness > 8)
     return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d must be in 0..8", t->staleness);
+  if (s->cparams.wire >= BBVFL_WIRE_PACKED && s->cparams.masked)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation %s takes plain values: not with --masked",
+                      bbvfl_session_aggregation_name(s->cparams.wire));
   if (t->staleness > 0 && !s->cparams.hashed)
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "--staleness %d needs --aggregation hashed (the lane contract keeps one round open at a time)",
@@ -183,6 +196,8 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
     return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
   }
   json_decref(rs);
+  if (c->wire >= BBVFL_WIRE_PACKED) /* packed or optimistic (absent: lane or hashed, from "hashed") */
+    json_object_set_new(cp, "aggregation", json_string(bbvfl_session_aggregation_name(c->wire)));
   char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
   json_decref(o);
   if (!text) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
@@ -381,6 +396,18 @@ int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
     CP("test_rows", test_rows, 0, UINT32_MAX);
     CP("staleness", staleness, 0, 255);
     c->hashed = json_is_true(json_object_get(cp, "hashed"));
+    c->wire = c->hashed ? BBVFL_WIRE_HASHED : BBVFL_WIRE_LANES;
+    json_t *ag = json_object_get(cp, "aggregation");
+    if (ag) {
+      int mode = -1;
+      if (!json_is_string(ag) || bbvfl_session_parse_aggregation(json_string_value(ag), &mode, err) < 0 ||
+          mode < BBVFL_WIRE_PACKED || !c->hashed) {
+        if (!err->code) bbvfl_fail(err, BBVFL_E_PARSE, "\"aggregation\" is packed or optimistic (with \"hashed\": true)");
+        bbvfl_wrap(err, "session file %s: \"contract_params\"", path);
+        goto out;
+      }
+      c->wire = mode;
+    }
     if (json_object_get(cp, "curv_every")) {
       CP("curv_every", curv_every, 1, 100000);
       CP("curv_rows", curv_rows, 1, UINT32_MAX);
@@ -590,12 +617,13 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
                       "%zu training / %zu test rows: training needs at least one batch of %zu, evaluation one row", ntr,
                       nte, t->B);
   bbvfl_cconfig *c = &s->cparams;
-  int masked = c->masked, hashed = c->hashed;
+  int masked = c->masked, hashed = c->hashed, wire = c->wire;
   uint32_t round_rows = c->window;
   uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
   memset(c, 0, sizeof *c);
   c->masked = masked != 0;
   c->hashed = hashed != 0;
+  c->wire = wire;
   c->clients = (uint8_t)t->M;
   c->batch = (uint32_t)B;
   /* LR: each client releases its K partial logits per row (K = 1 for two classes) */
@@ -674,8 +702,9 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (bbvfl_cenc_config(c, &args, &alen, err) < 0) return -1;
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
-  /* lane storage and hashed aggregation are two contracts on one base (contract/src/BbvflBase.sol) */
-  const char *name = c->hashed ? "BbvflHashAggregator" : "BbvflAggregator";
+  /* lane storage, hashed, packed and optimistic aggregation: four contracts on one base (contract/src/BbvflBase.sol) */
+  const char *name = bbvfl_wire_contract(c->wire);
+  if (!name) return bbvfl_fail(err, BBVFL_E_ARG, "aggregation mode %d is unknown", c->wire);
   int ok = bbvfl_deploy(snd, name, args, alen, 120, s->contract, &rc, err);
   free(args);
   s->deploy_block = rc.block_number;

@@ -89,8 +89,11 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvf
  * flag that cannot work (the flag named), BBVFL_E_PARSE for text that is not what it should be,
  * BBVFL_E_STATE where the node or the session disagrees with what was asked. */
 
-/* The aggregation mode by name: "lane" (*hashed = 0) or "hashed" (1). */
-int bbvfl_session_parse_aggregation(const char *name, int *hashed, bbvfl_err *err);
+/* The aggregation mode by name: "lane", "hashed", "packed" or "optimistic" (*mode: the
+   bbvfl_wire_mode of vfl/packing.h, 0..3; hashed aggregation for every mode but lane). */
+int bbvfl_session_parse_aggregation(const char *name, int *mode, bbvfl_err *err);
+/* The name of a bbvfl_wire_mode ("unknown" outside 0..3). */
+const char *bbvfl_session_aggregation_name(int mode);
 
 /* A session seed given as text: decimal 0..2^63-1 (what the session file can hold). */
 int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err);

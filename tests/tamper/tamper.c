@@ -1,5 +1,5 @@
-/* TEST ONLY (see tamper.h): four ways for an active client to deviate, for the tests of the
-   passive clients' head check and the audit's check `head`. */
+/* TEST ONLY (see tamper.h): five ways for an active client to deviate, for the tests of the
+   passive clients' head check and the audit's check `head`, and (sum) of the optimistic dispute. */
 #include "tamper.h"
 
 #include <inttypes.h>
@@ -8,7 +8,7 @@
 
 #include "ml/head.h"
 
-enum { T_LABEL, T_SCALE, T_SKIP, T_STALE };
+enum { T_LABEL, T_SCALE, T_SKIP, T_STALE, T_SUM };
 
 typedef struct {
   int kind;
@@ -61,6 +61,13 @@ out:
 
 static int hook(void *ctx, struct bbvfl_onchain_tamper *t, bbvfl_err *err) {
   tamper_state *s = ctx;
+  if (t->stage == BBVFL_TAMPER_SUM) { /* optimistic mode: the packed sum about to be posted */
+    if (s->kind != T_SUM || t->round != s->round || !t->psum_len) return 0;
+    t->psum[0] ^= 0x80; /* the lowest bit of the round's first value */
+    if (s->log) fprintf(s->log, "TAMPER (test only): round %" PRIu64 ": posting a wrong sum\n", t->round);
+    return 0;
+  }
+  if (s->kind == T_SUM) return 0;
   if (ensure(s, t->head->fh.nparams, err) < 0) return -1;
   if (t->stage == BBVFL_TAMPER_TRAIN) {
     if (s->have_cur) {
@@ -99,15 +106,15 @@ static int hook(void *ctx, struct bbvfl_onchain_tamper *t, bbvfl_err *err) {
 int bbvfl_test_tamper_from_env(bbvfl_onchain_cfg *cfg, FILE *log, bbvfl_err *err) {
   const char *v = getenv("BBVFL_TAMPER");
   if (!v || !*v) return 0;
-  static const char *names[] = {"label", "scale", "skip", "stale"};
+  static const char *names[] = {"label", "scale", "skip", "stale", "sum"};
   const char *colon = strchr(v, ':');
   int kind = -1;
-  for (int i = 0; i < 4 && colon; i++)
+  for (int i = 0; i < 5 && colon; i++)
     if ((size_t)(colon - v) == strlen(names[i]) && !strncmp(v, names[i], strlen(names[i]))) kind = i;
   char *end = NULL;
   unsigned long long r = colon ? strtoull(colon + 1, &end, 10) : 0;
   if (kind < 0 || !end || end == colon + 1 || *end)
-    return bbvfl_fail(err, BBVFL_E_ARG, "BBVFL_TAMPER=%s: expected label|scale|skip|stale:ROUND", v);
+    return bbvfl_fail(err, BBVFL_E_ARG, "BBVFL_TAMPER=%s: expected label|scale|skip|stale|sum:ROUND", v);
   memset(&T, 0, sizeof T);
   T.kind = kind;
   T.round = r;

@@ -14,6 +14,8 @@
  *   skip   the head parameters posted are those before the round's steps (the head did not step)
  *   stale  the posted gradients are computed with the head parameters of the round before
  *          (the head itself steps as usual and posts its true parameters)
+ *   sum    optimistic mode: the sum it posts for round ROUND (training or evaluation) has the
+ *          lowest bit of its first value flipped (the passive clients must dispute it)
  * The release `bbvfl` has none of this: its cfg.tamper stays NULL. */
 #ifndef BBVFL_TESTS_TAMPER_H
 #define BBVFL_TESTS_TAMPER_H

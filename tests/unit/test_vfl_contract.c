@@ -539,11 +539,12 @@ static void test_event_decoders(void **state) {
 }
 
 /* The event table knows exactly the events the session's contracts declare in abi/ (both
- * aggregators and the reward token), each with the same indexed markers: an event added to a
+ * hashed, packed and optimistic aggregators and the reward token), each with the same indexed markers: an event added to a
  * contract without its row in the table fails here. */
 static void test_event_table_vs_abi(void **state) {
   (void)state;
-  static const char *const contracts[] = {"BbvflAggregator", "BbvflHashAggregator", "BbvflRewardToken"};
+  static const char *const contracts[] = {"BbvflAggregator", "BbvflHashAggregator", "BbvflPackedAggregator",
+                                          "BbvflOptimisticAggregator", "BbvflRewardToken"};
   int seen[BBVFL_EV_COUNT] = {0};
   for (size_t c = 0; c < sizeof contracts / sizeof *contracts; c++) {
     char path[4096];

@@ -295,6 +295,10 @@ static void test_setup_checks(void **st) {
   int hashed = -1;
   assert_int_equal(bbvfl_session_parse_aggregation("hashed", &hashed, &err), 0);
   assert_int_equal(hashed, 1);
+  assert_int_equal(bbvfl_session_parse_aggregation("optimistic", &hashed, &err), 0);
+  assert_int_equal(hashed, 3);
+  assert_int_equal(bbvfl_session_parse_aggregation("packed", &hashed, &err), 0);
+  assert_int_equal(hashed, 2);
   assert_int_equal(bbvfl_session_parse_aggregation("lanes", &hashed, &err), -1);
   assert_non_null(strstr(err.msg, "'lanes'"));
   uint64_t seed = 0;

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Optimistic sums (issue 26, Deliver 3): the active client posts each round's packed sum alone
+# (postSum) and every passive client checks it against the payloads in the SubmittedPayload logs.
+#
+# Honest session (3 clients, Breast Cancer, --aggregation optimistic, windows of 5): every client
+# finishes, none disputes, `bbvfl audit` passes (its check `sums` recomputes every claimed sum from
+# the logged payloads).
+# Tampered session: every client runs the test-only bbvfl-tamper with BBVFL_TAMPER=sum:R (the
+# tamper acts on the active client's path only, so whichever client the election picks posts a
+# wrong sum for training round R). Then:
+#  - the claimer's log says it tampered; a passive client's log says it disputed round R's sum and
+#    that the claimer is excluded; the claimer is no longer among participants() on chain;
+#  - the two other clients carry the session to its end (one of them elected active for the redone
+#    round) and exit 0; SessionEnded is on chain;
+#  - `bbvfl audit --json` exits 3 with check `sums` failing first at round R (the claimed sum is
+#    not the sum of the payloads in calldata).
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+: "${BBVFL_RPC_URL:?run under tests/with-devnet.sh}" "${BBVFL_BIN:?}"
+tamper_bin=${BBVFL_TAMPER_BIN:-$(dirname "$BBVFL_BIN")/tests/bbvfl-tamper}
+[ -x "$tamper_bin" ] || fail "no test-only bbvfl-tamper at $tamper_bin (built with the tests)"
+session_test optimistic
+cols=("0-9" "10-19" "20-29")
+client_flags=(--labels --seed 5 --round-timeout 120 --takeover-after 0)
+
+# --- honest
+run=$work/honest
+mkdir -p "$run"
+session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic
+[ "$(json_get "$run/session.json" contract_params aggregation)" = optimistic ] || fail "session file: aggregation is not optimistic"
+session_keys 3
+clients_start 3
+wait_clients
+grep -q "disputing" "$run"/c*.out && { cat "$run"/c*.out >&2; fail "honest session: a client disputed a sum"; }
+audit_passes --json >/dev/null
+python3 -c 'import sys, bbvfl_audit; a = bbvfl_audit.load(sys.argv[1]); bbvfl_audit.all_pass(a); assert bbvfl_audit.check(a, "sums")["status"] == "PASS"' "$run/audit.txt"
+echo "honest optimistic session: audit PASS"
+
+# --- tampered
+run=$work/tampered
+mkdir -p "$run"
+session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic
+T=$(json_get "$run/session.json" contract_params train_rounds)
+R=2
+[ "$R" -lt "$T" ] || fail "round $R is not a training round (T $T)"
+release_bin=$BBVFL_BIN
+BBVFL_BIN=$tamper_bin
+client_env=("BBVFL_TAMPER=sum:$R")
+clients_start 3
+BBVFL_BIN=$release_bin
+client_env=()
+# a client has stopped when its process is gone or a zombie
+stopped() {
+  local st
+  st=$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null) || return 0
+  [ "$st" = Z ]
+}
+claimer_known() { grep -l "TAMPER (test only): round $R: posting a wrong sum" "$run"/c*.out >/dev/null 2>&1; }
+wait_until 600 "a client posted the wrong sum" claimer_known
+claimer=$(grep -l "TAMPER (test only): round $R: posting a wrong sum" "$run"/c*.out | head -1)
+claimer=${claimer##*/c}
+claimer=${claimer%.out}
+echo "claimer: client $claimer"
+for m in 0 1 2; do
+  [ "$m" = "$claimer" ] && continue
+  set +e
+  wait "${pids[$m]}"
+  rc=$?
+  set -e
+  [ "$rc" = 0 ] || { cat "$run/c$m.out" >&2; fail "honest client $m exited $rc"; }
+  unset "pids[$m]"
+done
+# the claimer, excluded, stops on its own (its next call reverts) or waits: stopped here either way
+stopped "${pids[$claimer]}" || kill_client "$claimer"
+pids=()
+grep -q "round $R: the sum .* is not the sum of the 3 payloads: disputing it" "$run"/c*.out ||
+  { cat "$run"/c*.out >&2; fail "no client disputed round $R's sum"; }
+grep -qi "round $R: sum disputed by .*: the claimer ${addrs[$claimer]} is excluded and the round is redone" "$run"/c*.out ||
+  { cat "$run"/c*.out >&2; fail "the clients did not see the dispute exclude client $claimer (${addrs[$claimer]})"; }
+grep -q "TAMPER" "$run/c$claimer.out" || fail "the claimer's log does not say it tampered"
+parts=$(chain_call "$BBVFL_RPC_URL" "$contract" 'participants()(address[])') || fail "participants()"
+a=${addrs[$claimer],,}
+case "${parts,,}" in *"${a#0x}"*) fail "the claimer is still a participant" ;; esac
+phase=$(chain_call "$BBVFL_RPC_URL" "$contract" 'phase()(uint8)') || fail "phase()"
+[ "$phase" = 4 ] || fail "the session did not end (phase $phase)"
+set +e
+"$BBVFL_BIN" audit --session "$run/session.json" --json --quiet >"$work/audit.json" 2>"$work/audit.err"
+arc=$?
+set -e
+[ "$arc" = 3 ] || { cat "$work/audit.err" "$work/audit.json" >&2; fail "audit of the tampered session: exit $arc, expected 3"; }
+python3 - "$work/audit.json" "$R" <<'PY'
+import sys
+import bbvfl_audit
+a = bbvfl_audit.load(sys.argv[1]); R = int(sys.argv[2])
+s = bbvfl_audit.check(a, "sums")
+assert s["status"] == "FAIL", s
+ff = s["first_failure"]
+assert ff["round"] == R, ff
+assert "claimed (postSum)" in ff["detail"], ff  # the claim itself against the logged payloads
+print("audit: sums FAIL at round %d: %s" % (R, ff["detail"]))
+for c in a["checks"]:
+    if c["status"] == "FAIL" and c["name"] != "sums":
+        print("  also FAIL: %s: %s" % (c["name"], c.get("first_failure")))
+PY
+echo ok
