@@ -105,10 +105,10 @@ run_tests() {
   # every test's temporary files (and devnets) live under one folder of this run
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tests.XXXXXX")
   log "tests: normal build"
-  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'chaos|slow|symbols' ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'chaos|slow' ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
   log "tests: ASan + UBSan build (unit and integration; contract tests run once above)"
-  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos|slow|symbols' ${BBVFL_CTEST_ARGS:-}) || rc=1
+  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos|slow' ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
   rm -rf "$tmp"
   if [ $rc -ne 0 ]; then log "SOME TESTS FAILED"; else log "all tests passed"; fi

@@ -55,13 +55,13 @@ static int check_params(st_t *S, bbvfl_err *err) {
                       "M*b = %u)", (unsigned long long)maxc, sum_max);
   if (d.train_rounds != p->cfg.train_rounds || d.eval_rounds != p->cfg.eval_rounds || total != p->total_rounds ||
       maxc != p->max_coords || bits != p->lane_bits || d.curv_rounds != p->cfg.curv_rounds)
-    au_fail(S, BBVFL_AC_PARAMS, NULL, 0, 0, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_PARAMS, NULL, 0, 0, -1, NULL,
          "params() derives T = %u, V = %u, %llu rounds, %u values at most, %u-bit lanes; from its Config they are "
          "T = %u, V = %u, %llu, %llu, %u", p->cfg.train_rounds, p->cfg.eval_rounds, (unsigned long long)p->total_rounds,
          p->max_coords, p->lane_bits, d.train_rounds, d.eval_rounds, (unsigned long long)total,
          (unsigned long long)maxc, bits);
   if (!d.hashed && d.staleness)
-    au_fail(S, BBVFL_AC_PARAMS, NULL, 0, 0, -1, NULL, "staleness %u without hashed aggregation", d.staleness);
+    bbvfl_au_fail(S, BBVFL_AC_PARAMS, NULL, 0, 0, -1, NULL, "staleness %u without hashed aggregation", d.staleness);
   p->cfg = d;
   p->total_rounds = total;
   p->max_coords = (uint32_t)maxc;
@@ -106,11 +106,11 @@ static int read_session(st_t *S, bbvfl_err *err) {
 static int prepare_schedule(st_t *S, bbvfl_err *err) {
   const bbvfl_cconfig *c = &S->p.cfg;
   if (S->o->train_rows && S->o->train_rows != c->train_rows)
-    au_fail(S, BBVFL_AC_SCHEDULE, NULL, 0, 0, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_SCHEDULE, NULL, 0, 0, -1, NULL,
             "--train-rows %llu, but the session's params() record %u training rows (the permutation's size)",
             (unsigned long long)S->o->train_rows, c->train_rows);
   if ((uint64_t)c->batches_per_epoch * c->batch > c->train_rows) {
-    au_fail(S, BBVFL_AC_SCHEDULE, NULL, 0, 0, -1, NULL, "%u training rows cannot fill R = %u minibatches of B = %u",
+    bbvfl_au_fail(S, BBVFL_AC_SCHEDULE, NULL, 0, 0, -1, NULL, "%u training rows cannot fill R = %u minibatches of B = %u",
             c->train_rows, c->batches_per_epoch, c->batch);
   } else if (c->train_rows > (1u << 28)) {
     bbvfl_audit_check *k = &S->r->checks[BBVFL_AC_SCHEDULE];
@@ -136,7 +136,7 @@ static int alloc_buffers(st_t *S, bbvfl_err *err) {
 static void state_free(st_t *S) {
   bbvfl_rpc_free(S->rpc);
   for (size_t i = 0; i < S->nslots; i++) {
-    au_slot_clear(&S->slots[i]);
+    bbvfl_au_slot_clear(&S->slots[i]);
     free(S->slots[i].sum);
   }
   free(S->slots);
@@ -144,7 +144,7 @@ static void state_free(st_t *S) {
   free(S->perm);
   free(S->leak);
   free(S->hold);
-  au_head_clear(S);
+  bbvfl_au_head_clear(S);
   free(S);
 }
 
@@ -165,13 +165,13 @@ int bbvfl_audit_run(const bbvfl_audit_opts *o, bbvfl_audit_result *res, bbvfl_er
   uint64_t to = o->to_block;
   S->rpc = bbvfl_rpc_new(o->rpc_url, NULL, err);
   if (!S->rpc || read_session(S, err) < 0 || alloc_buffers(S, err) < 0 || prepare_schedule(S, err) < 0 ||
-      au_head_init(S, err) < 0)
+      bbvfl_au_head_init(S, err) < 0)
     goto out;
   if (to == 0 && bbvfl_rpc_block_number(S->rpc, &to, err) < 0) goto out;
   res->from_block = o->from_block;
   res->to_block = to;
-  if (au_read_range(S, o->from_block, to, err) < 0) goto out;
-  au_finish(S);
+  if (bbvfl_au_read_range(S, o->from_block, to, err) < 0) goto out;
+  bbvfl_au_finish(S);
   res->elapsed_s = bbvfl_now() - t0;
   rc = 0;
 out:

@@ -53,13 +53,13 @@ static holder_st *ledger_at(st_t *S, const uint8_t a[20]) {
 
 /* "client 2", "the aggregator" or "an account outside the session" (for the failure's text). */
 static void role_of(const st_t *S, const uint8_t a[20], char *out, size_t n) {
-  int i = au_find_client(S, a);
+  int i = bbvfl_au_find_client(S, a);
   if (i >= 0) snprintf(out, n, "client %d", i);
   else if (!memcmp(a, S->r->contract, 20)) snprintf(out, n, "the aggregator");
   else snprintf(out, n, "an account outside the session");
 }
 
-void au_ledger_transfer(st_t *S, const bbvfl_cev *ev) {
+void bbvfl_au_ledger_transfer(st_t *S, const bbvfl_cev *ev) {
   static const uint8_t zero[20];
   bbvfl_audit_result *r = S->r;
   if (!memcmp(ev->client, zero, 20)) {
@@ -73,7 +73,7 @@ void au_ledger_transfer(st_t *S, const bbvfl_cev *ev) {
       bbvfl_u256_add(&h->bal, &h->bal, &ev->amount); /* back to what the events gave it */
       bbvfl_u256_to_dec(&h->bal, b);
       role_of(S, ev->client, who, sizeof who);
-      au_fail(S, BBVFL_AC_BALANCES, ev, 0, 0, -1, ev->client,
+      bbvfl_au_fail(S, BBVFL_AC_BALANCES, ev, 0, 0, -1, ev->client,
               "%s: a Transfer of %s out of it, its earlier Transfer events give it only %s", who, a, b);
       memset(&h->bal, 0, sizeof h->bal);
     }
@@ -106,7 +106,7 @@ static int token_word(st_t *S, const uint8_t *cd, size_t cdlen, const char *blk,
 static int view_failed(st_t *S, const char *what, const uint8_t *who, const bbvfl_err *e) {
   bbvfl_audit_check *k = &S->r->checks[BBVFL_AC_BALANCES];
   if (e->code == BBVFL_E_REVERT || e->code == BBVFL_E_PARSE) {
-    au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, who, "%s of the token: %s", what, e->msg);
+    bbvfl_au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, who, "%s of the token: %s", what, e->msg);
   } else {
     if (k->status != BBVFL_AS_FAIL) k->status = BBVFL_AS_SKIP;
     snprintf(k->note, sizeof k->note, "%s not read at block %llu: %.180s", what,
@@ -130,17 +130,17 @@ static int check_supply(st_t *S, const char *blk) {
   bbvfl_u256_to_dec(&want, b);
   bbvfl_u256_to_dec(&r->params.cfg.reward_pool, c);
   if (bbvfl_u256_cmp(&r->total_supply, &want))
-    au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, NULL,
             "totalSupply() is %s at block %llu, the Transfer events mint minus burn %s", a,
             (unsigned long long)r->to_block, b);
   else if (bbvfl_u256_cmp(&want, &r->params.cfg.reward_pool))
-    au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, NULL, "the token's supply is %s, the reward pool (params) %s", b, c);
+    bbvfl_au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, NULL, "the token's supply is %s, the reward pool (params) %s", b, c);
   else
-    au_ok(S, BBVFL_AC_BALANCES);
+    bbvfl_au_ok(S, BBVFL_AC_BALANCES);
   return 0;
 }
 
-void au_check_balances(st_t *S) {
+void bbvfl_au_check_balances(st_t *S) {
   bbvfl_audit_result *r = S->r;
   bbvfl_audit_check *k = &r->checks[BBVFL_AC_BALANCES];
   if (!r->has_deploy) {
@@ -177,11 +177,11 @@ void au_check_balances(st_t *S) {
       bbvfl_u256_to_dec(&got, a);
       bbvfl_u256_to_dec(&h->bal, b);
       role_of(S, h->addr, who, sizeof who);
-      au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, h->addr,
+      bbvfl_au_fail(S, BBVFL_AC_BALANCES, NULL, 0, 0, -1, h->addr,
               "%s: balanceOf is %s at block %llu, its Transfer events give %s", who, a,
               (unsigned long long)r->to_block, b);
     } else {
-      au_ok(S, BBVFL_AC_BALANCES);
+      bbvfl_au_ok(S, BBVFL_AC_BALANCES);
     }
   }
   if (k->status == BBVFL_AS_PASS) {

@@ -11,7 +11,7 @@
 #include "eth/tx.h"
 #include "vfl/packing.h"
 
-void au_fetched_clear(fetched *f) {
+void bbvfl_au_fetched_clear(fetched *f) {
   free(f->input);
   memset(f, 0, sizeof *f);
 }
@@ -170,7 +170,7 @@ static int prefetch(st_t *S, const bbvfl_cev *evs, size_t n, fetched *fx, bbvfl_
   if (gone) return pruned_history(gone, "no longer has", " although it still has its log", err);
   if (retry_json) { /* the node lacks eth_getRawTransactionByHash: ask for the JSON form */
     S->raw_ok = 0;
-    for (size_t i = 0; i < n; i++) au_fetched_clear(&fx[i]);
+    for (size_t i = 0; i < n; i++) bbvfl_au_fetched_clear(&fx[i]);
     return prefetch(S, evs, n, fx, err);
   }
   return 0;
@@ -208,10 +208,10 @@ static int check_constructor_args(st_t *S, const bbvfl_cev *ev, const uint8_t *i
   size_t cfglen = 0;
   if (bbvfl_cenc_config(&S->p.cfg, &cfg, &cfglen, err) < 0) return -1;
   if (inlen < cfglen || memcmp(in + inlen - cfglen, cfg, cfglen))
-    au_fail(S, BBVFL_AC_PARAMS, ev, 0, 0, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_PARAMS, ev, 0, 0, -1, NULL,
             "params() does not match the constructor arguments of the deployment transaction");
   else
-    au_ok(S, BBVFL_AC_PARAMS);
+    bbvfl_au_ok(S, BBVFL_AC_PARAMS);
   uint8_t *code = NULL;
   size_t clen = 0;
   bbvfl_err ce = {0};
@@ -302,12 +302,12 @@ static int replay_events(st_t *S, bbvfl_cev *evs, size_t m, bbvfl_err *err) {
       break;
     }
     for (size_t i = 0; i < k; i++) {
-      au_dispatch(S, &evs[at + i], &fx[i]);
-      au_fetched_clear(&fx[i]);
+      bbvfl_au_dispatch(S, &evs[at + i], &fx[i]);
+      bbvfl_au_fetched_clear(&fx[i]);
       bbvfl_cev_clear(&evs[at + i]);
     }
   }
-  for (size_t i = 0; i < AU_CHUNK; i++) au_fetched_clear(&fx[i]);
+  for (size_t i = 0; i < AU_CHUNK; i++) bbvfl_au_fetched_clear(&fx[i]);
   return rc;
 }
 
@@ -332,7 +332,7 @@ static size_t data_bytes(const json_t *logs) {
   return bytes;
 }
 
-int au_read_range(st_t *S, uint64_t from, uint64_t to, bbvfl_err *err) {
+int bbvfl_au_read_range(st_t *S, uint64_t from, uint64_t to, bbvfl_err *err) {
   const bbvfl_audit_opts *o = S->o;
   uint64_t win = o->window ? o->window : 500;
   for (uint64_t b = from; b <= to;) {

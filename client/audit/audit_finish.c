@@ -22,7 +22,7 @@ static void compare_stored_sum(st_t *S, size_t k, const char *blk, uint32_t *got
   bbvfl_err e = {0};
   if (bbvfl_rpc_eth_call(S->rpc, NULL, S->r->contract, cd, sizeof cd, blk, &out, &olen, &e) < 0) {
     if (e.code == BBVFL_E_REVERT)
-      au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu) reverted for a stored round: %s",
+      bbvfl_au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu) reverted for a stored round: %s",
               (unsigned long long)rr, e.msg);
     else
       snprintf(S->r->checks[BBVFL_AC_SUMS].note, sizeof S->r->checks[BBVFL_AC_SUMS].note,
@@ -31,9 +31,9 @@ static void compare_stored_sum(st_t *S, size_t k, const char *blk, uint32_t *got
     return;
   }
   if (bbvfl_cdec_bytes(out, olen, &sum, &slen, &e) < 0 || bbvfl_cdec_sum(sum, slen, S->p.lane_bits, got, coords, &e) < 0) {
-    au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu): %s", (unsigned long long)rr, e.msg);
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu): %s", (unsigned long long)rr, e.msg);
   } else if (slen != coords * (S->p.lane_bits / 8)) {
-    au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu) is %zu bytes, the round's sum has %zu",
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL, "roundSum(%llu) is %zu bytes, the round's sum has %zu",
             (unsigned long long)rr, slen, coords * (S->p.lane_bits / 8));
   } else {
     uint32_t mask = S->p.cfg.masked ? 0xFFFFu : 0xFFFFFFFFu;
@@ -41,11 +41,11 @@ static void compare_stored_sum(st_t *S, size_t k, const char *blk, uint32_t *got
     for (size_t j = 0; j < coords && bad == SIZE_MAX; j++)
       if ((S->ring[k][j] & mask) != got[j]) bad = j;
     if (bad != SIZE_MAX)
-      au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL,
+      bbvfl_au_fail(S, BBVFL_AC_SUMS, NULL, 1, rr, -1, NULL,
               "stored sum (roundSum) lane %zu: %u, the submitted bytes add up to %u", bad, got[bad],
               S->ring[k][bad] & mask);
     else
-      au_ok(S, BBVFL_AC_SUMS);
+      bbvfl_au_ok(S, BBVFL_AC_SUMS);
   }
   free(out);
   free(sum);
@@ -75,11 +75,11 @@ static void check_unpaid_epochs(st_t *S) {
   bbvfl_audit_result *r = S->r;
   uint32_t pending = 0, first_pending = 0;
   for (uint32_t e = 0; e < r->epochs_completed && e < S->p.cfg.epochs; e++) {
-    bbvfl_audit_epoch_fig *f = au_epoch_fig(S, e, 0);
+    bbvfl_audit_epoch_fig *f = bbvfl_au_epoch_fig(S, e, 0);
     if (f && f->rewards_paid) continue;
     uint64_t from = S->epoch_done_block > S->active_since ? S->epoch_done_block : S->active_since;
     if (r->to_block > from + S->p.cfg.active_blocks) {
-      au_fail(S, BBVFL_AC_REWARDS, NULL, 0, 0, e, S->active >= 0 ? S->cl[S->active].addr : NULL,
+      bbvfl_au_fail(S, BBVFL_AC_REWARDS, NULL, 0, 0, e, S->active >= 0 ? S->cl[S->active].addr : NULL,
               "epoch %u's rewards were not paid by block %llu (activeBlocks after it completed)", e,
               (unsigned long long)(from + S->p.cfg.active_blocks));
     } else if (pending++ == 0) {
@@ -113,7 +113,7 @@ static void client_figures(st_t *S) {
     bbvfl_u256 want;
     bbvfl_u256_mul_u64(&want, &S->p.cfg.reward_per_submission, c->rewarded);
     if (bbvfl_u256_cmp(&want, &c->transferred))
-      au_fail(S, BBVFL_AC_REWARDS, NULL, 0, 0, -1, c->addr, "received tokens != rate x %llu rewarded submissions",
+      bbvfl_au_fail(S, BBVFL_AC_REWARDS, NULL, 0, 0, -1, c->addr, "received tokens != rate x %llu rewarded submissions",
               (unsigned long long)c->rewarded);
   }
   if (S->active >= 0 && (size_t)S->active < S->ncl) {
@@ -164,14 +164,14 @@ static void privacy_figures(st_t *S) {
     return;
   }
   if (bbvfl_privacy_compute(&pin, &r->priv, NULL, &e) < 0) {
-    au_fail(S, BBVFL_AC_PRIVACY, NULL, 0, 0, -1, NULL, "accountant: %s", e.msg);
+    bbvfl_au_fail(S, BBVFL_AC_PRIVACY, NULL, 0, 0, -1, NULL, "accountant: %s", e.msg);
     return;
   }
   r->has_eps = 1;
   r->eps_feature = r->priv.rdp.epsilon_feature;
   r->eps_sample = r->priv.rdp.epsilon_sample;
   r->eps_at_edge = r->priv.rdp.at_grid_edge;
-  au_ok(S, BBVFL_AC_PRIVACY);
+  bbvfl_au_ok(S, BBVFL_AC_PRIVACY);
   if (c->masked) {
     r->masked_participants = parts;
     r->has_masked_eps = 1;
@@ -239,7 +239,7 @@ __attribute__((format(printf, 2, 3))) static void missing(bbvfl_audit_result *r,
 static uint32_t epochs_lacking(st_t *S, int want_metrics, uint32_t *first) {
   uint32_t n = 0;
   for (uint32_t e = 0; e < S->p.cfg.epochs; e++) {
-    bbvfl_audit_epoch_fig *f = au_epoch_fig(S, e, 0);
+    bbvfl_audit_epoch_fig *f = bbvfl_au_epoch_fig(S, e, 0);
     if (f && (want_metrics ? f->has_metrics : f->rewards_paid)) continue;
     if (n++ == 0) *first = e;
   }
@@ -270,16 +270,16 @@ static void completeness(st_t *S) {
   if (n) missing(r, "rewards: %u of %u epochs not paid (from epoch %u)", n, c->epochs, first);
 }
 
-void au_finish(st_t *S) {
+void bbvfl_au_finish(st_t *S) {
   bbvfl_audit_result *r = S->r;
   check_stored_sums(S);
-  au_close_rewards_group(S);
+  bbvfl_au_close_rewards_group(S);
   check_unpaid_epochs(S);
   client_figures(S);
   skip_before_election(S);
-  au_check_balances(S);
+  bbvfl_au_check_balances(S);
   privacy_figures(S);
-  au_head_finish(S);
+  bbvfl_au_head_finish(S);
   check_notes(S);
   completeness(S);
   r->ok = 1;

@@ -30,7 +30,7 @@ static void skip(st_t *S, const char *why) {
   snprintf(k->note, sizeof k->note, "%s", why);
 }
 
-void au_head_clear(st_t *S) {
+void bbvfl_au_head_clear(st_t *S) {
   bbvfl_hcheck_free(S->hc);
   S->hc = NULL;
   free(S->hc_sum);
@@ -39,7 +39,7 @@ void au_head_clear(st_t *S) {
   S->hc_nlp = 0;
 }
 
-int au_head_init(st_t *S, bbvfl_err *err) {
+int bbvfl_au_head_init(st_t *S, bbvfl_err *err) {
   S->hc_active = -1;
   S->hc_sum_round = UINT64_MAX;
   if (!S->o->head_train) {
@@ -76,7 +76,7 @@ static int make(st_t *S, const bbvfl_cev *ev) {
                          .n_rows = c->train_rows ? c->train_rows : 1};
   bbvfl_err e = {0};
   if (bbvfl_hcheck_new(&S->hc, &hc, &e) < 0) {
-    au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, -1, NULL, "the session's head cannot be set up: %s", e.msg);
+    bbvfl_au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, -1, NULL, "the session's head cannot be set up: %s", e.msg);
     S->hc_off = 1;
     return -1;
   }
@@ -84,9 +84,9 @@ static int make(st_t *S, const bbvfl_cev *ev) {
 }
 
 /* RoundCompleted of a TRAIN round: the sum as emitted and its count, what the clients use. */
-void au_head_sum(st_t *S, const bbvfl_cev *ev) {
-  if (S->hc_off || !au_is_train(S, ev->round)) return;
-  bbvfl_round_layout L = au_layout(S, ev->round);
+void bbvfl_au_head_sum(st_t *S, const bbvfl_cev *ev) {
+  if (S->hc_off || !bbvfl_au_is_train(S, ev->round)) return;
+  bbvfl_round_layout L = bbvfl_au_layout(S, ev->round);
   bbvfl_err e = {0};
   S->hc_sum_round = UINT64_MAX;
   if (bbvfl_cdec_round_sum(&S->p, ev->data, ev->data_len, S->hc_sum, L.coords, &e) < 0) return; /* `sums` says */
@@ -97,11 +97,11 @@ void au_head_sum(st_t *S, const bbvfl_cev *ev) {
 }
 
 /* A valid LabelGradientPosted of the open TRAIN round from holder i: kept for the gradient. */
-void au_head_label(st_t *S, const bbvfl_cev *ev, int i) {
+void bbvfl_au_head_label(st_t *S, const bbvfl_cev *ev, int i) {
   if (S->hc_off || ev->round != S->hc_sum_round || S->hc_nlp >= MAX_CLIENTS) return;
   uint8_t *d = malloc(ev->data_len ? ev->data_len : 1);
   if (!d) {
-    au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, -1, NULL, "out of memory");
+    bbvfl_au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, -1, NULL, "out of memory");
     S->hc_off = 1;
     return;
   }
@@ -112,10 +112,10 @@ void au_head_label(st_t *S, const bbvfl_cev *ev, int i) {
 }
 
 /* A valid GradientPosted of TRAIN round ev->round by client ai: one round of the replay. */
-void au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai) {
+void bbvfl_au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai) {
   if (S->hc_off || S->hc_failed) return;
   if (ev->round != S->hc_sum_round) {
-    au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, -1, ev->client,
+    bbvfl_au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, -1, ev->client,
             "the round's sum could not be read: the head cannot be replayed from here on");
     S->hc_failed = 1;
     return;
@@ -123,7 +123,7 @@ void au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai) {
   if (!S->hc && make(S, ev) < 0) return;
   if (S->hc_active >= 0 && ai != S->hc_active) bbvfl_hcheck_takeover(S->hc);
   S->hc_active = ai;
-  bbvfl_round_layout L = au_layout(S, ev->round);
+  bbvfl_round_layout L = bbvfl_au_layout(S, ev->round);
   const size_t *rows = NULL;
   size_t B = S->p.cfg.batch;
   if (S->perm && !L.curv && ((uint64_t)L.first + L.nb) * B <= S->p.cfg.train_rows) {
@@ -155,28 +155,28 @@ void au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai) {
   bbvfl_hcheck_result res;
   bbvfl_err e = {0};
   if (bbvfl_hcheck_round(S->hc, &in, &res, &e) < 0) {
-    au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, L.epoch, ev->client, "%s", e.msg);
+    bbvfl_au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, L.epoch, ev->client, "%s", e.msg);
     S->hc_failed = 1;
     return;
   }
   if (res.verdict != BBVFL_HC_OK) {
     char line[200];
     bbvfl_hcheck_describe(&res, line, sizeof line);
-    au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, L.epoch, ev->client, "the active client deviates: %s", line);
+    bbvfl_au_fail(S, BBVFL_AC_HEAD, ev, 1, ev->round, L.epoch, ev->client, "the active client deviates: %s", line);
     S->hc_failed = 1;
     return;
   }
-  au_ok(S, BBVFL_AC_HEAD);
+  bbvfl_au_ok(S, BBVFL_AC_HEAD);
 }
 
-void au_head_stop(st_t *S, const bbvfl_cev *ev) {
+void bbvfl_au_head_stop(st_t *S, const bbvfl_cev *ev) {
   if (S->hc_off || S->hc_failed) return;
   S->hc_off = 1;
   S->hc_stopped = 1;
   S->hc_stop_round = ev->round;
 }
 
-void au_head_finish(st_t *S) {
+void bbvfl_au_head_finish(st_t *S) {
   bbvfl_audit_result *r = S->r;
   if (S->hc) {
     bbvfl_hcheck_stats st;

@@ -156,95 +156,95 @@ typedef struct {
 
 /* Records a failure of check id (the first one with its place: ev's transaction and block, the
  * round, the epoch when >= 0, the client), counts the others. */
-__attribute__((format(printf, 8, 0))) void au_failv(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
+__attribute__((format(printf, 8, 0))) void bbvfl_au_failv(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
                                                     int has_round, uint64_t round, long long epoch,
                                                     const uint8_t *client, const char *fmt, va_list ap);
-__attribute__((format(printf, 8, 9))) void au_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
+__attribute__((format(printf, 8, 9))) void bbvfl_au_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
                                                    int has_round, uint64_t round, long long epoch,
                                                    const uint8_t *client, const char *fmt, ...);
 /* A failure found in event ev about ev's client, outside any round / in ev's round. */
-__attribute__((format(printf, 4, 5))) void au_client_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
+__attribute__((format(printf, 4, 5))) void bbvfl_au_client_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
                                                           const char *fmt, ...);
-__attribute__((format(printf, 4, 5))) void au_round_client_fail(st_t *S, bbvfl_audit_check_id id,
+__attribute__((format(printf, 4, 5))) void bbvfl_au_round_client_fail(st_t *S, bbvfl_audit_check_id id,
                                                                 const bbvfl_cev *ev, const char *fmt, ...);
 /* One more item of check id verified. */
-void au_ok(st_t *S, bbvfl_audit_check_id id);
+void bbvfl_au_ok(st_t *S, bbvfl_audit_check_id id);
 
-int au_find_client(const st_t *S, const uint8_t a[20]); /* client index, -1: not registered */
-size_t au_n_participants(const st_t *S);
-uint64_t au_participant_mask(const st_t *S);
-int au_is_train(const st_t *S, uint64_t r);
-bbvfl_round_layout au_layout(const st_t *S, uint64_t r); /* r below totalRounds: callers check */
-uint64_t au_train_between(const st_t *S, uint64_t from, uint64_t to); /* TRAIN rounds in [from, to) */
-int au_round_acceptable(const st_t *S, uint64_t r);
-int au_epoch_complete(const st_t *S, uint64_t e);
+int bbvfl_au_find_client(const st_t *S, const uint8_t a[20]); /* client index, -1: not registered */
+size_t bbvfl_au_n_participants(const st_t *S);
+uint64_t bbvfl_au_participant_mask(const st_t *S);
+int bbvfl_au_is_train(const st_t *S, uint64_t r);
+bbvfl_round_layout bbvfl_au_layout(const st_t *S, uint64_t r); /* r below totalRounds: callers check */
+uint64_t bbvfl_au_train_between(const st_t *S, uint64_t from, uint64_t to); /* TRAIN rounds in [from, to) */
+int bbvfl_au_round_acceptable(const st_t *S, uint64_t r);
+int bbvfl_au_epoch_complete(const st_t *S, uint64_t e);
 
 /* Rounds in flight: the slot of round r (NULL: none; with create a fresh one, NULL only when out
  * of memory or MAX_SLOTS are in use), the head round's (created on first use), and forgetting a
  * slot's submissions. */
-rslot *au_slot_of(st_t *S, uint64_t r, int create);
-rslot *au_head(st_t *S);
-void au_slot_clear(rslot *sl);
+rslot *bbvfl_au_slot_of(st_t *S, uint64_t r, int create);
+rslot *bbvfl_au_head(st_t *S);
+void bbvfl_au_slot_clear(rslot *sl);
 
 /* Per-epoch figures (NULL when e has none and create is 0, or out of memory). */
-bbvfl_audit_epoch_fig *au_epoch_fig(st_t *S, uint32_t e, int create);
+bbvfl_audit_epoch_fig *bbvfl_au_epoch_fig(st_t *S, uint32_t e, int create);
 /* The head round is done: its figures closed, the next one opened (or the session ended). */
-void au_open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx);
 /* Epoch e's permutation from the seed and its digest into the epoch's figures. */
-void au_schedule_digest(st_t *S, uint32_t e);
+void bbvfl_au_schedule_digest(st_t *S, uint32_t e);
 
 /* ------------------------------------------------------------------ event replay */
 
 /* audit_replay.c: one decoded log of the contract or its token, in (block, logIndex) order. */
-void au_dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx);
-void au_on_registered(st_t *S, const bbvfl_cev *ev);
-void au_on_committed(st_t *S, const bbvfl_cev *ev);
-void au_on_revealed(st_t *S, const bbvfl_cev *ev);
-void au_on_excluded(st_t *S, const bbvfl_cev *ev);
-void au_on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx);
-void au_on_label_holder(st_t *S, const bbvfl_cev *ev);
-void au_on_reopened(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_registered(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_committed(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_revealed(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_excluded(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_label_holder(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_reopened(st_t *S, const bbvfl_cev *ev);
 /* audit_rounds.c */
-void au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx);
-void au_on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx);
-void au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx);
-void au_on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx);
-void au_on_session_ended(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_session_ended(st_t *S, const bbvfl_cev *ev);
 /* audit_rewards.c */
-void au_on_metrics(st_t *S, const bbvfl_cev *ev);
-void au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx);
-void au_on_transfer(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_metrics(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_transfer(st_t *S, const bbvfl_cev *ev);
 /* Epochs whose metrics and payout are both in: S->unsettled moves past them. */
-void au_settle(st_t *S);
+void bbvfl_au_settle(st_t *S);
 /* End of one payRewards call (its RewardsPaid events): nobody due may be left out. */
-void au_close_rewards_group(st_t *S);
+void bbvfl_au_close_rewards_group(st_t *S);
 
 /* audit_balances.c: one Transfer into the ledger (any sender, any receiver); after the last log,
  * every account's balanceOf and the totalSupply at the last block read against it. */
-void au_ledger_transfer(st_t *S, const bbvfl_cev *ev);
-void au_check_balances(st_t *S);
+void bbvfl_au_ledger_transfer(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_check_balances(st_t *S);
 
 /* audit_head.c: the check `head` (vfl/headcheck.h). init after params() (skipped without the
  * session's training setup); sum at a TRAIN round's RoundCompleted; label for each valid
  * LabelGradientPosted; gradient for each valid GradientPosted (ai: the poster's index); finish
  * at the end (the figures and the note); clear frees. */
-int au_head_init(st_t *S, bbvfl_err *err);
-void au_head_sum(st_t *S, const bbvfl_cev *ev);
-void au_head_label(st_t *S, const bbvfl_cev *ev, int i);
-void au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai);
+int bbvfl_au_head_init(st_t *S, bbvfl_err *err);
+void bbvfl_au_head_sum(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_head_label(st_t *S, const bbvfl_cev *ev, int i);
+void bbvfl_au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai);
 /* A GradientPosted that failed `gradients` (its poster, round or length): the replay cannot follow
  * the head past it and stops there (noted; `gradients` carries the failure). */
-void au_head_stop(st_t *S, const bbvfl_cev *ev);
-void au_head_finish(st_t *S);
-void au_head_clear(st_t *S);
+void bbvfl_au_head_stop(st_t *S, const bbvfl_cev *ev);
+void bbvfl_au_head_finish(st_t *S);
+void bbvfl_au_head_clear(st_t *S);
 
 /* ------------------------------------------------------------------ audit_fetch.c, audit_finish.c */
 
 /* Reads blocks [from, to] in adaptive eth_getLogs windows and replays every log; -1 when the node
  * fails (err filled). */
-int au_read_range(st_t *S, uint64_t from, uint64_t to, bbvfl_err *err);
-void au_fetched_clear(fetched *f);
+int bbvfl_au_read_range(st_t *S, uint64_t from, uint64_t to, bbvfl_err *err);
+void bbvfl_au_fetched_clear(fetched *f);
 /* After the last log: the end-of-stream checks and the result's figures. */
-void au_finish(st_t *S);
+void bbvfl_au_finish(st_t *S);
 
 #endif

@@ -8,28 +8,28 @@
 #include "eth/wallet.h"
 #include "vfl/packing.h"
 
-void au_on_registered(st_t *S, const bbvfl_cev *ev) {
+void bbvfl_au_on_registered(st_t *S, const bbvfl_cev *ev) {
   uint8_t a[20];
   /* a bad key is reported; the client still counts as registered (the contract says so), so the
      rest of the history is judged on its own terms */
   if (ev->data_len != 64) {
-    au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "public key is %zu bytes, not 64", ev->data_len);
+    bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "public key is %zu bytes, not 64", ev->data_len);
   } else {
     bbvfl_pub_to_addr(ev->data, a);
     if (memcmp(a, ev->client, 20))
-      au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "public key does not hash to the client's address");
+      bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "public key does not hash to the client's address");
   }
-  if (au_find_client(S, ev->client) >= 0) {
-    au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "registered twice");
+  if (bbvfl_au_find_client(S, ev->client) >= 0) {
+    bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "registered twice");
     return;
   }
   if (S->ncl >= S->p.cfg.clients || S->ncl >= MAX_CLIENTS) {
-    au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "registration after it closed at M = %u clients",
+    bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "registration after it closed at M = %u clients",
          S->p.cfg.clients);
     return;
   }
   if (ev->index != S->ncl)
-    au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "index %u, expected %zu (registration order)",
+    bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "index %u, expected %zu (registration order)",
          ev->index, S->ncl);
   client_st *c = &S->cl[S->ncl++];
   memset(c, 0, sizeof *c);
@@ -38,77 +38,77 @@ void au_on_registered(st_t *S, const bbvfl_cev *ev) {
     S->closed = 1;
     S->close_block = ev->block_number;
   }
-  au_ok(S, BBVFL_AC_REGISTRATION);
+  bbvfl_au_ok(S, BBVFL_AC_REGISTRATION);
 }
 
-void au_on_committed(st_t *S, const bbvfl_cev *ev) {
-  int i = au_find_client(S, ev->client);
+void bbvfl_au_on_committed(st_t *S, const bbvfl_cev *ev) {
+  int i = bbvfl_au_find_client(S, ev->client);
   if (i < 0) {
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "commitment from an unregistered address");
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "commitment from an unregistered address");
     return;
   }
   client_st *c = &S->cl[i];
-  if (!S->closed) au_client_fail(S, BBVFL_AC_ELECTION, ev, "commit while registration was open");
+  if (!S->closed) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "commit while registration was open");
   else if (ev->block_number > S->close_block + S->p.cfg.commit_blocks)
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "commit in block %llu after the deadline %llu",
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "commit in block %llu after the deadline %llu",
          (unsigned long long)ev->block_number, (unsigned long long)(S->close_block + S->p.cfg.commit_blocks));
-  if (c->committed) au_client_fail(S, BBVFL_AC_ELECTION, ev, "committed twice");
+  if (c->committed) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "committed twice");
   c->committed = 1;
   memcpy(c->commitment, ev->word, 32);
   S->committed_n++;
-  au_ok(S, BBVFL_AC_ELECTION);
+  bbvfl_au_ok(S, BBVFL_AC_ELECTION);
 }
 
-void au_on_revealed(st_t *S, const bbvfl_cev *ev) {
-  int i = au_find_client(S, ev->client);
+void bbvfl_au_on_revealed(st_t *S, const bbvfl_cev *ev) {
+  int i = bbvfl_au_find_client(S, ev->client);
   if (i < 0) {
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal from an unregistered address");
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal from an unregistered address");
     return;
   }
   client_st *c = &S->cl[i];
   uint64_t cd = S->close_block + S->p.cfg.commit_blocks;
-  if (!c->committed) au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal without a commitment");
-  if (c->revealed) au_client_fail(S, BBVFL_AC_ELECTION, ev, "revealed twice");
-  if (S->elected) au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the election");
+  if (!c->committed) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal without a commitment");
+  if (c->revealed) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "revealed twice");
+  if (S->elected) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the election");
   if (!(S->committed_n == (int)S->p.cfg.clients || ev->block_number > cd))
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal before every client committed or the commit deadline");
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal before every client committed or the commit deadline");
   if (ev->block_number > cd + S->p.cfg.reveal_blocks)
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the reveal deadline");
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the reveal deadline");
   uint8_t cm[32];
   bbvfl_election_commitment(ev->word, ev->client, cm);
   if (c->committed && memcmp(cm, c->commitment, 32))
-    au_client_fail(S, BBVFL_AC_ELECTION, ev,
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev,
          "keccak256(secret, client) does not match the commitment");
   c->revealed = 1;
   memcpy(c->secret, ev->word, 32);
   S->revealed_n++;
-  au_ok(S, BBVFL_AC_ELECTION);
+  bbvfl_au_ok(S, BBVFL_AC_ELECTION);
 }
 
-void au_on_excluded(st_t *S, const bbvfl_cev *ev) {
-  int i = au_find_client(S, ev->client);
+void bbvfl_au_on_excluded(st_t *S, const bbvfl_cev *ev) {
+  int i = bbvfl_au_find_client(S, ev->client);
   if (i < 0) {
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "exclusion of an unregistered address");
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "exclusion of an unregistered address");
     return;
   }
   client_st *c = &S->cl[i];
-  if (c->excluded) au_client_fail(S, BBVFL_AC_ELECTION, ev, "excluded twice");
+  if (c->excluded) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "excluded twice");
   if (ev->reason == 1 || ev->reason == 2) {
     int want = c->committed ? 2 : 1;
-    if (S->elected) au_client_fail(S, BBVFL_AC_ELECTION, ev, "election exclusion after the election");
-    if (c->revealed) au_client_fail(S, BBVFL_AC_ELECTION, ev, "excluded although it revealed");
+    if (S->elected) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "election exclusion after the election");
+    if (c->revealed) bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "excluded although it revealed");
     else if (ev->reason != want)
-      au_client_fail(S, BBVFL_AC_ELECTION, ev, "exclusion reason %u, expected %d", ev->reason, want);
+      bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "exclusion reason %u, expected %d", ev->reason, want);
   } else if (ev->reason == 3) {
-    const rslot *h = S->elected && !S->ended ? au_slot_of(S, S->round, 0) : NULL;
+    const rslot *h = S->elected && !S->ended ? bbvfl_au_slot_of(S, S->round, 0) : NULL;
     if (!S->elected || S->ended || !c->participant)
-      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "round exclusion of a non-participant");
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "round exclusion of a non-participant");
     else if (h && (h->sub_mask >> i & 1))
-      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "excluded for a missed round it submitted to");
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "excluded for a missed round it submitted to");
     else if (!h || h->nsub_all == 0)
-      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "round expired with no submission");
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "round expired with no submission");
     else if (ev->block_number <= S->opened_at + S->p.cfg.round_timeout_blocks)
-      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client,
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client,
            "round expired in block %llu, before its timeout (opened %llu + %llu blocks)",
            (unsigned long long)ev->block_number, (unsigned long long)S->opened_at,
            (unsigned long long)S->p.cfg.round_timeout_blocks);
@@ -122,14 +122,14 @@ void au_on_excluded(st_t *S, const bbvfl_cev *ev) {
     /* optimistic mode: the claimer of a disputed sum (SumDisputed follows in the same transaction;
        the wrong claim itself fails `sums`) */
     if (!S->elected || S->ended || !c->participant)
-      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "dispute exclusion of a non-participant");
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client, "dispute exclusion of a non-participant");
     c->participant = 0;
   } else {
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "unknown exclusion reason %u", ev->reason);
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "unknown exclusion reason %u", ev->reason);
   }
   c->excluded = 1;
   c->reason = ev->reason;
-  au_ok(S, BBVFL_AC_ELECTION);
+  bbvfl_au_ok(S, BBVFL_AC_ELECTION);
 }
 
 /* The initial election's timing: after registration closed, once every committed client revealed
@@ -138,7 +138,7 @@ static void check_election_time(st_t *S, const bbvfl_cev *ev) {
   uint64_t cd = S->close_block + S->p.cfg.commit_blocks;
   int early_ok = S->revealed_n == S->committed_n && (S->committed_n == (int)S->p.cfg.clients || ev->block_number > cd);
   if (!S->closed || (!early_ok && ev->block_number <= cd + S->p.cfg.reveal_blocks))
-    au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "election before every reveal or the reveal deadline");
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "election before every reveal or the reveal deadline");
 }
 
 /* The revealed clients become the participants; S = keccak256 of their secrets in client order.
@@ -152,7 +152,7 @@ static long take_participants(st_t *S, const bbvfl_cev *ev) {
       memcpy(secrets[n++], S->cl[i].secret, 32);
       S->cl[i].participant = 1;
     } else if (!S->cl[i].excluded) {
-      au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, S->cl[i].addr, "did not reveal but was not excluded");
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, S->cl[i].addr, "did not reveal but was not excluded");
     }
   }
   bbvfl_election_seed((const uint8_t(*)[32])secrets, n, S->seed);
@@ -176,24 +176,24 @@ static int nth_participant(const st_t *S, uint64_t k, int skip) {
 /* Elected(seed, active, 0, n, 0): the first election. */
 static void initial_election(st_t *S, const bbvfl_cev *ev, const fetched *fx, int ai) {
   if (S->elected) {
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "second initial election");
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "second initial election");
     return;
   }
   check_election_time(S, ev);
   long n = take_participants(S, ev);
   if (n < 0) return;
   if (n == 0) {
-    au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "election with no reveal should have ended the session");
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "election with no reveal should have ended the session");
     return;
   }
   if (memcmp(S->seed, ev->word, 32))
-    au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "seed is not keccak256 of the revealed secrets in client order");
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "seed is not keccak256 of the revealed secrets in client order");
   if (ev->participants != n)
-    au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "%u participants announced, %ld revealed", ev->participants, n);
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "%u participants announced, %ld revealed", ev->participants, n);
   int want = nth_participant(S, bbvfl_election_pick(S->seed, (uint64_t)n), -1);
   if (ai != want)
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "active client is not participants[S mod n]");
-  if (ev->round != 0) au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "initial election from round %llu",
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "active client is not participants[S mod n]");
+  if (ev->round != 0) bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 0, 0, -1, NULL, "initial election from round %llu",
                               (unsigned long long)ev->round);
   /* a wrong pick is reported once, above; from here on the audit follows the client the chain
      made active, so the later checks judge the rest of the history on its own terms */
@@ -204,7 +204,7 @@ static void initial_election(st_t *S, const bbvfl_cev *ev, const fetched *fx, in
   S->head_base = ev->block_number;
   S->opened_ts_ok = fx->have_ts;
   S->opened_ts = fx->ts;
-  au_ok(S, BBVFL_AC_ELECTION);
+  bbvfl_au_ok(S, BBVFL_AC_ELECTION);
 }
 
 /* Reason 1 of a re-election: the active client missed a deadline (activeBlocks after the head
@@ -216,11 +216,11 @@ static int active_overdue(const st_t *S, uint64_t block) {
        (BbvflHashAggregator: roundState().completedAt), not from the last submission */
     uint64_t from = S->head_base > S->active_since ? S->head_base : S->active_since;
     if (block > from + ab) return 1;
-  } else if (!S->ended && !S->hashed && S->complete && au_is_train(S, S->round)) {
+  } else if (!S->ended && !S->hashed && S->complete && bbvfl_au_is_train(S, S->round)) {
     uint64_t from = S->completed_at > S->active_since ? S->completed_at : S->active_since;
     if (block > from + ab) return 1;
   }
-  if (S->unsettled < S->p.cfg.epochs && au_epoch_complete(S, S->unsettled) && S->epoch_done_any) {
+  if (S->unsettled < S->p.cfg.epochs && bbvfl_au_epoch_complete(S, S->unsettled) && S->epoch_done_any) {
     uint64_t from = S->epoch_done_block > S->active_since ? S->epoch_done_block : S->active_since;
     return block > from + ab;
   }
@@ -231,14 +231,14 @@ static int active_overdue(const st_t *S, uint64_t block) {
 static void check_reelection_reason(st_t *S, const bbvfl_cev *ev) {
   if (ev->reason == 1) {
     if (!active_overdue(S, ev->block_number))
-      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, S->active >= 0 ? S->cl[S->active].addr : NULL,
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, S->active >= 0 ? S->cl[S->active].addr : NULL,
               "re-election in block %llu without a missed deadline of the active client",
               (unsigned long long)ev->block_number);
   } else if (ev->reason == 2) {
     if (S->active < 0 || S->cl[S->active].participant)
-      au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "re-election (reason 2) while the active client is in");
+      bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "re-election (reason 2) while the active client is in");
   } else {
-    au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "unknown election reason %u", ev->reason);
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "unknown election reason %u", ev->reason);
   }
 }
 
@@ -255,7 +255,7 @@ static int reelection_pick(const st_t *S, const uint8_t s[32], size_t np) {
 /* Elected(seed', active', round, n, reason 1|2): a re-election. */
 static void reelection(st_t *S, const bbvfl_cev *ev, int ai) {
   if (!S->elected) {
-    au_client_fail(S, BBVFL_AC_ELECTION, ev, "re-election before the election");
+    bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "re-election before the election");
     return;
   }
   S->r->reelections++;
@@ -265,73 +265,73 @@ static void reelection(st_t *S, const bbvfl_cev *ev, int ai) {
   for (int j = 0; j < 8; j++) buf[32 + j] = (uint8_t)(S->round >> (56 - 8 * j));
   bbvfl_keccak256(buf, 40, s);
   if (memcmp(s, ev->word, 32))
-    au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "re-election seed is not keccak256(previous seed, round)");
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "re-election seed is not keccak256(previous seed, round)");
   if (ev->round != S->round)
-    au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "re-election names round %llu, the open round is %llu",
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, NULL, "re-election names round %llu, the open round is %llu",
             (unsigned long long)ev->round, (unsigned long long)S->round);
   memcpy(S->eseed, s, 32);
-  size_t np = au_n_participants(S);
+  size_t np = bbvfl_au_n_participants(S);
   int want = reelection_pick(S, s, np);
   if (ai != want || ev->participants != np)
-    au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client,
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, S->round, -1, ev->client,
             "re-elected client is not the one the seed chain picks among the other participants");
   S->active = want;
   S->active_since = ev->block_number;
-  au_ok(S, BBVFL_AC_ELECTION);
+  bbvfl_au_ok(S, BBVFL_AC_ELECTION);
 }
 
-void au_on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  int ai = au_find_client(S, ev->client);
+void bbvfl_au_on_elected(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+  int ai = bbvfl_au_find_client(S, ev->client);
   if (ev->reason == 0) initial_election(S, ev, fx, ai);
   else reelection(S, ev, ai);
 }
 
 /* LabelHolder(client, index): emitted with the client's Registered event by registerLabelHolder. */
-void au_on_label_holder(st_t *S, const bbvfl_cev *ev) {
-  int i = au_find_client(S, ev->client);
+void bbvfl_au_on_label_holder(st_t *S, const bbvfl_cev *ev) {
+  int i = bbvfl_au_find_client(S, ev->client);
   if (i < 0) {
-    au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "label holder that is not registered");
+    bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "label holder that is not registered");
     return;
   }
   if (ev->index != (uint8_t)i || S->cl[i].label_holder) {
-    au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "LabelHolder event %s",
+    bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "LabelHolder event %s",
          S->cl[i].label_holder ? "twice for one client" : "with an index other than the registration's");
     return;
   }
   S->cl[i].label_holder = 1;
-  au_ok(S, BBVFL_AC_REGISTRATION);
+  bbvfl_au_ok(S, BBVFL_AC_REGISTRATION);
 }
 
 /* Masked mode: expireRound voided the open round and re-opened it for the clients that
  * submitted (RoundReopened(round, bitmap, n)). */
-void au_on_reopened(st_t *S, const bbvfl_cev *ev) {
+void bbvfl_au_on_reopened(st_t *S, const bbvfl_cev *ev) {
   uint64_t bitmap = ev->bitmap;
   /* lane mode: the open round; hashed mode: the head and every later round already submitted to */
   rslot *sl = NULL;
   int at_head = S->elected && !S->ended && ev->round == S->round && !S->complete;
   if (S->p.cfg.masked && S->elected && !S->ended) {
-    if (at_head) sl = au_head(S);
-    else if (S->hashed && ev->round > S->round) sl = au_slot_of(S, ev->round, 0);
+    if (at_head) sl = bbvfl_au_head(S);
+    else if (S->hashed && ev->round > S->round) sl = bbvfl_au_slot_of(S, ev->round, 0);
   }
   if (!sl) {
-    au_fail(S, BBVFL_AC_ELECTION, ev, 1, ev->round, -1, NULL, "round re-opened outside an open masked round");
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, ev->round, -1, NULL, "round re-opened outside an open masked round");
     return;
   }
-  size_t np = au_n_participants(S);
-  uint64_t part = au_participant_mask(S);
+  size_t np = bbvfl_au_n_participants(S);
+  uint64_t part = bbvfl_au_participant_mask(S);
   /* re-opened for the participants left, who (at the head) are exactly the valid submitters */
   if (bitmap != part || (at_head && bitmap != (sl->sub_mask & (S->hashed ? part : ~(uint64_t)0))) ||
       ev->participants != np || (uint64_t)__builtin_popcountll(bitmap) != np)
-    au_fail(S, BBVFL_AC_ELECTION, ev, 1, ev->round, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_ELECTION, ev, 1, ev->round, -1, NULL,
          "re-opened for clients 0x%llx (n = %u), the valid submitters were 0x%llx (%zu participants)",
          (unsigned long long)bitmap, ev->participants, (unsigned long long)sl->sub_mask, np);
   else
-    au_ok(S, BBVFL_AC_ELECTION);
+    bbvfl_au_ok(S, BBVFL_AC_ELECTION);
   if (!S->min_reopen || np < S->min_reopen) S->min_reopen = np;
   if (!S->hashed)
     for (size_t i = 0; i < S->ncl; i++) /* the voided submissions are not accepted */
       if (sl->sub_mask >> i & 1) S->cl[i].accepted--;
-  au_slot_clear(sl);
+  bbvfl_au_slot_clear(sl);
   memset(sl->sum, 0, (size_t)sl->L.coords * sizeof *sl->sum);
   if (at_head) {
     S->opened_at = ev->block_number;
@@ -342,29 +342,29 @@ void au_on_reopened(st_t *S, const bbvfl_cev *ev) {
 
 /* One log of the contract or its token, in (block, logIndex) order. A payout is the RewardsPaid
  * and Transfer events of one transaction: any other event closes it. */
-void au_dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+void bbvfl_au_dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->r->logs++;
-  if (ev->kind != BBVFL_EV_REWARDS_PAID && ev->kind != BBVFL_EV_TRANSFER) au_close_rewards_group(S);
+  if (ev->kind != BBVFL_EV_REWARDS_PAID && ev->kind != BBVFL_EV_TRANSFER) bbvfl_au_close_rewards_group(S);
   int from_agg = !memcmp(ev->emitter, S->r->contract, 20);
   int from_tok = !memcmp(ev->emitter, S->r->token, 20);
   if ((ev->kind == BBVFL_EV_TRANSFER) != from_tok || (!from_agg && !from_tok)) return;
   switch (ev->kind) {
-    case BBVFL_EV_REGISTERED: au_on_registered(S, ev); break;
-    case BBVFL_EV_COMMITTED: au_on_committed(S, ev); break;
-    case BBVFL_EV_REVEALED: au_on_revealed(S, ev); break;
-    case BBVFL_EV_EXCLUDED: au_on_excluded(S, ev); break;
-    case BBVFL_EV_ELECTED: au_on_elected(S, ev, fx); break;
+    case BBVFL_EV_REGISTERED: bbvfl_au_on_registered(S, ev); break;
+    case BBVFL_EV_COMMITTED: bbvfl_au_on_committed(S, ev); break;
+    case BBVFL_EV_REVEALED: bbvfl_au_on_revealed(S, ev); break;
+    case BBVFL_EV_EXCLUDED: bbvfl_au_on_excluded(S, ev); break;
+    case BBVFL_EV_ELECTED: bbvfl_au_on_elected(S, ev, fx); break;
     case BBVFL_EV_SUBMITTED:
-    case BBVFL_EV_SUBMITTED_PAYLOAD: au_on_submitted(S, ev, fx); break;
-    case BBVFL_EV_ROUND_COMPLETED: au_on_round_completed(S, ev, fx); break;
-    case BBVFL_EV_GRADIENT_POSTED: au_on_gradient(S, ev, fx); break;
-    case BBVFL_EV_METRICS_POSTED: au_on_metrics(S, ev); au_settle(S); break;
-    case BBVFL_EV_REWARDS_PAID: au_on_rewards_paid(S, ev, fx); break;
-    case BBVFL_EV_TRANSFER: au_on_transfer(S, ev); break;
-    case BBVFL_EV_SESSION_ENDED: au_on_session_ended(S, ev); break;
-    case BBVFL_EV_LABEL_HOLDER: au_on_label_holder(S, ev); break;
-    case BBVFL_EV_LABEL_GRADIENT_POSTED: au_on_label_gradient(S, ev, fx); break;
-    case BBVFL_EV_ROUND_REOPENED: au_on_reopened(S, ev); break;
+    case BBVFL_EV_SUBMITTED_PAYLOAD: bbvfl_au_on_submitted(S, ev, fx); break;
+    case BBVFL_EV_ROUND_COMPLETED: bbvfl_au_on_round_completed(S, ev, fx); break;
+    case BBVFL_EV_GRADIENT_POSTED: bbvfl_au_on_gradient(S, ev, fx); break;
+    case BBVFL_EV_METRICS_POSTED: bbvfl_au_on_metrics(S, ev); bbvfl_au_settle(S); break;
+    case BBVFL_EV_REWARDS_PAID: bbvfl_au_on_rewards_paid(S, ev, fx); break;
+    case BBVFL_EV_TRANSFER: bbvfl_au_on_transfer(S, ev); break;
+    case BBVFL_EV_SESSION_ENDED: bbvfl_au_on_session_ended(S, ev); break;
+    case BBVFL_EV_LABEL_HOLDER: bbvfl_au_on_label_holder(S, ev); break;
+    case BBVFL_EV_LABEL_GRADIENT_POSTED: bbvfl_au_on_label_gradient(S, ev, fx); break;
+    case BBVFL_EV_ROUND_REOPENED: bbvfl_au_on_reopened(S, ev); break;
     default: break; /* the token's Approval: a holder's allowance, not the session's history */
   }
 }

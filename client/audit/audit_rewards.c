@@ -5,37 +5,37 @@
 
 #include "audit/audit_int.h"
 
-void au_on_metrics(st_t *S, const bbvfl_cev *ev) {
-  int ai = au_find_client(S, ev->client);
+void bbvfl_au_on_metrics(st_t *S, const bbvfl_cev *ev) {
+  int ai = bbvfl_au_find_client(S, ev->client);
   int bad = 0;
   if (ai < 0 || ai != S->active) {
-    au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metrics posted by a client that is not active");
+    bbvfl_au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metrics posted by a client that is not active");
     bad = 1;
   }
-  if (ev->epoch >= S->p.cfg.epochs || !au_epoch_complete(S, ev->epoch)) {
-    au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metrics for an epoch that is not complete");
+  if (ev->epoch >= S->p.cfg.epochs || !bbvfl_au_epoch_complete(S, ev->epoch)) {
+    bbvfl_au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metrics for an epoch that is not complete");
     return;
   }
-  bbvfl_audit_epoch_fig *f = au_epoch_fig(S, ev->epoch, 1);
+  bbvfl_audit_epoch_fig *f = bbvfl_au_epoch_fig(S, ev->epoch, 1);
   if (!f) return;
   if (f->has_metrics) {
-    au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metrics posted twice");
+    bbvfl_au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metrics posted twice");
     return;
   }
   if (ev->auroc_micro > 1000000 || ev->accuracy_micro > 1000000) {
-    au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metric above 1");
+    bbvfl_au_fail(S, BBVFL_AC_METRICS, ev, 0, 0, ev->epoch, ev->client, "metric above 1");
     bad = 1;
   }
   f->has_metrics = 1;
   f->auroc_micro = ev->auroc_micro;
   f->accuracy_micro = ev->accuracy_micro;
   f->loss_micro = ev->loss_micro;
-  if (!bad) au_ok(S, BBVFL_AC_METRICS);
+  if (!bad) bbvfl_au_ok(S, BBVFL_AC_METRICS);
 }
 
-void au_settle(st_t *S) {
+void bbvfl_au_settle(st_t *S) {
   while (S->unsettled < S->p.cfg.epochs) {
-    bbvfl_audit_epoch_fig *f = au_epoch_fig(S, S->unsettled, 0);
+    bbvfl_audit_epoch_fig *f = bbvfl_au_epoch_fig(S, S->unsettled, 0);
     if (!f || !f->has_metrics || !f->rewards_paid) break;
     S->unsettled++;
   }
@@ -49,12 +49,12 @@ static void check_pending_transfer(st_t *S) {
   fake.block_number = S->pend_block;
   char dec[80];
   bbvfl_u256_to_dec(&S->pend_amt, dec);
-  au_fail(S, BBVFL_AC_REWARDS, &fake, 0, 0, S->rp_epoch, S->pend_to, "RewardsPaid of %s without its token transfer", dec);
+  bbvfl_au_fail(S, BBVFL_AC_REWARDS, &fake, 0, 0, S->rp_epoch, S->pend_to, "RewardsPaid of %s without its token transfer", dec);
   S->pend = 0;
 }
 
 /* End of one payRewards call: nobody due may be left out. */
-void au_close_rewards_group(st_t *S) {
+void bbvfl_au_close_rewards_group(st_t *S) {
   if (!S->rp_open) return;
   check_pending_transfer(S);
   S->rp_open = 0;
@@ -64,14 +64,14 @@ void au_close_rewards_group(st_t *S) {
   fake.block_number = S->rp_block;
   for (size_t i = 0; i < S->ncl; i++)
     if (S->cl[i].accepted > S->cl[i].rewarded)
-      au_fail(S, BBVFL_AC_REWARDS, &fake, 0, 0, S->rp_epoch, S->cl[i].addr,
+      bbvfl_au_fail(S, BBVFL_AC_REWARDS, &fake, 0, 0, S->rp_epoch, S->cl[i].addr,
            "left out of the payout: %llu accepted submissions, %llu rewarded",
            (unsigned long long)S->cl[i].accepted, (unsigned long long)S->cl[i].rewarded);
-  au_settle(S);
+  bbvfl_au_settle(S);
 }
 
-void au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  if (S->rp_open && memcmp(S->rp_tx, ev->tx_hash, 32)) au_close_rewards_group(S);
+void bbvfl_au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+  if (S->rp_open && memcmp(S->rp_tx, ev->tx_hash, 32)) bbvfl_au_close_rewards_group(S);
   check_pending_transfer(S);
   if (!S->rp_open) { /* first event of a payRewards call */
     S->rp_open = 1;
@@ -79,26 +79,26 @@ void au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     S->rp_epoch = ev->epoch;
     S->rp_block = ev->block_number;
     if (fx->have_tx && (S->active < 0 || memcmp(fx->from, S->cl[S->active].addr, 20)))
-      au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, fx->from, "payout triggered by a client that is not active");
+      bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, fx->from, "payout triggered by a client that is not active");
     bbvfl_audit_epoch_fig *f = NULL;
-    if (ev->epoch >= S->p.cfg.epochs || !au_epoch_complete(S, ev->epoch))
-      au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, NULL, "payout for an epoch that is not complete");
-    else if ((f = au_epoch_fig(S, ev->epoch, 1)) && f->rewards_paid)
-      au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, NULL, "second payout for the epoch");
+    if (ev->epoch >= S->p.cfg.epochs || !bbvfl_au_epoch_complete(S, ev->epoch))
+      bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, NULL, "payout for an epoch that is not complete");
+    else if ((f = bbvfl_au_epoch_fig(S, ev->epoch, 1)) && f->rewards_paid)
+      bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, NULL, "second payout for the epoch");
     if (f) f->rewards_paid = 1;
   } else if (ev->epoch != S->rp_epoch) {
-    au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client, "one payout names two epochs");
+    bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client, "one payout names two epochs");
   }
   static const uint8_t zero[20];
   if (!memcmp(ev->client, zero, 20)) { /* the "nobody was due" marker */
     bbvfl_u256 z = bbvfl_u256_from_u64(0);
     if (bbvfl_u256_cmp(&ev->amount, &z) || ev->submissions)
-      au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, NULL, "payout to the zero address");
+      bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, NULL, "payout to the zero address");
     return;
   }
-  int i = au_find_client(S, ev->client);
+  int i = bbvfl_au_find_client(S, ev->client);
   if (i < 0) {
-    au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client, "payout to an unregistered address");
+    bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client, "payout to an unregistered address");
     return;
   }
   client_st *c = &S->cl[i];
@@ -106,7 +106,7 @@ void au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   bbvfl_u256 want;
   int bad = 0;
   if (ev->submissions != due) {
-    au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client,
+    bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client,
          "paid for %u submissions, %llu accepted and not yet rewarded", ev->submissions, (unsigned long long)due);
     bad = 1;
   }
@@ -114,7 +114,7 @@ void au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     char a[80], b[80];
     bbvfl_u256_to_dec(&ev->amount, a);
     bbvfl_u256_to_dec(&want, b);
-    au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client, "paid %s, rate x %llu new submissions = %s", a,
+    bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client, "paid %s, rate x %llu new submissions = %s", a,
          (unsigned long long)due, b);
     bad = 1;
   }
@@ -125,29 +125,29 @@ void au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->pend_amt = ev->amount;
   memcpy(S->pend_tx, ev->tx_hash, 32);
   S->pend_block = ev->block_number;
-  if (!bad) au_ok(S, BBVFL_AC_REWARDS);
+  if (!bad) bbvfl_au_ok(S, BBVFL_AC_REWARDS);
 }
 
-void au_on_transfer(st_t *S, const bbvfl_cev *ev) {
+void bbvfl_au_on_transfer(st_t *S, const bbvfl_cev *ev) {
   static const uint8_t zero[20];
-  au_ledger_transfer(S, ev); /* every Transfer, whoever moves tokens: the balances check's ledger */
+  bbvfl_au_ledger_transfer(S, ev); /* every Transfer, whoever moves tokens: the balances check's ledger */
   if (!memcmp(ev->client, zero, 20)) { /* mint */
     if (memcmp(ev->to, S->r->contract, 20) || bbvfl_u256_cmp(&ev->amount, &S->p.cfg.reward_pool))
-      au_fail(S, BBVFL_AC_PARAMS, ev, 0, 0, -1, ev->to, "token mint is not the reward pool to the aggregator");
+      bbvfl_au_fail(S, BBVFL_AC_PARAMS, ev, 0, 0, -1, ev->to, "token mint is not the reward pool to the aggregator");
     else
-      au_ok(S, BBVFL_AC_PARAMS);
+      bbvfl_au_ok(S, BBVFL_AC_PARAMS);
     return;
   }
   if (memcmp(ev->client, S->r->contract, 20)) return; /* clients moving their own tokens */
   if (!S->pend || memcmp(S->pend_tx, ev->tx_hash, 32)) {
-    au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, -1, ev->to, "token transfer from the aggregator without a RewardsPaid");
+    bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, -1, ev->to, "token transfer from the aggregator without a RewardsPaid");
     return;
   }
   S->pend = 0;
   if (memcmp(S->pend_to, ev->to, 20) || bbvfl_u256_cmp(&S->pend_amt, &ev->amount)) {
-    au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, S->rp_epoch, ev->to, "token transfer does not match its RewardsPaid");
+    bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, S->rp_epoch, ev->to, "token transfer does not match its RewardsPaid");
     return;
   }
-  int i = au_find_client(S, ev->to);
+  int i = bbvfl_au_find_client(S, ev->to);
   if (i >= 0) bbvfl_u256_add(&S->cl[i].transferred, &S->cl[i].transferred, &ev->amount);
 }

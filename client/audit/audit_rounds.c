@@ -47,17 +47,17 @@ bad:
 
 /* Is the submission's round open to it? 1 yes; 0 with the reason recorded. */
 static int check_submission_round(st_t *S, const bbvfl_cev *ev) {
-  if (au_round_acceptable(S, ev->round)) return 1;
+  if (bbvfl_au_round_acceptable(S, ev->round)) return 1;
   if (!S->hashed || ev->round <= S->round || ev->round >= S->p.total_rounds)
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is not open (open: %llu%s)",
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is not open (open: %llu%s)",
                          (unsigned long long)ev->round, (unsigned long long)S->round, S->complete ? ", complete" : "");
   else if (ev->round - S->round >= HASH_RING)
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is %d or more rounds ahead of the oldest open round %llu",
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "round %llu is %d or more rounds ahead of the oldest open round %llu",
                          (unsigned long long)ev->round, HASH_RING, (unsigned long long)S->round);
   else
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
                          "round %llu: %llu TRAIN rounds lie between it and the oldest open round %llu (staleness %u)",
-                         (unsigned long long)ev->round, (unsigned long long)au_train_between(S, S->round, ev->round),
+                         (unsigned long long)ev->round, (unsigned long long)bbvfl_au_train_between(S, S->round, ev->round),
                          (unsigned long long)S->round, S->p.cfg.staleness);
   return 0;
 }
@@ -69,7 +69,7 @@ static void count_submission(st_t *S, const bbvfl_cev *ev, const fetched *fx, rs
     S->r->ahead++;
     if (ev->round - S->round > S->r->max_ahead) S->r->max_ahead = ev->round - S->round;
   }
-  rslot *gs = sl ? sl : au_head(S);
+  rslot *gs = sl ? sl : bbvfl_au_head(S);
   if (gs) {
     if (fx->have_gas) gs->gas += fx->gas;
     gs->nsub_all += sl != NULL; /* the Submitted events of the round */
@@ -88,7 +88,7 @@ static int recover_submission(st_t *S, const bbvfl_cev *ev, const fetched *fx, c
        client sent submit() (an EOA, an EIP-7702 delegate, a contract wallet): the event's client
        is the contract's msg.sender; aggregate()'s sum is checked against them */
     if (!S->hashed) {
-      au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "SubmittedPayload from a lane-mode aggregator");
+      bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "SubmittedPayload from a lane-mode aggregator");
       return 0;
     }
     *q = ev->data;
@@ -96,22 +96,22 @@ static int recover_submission(st_t *S, const bbvfl_cev *ev, const fetched *fx, c
     return 1;
   }
   if (S->hashed) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "Submitted from a hashed-mode aggregator (it emits SubmittedPayload)");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "Submitted from a hashed-mode aggregator (it emits SubmittedPayload)");
     return 0;
   }
   if (!fx->have_tx) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "transaction not recoverable: %s", fx->tx_err);
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "transaction not recoverable: %s", fx->tx_err);
     return 0;
   }
   char why[128];
   uint64_t cr = 0;
   if (!fx->has_to || memcmp(fx->to, S->r->contract, 20)) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev,
                          "transaction is not addressed to the aggregator (its bytes are not in calldata)");
     return 0;
   }
   if (bbvfl_audit_decode_submit(fx->input, fx->input_len, &cr, q, qlen, why, sizeof why) < 0) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%s", why);
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%s", why);
     *q = NULL;
     return 0;
   }
@@ -119,16 +119,16 @@ static int recover_submission(st_t *S, const bbvfl_cev *ev, const fetched *fx, c
   uint8_t h[32];
   bbvfl_keccak256(*q, *qlen, h);
   if (memcmp(h, ev->word, 32)) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "Submitted dataHash is not keccak256 of the calldata bytes");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "Submitted dataHash is not keccak256 of the calldata bytes");
     valid = 0;
   }
   if (cr != ev->round) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "calldata round %llu, event round %llu",
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "calldata round %llu, event round %llu",
                          (unsigned long long)cr, (unsigned long long)ev->round);
     valid = 0;
   }
   if (memcmp(fx->from, ev->client, 20)) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "the transaction's signer is not the client the event names");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "the transaction's signer is not the client the event names");
     valid = 0;
   }
   return valid;
@@ -137,15 +137,15 @@ static int recover_submission(st_t *S, const bbvfl_cev *ev, const fetched *fx, c
 /* May client i submit to the round (slot sl)? A registered participant, once. */
 static int check_submitter(st_t *S, const bbvfl_cev *ev, int i, const rslot *sl) {
   if (i < 0) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission from an unregistered address");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission from an unregistered address");
     return 0;
   }
   if (!S->cl[i].participant) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission from an excluded client");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission from an excluded client");
     return 0;
   }
   if (sl && (sl->sub_mask >> i & 1)) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "second submission to the round");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "second submission to the round");
     return 0;
   }
   return 1;
@@ -159,7 +159,7 @@ static void keep_payload(st_t *S, const bbvfl_cev *ev, rslot *sl, int i, const u
   size_t want = S->p.value_bits ? bbvfl_packed_len((size_t)sl->L.coords, S->p.value_bits)
                                 : (size_t)sl->L.coords * (S->p.cfg.masked ? 2 : 1);
   if (q && qlen == want && (sl->pay[i] = malloc(want ? want : 1))) memcpy(sl->pay[i], q, want);
-  uint64_t part = au_participant_mask(S);
+  uint64_t part = bbvfl_au_participant_mask(S);
   if (ev->round == S->round && !S->head_full && (sl->ev_mask & part) == part) {
     S->head_full = 1;
     S->head_full_at = ev->block_number;
@@ -176,7 +176,7 @@ static int add_to_sum(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
   size_t coords = (size_t)sl->L.coords;
   size_t want = S->p.cfg.masked ? 2 * coords : coords;
   if (qlen != want) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%zu bytes, expected %zu (%u rows x P = %u%s)", qlen, want,
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "%zu bytes, expected %zu (%u rows x P = %u%s)", qlen, want,
                          sl->L.rows, S->p.cfg.dim, S->p.cfg.masked ? ", 2 bytes each" : "");
     sl->sum_unknown = 1;
     return 0;
@@ -191,7 +191,7 @@ static int add_to_sum(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
     sl->sum[j] += q[j];
   }
   if (bad == SIZE_MAX) return 1;
-  au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u", q[bad], bad,
+  bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u", q[bad], bad,
                        S->p.cfg.levels);
   return 0;
 }
@@ -203,7 +203,7 @@ static int add_packed(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
   uint32_t *v = malloc((coords ? coords : 1) * sizeof *v);
   bbvfl_err e = {0};
   if (!v || bbvfl_unpack(q, qlen, coords, S->p.value_bits, v, &e) < 0) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "packed payload: %s", v ? e.msg : "out of memory");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "packed payload: %s", v ? e.msg : "out of memory");
     free(v);
     sl->sum_unknown = 1;
     return 0;
@@ -216,7 +216,7 @@ static int add_packed(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
   uint32_t vb = bad == SIZE_MAX ? 0 : v[bad];
   free(v);
   if (bad == SIZE_MAX) return 1;
-  au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u", vb, bad,
+  bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "value %u at coordinate %zu is above b = %u", vb, bad,
                        S->p.cfg.levels);
   return 0;
 }
@@ -230,7 +230,7 @@ static int add_packed(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
 static void emit_release(st_t *S, uint64_t round, int client, unsigned contributors, const uint8_t *q,
                          const uint32_t *vals, size_t n) {
   if (!S->o->on_release || round >= S->p.total_rounds) return;
-  bbvfl_round_layout L = au_layout(S, round);
+  bbvfl_round_layout L = bbvfl_au_layout(S, round);
   if (L.curv || n != L.coords) return;
   uint32_t *v = malloc((n ? n : 1) * sizeof *v);
   if (!v) return;
@@ -249,17 +249,17 @@ static void emit_release(st_t *S, uint64_t round, int client, unsigned contribut
   free(v);
 }
 
-void au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  int i = au_find_client(S, ev->client);
+void bbvfl_au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+  int i = bbvfl_au_find_client(S, ev->client);
   S->r->submissions++;
   if (fx->have_gas && i >= 0) S->cl[i].gas += fx->gas;
   if (!S->elected || S->ended) {
-    au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission outside training");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_SUBMISSIONS, ev, "submission outside training");
     return;
   }
   rslot *sl = NULL;
   if (ev->round >= S->round && ev->round < S->p.total_rounds && ev->round - S->round < MAX_SLOTS)
-    sl = au_slot_of(S, ev->round, 1);
+    sl = bbvfl_au_slot_of(S, ev->round, 1);
   int valid = check_submission_round(S, ev);
   count_submission(S, ev, fx, sl);
   const uint8_t *q = NULL;
@@ -275,24 +275,24 @@ void au_on_submitted(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     sl->sub_mask |= (uint64_t)1 << i;
     sl->nsub_valid++;
     if (!S->hashed) S->cl[i].accepted++;
-    au_ok(S, BBVFL_AC_SUBMISSIONS);
+    bbvfl_au_ok(S, BBVFL_AC_SUBMISSIONS);
   }
 }
 
 /* Hashed mode: aggregate() sums the current participants' payloads, each checked against its
  * hash by the contract; recomputed here from the SubmittedPayload bytes kept for the round. */
 static void hashed_contributors(st_t *S, const bbvfl_cev *ev, rslot *h) {
-  size_t np = au_n_participants(S), coords = (size_t)h->L.coords;
-  uint64_t part = au_participant_mask(S), in = h->ev_mask & part;
+  size_t np = bbvfl_au_n_participants(S), coords = (size_t)h->L.coords;
+  uint64_t part = bbvfl_au_participant_mask(S), in = h->ev_mask & part;
   unsigned n = (unsigned)__builtin_popcountll(in);
   if (ev->participants != n)
-    au_fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
             "RoundCompleted says its sum covers %u submissions; the round has %u Submitted events of participants",
             (unsigned)ev->participants, n);
   else
-    au_ok(S, BBVFL_AC_CONTRIBUTORS);
+    bbvfl_au_ok(S, BBVFL_AC_CONTRIBUTORS);
   if ((h->sub_mask & part) != part)
-    au_fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,
             "round aggregated with %d valid submissions from %zu participants", __builtin_popcountll(h->sub_mask & part),
             np);
   memset(h->sum, 0, coords * sizeof *h->sum);
@@ -321,15 +321,15 @@ static void hashed_contributors(st_t *S, const bbvfl_cev *ev, rslot *h) {
 
 /* Lane mode: the sum covers every Submitted event of the round, one per participant. */
 static void lane_contributors(st_t *S, const bbvfl_cev *ev, const rslot *h) {
-  size_t np = au_n_participants(S);
+  size_t np = bbvfl_au_n_participants(S);
   if (ev->participants != h->nsub_all)
-    au_fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_CONTRIBUTORS, ev, 1, ev->round, -1, NULL,
             "RoundCompleted says its sum covers %u submissions; the round has %u Submitted events",
             (unsigned)ev->participants, h->nsub_all);
   else
-    au_ok(S, BBVFL_AC_CONTRIBUTORS);
+    bbvfl_au_ok(S, BBVFL_AC_CONTRIBUTORS);
   if (h->nsub_valid != np)
-    au_fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,
+    bbvfl_au_fail(S, BBVFL_AC_SUBMISSIONS, ev, 1, ev->round, -1, NULL,
             "round completed with %u valid submissions from %zu participants", h->nsub_valid, np);
 }
 
@@ -337,7 +337,7 @@ static void lane_contributors(st_t *S, const bbvfl_cev *ev, const rslot *h) {
 static void verify_sum(st_t *S, const bbvfl_cev *ev, const rslot *h) {
   size_t coords = (size_t)h->L.coords;
   if (h->sum_unknown) {
-    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "a submission's bytes could not be recovered: sum unverifiable");
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "a submission's bytes could not be recovered: sum unverifiable");
     return;
   }
   uint32_t *got = malloc((coords ? coords : 1) * sizeof *got);
@@ -345,14 +345,14 @@ static void verify_sum(st_t *S, const bbvfl_cev *ev, const rslot *h) {
   size_t lane = S->p.lane_bits / 8;
   unsigned sb = S->p.sum_bits; /* packed and optimistic: the sum bit-sliced at sum_bits */
   if (!got) {
-    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "out of memory");
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "out of memory");
   } else if (sb && bbvfl_cdec_round_sum(&S->p, ev->data, ev->data_len, got, coords, &e) < 0) {
-    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
   } else if (!sb && ev->data_len != coords * lane) {
-    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "sum is %zu bytes, expected %zu (%u rows x P = %u, %zu-byte lanes)",
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "sum is %zu bytes, expected %zu (%u rows x P = %u, %zu-byte lanes)",
             ev->data_len, coords * lane, h->L.rows, S->p.cfg.dim, lane);
   } else if (!sb && bbvfl_cdec_sum(ev->data, ev->data_len, S->p.lane_bits, got, coords, &e) < 0) {
-    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "%s", e.msg);
   } else {
     uint32_t mask = S->p.cfg.masked ? 0xFFFFu : sb ? (1u << sb) - 1 : 0xFFFFFFFFu;
     size_t bad = SIZE_MAX;
@@ -362,11 +362,11 @@ static void verify_sum(st_t *S, const bbvfl_cev *ev, const rslot *h) {
         break;
       }
     if (bad != SIZE_MAX)
-      au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "lane %zu: %s %u, the submitted bytes add up to %u",
+      bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "lane %zu: %s %u, the submitted bytes add up to %u",
               bad, S->p.cfg.wire == BBVFL_WIRE_OPTIMISTIC ? "claimed (postSum)" : "emitted", got[bad],
               h->sum[bad] & mask);
     else
-      au_ok(S, BBVFL_AC_SUMS);
+      bbvfl_au_ok(S, BBVFL_AC_SUMS);
   }
   free(got);
 }
@@ -387,32 +387,32 @@ static void mark_complete(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->completed_at = ev->block_number;
   S->r->rounds_completed++;
   if (bbvfl_cconfig_epoch_end(&S->p.cfg, ev->round)) {
-    uint32_t e = au_layout(S, ev->round).epoch;
+    uint32_t e = bbvfl_au_layout(S, ev->round).epoch;
     S->epoch_done_any = 1;
     S->epoch_done_block = ev->block_number;
     S->r->epochs_completed = (uint64_t)e + 1;
-    au_epoch_fig(S, e, 1);
-    if (S->perm) au_schedule_digest(S, e);
+    bbvfl_au_epoch_fig(S, e, 1);
+    if (S->perm) bbvfl_au_schedule_digest(S, e);
   }
-  if (!au_is_train(S, ev->round)) au_open_next(S, ev, fx);
+  if (!bbvfl_au_is_train(S, ev->round)) bbvfl_au_open_next(S, ev, fx);
 }
 
 /* RoundCompleted: only for the head round (rounds complete in order, also when pipelined), with
  * the sum of the round's submitted bytes and their count. In hashed mode it is aggregate()'s. */
-void au_on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+void bbvfl_au_on_round_completed(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   rslot *h = NULL;
-  if (!S->elected || S->ended || ev->round != S->round || S->complete || !(h = au_head(S))) {
-    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "completion of round %llu, which is not the open round",
+  if (!S->elected || S->ended || ev->round != S->round || S->complete || !(h = bbvfl_au_head(S))) {
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "completion of round %llu, which is not the open round",
             (unsigned long long)ev->round);
     return;
   }
   if (fx->have_gas) h->gas += fx->gas; /* hashed: the aggregate() call */
-  if (S->hashed && au_is_train(S, ev->round)) S->head_base = ev->block_number; /* aggregated, gradient pending */
+  if (S->hashed && bbvfl_au_is_train(S, ev->round)) S->head_base = ev->block_number; /* aggregated, gradient pending */
   if (S->hashed) hashed_contributors(S, ev, h);
   else lane_contributors(S, ev, h);
   verify_sum(S, ev, h);
   if (!h->sum_unknown) emit_release(S, ev->round, -1, ev->participants, NULL, h->sum, (size_t)h->L.coords);
-  au_head_sum(S, ev);
+  bbvfl_au_head_sum(S, ev);
   remember_sum(S, ev->round, h);
   mark_complete(S, ev, fx);
 }
@@ -444,78 +444,78 @@ static void read_labels(st_t *S, const bbvfl_cev *ev, const bbvfl_round_layout *
   }
 }
 
-void au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  rslot *h = S->elected && !S->ended ? au_head(S) : NULL;
+void bbvfl_au_on_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+  rslot *h = S->elected && !S->ended ? bbvfl_au_head(S) : NULL;
   if (fx->have_gas && h) h->gas += fx->gas;
-  int ai = au_find_client(S, ev->client);
+  int ai = bbvfl_au_find_client(S, ev->client);
   if (!S->elected || S->ended) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient outside training");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient outside training");
     return;
   }
   int bad = 0;
   if (ai < 0 || ai != S->active) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient posted by a client that is not active");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient posted by a client that is not active");
     bad = 1;
   }
   if (ev->round != S->round) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for round %llu, the open round is %llu",
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for round %llu, the open round is %llu",
          (unsigned long long)ev->round, (unsigned long long)S->round);
     return;
   }
-  if (!au_is_train(S, ev->round)) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for an EVAL round");
+  if (!bbvfl_au_is_train(S, ev->round)) {
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for an EVAL round");
     bad = 1;
   }
   if (!S->complete) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for an incomplete round");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient for an incomplete round");
     bad = 1;
   }
-  bbvfl_round_layout L = au_layout(S, ev->round);
+  bbvfl_round_layout L = bbvfl_au_layout(S, ev->round);
   if (ev->data_len != L.coords * 4) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient is %zu bytes, expected %llu (%u batches x B = %u x P = %u, binary32)",
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "gradient is %zu bytes, expected %llu (%u batches x B = %u x P = %u, binary32)",
          ev->data_len, (unsigned long long)(L.coords * 4), L.nb, S->p.cfg.batch, S->p.cfg.dim);
     bad = 1;
   }
-  if (!bad) au_ok(S, BBVFL_AC_GRADIENTS);
+  if (!bad) bbvfl_au_ok(S, BBVFL_AC_GRADIENTS);
   if (L.curv) S->r->curv_rounds++;
   if (!bad && S->o->on_labels && !L.curv) read_labels(S, ev, &L);
   if (!bad && S->o->on_params && !L.curv) S->o->on_params(S->o->release_ctx, ev->round, ev->data2, ev->data2_len); /* a curvature round's post is no dLoss/dz */
-  if (!bad) au_head_gradient(S, ev, ai);
-  else au_head_stop(S, ev);
+  if (!bad) bbvfl_au_head_gradient(S, ev, ai);
+  else bbvfl_au_head_stop(S, ev);
   S->r->gradients++;
-  if (S->complete) au_open_next(S, ev, fx);
+  if (S->complete) bbvfl_au_open_next(S, ev, fx);
 }
 
 
 /* LabelGradientPosted(round, client, grad): from a declared label holder that is not excluded,
    once per round, for the open TRAIN round once it is complete (so before its gradient), rows x C
    binary32 (rows: the round's, nb*B for a window) with 1 <= C <= 256. */
-void au_on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
-  rslot *h = S->elected && !S->ended ? au_head(S) : NULL;
+void bbvfl_au_on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+  rslot *h = S->elected && !S->ended ? bbvfl_au_head(S) : NULL;
   if (fx->have_gas && h) h->gas += fx->gas;
-  int i = au_find_client(S, ev->client);
+  int i = bbvfl_au_find_client(S, ev->client);
   if (!S->elected || S->ended) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "label gradient outside training");
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "label gradient outside training");
     return;
   }
   int bad = 0;
   if (i < 0 || !S->cl[i].label_holder || S->cl[i].excluded) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "label gradient from a client that is %s",
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "label gradient from a client that is %s",
          i < 0 || !S->cl[i].label_holder ? "not a declared label holder" : "excluded");
     bad = 1;
   }
-  if (ev->round != S->round || !au_is_train(S, ev->round) || !S->complete) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev,
+  if (ev->round != S->round || !bbvfl_au_is_train(S, ev->round) || !S->complete) {
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev,
          "label gradient for round %llu while the open round is %llu (%s, %s)", (unsigned long long)ev->round,
-         (unsigned long long)S->round, au_is_train(S, S->round) ? "TRAIN" : "EVAL",
+         (unsigned long long)S->round, bbvfl_au_is_train(S, S->round) ? "TRAIN" : "EVAL",
          S->complete ? "complete" : "not complete");
     bad = 1;
   }
   /* rows x C binary32 of the round's rows (the head round's when the post names another) */
-  bbvfl_round_layout L = au_layout(S, ev->round < S->p.total_rounds ? ev->round : S->round);
+  bbvfl_round_layout L = bbvfl_au_layout(S, ev->round < S->p.total_rounds ? ev->round : S->round);
   size_t unit = 4 * (size_t)L.rows;
   if (unit == 0 || ev->data_len == 0 || ev->data_len % unit || ev->data_len > 256 * unit) {
-    au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev,
+    bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev,
          "label gradient is %zu bytes, not rows x C binary32 (a non-zero multiple of %zu, C <= 256)", ev->data_len, unit);
     bad = 1;
   }
@@ -525,18 +525,18 @@ void au_on_label_gradient(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   }
   if (i >= 0 && i < 64) {
     if (S->lp_mask >> i & 1) {
-      au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "second label gradient of this holder for the round");
+      bbvfl_au_round_client_fail(S, BBVFL_AC_GRADIENTS, ev, "second label gradient of this holder for the round");
       bad = 1;
     }
     S->lp_mask |= 1ULL << i;
   }
-  if (!bad) au_ok(S, BBVFL_AC_GRADIENTS);
-  if (!bad) au_head_label(S, ev, i);
+  if (!bad) bbvfl_au_ok(S, BBVFL_AC_GRADIENTS);
+  if (!bad) bbvfl_au_head_label(S, ev, i);
 }
 
-void au_on_session_ended(st_t *S, const bbvfl_cev *ev) {
+void bbvfl_au_on_session_ended(st_t *S, const bbvfl_cev *ev) {
   if (!S->ended || ev->round != S->p.total_rounds)
-    au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "SessionEnded(%llu) but the auditor counts %llu completed rounds",
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "SessionEnded(%llu) but the auditor counts %llu completed rounds",
          (unsigned long long)ev->round, (unsigned long long)S->r->rounds_completed);
   S->r->session_ended = 1;
 }

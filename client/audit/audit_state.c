@@ -10,7 +10,7 @@
 
 /* ------------------------------------------------------------------ failures */
 
-__attribute__((format(printf, 8, 0))) void au_failv(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev, int has_round, uint64_t round,
+__attribute__((format(printf, 8, 0))) void bbvfl_au_failv(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev, int has_round, uint64_t round,
                   long long epoch, const uint8_t *client, const char *fmt, va_list ap) {
   bbvfl_audit_check *c = &S->r->checks[id];
   c->status = BBVFL_AS_FAIL;
@@ -36,55 +36,55 @@ __attribute__((format(printf, 8, 0))) void au_failv(st_t *S, bbvfl_audit_check_i
   vsnprintf(f->detail, sizeof f->detail, fmt, ap);
 }
 
-__attribute__((format(printf, 8, 9))) void au_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
+__attribute__((format(printf, 8, 9))) void bbvfl_au_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
                                                        int has_round, uint64_t round, long long epoch,
                                                        const uint8_t *client, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  au_failv(S, id, ev, has_round, round, epoch, client, fmt, ap);
+  bbvfl_au_failv(S, id, ev, has_round, round, epoch, client, fmt, ap);
   va_end(ap);
 }
 
 /* A failure found in event ev about ev's client, outside any round. */
-__attribute__((format(printf, 4, 5))) void au_client_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
+__attribute__((format(printf, 4, 5))) void bbvfl_au_client_fail(st_t *S, bbvfl_audit_check_id id, const bbvfl_cev *ev,
                                                               const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  au_failv(S, id, ev, 0, 0, -1, ev->client, fmt, ap);
+  bbvfl_au_failv(S, id, ev, 0, 0, -1, ev->client, fmt, ap);
   va_end(ap);
 }
 
 /* A failure found in event ev about ev's client in ev's round. */
-__attribute__((format(printf, 4, 5))) void au_round_client_fail(st_t *S, bbvfl_audit_check_id id,
+__attribute__((format(printf, 4, 5))) void bbvfl_au_round_client_fail(st_t *S, bbvfl_audit_check_id id,
                                                                     const bbvfl_cev *ev, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  au_failv(S, id, ev, 1, ev->round, -1, ev->client, fmt, ap);
+  bbvfl_au_failv(S, id, ev, 1, ev->round, -1, ev->client, fmt, ap);
   va_end(ap);
 }
 
-void au_ok(st_t *S, bbvfl_audit_check_id id) { S->r->checks[id].checked++; }
+void bbvfl_au_ok(st_t *S, bbvfl_audit_check_id id) { S->r->checks[id].checked++; }
 
-int au_find_client(const st_t *S, const uint8_t a[20]) {
+int bbvfl_au_find_client(const st_t *S, const uint8_t a[20]) {
   for (size_t i = 0; i < S->ncl; i++)
     if (!memcmp(S->cl[i].addr, a, 20)) return (int)i;
   return -1;
 }
 
-size_t au_n_participants(const st_t *S) {
+size_t bbvfl_au_n_participants(const st_t *S) {
   size_t n = 0;
   for (size_t i = 0; i < S->ncl; i++) n += S->cl[i].participant;
   return n;
 }
 
-int au_is_train(const st_t *S, uint64_t r) {
+int bbvfl_au_is_train(const st_t *S, uint64_t r) {
   bbvfl_round_layout L;
   bbvfl_err e = {0};
   return bbvfl_cconfig_round(&S->p.cfg, r, &L, &e) == 0 && L.train; /* curvature rounds take a gradient too */
 }
 
 /* The layout of round r (r below totalRounds: callers check). */
-bbvfl_round_layout au_layout(const st_t *S, uint64_t r) {
+bbvfl_round_layout bbvfl_au_layout(const st_t *S, uint64_t r) {
   bbvfl_round_layout L;
   bbvfl_err e = {0};
   if (bbvfl_cconfig_round(&S->p.cfg, r, &L, &e) < 0) memset(&L, 0, sizeof L);
@@ -92,7 +92,7 @@ bbvfl_round_layout au_layout(const st_t *S, uint64_t r) {
 }
 
 /* Forgets a slot's submissions (payload copies freed). */
-void au_slot_clear(rslot *sl) {
+void bbvfl_au_slot_clear(rslot *sl) {
   for (size_t i = 0; i < MAX_CLIENTS; i++) {
     free(sl->pay[i]);
     sl->pay[i] = NULL;
@@ -102,7 +102,7 @@ void au_slot_clear(rslot *sl) {
   sl->sum_unknown = 0;
 }
 
-uint64_t au_participant_mask(const st_t *S) {
+uint64_t bbvfl_au_participant_mask(const st_t *S) {
   uint64_t m = 0;
   for (size_t i = 0; i < S->ncl; i++)
     if (S->cl[i].participant) m |= (uint64_t)1 << i;
@@ -110,7 +110,7 @@ uint64_t au_participant_mask(const st_t *S) {
 }
 
 /* The slot of round r, or NULL; with create, a fresh one (sum zeroed) when r has none. */
-rslot *au_slot_of(st_t *S, uint64_t r, int create) {
+rslot *bbvfl_au_slot_of(st_t *S, uint64_t r, int create) {
   rslot *fr = NULL;
   for (size_t i = 0; i < S->nslots; i++) {
     if (S->slots[i].used && S->slots[i].round == r) return &S->slots[i];
@@ -127,38 +127,38 @@ rslot *au_slot_of(st_t *S, uint64_t r, int create) {
     if (!(fr->sum = calloc(S->max_coords ? S->max_coords : 1, sizeof *fr->sum))) return NULL;
     S->nslots++;
   }
-  au_slot_clear(fr);
+  bbvfl_au_slot_clear(fr);
   uint32_t *sum = fr->sum;
   memset(fr, 0, sizeof *fr);
   fr->sum = sum;
   fr->used = 1;
   fr->round = r;
-  fr->L = au_layout(S, r);
+  fr->L = bbvfl_au_layout(S, r);
   memset(fr->sum, 0, (size_t)fr->L.coords * sizeof *fr->sum);
   return fr;
 }
 
 /* The head round's slot (created on first use). NULL only when out of memory. */
-rslot *au_head(st_t *S) { return au_slot_of(S, S->round, 1); }
+rslot *bbvfl_au_head(st_t *S) { return bbvfl_au_slot_of(S, S->round, 1); }
 
 /* TRAIN rounds in [from, to). */
-uint64_t au_train_between(const st_t *S, uint64_t from, uint64_t to) {
+uint64_t bbvfl_au_train_between(const st_t *S, uint64_t from, uint64_t to) {
   uint64_t n = 0;
-  for (uint64_t q = from; q < to; q++) n += au_is_train(S, q);
+  for (uint64_t q = from; q < to; q++) n += bbvfl_au_is_train(S, q);
   return n;
 }
 
 /* Hashed mode: may a submission to round r be accepted now? r at or after the head round (the
  * head not complete when r is the head), before the end, and at most s TRAIN rounds in
  * [head, r) (EVAL rounds never gate). Lane mode: only the open (head) round. */
-int au_round_acceptable(const st_t *S, uint64_t r) {
+int bbvfl_au_round_acceptable(const st_t *S, uint64_t r) {
   if (r < S->round || r >= S->p.total_rounds) return 0;
   if (r == S->round) return !S->complete;
   if (!S->hashed || r - S->round >= HASH_RING) return 0;
-  return au_train_between(S, S->round, r) <= S->p.cfg.staleness;
+  return bbvfl_au_train_between(S, S->round, r) <= S->p.cfg.staleness;
 }
 
-int au_epoch_complete(const st_t *S, uint64_t e) {
+int bbvfl_au_epoch_complete(const st_t *S, uint64_t e) {
   if (!S->elected) return 0;
   uint64_t last = (e + 1) * S->per - 1;
   if (last < S->round) return 1;
@@ -207,7 +207,7 @@ void bbvfl_audit_push_round(bbvfl_audit_result *r, uint64_t round, uint64_t gas,
   f->submissions = subs;
 }
 
-bbvfl_audit_epoch_fig *au_epoch_fig(st_t *S, uint32_t e, int create) {
+bbvfl_audit_epoch_fig *bbvfl_au_epoch_fig(st_t *S, uint32_t e, int create) {
   bbvfl_audit_result *r = S->r;
   if (e < r->nepochs) return &r->epochs[e];
   if (!create) return NULL;
@@ -226,16 +226,16 @@ bbvfl_audit_epoch_fig *au_epoch_fig(st_t *S, uint32_t e, int create) {
  * opens the next one (or ends the session). Hashed mode credits the round's submitters here: a
  * participant's accepted count is the rounds done while it took part (lane mode credits at the
  * submission: the contract counts the open round's submitters). */
-void au_open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
+void bbvfl_au_open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   uint64_t blocks = ev->block_number >= S->opened_at ? ev->block_number - S->opened_at : 0;
   double secs = 0;
   if (fx->have_ts && S->opened_ts_ok && fx->ts >= S->opened_ts) secs = (double)(fx->ts - S->opened_ts);
-  rslot *h = au_slot_of(S, S->round, 0);
+  rslot *h = bbvfl_au_slot_of(S, S->round, 0);
   bbvfl_audit_push_round(S->r, S->round, h ? h->gas : 0, blocks, secs, h ? h->nsub_all : 0);
   if (S->hashed) /* every participant contributed to a done round (the contract counts rounds done) */
     for (size_t i = 0; i < S->ncl; i++) S->cl[i].accepted += S->cl[i].participant;
   if (h) {
-    au_slot_clear(h);
+    bbvfl_au_slot_clear(h);
     h->used = 0;
   }
   if (S->round + 1 == S->p.total_rounds) {
@@ -249,16 +249,16 @@ void au_open_next(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
   S->opened_ts = fx->ts;
   S->complete = 0;
   S->head_full = 0;
-  rslot *n = au_slot_of(S, S->round, 0);
-  uint64_t part = au_participant_mask(S);
+  rslot *n = bbvfl_au_slot_of(S, S->round, 0);
+  uint64_t part = bbvfl_au_participant_mask(S);
   if (n && (n->ev_mask & part) == part) { /* already submitted by everyone (pipelined) */
     S->head_full = 1;
     S->head_full_at = ev->block_number;
   }
 }
 
-void au_schedule_digest(st_t *S, uint32_t e) {
-  bbvfl_audit_epoch_fig *f = au_epoch_fig(S, e, 1);
+void bbvfl_au_schedule_digest(st_t *S, uint32_t e) {
+  bbvfl_audit_epoch_fig *f = bbvfl_au_epoch_fig(S, e, 1);
   if (!f || !S->perm || !S->elected) return;
   size_t n = S->p.cfg.train_rows;
   bbvfl_schedule_perm(S->seed, e, n, S->perm);
@@ -273,5 +273,5 @@ void au_schedule_digest(st_t *S, uint32_t e) {
   }
   bbvfl_keccak_final(&k, f->schedule_digest);
   f->has_digest = 1;
-  au_ok(S, BBVFL_AC_SCHEDULE);
+  bbvfl_au_ok(S, BBVFL_AC_SCHEDULE);
 }

@@ -495,7 +495,7 @@ int bbvfl_rpc_batch(bbvfl_rpc *r, bbvfl_rpc_req *reqs, size_t n, bbvfl_err *err)
   if (!json_is_array(resp)) {
     /* a single error object answers a batch the node refused as a whole */
     json_t *dummy = NULL;
-    if (json_is_object(resp) && rpc_parse_one(resp, &dummy, err) != 0) {
+    if (json_is_object(resp) && bbvfl_rpc_parse_one(resp, &dummy, err) != 0) {
       json_decref(resp);
       return bbvfl_wrap(err, "batch request");
     }
@@ -518,7 +518,7 @@ int bbvfl_rpc_batch(bbvfl_rpc *r, bbvfl_rpc_req *reqs, size_t n, bbvfl_err *err)
     size_t k = (size_t)((uint64_t)v - first_id);
     if (seen[k]) continue;
     seen[k] = 1;
-    if (rpc_parse_one(el, &reqs[k].result, &reqs[k].err) != 0) {
+    if (bbvfl_rpc_parse_one(el, &reqs[k].result, &reqs[k].err) != 0) {
       if (reqs[k].err.code == BBVFL_OK) reqs[k].err.code = BBVFL_E_RPC;
       bbvfl_wrap(&reqs[k].err, "%s", reqs[k].method);
     }

@@ -34,7 +34,7 @@ static int call_u256(bbvfl_rpc *r, const char *method, json_t *params, bbvfl_u25
                      bbvfl_err *err) {
   json_t *res;
   if (bbvfl_rpc_call(r, method, params, &res, err) != 0) return -1;
-  int rc = rpc_parse_u256(res, out, err);
+  int rc = bbvfl_rpc_parse_u256(res, out, err);
   json_decref(res);
   return rc ? bbvfl_wrap(err, "%s", method) : 0;
 }
@@ -83,7 +83,7 @@ int bbvfl_rpc_fee_history(bbvfl_rpc *r, unsigned blocks, double percentile,
     bbvfl_fail(err, BBVFL_E_PARSE, "eth_feeHistory: no baseFeePerGas array in the answer");
     goto out;
   }
-  if (rpc_parse_u256(json_array_get(base, json_array_size(base) - 1), base_fee_next, err) != 0) {
+  if (bbvfl_rpc_parse_u256(json_array_get(base, json_array_size(base) - 1), base_fee_next, err) != 0) {
     bbvfl_wrap(err, "eth_feeHistory baseFeePerGas");
     goto out;
   }
@@ -123,7 +123,7 @@ static json_t *call_object(const uint8_t *from, const uint8_t *to, const bbvfl_u
   int bad = 0;
   if (from) bad |= json_object_set_new(o, "from", bbvfl_json_hex(from, 20));
   if (to) bad |= json_object_set_new(o, "to", bbvfl_json_hex(to, 20));
-  if (value) bad |= json_object_set_new(o, "value", rpc_json_u256(value));
+  if (value) bad |= json_object_set_new(o, "value", bbvfl_rpc_json_u256(value));
   if (len) bad |= json_object_set_new(o, "input", bbvfl_json_hex(data, len));
   if (bad) {
     json_decref(o);

@@ -294,7 +294,7 @@ int bbvfl_rpc_error_from_json(const json_t *error, bbvfl_err *err) {
   return -1;
 }
 
-int rpc_parse_one(const json_t *resp, json_t **result, bbvfl_err *err) {
+int bbvfl_rpc_parse_one(const json_t *resp, json_t **result, bbvfl_err *err) {
   if (!json_is_object(resp))
     return bbvfl_fail(err, BBVFL_E_PARSE, "malformed JSON-RPC response: not an object");
   const json_t *e = json_object_get(resp, "error");
@@ -316,7 +316,7 @@ int bbvfl_rpc_parse_response(const char *body, size_t len, json_t **result, bbvf
   if (!resp)
     return bbvfl_fail(err, BBVFL_E_PARSE, "malformed JSON-RPC response (line %d column %d: %s)",
                       je.line, je.column, je.text);
-  int rc = rpc_parse_one(resp, result, err);
+  int rc = bbvfl_rpc_parse_one(resp, result, err);
   json_decref(resp);
   return rc;
 }
@@ -346,7 +346,7 @@ int bbvfl_rpc_parse_u64(const json_t *v, uint64_t *out, bbvfl_err *err) {
   return 0;
 }
 
-int rpc_parse_u256(const json_t *v, bbvfl_u256 *out, bbvfl_err *err) {
+int bbvfl_rpc_parse_u256(const json_t *v, bbvfl_u256 *out, bbvfl_err *err) {
   const char *s = json_string_value(v);
   if (!s || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
     return bbvfl_fail(err, BBVFL_E_PARSE, "expected a hex quantity string");
@@ -416,7 +416,7 @@ json_t *bbvfl_json_quantity(uint64_t v) {
   return json_string(s);
 }
 
-json_t *rpc_json_u256(const bbvfl_u256 *v) {
+json_t *bbvfl_rpc_json_u256(const bbvfl_u256 *v) {
   char s[67];
   bbvfl_u256_to_hex(v, s);
   return json_string(s);

@@ -43,10 +43,10 @@ struct bbvfl_rpc {
 
 /* One response object of a batch (or a single call): *result (new reference) or err from its
  * "error" member. Returns 0 or -1. */
-int rpc_parse_one(const json_t *resp, json_t **result, bbvfl_err *err);
+int bbvfl_rpc_parse_one(const json_t *resp, json_t **result, bbvfl_err *err);
 /* A hex quantity up to 2^256-1 into *out; -1 with err (BBVFL_E_PARSE) otherwise. */
-int rpc_parse_u256(const json_t *v, bbvfl_u256 *out, bbvfl_err *err);
+int bbvfl_rpc_parse_u256(const json_t *v, bbvfl_u256 *out, bbvfl_err *err);
 /* A 0x-prefixed hex string of v (new reference; NULL: out of memory). */
-json_t *rpc_json_u256(const bbvfl_u256 *v);
+json_t *bbvfl_rpc_json_u256(const bbvfl_u256 *v);
 
 #endif

@@ -2,9 +2,9 @@
 
 /* ------------------------------------------------------------------ registration and election */
 
-static int oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *err) {
+static int bbvfl_oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *err) {
   char p[1100];
-  oc_path_in(c, p, sizeof p, "election-secret.hex");
+  bbvfl_oc_path_in(c, p, sizeof p, "election-secret.hex");
   if (access(p, F_OK) == 0) {
     char *text = NULL;
     size_t len = 0;
@@ -28,9 +28,9 @@ static int oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *err) {
    encoder and randomized labels again instead of fresh ones (a second independent draw would
    compose: twice the epsilon, unreported); the PBM and DP-SGD generators' positions are in the
    party checkpoint (same state dir, mode 0600). Nothing here is derived from the session. */
-static int oc_noise_key_load(cl *c, bbvfl_err *err) {
+static int bbvfl_oc_noise_key_load(cl *c, bbvfl_err *err) {
   char p[1100];
-  oc_path_in(c, p, sizeof p, "noise.key");
+  bbvfl_oc_path_in(c, p, sizeof p, "noise.key");
   if (access(p, F_OK) == 0) {
     char *text = NULL;
     size_t len = 0;
@@ -46,10 +46,10 @@ static int oc_noise_key_load(cl *c, bbvfl_err *err) {
   return 0;
 }
 
-static int oc_noise_key_save(cl *c, bbvfl_err *err) {
+static int bbvfl_oc_noise_key_save(cl *c, bbvfl_err *err) {
   if (!c->noise_key_new) return 0;
   char p[1100], hex[70];
-  oc_path_in(c, p, sizeof p, "noise.key");
+  bbvfl_oc_path_in(c, p, sizeof p, "noise.key");
   bbvfl_hex_encode(c->noise_key, 32, hex);
   size_t l = strlen(hex);
   hex[l] = '\n';
@@ -59,7 +59,7 @@ static int oc_noise_key_save(cl *c, bbvfl_err *err) {
   return rc;
 }
 
-static int oc_election(cl *c, bbvfl_err *err) {
+static int bbvfl_oc_election(cl *c, bbvfl_err *err) {
   const bbvfl_key *k = c->cfg->key;
   bbvfl_client_info ci;
   uint8_t *cd = NULL;
@@ -74,35 +74,35 @@ static int oc_election(cl *c, bbvfl_err *err) {
     if ((c->cfg->label_rows ? bbvfl_cenc_register_label_holder(k->pub, &cd, &len, err)
                             : bbvfl_cenc_register(k->pub, &cd, &len, err)) < 0)
       return -1;
-    int rc = oc_tx(c, cd, len, 300000, 0, NULL, c->cfg->label_rows ? "registerLabelHolder()" : "register()", err);
+    int rc = bbvfl_oc_tx(c, cd, len, 300000, 0, NULL, c->cfg->label_rows ? "registerLabelHolder()" : "register()", err);
     free(cd);
     if (rc < 0) return -1;
-    oc_log(c, "registered");
+    bbvfl_oc_log(c, "registered");
   }
-  if (oc_wait_phase(c, BBVFL_PHASE_COMMIT, &ph, "waiting for every client to register", err) < 0) return -1;
+  if (bbvfl_oc_wait_phase(c, BBVFL_PHASE_COMMIT, &ph, "waiting for every client to register", err) < 0) return -1;
   if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
   c->res->index = ci.index;
   uint8_t secret[32];
-  if (oc_load_or_make_secret(c, secret, err) < 0) return -1;
+  if (bbvfl_oc_load_or_make_secret(c, secret, err) < 0) return -1;
   if (!ci.committed && ph == BBVFL_PHASE_COMMIT) {
     uint8_t com[32];
     bbvfl_election_commitment(secret, c->me, com);
     if (bbvfl_cenc_commit(com, &cd, &len, err) < 0) return -1;
-    int rc = oc_tx(c, cd, len, 120000, 0, NULL, "commit()", err);
+    int rc = bbvfl_oc_tx(c, cd, len, 120000, 0, NULL, "commit()", err);
     free(cd);
     if (rc < 0) return -1;
     ci.committed = 1;
   }
-  if (oc_wait_phase(c, BBVFL_PHASE_REVEAL, &ph, "waiting for every client to commit", err) < 0) return -1;
+  if (bbvfl_oc_wait_phase(c, BBVFL_PHASE_REVEAL, &ph, "waiting for every client to commit", err) < 0) return -1;
   if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
   if (ph == BBVFL_PHASE_REVEAL && ci.committed && !ci.revealed) {
     if (bbvfl_cenc_reveal(secret, &cd, &len, err) < 0) return -1;
-    int rc = oc_tx(c, cd, len, 200000 + 90000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "reveal()", err);
+    int rc = bbvfl_oc_tx(c, cd, len, 200000 + 90000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "reveal()", err);
     free(cd);
     if (rc < 0) return -1;
   }
   memset(secret, 0, sizeof secret);
-  if (oc_wait_phase(c, BBVFL_PHASE_TRAINING, &ph, "waiting for every client to reveal", err) < 0) return -1;
+  if (bbvfl_oc_wait_phase(c, BBVFL_PHASE_TRAINING, &ph, "waiting for every client to reveal", err) < 0) return -1;
   if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
   if (ci.excluded) return bbvfl_fail(err, BBVFL_E_STATE, "this client was excluded from the session");
   if (bbvfl_aggc_seed(&c->agg, c->res->S, err) < 0 || bbvfl_aggc_active(&c->agg, c->active, err) < 0) return -1;
@@ -112,10 +112,10 @@ static int oc_election(cl *c, bbvfl_err *err) {
 
 /* ------------------------------------------------------------------ setup */
 
-static void oc_cl_free(cl *c) {
+static void bbvfl_oc_cl_free(cl *c) {
   if (c->have_party) bbvfl_party_free(&c->party);
-  oc_lr_free(c);
-  oc_head_check_free(c);
+  bbvfl_oc_lr_free(c);
+  bbvfl_oc_head_check_free(c);
   if (c->have_head) bbvfl_vhead_free(&c->head);
   if (c->have_sched) bbvfl_schedule_free(&c->sched);
   if (c->have_data) bbvfl_vfl_data_free(&c->data);
@@ -156,7 +156,7 @@ void bbvfl_onchain_result_free(bbvfl_onchain_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-static int oc_check_params(const cl *c, bbvfl_err *err) {
+static int bbvfl_oc_check_params(const cl *c, bbvfl_err *err) {
   const bbvfl_cconfig *a = &c->cp.cfg, *b = &c->sess->cparams;
   if (a->clients != b->clients || a->batch != b->batch || a->dim != b->dim || a->levels != b->levels ||
       a->beta_micro != b->beta_micro || a->train_rounds != b->train_rounds || a->eval_rounds != b->eval_rounds ||
@@ -217,7 +217,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         have, want);
     }
   }
-  if (!cfg->seeded_noise && oc_noise_key_load(&c, err) < 0) return -1;
+  if (!cfg->seeded_noise && bbvfl_oc_noise_key_load(&c, err) < 0) return -1;
   const uint8_t *nkey = cfg->seeded_noise ? NULL : c.noise_key;
   if (bbvfl_vfl_data_prepare_dp(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &s->train.rowdp,
                                 cfg->seeded_noise, nkey, &c.data, err) < 0)
@@ -251,7 +251,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                        .down_timeout_s = cfg->node_down_timeout_s,
                        .rate_wait_s = cfg->rate_limit_wait_s,
                        .max_log_range = cfg->max_log_range,
-                       .on_wait = oc_rpc_wait_log,
+                       .on_wait = bbvfl_oc_rpc_wait_log,
                        .on_wait_ctx = &c};
   c.rpc = bbvfl_rpc_new(url, &ro, err);
   if (!c.rpc) goto out;
@@ -271,7 +271,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
     goto out;
   }
-  if (oc_check_params(&c, err) < 0) goto out;
+  if (bbvfl_oc_check_params(&c, err) < 0) goto out;
   c.wire = c.cp.cfg.wire;
   if (cfg->submit_via_self) {
     /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
@@ -296,7 +296,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   if (!c.snd) goto out;
   bbvfl_sender_set_sync(c.snd, 1);
   bbvfl_sender_set_fee_ttl(c.snd, 600);
-  bbvfl_sender_set_status(c.snd, oc_sender_status, &c);
+  bbvfl_sender_set_status(c.snd, bbvfl_oc_sender_status, &c);
   if (cfg->reprice_blocks) bbvfl_sender_set_reprice_blocks(c.snd, cfg->reprice_blocks > 0 ? (unsigned)cfg->reprice_blocks : 0);
   if (cfg->max_fee_gwei > 0) {
     bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(cfg->max_fee_gwei * 1e9 + 0.5));
@@ -330,7 +330,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
       goto out;
     }
   }
-  if (oc_init_label_rows(&c, err) < 0 || oc_label_dp(&c, err) < 0) goto out;
+  if (bbvfl_oc_init_label_rows(&c, err) < 0 || bbvfl_oc_label_dp(&c, err) < 0) goto out;
   for (size_t i = 0; i < c.neval; i++) c.yeval[i] = c.ylab[c.data.test[i]]; /* -1: not labelled here */
   c.dlog = calloc(maxrows * (size_t)c.K, sizeof *c.dlog);
   c.dlog_in = calloc(maxrows * (size_t)c.K, sizeof *c.dlog_in);
@@ -344,8 +344,8 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     bbvfl_wrap(err, "--state-dir");
     goto out;
   }
-  if (oc_noise_key_save(&c, err) < 0) goto out;
-  if (oc_election(&c, err) < 0) goto out;
+  if (bbvfl_oc_noise_key_save(&c, err) < 0) goto out;
+  if (bbvfl_oc_election(&c, err) < 0) goto out;
   res->participants = c.cp.cfg.clients;
   res->n_train = c.data.n_train;
   if (c.cp.cfg.masked) {
@@ -354,17 +354,17 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
       goto out;
     c.masked = 1;
     res->masked = 1;
-    oc_log(&c, "masked mode: pair keys derived for %u registered clients; %u participants", c.mc.mk.nclients,
+    bbvfl_oc_log(&c, "masked mode: pair keys derived for %u registered clients; %u participants", c.mc.mk.nclients,
           c.mc.nparts);
   }
   if (cfg->dump_q_dir)
-    oc_log(&c, "WARNING: BBVFL_TEST_DUMP_Q is set: this client writes its unmasked q of every round to %s (a test "
+    bbvfl_oc_log(&c, "WARNING: BBVFL_TEST_DUMP_Q is set: this client writes its unmasked q of every round to %s (a test "
               "hook: plaintext embeddings, never use it in production)",
           cfg->dump_q_dir);
   char me[43], act[43];
   bbvfl_addr_checksum(c.me, me);
   bbvfl_addr_checksum(c.active, act);
-  oc_log(&c, "client %s index %d; active client %s%s", me, res->index, act, c.is_active ? " (this client)" : "");
+  bbvfl_oc_log(&c, "client %s index %d; active client %s%s", me, res->index, act, c.is_active ? " (this client)" : "");
   /* labels split across clients: the declared holders (fixed at registration) */
   if (bbvfl_aggc_label_holders(&c.agg, &c.holders, err) < 0 || bbvfl_aggc_clients(&c.agg, &c.addrs, &c.naddrs, err) < 0)
     goto out;
@@ -386,7 +386,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   }
   for (size_t i = 0; i < c.neval; i++) res->labelled_test_rows += c.yeval[i] >= 0;
   if (c.split)
-    oc_log(&c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
+    bbvfl_oc_log(&c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
               "labelled here",
           (unsigned long long)c.holders, c.holder ? "holds some labels" : (c.own_all ? "holds every label" : "holds none"),
           res->labelled_test_rows, c.neval);
@@ -403,8 +403,8 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   if (bbvfl_vfl_data_client_cols(&c.data, 0, &cols, &ncols, err) < 0) goto out;
   int index = cfg->party >= 0 ? cfg->party : res->index;
   if (s->train.model == BBVFL_MODEL_LR) {
-    if (oc_lr_init(&c, cols, ncols, index, err) < 0) goto out;
-    if (c.is_active && oc_lr_init_head(&c, err) < 0) goto out;
+    if (bbvfl_oc_lr_init(&c, cols, ncols, index, err) < 0) goto out;
+    if (c.is_active && bbvfl_oc_lr_init_head(&c, err) < 0) goto out;
     cols = NULL;
   }
   bbvfl_party_cfg pc = {.index = index,
@@ -427,20 +427,20 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
     free(cols);
     if (prc < 0) goto out;
     c.have_party = 1;
-    if ((c.is_active || (c.split && c.holder)) && oc_init_head(&c, err) < 0) goto out;
+    if ((c.is_active || (c.split && c.holder)) && bbvfl_oc_init_head(&c, err) < 0) goto out;
   }
   if (bbvfl_schedule_init(&c.sched, res->S, c.data.n_train, c.B, err) < 0) goto out;
   c.have_sched = 1;
 
   uint64_t start = 0, first_open = 0;
-  int resumed = oc_load_progress(&c, &start, &first_open, err);
+  int resumed = bbvfl_oc_load_progress(&c, &start, &first_open, err);
   if (resumed < 0) goto out;
-  if (resumed) oc_log(&c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
+  if (resumed) bbvfl_oc_log(&c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
   c.ev_blk = s->deploy_block;
-  if (oc_run_rounds(&c, start, first_open, resumed, err) < 0) goto out;
+  if (bbvfl_oc_run_rounds(&c, start, first_open, resumed, err) < 0) goto out;
   res->was_active = c.is_active;
   if (c.masked) res->participants = c.mc.min_parts;
-  oc_log(&c, "session complete");
+  bbvfl_oc_log(&c, "session complete");
   rc = 0;
 out:
   res->wall_s = bbvfl_now() - t_start;
@@ -450,7 +450,7 @@ out:
     res->per_epoch = NULL;
     res->agg_s = NULL;
   }
-  oc_cl_free(&c);
+  bbvfl_oc_cl_free(&c);
   bbvfl_secret_wipe(c.noise_key, sizeof c.noise_key);
   return rc;
 }

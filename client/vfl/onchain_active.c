@@ -11,22 +11,22 @@
    (fewer than M after a dropout or an exclusion): the PBM estimate h_hat = C/(beta*b)*(sum - b*n/2)
    needs exactly that n. Never taken from a later read of the participant set, which may already
    reflect an exclusion after the round completed. Hashed mode: the number of payloads summed. */
-int oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err) {
+int bbvfl_oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err) {
   if (n == 0 || n > c->cp.cfg.clients)
     return bbvfl_fail(err, BBVFL_E_STATE, "round %llu: the sum covers %u submissions, outside 1..%u",
                       (unsigned long long)r, n, (unsigned)c->cp.cfg.clients);
-  oc_lr_contributors(c, n);
+  bbvfl_oc_lr_contributors(c, n);
   if (!c->have_head) return 0;
   if ((int)n != c->head.M)
-    oc_log(c, "round %llu: the sum covers %u submissions (was %d)", (unsigned long long)r, n, c->head.M);
+    bbvfl_oc_log(c, "round %llu: the sum covers %u submissions (was %d)", (unsigned long long)r, n, c->head.M);
   c->head.M = (int)n;
   if (n < c->res->participants) c->res->participants = n;
   return 0;
 }
 
 /* A RoundCompleted event's sum into c->sum (coords values). */
-int oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err) {
-  if (oc_take_contributors(c, ev->round, ev->participants, err) < 0) return -1;
+int bbvfl_oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err) {
+  if (bbvfl_oc_take_contributors(c, ev->round, ev->participants, err) < 0) return -1;
   return bbvfl_cdec_round_sum(&c->cp, ev->data, ev->data_len, c->sum, coords, err);
 }
 
@@ -59,18 +59,18 @@ static int reopened_at(cl *c, uint64_t r, uint64_t from, uint64_t *blk, bbvfl_er
    aggregate() call that makes the contract do the same sum (packed mode: the payloads are
    bit-packed; optimistic mode: the packed sum alone, postSum(), and after a dispute of the round
    the sum the dispute re-aggregated). */
-static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
+static int hashed_sum(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   if (c->is_active && sl->submitted_before) {
     /* a restart: the round may have been aggregated before (aggregate() again reverts "round
        closed"); then its sum is in its RoundCompleted */
     bbvfl_cev ev;
     uint64_t blk = c->blk;
     c->blk = c->sess->deploy_block;
-    int f = oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err);
+    int f = bbvfl_oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err);
     c->blk = blk;
     if (f < 0) return -1;
     if (f == 1) {
-      int ok = oc_sum_from_event(c, &ev, sl->L.coords, err);
+      int ok = bbvfl_oc_sum_from_event(c, &ev, sl->L.coords, err);
       if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = ev.block_number;
       bbvfl_cev_clear(&ev);
       return ok;
@@ -81,11 +81,11 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
     bbvfl_cev ev;
     uint64_t blk = c->blk;
     c->blk = c->disputed_blk;
-    int f = oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err);
+    int f = bbvfl_oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err);
     c->blk = blk;
     if (f <= 0) return f < 0 ? -1 : bbvfl_fail(err, BBVFL_E_STATE, "round %llu: no RoundCompleted with the dispute",
                                                (unsigned long long)sl->r);
-    int ok = oc_sum_from_event(c, &ev, sl->L.coords, err);
+    int ok = bbvfl_oc_sum_from_event(c, &ev, sl->L.coords, err);
     if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = ev.block_number;
     bbvfl_cev_clear(&ev);
     return ok;
@@ -140,11 +140,11 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
       }
       break;
     }
-    /* as oc_wait_event: dropouts (masked re-open, --expire) and, for the active client, expireRound()
+    /* as bbvfl_oc_wait_event: dropouts (masked re-open, --expire) and, for the active client, expireRound()
        for the clients that stopped submitting after --takeover-after */
     double now = bbvfl_now();
     if (c->masked || c->cfg->expire) {
-      int k = oc_expire_wait_step(c, sl->r, now - t0, err);
+      int k = bbvfl_oc_expire_wait_step(c, sl->r, now - t0, err);
       if (k < 0) goto out;
       if (k == 1) {
         t0 = bbvfl_now();
@@ -155,7 +155,7 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
     if (c->is_active && c->cfg->takeover_after_s > 0 && now - t0 > c->cfg->takeover_after_s && now - last_nudge >= 1.0) {
       last_nudge = now;
       int reset = 0;
-      if (oc_nudge_active(c, sl->r, &reset, err) < 0) goto out;
+      if (bbvfl_oc_nudge_active(c, sl->r, &reset, err) < 0) goto out;
       last_parts = -1; /* an exclusion shrinks the participants */
       continue;
     }
@@ -224,7 +224,7 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
   }
   if (lane == 2)
     for (uint64_t j = 0; j < coords; j++) c->sum[j] &= 0xFFFF; /* the masks cancel mod 2^16 */
-  int ok = oc_take_contributors(c, sl->r, (unsigned)got, err);
+  int ok = bbvfl_oc_take_contributors(c, sl->r, (unsigned)got, err);
   if (ok == 0 && c->is_active) {
     uint8_t *cd = NULL;
     size_t len = 0;
@@ -240,7 +240,7 @@ static int hashed_sum(cl *c, oc_slot *sl, bbvfl_err *err) {
     } else {
       ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
     }
-    if (ok == 0) ok = oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), what, OC_GAS_AGGREGATE, err);
+    if (ok == 0) ok = bbvfl_oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), what, OC_GAS_AGGREGATE, err);
     if (ok == 0) c->out[c->nout - 1].round = sl->r;
     free(cd);
     if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
@@ -258,17 +258,17 @@ out:
   return rc;
 }
 
-int oc_round_sum(cl *c, oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err) {
+int bbvfl_oc_round_sum(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err) {
   if (c->hashed) return hashed_sum(c, sl, err);
   bbvfl_cev ev;
-  int f = rc ? oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err) : 0;
+  int f = rc ? bbvfl_oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err) : 0;
   if (f < 0) return -1;
   if (!f) {
     c->blk = c->ev_blk;
-    if (oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err) != 0) return -1;
+    if (bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err) != 0) return -1;
   }
   if (ev.block_number > c->ev_blk) c->ev_blk = ev.block_number;
-  int ok = oc_sum_from_event(c, &ev, sl->L.coords, err);
+  int ok = bbvfl_oc_sum_from_event(c, &ev, sl->L.coords, err);
   bbvfl_cev_clear(&ev);
   return ok;
 }
@@ -276,7 +276,7 @@ int oc_round_sum(cl *c, oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err) {
 /* Test hook (cfg->dump_q_dir): the active client's labels of training round r as y-<round>.bin,
    the window's true labels then the labels trained on (they differ under label DP), int32
    little-endian. Plaintext labels: never in production. */
-static int dump_y(cl *c, const oc_slot *sl, bbvfl_err *err) {
+static int dump_y(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err) {
   char p[1300];
   size_t m = sl->L.rows;
   snprintf(p, sizeof p, "%s/y-%llu.bin", c->cfg->dump_q_dir, (unsigned long long)sl->r);
@@ -291,14 +291,14 @@ static int dump_y(cl *c, const oc_slot *sl, bbvfl_err *err) {
   return rc < 0 ? bbvfl_wrap(err, "test hook: writing y") : 0;
 }
 
-int oc_active_train(cl *c, oc_slot *sl, bbvfl_err *err) {
-  if (c->lr) return oc_lr_active_train(c, sl, err);
+int bbvfl_oc_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
+  if (c->lr) return bbvfl_oc_lr_active_train(c, sl, err);
   size_t B = c->B, P = c->cp.cfg.dim, nb = sl->L.nb;
   for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->ylab[sl->rows[i]]; /* the labels trained on */
   if (c->cfg->dump_q_dir && !c->split && dump_y(c, sl, err) < 0) return -1;
   if (c->split && !c->own_all) {
     double loss = 0;
-    if (oc_active_split_step(c, sl, &loss, err) < 0) return -1; /* labels split across clients */
+    if (bbvfl_oc_active_split_step(c, sl, &loss, err) < 0) return -1; /* labels split across clients */
     c->loss_sum += loss * (double)nb;
     c->trained += nb;
     return 0;
@@ -321,24 +321,24 @@ int oc_active_train(cl *c, oc_slot *sl, bbvfl_err *err) {
   return 0;
 }
 
-int oc_active_eval(cl *c, oc_slot *sl, bbvfl_err *err) {
-  if (c->lr) return oc_lr_active_eval(c, sl, err);
+int bbvfl_oc_active_eval(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
+  if (c->lr) return bbvfl_oc_lr_active_eval(c, sl, err);
   double t1 = bbvfl_now();
   int rc = bbvfl_vhead_eval(&c->head, c->sum, NULL, sl->L.rows, c->probs + (size_t)sl->L.first * (size_t)c->K, err);
   c->res->learn_s += bbvfl_now() - t1;
   return rc;
 }
 
-int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err) {
+int bbvfl_oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err) {
   if (c->nout == c->capout) {
     size_t cap = c->capout ? 2 * c->capout : 8;
-    oc_out *o = realloc(c->out, cap * sizeof *o);
+    bbvfl_oc_out *o = realloc(c->out, cap * sizeof *o);
     if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     c->out = o;
     c->capout = cap;
   }
   double t0 = bbvfl_now();
-  oc_out *o = &c->out[c->nout];
+  bbvfl_oc_out *o = &c->out[c->nout];
   int rc = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, gas, &o->p, err);
   c->res->send_s += bbvfl_now() - t0;
   if (rc < 0) return bbvfl_wrap(err, "%s", what);
@@ -373,7 +373,7 @@ static int round_completed(cl *c, uint64_t r, bbvfl_err *err) {
   return found;
 }
 
-int oc_out_wait(cl *c, bbvfl_err *err) {
+int bbvfl_oc_out_wait(cl *c, bbvfl_err *err) {
   int rc = 0;
   double t0 = bbvfl_now();
   for (size_t i = 0; i < c->nout; i++) {
@@ -384,7 +384,7 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
       /* a payout cannot be undone: it counts once it is confirmations deep in a block still canonical */
       ok = bbvfl_sender_confirm(c->snd, &r, c->cfg->confirmations, 2 * c->cfg->round_timeout_s, &e);
       if (ok == 0)
-        oc_log(c, "%s: %u confirmations (block %llu)", c->out[i].what, c->cfg->confirmations,
+        bbvfl_oc_log(c, "%s: %u confirmations (block %llu)", c->out[i].what, c->cfg->confirmations,
                (unsigned long long)r.block_number);
     }
     switch (c->out[i].kind) {
@@ -403,7 +403,7 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
          contract checked every payload against its stored hash). */
       bbvfl_err e3 = {0};
       if (round_completed(c, c->out[i].round, &e3) == 1) { /* an RPC error keeps the revert */
-        oc_log(c, "round %llu: %s reverted; the round was aggregated by another sender (RoundCompleted on chain)",
+        bbvfl_oc_log(c, "round %llu: %s reverted; the round was aggregated by another sender (RoundCompleted on chain)",
                (unsigned long long)c->out[i].round, c->out[i].what);
         ok = 0;
       }
@@ -421,7 +421,7 @@ int oc_out_wait(cl *c, bbvfl_err *err) {
 }
 
 /* Test metrics of the scores in probs over the rows with a label (y >= 0). */
-static void oc_metrics_of(const cl *c, const float *probs, const int *y, size_t n, bbvfl_epoch_metrics *em) {
+static void bbvfl_oc_metrics_of(const cl *c, const float *probs, const int *y, size_t n, bbvfl_epoch_metrics *em) {
   em->test_loss = bbvfl_loss_from_probs(probs, y, n, c->cfg->ds->nclasses);
   bbvfl_err merr = {0};
   if (c->K == 1) {
@@ -438,7 +438,7 @@ static void oc_metrics_of(const cl *c, const float *probs, const int *y, size_t 
 /* The epoch's metrics into per_epoch[e]. Labels split across clients: over the rows whose labels
    this client holds (training loss: its labelled training rows; test metrics: its labelled test
    rows; all zero when it holds none, labelled_test_rows says so). */
-int oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
+int bbvfl_oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
   bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
   memset(em, 0, sizeof *em);
   em->epoch = (int)e + 1;
@@ -446,9 +446,9 @@ int oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
   c->res->agg_s[e] = c->agg_sum;
   if (!c->split || c->own_all) {
     /* an epoch this client took over mid-way: the mean over the rounds it trained */
-    size_t nt = c->takeover_epoch == (int)e ? c->trained : c->lr ? oc_lr_batches(c) : c->cp.cfg.batches_per_epoch;
+    size_t nt = c->takeover_epoch == (int)e ? c->trained : c->lr ? bbvfl_oc_lr_batches(c) : c->cp.cfg.batches_per_epoch;
     em->train_loss = nt ? c->loss_sum / (double)nt : 0;
-    oc_metrics_of(c, c->probs, c->yeval, c->neval, em);
+    bbvfl_oc_metrics_of(c, c->probs, c->yeval, c->neval, em);
     return 0;
   }
   em->train_loss = c->lrows_n > 0 ? c->lrows_loss / c->lrows_n : 0;
@@ -466,17 +466,17 @@ int oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
     memcpy(p + j * K, c->probs + i * K, K * sizeof *p);
     y[j++] = c->yeval[i];
   }
-  oc_metrics_of(c, p, y, m, em);
+  bbvfl_oc_metrics_of(c, p, y, m, em);
   free(p);
   free(y);
   return 0;
 }
 
-int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
+int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
   bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
-  if (oc_fill_metrics(c, e, err) < 0) return -1;
+  if (bbvfl_oc_fill_metrics(c, e, err) < 0) return -1;
   if (c->split && !c->own_all && c->res->labelled_test_rows == 0)
-    oc_log(c, "epoch %u: this active client holds no test labels: the metrics it posts are zeros", e + 1);
+    bbvfl_oc_log(c, "epoch %u: this active client holds no test labels: the metrics it posts are zeros", e + 1);
   bbvfl_epoch_state st;
   if (bbvfl_aggc_epoch_state(&c->agg, e, &st, err) < 0) return -1;
   uint8_t *cd;
@@ -487,17 +487,17 @@ int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
     if (bbvfl_cenc_post_metrics(e, (uint32_t)(em->auroc * 1e6 + 0.5), (uint32_t)(em->accuracy * 1e6 + 0.5),
                                 (uint64_t)(loss * 1e6 + 0.5), &cd, &len, err) < 0)
       return -1;
-    int rc = oc_out_send(c, cd, len, 150000, "postMetrics()", 0, err);
+    int rc = bbvfl_oc_out_send(c, cd, len, 150000, "postMetrics()", 0, err);
     free(cd);
     if (rc < 0) return -1;
   }
   if (!st.rewards_paid) {
     if (bbvfl_cenc_pay_rewards(e, &cd, &len, err) < 0) return -1;
-    int rc = oc_out_send(c, cd, len, 150000 + 80000 * (uint64_t)c->cp.cfg.clients, "payRewards()", OC_GAS_PAYOUT, err);
+    int rc = bbvfl_oc_out_send(c, cd, len, 150000 + 80000 * (uint64_t)c->cp.cfg.clients, "payRewards()", OC_GAS_PAYOUT, err);
     free(cd);
     if (rc < 0) return -1;
   }
-  oc_log(c, "epoch %u: train loss %.4f, test loss %.4f, AUROC %.4f, accuracy %.4f, on-chain aggregation %.4f s", e + 1,
+  bbvfl_oc_log(c, "epoch %u: train loss %.4f, test loss %.4f, AUROC %.4f, accuracy %.4f, on-chain aggregation %.4f s", e + 1,
         em->train_loss, em->test_loss, em->auroc, em->accuracy, c->agg_sum);
   return 0;
 }
@@ -507,7 +507,7 @@ int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
    ended while this client was stopped: the client elected in its place finished it): 1 when the
    chain has elected another client (this one was slow, not dead): it carries on as a passive
    client (err cleared); 0 when not (err kept). */
-int oc_demoted(cl *c, uint64_t r, bbvfl_err *err) {
+int bbvfl_oc_demoted(cl *c, uint64_t r, bbvfl_err *err) {
   if (!bbvfl_err_revert_sel_is(err, BBVFL_SEL_NotActive) && !bbvfl_err_revert_sel_is(err, BBVFL_SEL_NotTraining))
     return 0;
   uint8_t act[20];
@@ -515,7 +515,7 @@ int oc_demoted(cl *c, uint64_t r, bbvfl_err *err) {
   if (bbvfl_aggc_active(&c->agg, act, &e2) < 0 || !memcmp(act, c->me, 20)) return 0;
   char a[43];
   bbvfl_addr_checksum(act, a);
-  oc_log(c, "round %llu: the chain elected %s while this client was slow; carrying on as a passive client",
+  bbvfl_oc_log(c, "round %llu: the chain elected %s while this client was slow; carrying on as a passive client",
         (unsigned long long)r, a);
   memcpy(c->active, act, 20);
   c->is_active = 0;
@@ -524,7 +524,7 @@ int oc_demoted(cl *c, uint64_t r, bbvfl_err *err) {
 }
 
 /* The head as the off-chain trainer initialises it (session seed) and its parameter buffer. */
-int oc_init_head(cl *c, bbvfl_err *err) {
+int bbvfl_oc_init_head(cl *c, bbvfl_err *err) {
   const bbvfl_session *s = c->sess;
   if (bbvfl_vhead_init(&c->head, (int)s->cparams.dim, c->cfg->ds->nclasses, s->cparams.clients, &s->train.mech,
                        &s->train.opt, c->cfg->seed, err) < 0)
@@ -537,10 +537,10 @@ int oc_init_head(cl *c, bbvfl_err *err) {
 }
 
 /* One event of the session for `round`, searched from the deploy block. 0 found, -1 missing/error. */
-int oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+int bbvfl_oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   uint64_t blk = c->blk;
   c->blk = c->sess->deploy_block;
-  int f = oc_query_event(c, kind, round, ev, err);
+  int f = bbvfl_oc_query_event(c, kind, round, ev, err);
   c->blk = blk;
   if (f < 0) return -1;
   if (f == 0)
@@ -551,15 +551,15 @@ int oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
 
 /* Evaluates the head on the first `count` evaluation rounds of epoch e from their RoundCompleted
    sums (into c->probs). */
-int oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
+int bbvfl_oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
   uint64_t per = c->T + c->V;
   for (size_t k = 0; k < count; k++) {
     uint64_t r = e * per + c->T + k;
     bbvfl_round_layout L;
     if (bbvfl_cconfig_round(&c->cp.cfg, r, &L, err) < 0) return -1;
     bbvfl_cev ev;
-    if (oc_find_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
-    int ok = oc_sum_from_event(c, &ev, L.coords, err);
+    if (bbvfl_oc_find_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
+    int ok = bbvfl_oc_sum_from_event(c, &ev, L.coords, err);
     bbvfl_cev_clear(&ev);
     if (ok < 0 ||
         bbvfl_vhead_eval(&c->head, c->sum, NULL, L.rows, c->probs + (size_t)L.first * (size_t)c->K, err) < 0)
@@ -572,7 +572,7 @@ int oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
    takes the head over from the last GradientPosted (checked against lastFusionParamsHash), settles
    the previous epoch if its metrics or rewards are missing, and re-evaluates the evaluation rounds
    of r's epoch that are already complete. */
-int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
+int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
   if (c->lr)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was elected the new active client, but taking the head over is not "
@@ -585,7 +585,7 @@ int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
   c->is_active = 1;
   uint64_t blk0 = c->blk; /* the round's events may precede the settling transactions below */
   uint64_t per = c->T + c->V, e = r / per, pos = r % per;
-  if (!c->have_head && oc_init_head(c, err) < 0) return -1;
+  if (!c->have_head && bbvfl_oc_init_head(c, err) < 0) return -1;
   bbvfl_vhead_epoch(&c->head, (int)e);
   static const uint8_t zero[32];
   uint8_t h[32];
@@ -600,7 +600,7 @@ int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
     rolled = 1;
     have_fr = 0;
     for (uint64_t p = r; p-- > 0;)
-      if (oc_is_train_round(c, p)) {
+      if (bbvfl_oc_is_train_round(c, p)) {
         fr = p;
         have_fr = 1;
         break;
@@ -608,7 +608,7 @@ int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
   }
   if (have_fr) {
     bbvfl_cev gp;
-    if (oc_find_event(c, BBVFL_EV_GRADIENT_POSTED, fr, &gp, err) < 0) return -1;
+    if (bbvfl_oc_find_event(c, BBVFL_EV_GRADIENT_POSTED, fr, &gp, err) < 0) return -1;
     uint8_t got[32];
     bbvfl_keccak256(gp.data2, gp.data2_len, got);
     int rc = !rolled && memcmp(got, h, 32) ? bbvfl_fail(err, BBVFL_E_STATE,
@@ -617,10 +617,10 @@ int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
                                 : bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err);
     bbvfl_cev_clear(&gp);
     if (rc < 0) return bbvfl_wrap(err, "taking over the head");
-    oc_log(c, "round %llu: took over the fusion head from GradientPosted(round %llu) (%zu parameters; the optimizer "
+    bbvfl_oc_log(c, "round %llu: took over the fusion head from GradientPosted(round %llu) (%zu parameters; the optimizer "
           "state starts afresh)", (unsigned long long)r, (unsigned long long)fr, c->head_len / 4);
   } else {
-    oc_log(c, "round %llu: no gradient posted yet: the head starts from the session's initialisation",
+    bbvfl_oc_log(c, "round %llu: no gradient posted yet: the head starts from the session's initialisation",
           (unsigned long long)r);
   }
   if (e > 0 && (!have_fr || fr < e * per)) {
@@ -628,18 +628,18 @@ int oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
     bbvfl_epoch_state st;
     if (bbvfl_aggc_epoch_state(&c->agg, (uint32_t)(e - 1), &st, err) < 0) return -1;
     if (!st.metrics_posted || !st.rewards_paid) {
-      oc_log(c, "epoch %llu: metrics or rewards missing; settling it", (unsigned long long)e);
-      if (oc_rebuild_eval(c, e - 1, c->V, err) < 0) return -1;
+      bbvfl_oc_log(c, "epoch %llu: metrics or rewards missing; settling it", (unsigned long long)e);
+      if (bbvfl_oc_rebuild_eval(c, e - 1, c->V, err) < 0) return -1;
       c->loss_sum = c->agg_sum = 0;
       c->trained = 0;
       c->takeover_epoch = (int)(e - 1);
-      if (oc_post_epoch(c, (uint32_t)(e - 1), err) < 0) return -1;
+      if (bbvfl_oc_post_epoch(c, (uint32_t)(e - 1), err) < 0) return -1;
     }
   }
   c->loss_sum = c->agg_sum = 0;
   c->trained = 0;
   c->takeover_epoch = (int)e;
-  if (pos > c->T && oc_rebuild_eval(c, e, pos - c->T, err) < 0) return -1;
+  if (pos > c->T && bbvfl_oc_rebuild_eval(c, e, pos - c->T, err) < 0) return -1;
   c->blk = blk0;
   return 0;
 }

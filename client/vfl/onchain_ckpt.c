@@ -2,17 +2,17 @@
 
 /* ------------------------------------------------------------------ checkpoints */
 
-int oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err *err) {
+int bbvfl_oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err *err) {
   if (c->lr) return 0; /* LR keeps no checkpoints (docs/LR.md "On chain": no restart) */
   double t0 = bbvfl_now();
   char p[1100], name[32];
   int slot = c->slot ^ 1;
   snprintf(name, sizeof name, "party-%d.ckpt", slot);
-  oc_path_in(c, p, sizeof p, name);
+  bbvfl_oc_path_in(c, p, sizeof p, name);
   if (bbvfl_party_save(&c->party, p, err) < 0) return -1;
   if (c->have_head) {
     snprintf(name, sizeof name, "head-%d.ckpt", slot);
-    oc_path_in(c, p, sizeof p, name);
+    bbvfl_oc_path_in(c, p, sizeof p, name);
     if (bbvfl_vhead_save(&c->head, p, err) < 0) return -1;
   }
   bbvfl_ckpt k = {0};
@@ -25,7 +25,7 @@ int oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err 
   bbvfl_ckpt_put_f64(&k, c->loss_sum);
   bbvfl_ckpt_put_f64(&k, c->agg_sum);
   bbvfl_ckpt_put_floats(&k, c->probs, c->neval * (size_t)c->K);
-  oc_path_in(c, p, sizeof p, "progress.ckpt");
+  bbvfl_oc_path_in(c, p, sizeof p, "progress.ckpt");
   int rc = bbvfl_ckpt_save(&k, p, "PROGRES2", err);
   bbvfl_ckpt_free(&k);
   if (rc == 0) c->slot = slot;
@@ -34,9 +34,9 @@ int oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err 
 }
 
 /* 1 resumed (next round in *next, the oldest unfinished in *first_open), 0 nothing to resume. */
-int oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err) {
+int bbvfl_oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err) {
   char p[1100], name[32];
-  oc_path_in(c, p, sizeof p, "progress.ckpt");
+  bbvfl_oc_path_in(c, p, sizeof p, "progress.ckpt");
   if (access(p, F_OK) != 0) return 0;
   if (c->lr)
     return bbvfl_fail(err, BBVFL_E_STATE, "%s: a restarted --model lr client cannot resume (LR keeps no checkpoints)", p);
@@ -59,11 +59,11 @@ int oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err
   }
   c->slot = (int)(slot & 1);
   snprintf(name, sizeof name, "party-%d.ckpt", c->slot);
-  oc_path_in(c, p, sizeof p, name);
+  bbvfl_oc_path_in(c, p, sizeof p, name);
   if (bbvfl_party_load(&c->party, p, err) < 0) goto out;
   if (hh && c->have_head) {
     snprintf(name, sizeof name, "head-%d.ckpt", c->slot);
-    oc_path_in(c, p, sizeof p, name);
+    bbvfl_oc_path_in(c, p, sizeof p, name);
     if (bbvfl_vhead_load(&c->head, p, err) < 0) goto out;
   }
   rc = 1;

@@ -16,7 +16,7 @@
 static int event_from(cl *c, bbvfl_cev_kind kind, uint64_t r, uint64_t from, bbvfl_cev *ev, bbvfl_err *err) {
   uint64_t keep = c->blk;
   c->blk = from;
-  int f = oc_query_event(c, kind, r, ev, err);
+  int f = bbvfl_oc_query_event(c, kind, r, ev, err);
   c->blk = keep;
   return f;
 }
@@ -45,14 +45,14 @@ static int claim_payloads(cl *c, uint64_t r, uint64_t from, size_t want_len, uns
   return 0;
 }
 
-int oc_check_claim(cl *c, oc_slot *sl, bbvfl_err *err) {
+int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   if (c->wire != BBVFL_WIRE_OPTIMISTIC || c->is_active) return 0;
   uint64_t r = sl->r;
   /* the claim: the round's first RoundCompleted from where this client's events are */
   bbvfl_cev rc, sc;
   memset(&sc, 0, sizeof sc);
   c->blk = c->ev_blk;
-  int w = oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rc, err);
+  int w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rc, err);
   if (w != 0) return w;
   size_t n = c->naddrs, got = 0, coords = sl->L.coords;
   size_t vlen = bbvfl_packed_len(coords, c->cp.value_bits), slen = bbvfl_packed_len(coords, c->cp.sum_bits);
@@ -90,14 +90,14 @@ int oc_check_claim(cl *c, oc_slot *sl, bbvfl_err *err) {
   }
   char who[43];
   bbvfl_addr_checksum(sc.client, who);
-  oc_log(c, "round %llu: the sum %s posted (block %llu) is not the sum of the %zu payloads: disputing it",
+  bbvfl_oc_log(c, "round %llu: the sum %s posted (block %llu) is not the sum of the %zu payloads: disputing it",
          (unsigned long long)r, who, (unsigned long long)rc.block_number, k);
   uint8_t *cd = NULL;
   size_t len = 0;
   if (bbvfl_cenc_dispute(r, sc.client, rc.data, rc.data_len, list, plen, k, &cd, &len, err) < 0) goto out;
   uint64_t gas = bbvfl_fit_aggregate_call_gas(len, k) + 150000 + 60000 * (uint64_t)c->cp.cfg.clients;
   bbvfl_err de = {0};
-  int sent = oc_tx(c, cd, len, gas, 0, NULL, "dispute()", &de);
+  int sent = bbvfl_oc_tx(c, cd, len, gas, 0, NULL, "dispute()", &de);
   free(cd);
   if (sent < 0 && !(de.code == BBVFL_E_REVERT && bbvfl_err_revert_sel_is(&de, BBVFL_SEL_NoClaim))) {
     *err = de;
@@ -117,7 +117,7 @@ int oc_check_claim(cl *c, oc_slot *sl, bbvfl_err *err) {
   }
   char by[43];
   bbvfl_addr_checksum(sd.to, by);
-  oc_log(c, "round %llu: sum disputed by %s%s (block %llu): the claimer %s is excluded and the round is redone",
+  bbvfl_oc_log(c, "round %llu: sum disputed by %s%s (block %llu): the claimer %s is excluded and the round is redone",
          (unsigned long long)r, by, memcmp(sd.to, c->me, 20) ? "" : " (this client)",
          (unsigned long long)sd.block_number, who);
   c->disputed_round = r;
@@ -128,7 +128,7 @@ int oc_check_claim(cl *c, oc_slot *sl, bbvfl_err *err) {
   if (bbvfl_aggc_active(&c->agg, act, err) < 0) goto out;
   memcpy(c->active, act, 20);
   ret = memcmp(act, c->me, 20) ? 0 : 2;
-  if (ret == 2) oc_log(c, "round %llu: this client was elected the new active client", (unsigned long long)r);
+  if (ret == 2) bbvfl_oc_log(c, "round %llu: this client was elected the new active client", (unsigned long long)r);
 out:
   for (size_t i = 0; pl && i < n; i++) free(pl[i]);
   free(pl);

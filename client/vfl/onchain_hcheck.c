@@ -20,7 +20,7 @@
 
 #include "vfl/headcheck.h"
 
-void oc_head_check_free(cl *c) {
+void bbvfl_oc_head_check_free(cl *c) {
   bbvfl_hcheck_free(c->hc);
   c->hc = NULL;
 }
@@ -45,11 +45,11 @@ static int hc_create(cl *c, bbvfl_err *err) {
 static int round_completed_ev(cl *c, uint64_t r, uint64_t from_blk, bbvfl_cev *ev, bbvfl_err *err) {
   uint64_t keep = c->blk;
   c->blk = from_blk;
-  int f = oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, r, ev, err);
+  int f = bbvfl_oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, r, ev, err);
   c->blk = keep;
   if (f < 0) return -1;
   if (f == 1) return 0;
-  return oc_find_event(c, BBVFL_EV_ROUND_COMPLETED, r, ev, err);
+  return bbvfl_oc_find_event(c, BBVFL_EV_ROUND_COMPLETED, r, ev, err);
 }
 
 /* Labels split across clients: the round's LabelGradientPosted posts by the session's clients, in
@@ -165,7 +165,7 @@ out:
 }
 
 static int refuse(cl *c, bbvfl_err *err) {
-  oc_log(c, "round %llu: REFUSED the active client's gradient: %s (%s); not applied", (unsigned long long)c->res->head_round,
+  bbvfl_oc_log(c, "round %llu: REFUSED the active client's gradient: %s (%s); not applied", (unsigned long long)c->res->head_round,
          c->res->head_verdict, c->res->head_detail);
   return bbvfl_fail(err, BBVFL_E_VERIFY,
                     "round %llu: the active client's posted gradient and head are not the session head's (%s: %s); "
@@ -173,7 +173,7 @@ static int refuse(cl *c, bbvfl_err *err) {
                     (unsigned long long)c->res->head_round, c->res->head_verdict, c->res->head_detail);
 }
 
-int oc_head_check(cl *c, const oc_slot *sl, const bbvfl_cev *gp, uint64_t from_blk, bbvfl_err *err) {
+int bbvfl_oc_head_check(cl *c, const bbvfl_oc_slot *sl, const bbvfl_cev *gp, uint64_t from_blk, bbvfl_err *err) {
   if (c->cfg->no_head_check) {
     snprintf(c->res->head_skipped, sizeof c->res->head_skipped, "turned off (--no-head-check: unsafe)");
     return 0;
@@ -189,7 +189,7 @@ int oc_head_check(cl *c, const oc_slot *sl, const bbvfl_cev *gp, uint64_t from_b
     if (bbvfl_cconfig_round(&c->cp.cfg, q, &Lq, err) < 0) goto out;
     if (!Lq.train) continue; /* the layout's: curvature rounds (--model lr) move the evaluation rounds */
     bbvfl_cev g;
-    if (oc_find_event(c, BBVFL_EV_GRADIENT_POSTED, q, &g, err) < 0) {
+    if (bbvfl_oc_find_event(c, BBVFL_EV_GRADIENT_POSTED, q, &g, err) < 0) {
       bbvfl_wrap(err, "the head check, catching up");
       goto out;
     }

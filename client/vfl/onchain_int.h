@@ -59,7 +59,7 @@ typedef struct {
   bbvfl_pending tx;         /* the submission, sent and not awaited yet (tx.raw NULL: none) */
   int submitted_before;     /* the chain had it before this process sent anything (a restart) */
   uint64_t sub_blk;         /* c->blk when it was submitted (RoundReopened events come after) */
-} oc_slot;
+} bbvfl_oc_slot;
 
 /* A transaction of the active client sent and not awaited yet. */
 /* What a transaction pays for, in the client's gas tally. */
@@ -71,7 +71,7 @@ typedef struct {
   const char *what;
   int kind;              /* OC_GAS_* */
   uint64_t round;        /* aggregate(): its round (a revert is then judged by the chain) */
-} oc_out;
+} bbvfl_oc_out;
 
 typedef struct {
   const bbvfl_onchain_cfg *cfg;
@@ -145,13 +145,13 @@ typedef struct {
   uint64_t disputed_blk;   /* the block of its SumDisputed (the corrected RoundCompleted is in it; the new
                               gradient after it) */
   unsigned stale;        /* staleness s */
-  oc_slot *slots;
+  bbvfl_oc_slot *slots;
   size_t nslots;
   uint64_t ev_blk;       /* the events of unfinished rounds are at or after this block */
   uint64_t done_blk[OC_DONE_RING]; /* hashed: block where round r became done, at r % OC_DONE_RING (0: unknown) */
-  oc_out *out;           /* the active client's transactions in flight */
+  bbvfl_oc_out *out;           /* the active client's transactions in flight */
   size_t nout, capout;
-  struct oc_lr *lr;      /* model lr: its state (onchain_lr.c); NULL: the MLP (party, head) */
+  struct bbvfl_oc_lr *lr;      /* model lr: its state (onchain_lr.c); NULL: the MLP (party, head) */
   /* a passive client's check of the active client (onchain_hcheck.c) */
   struct bbvfl_hcheck *hc;  /* NULL until the first check */
   uint64_t hc_next;         /* rounds below it were checked (a restarted process catches up from 0) */
@@ -159,39 +159,39 @@ typedef struct {
   int hc_have_poster;
 } cl;
 
-void oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void bbvfl_oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The sender's status callback: one progress line per event (fee waits with the base fee,
    replacements, re-sends, vanished receipts). */
-void oc_sender_status(void *ctx, const bbvfl_sender_status *st);
-int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
+void bbvfl_oc_sender_status(void *ctx, const bbvfl_sender_status *st);
+int bbvfl_oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
           bbvfl_err *err);
-int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,
+int bbvfl_oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,
                      bbvfl_err *err);
-int oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
-int oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap);
-static inline int oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
+int bbvfl_oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int bbvfl_oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap);
+static inline int bbvfl_oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
 /* The slot of round r (the ring of unfinished rounds). */
-static inline oc_slot *oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
+static inline bbvfl_oc_slot *bbvfl_oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
 /* Sends a transaction of the active client without waiting (its receipt is awaited by
-   oc_out_wait): on a chain with a block time several of them land in one block. */
+   bbvfl_oc_out_wait): on a chain with a block time several of them land in one block. */
 /* --submit-via-self: re-encodes submit calldata *cd (malloc'd, replaced) as execute(aggregator,
    calldata) and sets *to to this client's own address; otherwise *to = the aggregator. */
-int oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err);
-int oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err);
+int bbvfl_oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err);
+int bbvfl_oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err);
 /* Awaits every transaction in flight, in nonce order. A revert is an error naming the call
    (err->code BBVFL_E_REVERT); the later ones are still awaited. */
-int oc_out_wait(cl *c, bbvfl_err *err);
+int bbvfl_oc_out_wait(cl *c, bbvfl_err *err);
 /* The round's sum into c->sum (sl->L.coords values) and the count it covers into the head: lane mode
    from RoundCompleted; hashed mode from the submitted payloads (read from the chain, checked
    against their Submitted hashes), whose aggregate() call it sends. */
-int oc_round_sum(cl *c, oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err);
+int bbvfl_oc_round_sum(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err);
 /* The active client's step for a training window: the head through its nb batches (or, with
    labels split, from the holders' dLoss/dlogits), c->grad = the nb gradients. */
-int oc_active_train(cl *c, oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
 /* Evaluation scores of an evaluation round into c->probs. */
-int oc_active_eval(cl *c, oc_slot *sl, bbvfl_err *err);
-void oc_path_in(const cl *c, char *out, size_t cap, const char *name);
-void oc_rpc_wait_log(void *ctx, const char *msg);
+int bbvfl_oc_active_eval(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+void bbvfl_oc_path_in(const cl *c, char *out, size_t cap, const char *name);
+void bbvfl_oc_rpc_wait_log(void *ctx, const char *msg);
 
 /* A client that has waited too long for round r: a passive client calls reelect() when r is
    complete without a gradient; expireRound() when r is incomplete and either the active client has
@@ -199,52 +199,52 @@ void oc_rpc_wait_log(void *ctx, const char *msg);
    means "not overdue yet" (on an automining devnet the attempt itself mined a block). 1: this client
    is now the active client; 0: not (*reset = 1 when another client became active: the wait starts
    over); -1: error. */
-int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err);
-int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err);
-int oc_after_outage(cl *c, uint64_t round, bbvfl_err *err);
-int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
-int oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err);
+int bbvfl_oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err);
+int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err);
+int bbvfl_oc_after_outage(cl *c, uint64_t round, bbvfl_err *err);
+int bbvfl_oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int bbvfl_oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err);
 /* Checkpoint at the start of round next_round: every round below first_open is finished, the
    rounds first_open..next_round-1 are submitted and unfinished (their activations are in the
    party's checkpoint). */
-int oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err *err);
-int oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err);
-int oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err);
-int oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err);
-uint64_t oc_submit_gas(const cl *c, uint64_t coords);
-int oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err);
-int oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
-int oc_demoted(cl *c, uint64_t r, bbvfl_err *err);
-int oc_init_head(cl *c, bbvfl_err *err);
-int oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
-int oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err);
-int oc_take_over(cl *c, uint64_t r, bbvfl_err *err);
-int oc_init_label_rows(cl *c, bbvfl_err *err);
-int oc_label_dp(cl *c, bbvfl_err *err);
-int oc_own_label_grad(cl *c, const oc_slot *sl, bbvfl_err *err);
-int oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err);
-int oc_active_split_step(cl *c, const oc_slot *sl, double *loss, bbvfl_err *err);
-int oc_holder_post(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err);
-int oc_holder_eval(cl *c, oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err);
-/* Model lr (onchain_lr.c). oc_lr_init takes x (the client's columns, ownership taken) and builds
-   this client's LR state as the off-chain trainer builds client `index`; oc_lr_init_head the
+int bbvfl_oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err *err);
+int bbvfl_oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err);
+int bbvfl_oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err);
+int bbvfl_oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err);
+uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords);
+int bbvfl_oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err);
+int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
+int bbvfl_oc_demoted(cl *c, uint64_t r, bbvfl_err *err);
+int bbvfl_oc_init_head(cl *c, bbvfl_err *err);
+int bbvfl_oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int bbvfl_oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err);
+int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err);
+int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err);
+int bbvfl_oc_label_dp(cl *c, bbvfl_err *err);
+int bbvfl_oc_own_label_grad(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err);
+int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbvfl_err *err);
+int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err);
+int bbvfl_oc_holder_eval(cl *c, bbvfl_oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err);
+/* Model lr (onchain_lr.c). bbvfl_oc_lr_init takes x (the client's columns, ownership taken) and builds
+   this client's LR state as the off-chain trainer builds client `index`; bbvfl_oc_lr_init_head the
    head (K biases) and c->head_be. */
-int oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err);
-int oc_lr_init_head(cl *c, bbvfl_err *err);
-void oc_lr_free(cl *c);
+int bbvfl_oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err);
+int bbvfl_oc_lr_init_head(cl *c, bbvfl_err *err);
+void bbvfl_oc_lr_free(cl *c);
 /* The sum's contributor count for the PBM estimate. */
-void oc_lr_contributors(cl *c, unsigned n);
+void bbvfl_oc_lr_contributors(cl *c, unsigned n);
 /* Logical batches per epoch (1 with the full batch): the training loss is their mean. */
-size_t oc_lr_batches(const cl *c);
+size_t bbvfl_oc_lr_batches(const cl *c);
 /* Round sl's partial logits released into sl->q. */
-int oc_lr_forward(cl *c, oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_lr_forward(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
 /* The active client: the head on training round sl's sum (c->grad: the rows' dLoss/dz, c->head_be:
    the biases after it), or the scores of evaluation round sl into c->probs. */
-int oc_lr_active_train(cl *c, oc_slot *sl, bbvfl_err *err);
-int oc_lr_active_eval(cl *c, oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_lr_active_eval(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
 /* Training round sl's gradient (c->grad) kept; the logical batches it completes stepped. */
-int oc_lr_apply(cl *c, oc_slot *sl, bbvfl_err *err);
-int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err);
+int bbvfl_oc_lr_apply(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err);
 /* A passive client's check, before it applies anything, of the gradient and head parameters the
    active client posted for training round sl (gp: its GradientPosted; from_blk: a block at or
    before the round's RoundCompleted) with the replay of vfl/headcheck.h, on the round's public sum.
@@ -252,14 +252,14 @@ int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl
    (or the check is off, or not done for this kind of session: res->head_skipped says why); -1: an
    error, or BBVFL_E_VERIFY when the post deviates (res->head_refused, round and verdict set): the
    caller must not apply it. */
-int oc_head_check(cl *c, const oc_slot *sl, const bbvfl_cev *gp, uint64_t from_blk, bbvfl_err *err);
-void oc_head_check_free(cl *c);
+int bbvfl_oc_head_check(cl *c, const bbvfl_oc_slot *sl, const bbvfl_cev *gp, uint64_t from_blk, bbvfl_err *err);
+void bbvfl_oc_head_check_free(cl *c);
 /* Optimistic mode, a passive client (onchain_dispute.c): waits for round sl's claimed sum
    (RoundCompleted with SumClaimed), recomputes it from the round's payloads in the SubmittedPayload
    logs and, when it differs, disputes it (or finds the dispute another client sent), then records
    the roll-back in c->disputed_round/_blk. 0: the sum stands (or was corrected and another client is
    active); 2: corrected and this client is now the active client (the caller takes over); -1: error.
    Other modes: 0 at once. */
-int oc_check_claim(cl *c, oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
 
 #endif

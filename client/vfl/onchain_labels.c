@@ -3,7 +3,7 @@
 /* ------------------------------------------------------------------ labels split across clients */
 
 /* c->ylab from cfg: every row's label (--labels), the rows of --label-rows, or none. */
-int oc_init_label_rows(cl *c, bbvfl_err *err) {
+int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err) {
   const bbvfl_dataset *ds = c->cfg->ds;
   c->ylab = malloc((ds->n + 1) * sizeof *c->ylab);
   if (!c->ylab) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -30,7 +30,7 @@ int oc_init_label_rows(cl *c, bbvfl_err *err) {
    draws its own (docs/PRIVACY.md: each holder's draw counts). With --reproducible-noise they come
    from (seed, LABELS) instead: the same for every holder, and regenerable from the session file,
    so the labels are unprotected. */
-int oc_label_dp(cl *c, bbvfl_err *err) {
+int bbvfl_oc_label_dp(cl *c, bbvfl_err *err) {
   double eps = c->sess->train.label_eps;
   if (!(eps > 0)) return 0;
   if (bbvfl_rr_labels_keyed(c->ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, c->cfg->seeded_noise,
@@ -43,7 +43,7 @@ int oc_label_dp(cl *c, bbvfl_err *err) {
    mean over each batch of B) into c->dlog, all with the head's current parameters (those of the
    window's start: a label holder sees the head only at window boundaries); their loss goes to the
    epoch's tally. */
-int oc_own_label_grad(cl *c, const oc_slot *sl, bbvfl_err *err) {
+int bbvfl_oc_own_label_grad(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err) {
   size_t B = c->B, P = c->cp.cfg.dim, K = (size_t)c->K;
   for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->ylab[sl->rows[i]];
   double t1 = bbvfl_now();
@@ -60,7 +60,7 @@ int oc_own_label_grad(cl *c, const oc_slot *sl, bbvfl_err *err) {
   return 0;
 }
 
-static int oc_holder_of(const cl *c, const uint8_t a[20]) {
+static int bbvfl_oc_holder_of(const cl *c, const uint8_t a[20]) {
   for (size_t i = 0; i < c->naddrs; i++)
     if (!memcmp(c->addrs[i], a, 20)) return (int)i;
   return -1;
@@ -68,7 +68,7 @@ static int oc_holder_of(const cl *c, const uint8_t a[20]) {
 
 /* LabelGradientPosted(r) logs from c->blk on: adds those of the holders in `need` not yet in *got
    into c->dlog (add = 1), or only notes who posted (add = 0). */
-int oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err) {
+int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err) {
   uint8_t t1[32];
   bbvfl_cenc_word_u64(r, t1);
   json_t *logs = NULL;
@@ -85,7 +85,7 @@ int oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *g
     }
     int h = k == 1 && ev.kind == BBVFL_EV_LABEL_GRADIENT_POSTED && ev.round == r &&
                     !memcmp(ev.emitter, c->agg.address, 20)
-                ? oc_holder_of(c, ev.client)
+                ? bbvfl_oc_holder_of(c, ev.client)
                 : -1;
     if (h >= 0 && (need >> h & 1) && !(*got >> h & 1)) {
       if (add && ev.data_len != 4 * nk) {
@@ -110,17 +110,17 @@ int oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *g
 /* The active client, TRAIN round r: its own rows' dLoss/dlogits plus every other label holder's
    post (waited for within the round timeout), then the head's step from the sum; *loss: the mean
    over its own labelled rows of the batch (0 when none). */
-int oc_active_split_step(cl *c, const oc_slot *sl, double *loss, bbvfl_err *err) {
+int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbvfl_err *err) {
   uint64_t r = sl->r;
   size_t nk = sl->L.rows * (size_t)c->K;
   double l0 = c->lrows_loss, n0 = c->lrows_n;
-  if (oc_own_label_grad(c, sl, err) < 0) return -1;
+  if (bbvfl_oc_own_label_grad(c, sl, err) < 0) return -1;
   *loss = c->lrows_n > n0 ? (c->lrows_loss - l0) / (c->lrows_n - n0) : 0;
   uint64_t need = c->holders & ~(1ULL << c->res->index), got = 0;
   double t0 = bbvfl_now(), delay = POLL_MIN_S;
   c->blk = c->ev_blk; /* the posts come after the round's submissions */
   while (need) {
-    if (oc_scan_label_posts(c, r, nk, need, &got, 1, err) < 0) return -1;
+    if (bbvfl_oc_scan_label_posts(c, r, nk, need, &got, 1, err) < 0) return -1;
     if (got == need) break;
     if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
       c->res->wait_s += bbvfl_now() - t0;
@@ -158,36 +158,36 @@ int oc_active_split_step(cl *c, const oc_slot *sl, double *loss, bbvfl_err *err)
 /* A label holder that is not active, TRAIN round r: the round's sum, dLoss/dlogits of its rows
    with the head of the last GradientPosted, and postLabelGradient (unless, after a restart, the
    chain already has it). 0 done, 2 this client was elected active while waiting for the sum. */
-int oc_holder_post(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err) {
+int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err) {
   uint64_t r = sl->r;
   /* Both modes from the round's RoundCompleted: postLabelGradient() needs the round complete, which
      in hashed mode is the active client's aggregate() (the payloads alone are there earlier, and a
      post made then reverts "round not complete") */
   {
     bbvfl_cev ev;
-    int f = rc ? oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
+    int f = rc ? bbvfl_oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
     if (f < 0) return -1;
     if (!f) {
       c->blk = c->ev_blk;
-      int w = oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err);
+      int w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err);
       if (w != 0) return w;
     }
     /* h_hat must be the active client's: the count the round's own event states */
-    int ok = oc_sum_from_event(c, &ev, sl->L.coords, err);
+    int ok = bbvfl_oc_sum_from_event(c, &ev, sl->L.coords, err);
     bbvfl_cev_clear(&ev);
     if (ok < 0) return -1;
   }
-  if (oc_own_label_grad(c, sl, err) < 0) return -1;
+  if (bbvfl_oc_own_label_grad(c, sl, err) < 0) return -1;
   size_t nk = sl->L.rows * (size_t)c->K;
   if (check_chain) {
     uint64_t me = 1ULL << c->res->index, got = 0;
     uint64_t blk = c->blk;
     c->blk = c->ev_blk;
-    int k = oc_scan_label_posts(c, r, nk, me, &got, 0, err);
+    int k = bbvfl_oc_scan_label_posts(c, r, nk, me, &got, 0, err);
     c->blk = blk;
     if (k < 0) return -1;
     if (got) {
-      oc_log(c, "round %llu: label gradient already posted before the restart", (unsigned long long)r);
+      bbvfl_oc_log(c, "round %llu: label gradient already posted before the restart", (unsigned long long)r);
       return 0;
     }
   }
@@ -195,7 +195,7 @@ int oc_holder_post(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int check_chain,
   uint8_t *cd;
   size_t len;
   if (bbvfl_cenc_post_label_gradient(r, c->dlog_be, 4 * nk, &cd, &len, err) < 0) return -1;
-  int sent = oc_tx(c, cd, len, 120000 + 40 * (uint64_t)(4 * nk), 0, NULL, "postLabelGradient()", err);
+  int sent = bbvfl_oc_tx(c, cd, len, 120000 + 40 * (uint64_t)(4 * nk), 0, NULL, "postLabelGradient()", err);
   free(cd);
   if (sent < 0) return -1;
   c->res->label_posts++;
@@ -205,7 +205,7 @@ int oc_holder_post(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int check_chain,
 /* A label holder that is not active, EVAL round: its scores with the head of the last
    GradientPosted, from the RoundCompleted sum (rcev), or in hashed mode (rcev NULL) from the
    payloads. */
-int oc_holder_eval(cl *c, oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err) {
-  if (rcev ? oc_sum_from_event(c, rcev, sl->L.coords, err) < 0 : oc_round_sum(c, sl, NULL, err) < 0) return -1;
-  return oc_active_eval(c, sl, err);
+int bbvfl_oc_holder_eval(cl *c, bbvfl_oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err) {
+  if (rcev ? bbvfl_oc_sum_from_event(c, rcev, sl->L.coords, err) < 0 : bbvfl_oc_round_sum(c, sl, NULL, err) < 0) return -1;
+  return bbvfl_oc_active_eval(c, sl, err);
 }

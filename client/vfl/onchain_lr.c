@@ -25,7 +25,7 @@
  * step, kept by position), and once the last of them is in every block pushes its pair, as the
  * off-chain trainer's curvature round does. */
 
-struct oc_lr {
+struct bbvfl_oc_lr {
   bbvfl_lr_setup st;
   bbvfl_lr_client cl;
   int have_cl;
@@ -43,8 +43,8 @@ struct oc_lr {
   int L;              /* sqn: the curvature interval (0: not sqn) */
 };
 
-void oc_lr_free(cl *c) {
-  struct oc_lr *l = c->lr;
+void bbvfl_oc_lr_free(cl *c) {
+  struct bbvfl_oc_lr *l = c->lr;
   if (!l) return;
   if (l->have_cl) bbvfl_lr_client_free(&l->cl);
   if (l->have_head) bbvfl_lr_block_free(&l->head);
@@ -60,9 +60,9 @@ void oc_lr_free(cl *c) {
   c->lr = NULL;
 }
 
-int oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err) {
+int bbvfl_oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err) {
   const bbvfl_session *s = c->sess;
-  struct oc_lr *l = calloc(1, sizeof *l);
+  struct bbvfl_oc_lr *l = calloc(1, sizeof *l);
   if (!l) {
     free(x);
     return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -87,7 +87,7 @@ int oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err) {
   l->nbatch = l->npos / l->lb;
   size_t maxrows = c->n / K + 1;
   l->M = (int)s->cparams.clients;
-  l->have_cl = 1; /* freed by oc_lr_free also when the init fails part way */
+  l->have_cl = 1; /* freed by bbvfl_oc_lr_free also when the init fails part way */
   if (bbvfl_lr_client_init(&l->cl, &l->st, &t, x, ncols, index, l->lb, err) < 0) return -1;
   l->u = malloc(l->npos * K * sizeof *l->u);
   l->g = malloc(l->npos * K * sizeof *l->g);
@@ -103,8 +103,8 @@ int oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err) {
   return 0;
 }
 
-int oc_lr_init_head(cl *c, bbvfl_err *err) {
-  struct oc_lr *l = c->lr;
+int bbvfl_oc_lr_init_head(cl *c, bbvfl_err *err) {
+  struct bbvfl_oc_lr *l = c->lr;
   if (l->have_head) return 0;
   bbvfl_offchain_cfg t = c->sess->train;
   if (bbvfl_lr_block_init(&l->head, (size_t)l->st.K, &t, err) < 0) return -1;
@@ -115,18 +115,18 @@ int oc_lr_init_head(cl *c, bbvfl_err *err) {
   return 0;
 }
 
-void oc_lr_contributors(cl *c, unsigned n) {
+void bbvfl_oc_lr_contributors(cl *c, unsigned n) {
   if (c->lr) c->lr->M = (int)n;
 }
 
-size_t oc_lr_batches(const cl *c) { return c->lr->nbatch; }
+size_t bbvfl_oc_lr_batches(const cl *c) { return c->lr->nbatch; }
 
 /* The first epoch position of training round sl. */
-static size_t first_pos(const cl *c, const oc_slot *sl) { return (size_t)sl->L.first * c->B; }
+static size_t first_pos(const cl *c, const bbvfl_oc_slot *sl) { return (size_t)sl->L.first * c->B; }
 
-int oc_lr_forward(cl *c, oc_slot *sl, bbvfl_err *err) {
+int bbvfl_oc_lr_forward(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   (void)err;
-  struct oc_lr *l = c->lr;
+  struct bbvfl_oc_lr *l = c->lr;
   size_t K = (size_t)l->st.K, n = sl->L.rows;
   if (sl->L.curv) bbvfl_lr_client_curv_logits(&l->cl, sl->rows, n, l->v);
   else bbvfl_lr_client_logits(&l->cl, sl->rows, n, l->v);
@@ -140,14 +140,14 @@ int oc_lr_forward(cl *c, oc_slot *sl, bbvfl_err *err) {
 }
 
 /* The round's public sum (its PBM estimate) into l->hsum. */
-static void estimate(cl *c, const oc_slot *sl) {
-  struct oc_lr *l = c->lr;
+static void estimate(cl *c, const bbvfl_oc_slot *sl) {
+  struct bbvfl_oc_lr *l = c->lr;
   bbvfl_pbm_estimate(&l->st.mech, l->M, c->sum, sl->L.coords, l->hsum);
 }
 
-int oc_lr_active_train(cl *c, oc_slot *sl, bbvfl_err *err) {
+int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   (void)err;
-  struct oc_lr *l = c->lr;
+  struct bbvfl_oc_lr *l = c->lr;
   size_t K = (size_t)l->st.K, a = first_pos(c, sl), end = a + sl->L.rows;
   double t1 = bbvfl_now(), inv = 1.0 / (double)l->lb;
   bbvfl_optim_epoch(&l->head.opt, (int)sl->L.epoch);
@@ -177,9 +177,9 @@ int oc_lr_active_train(cl *c, oc_slot *sl, bbvfl_err *err) {
   return 0;
 }
 
-int oc_lr_active_eval(cl *c, oc_slot *sl, bbvfl_err *err) {
+int bbvfl_oc_lr_active_eval(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   (void)err;
-  struct oc_lr *l = c->lr;
+  struct bbvfl_oc_lr *l = c->lr;
   size_t K = (size_t)l->st.K;
   estimate(c, sl);
   bbvfl_lr_head_rows(&l->st, &l->head, l->hsum, c->yeval + sl->L.first, sl->L.rows, 1.0, l->z, NULL,
@@ -187,9 +187,9 @@ int oc_lr_active_eval(cl *c, oc_slot *sl, bbvfl_err *err) {
   return 0;
 }
 
-int oc_lr_apply(cl *c, oc_slot *sl, bbvfl_err *err) {
+int bbvfl_oc_lr_apply(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   (void)err;
-  struct oc_lr *l = c->lr;
+  struct bbvfl_oc_lr *l = c->lr;
   size_t K = (size_t)l->st.K, a = first_pos(c, sl), end = a + sl->L.rows;
   double t1 = bbvfl_now();
   bbvfl_optim_epoch(&l->cl.bl.opt, (int)sl->L.epoch);

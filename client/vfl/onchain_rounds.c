@@ -18,7 +18,7 @@
  * evaluation rounds hold nothing up: the next epoch's first window is submitted next to the
  * evaluation round, in the same block on a chain with a block time. */
 
-static int oc_dump_q(cl *c, const oc_slot *sl, bbvfl_err *err) {
+static int bbvfl_oc_dump_q(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err) {
   char p[1300];
   snprintf(p, sizeof p, "%s/q-%d-%llu.bin", c->cfg->dump_q_dir, c->res->index, (unsigned long long)sl->r);
   if (bbvfl_write_file_atomic(p, sl->q, sl->L.coords, 0600, err) < 0) return bbvfl_wrap(err, "test hook: writing q");
@@ -27,8 +27,8 @@ static int oc_dump_q(cl *c, const oc_slot *sl, bbvfl_err *err) {
 
 /* submit(r, ...) calldata: q itself in plain mode (bit-packed in packed and optimistic modes), q
    masked for the current set in masked mode. */
-static int encode_submission(cl *c, oc_slot *sl, uint8_t **cd, size_t *len, bbvfl_err *err) {
-  if (c->cfg->dump_q_dir && oc_dump_q(c, sl, err) < 0) return -1;
+static int encode_submission(cl *c, bbvfl_oc_slot *sl, uint8_t **cd, size_t *len, bbvfl_err *err) {
+  if (c->cfg->dump_q_dir && bbvfl_oc_dump_q(c, sl, err) < 0) return -1;
   if (c->wire >= BBVFL_WIRE_PACKED) { /* packed and optimistic modes: value_bits per value */
     size_t n = sl->L.coords, plen = bbvfl_packed_len(n, c->cp.value_bits);
     uint32_t *v = malloc((n ? n : 1) * sizeof *v);
@@ -48,13 +48,13 @@ static int encode_submission(cl *c, oc_slot *sl, uint8_t **cd, size_t *len, bbvf
   return bbvfl_cenc_submit(sl->r, c->mc.lanes, 2 * sl->L.coords, cd, len, err);
 }
 
-uint64_t oc_submit_gas(const cl *c, uint64_t coords) {
+uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords) {
   /* the one gas model the window sizing uses too (vfl/fit.h) */
   bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels};
   return bbvfl_fit_submit_gas(&fs, coords, c->cfg->submit_via_self);
 }
 
-int oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err) {
+int bbvfl_oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err) {
   *to = c->agg.address;
   if (!c->cfg->submit_via_self) return 0;
   /* execute(address to, bytes data): selector, to, offset 0x40, length, data zero-padded */
@@ -74,7 +74,7 @@ int oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bb
 }
 
 /* The table rows of round r into sl->rows. */
-static void round_rows(cl *c, oc_slot *sl) {
+static void round_rows(cl *c, bbvfl_oc_slot *sl) {
   const bbvfl_round_layout *L = &sl->L;
   if (L->train) {
     for (uint32_t k = 0; k < L->nb; k++) {
@@ -86,8 +86,8 @@ static void round_rows(cl *c, oc_slot *sl) {
   }
 }
 
-static int take_slot(cl *c, uint64_t r, oc_slot **out, bbvfl_err *err) {
-  oc_slot *sl = oc_slot_of(c, r);
+static int take_slot(cl *c, uint64_t r, bbvfl_oc_slot **out, bbvfl_err *err) {
+  bbvfl_oc_slot *sl = bbvfl_oc_slot_of(c, r);
   if (sl->r != UINT64_MAX)
     return bbvfl_fail(err, BBVFL_E_INTERNAL, "round %llu: its slot still holds round %llu", (unsigned long long)r,
                       (unsigned long long)sl->r);
@@ -99,7 +99,7 @@ static int take_slot(cl *c, uint64_t r, oc_slot **out, bbvfl_err *err) {
   return 0;
 }
 
-static void free_slot(oc_slot *sl) {
+static void free_slot(bbvfl_oc_slot *sl) {
   bbvfl_pending_clear(&sl->tx);
   sl->r = UINT64_MAX;
 }
@@ -118,8 +118,8 @@ static int already_submitted(cl *c, uint64_t r, int *yes, bbvfl_err *err) {
    own transactions, until the submission would be accepted (asked as an eth_call from this key:
    no transaction until then), then sends the same submission again and takes its receipt. 0: the
    new submission is mined; -1: error (the round does not open within round_timeout_s). */
-static int resubmit_after_reorg(cl *c, oc_slot *sl, bbvfl_receipt *rc, bbvfl_err *err) {
-  oc_log(c, "round %llu: the chain is behind the events this client acted on (a reorg): waiting for the round to "
+static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbvfl_err *err) {
+  bbvfl_oc_log(c, "round %llu: the chain is behind the events this client acted on (a reorg): waiting for the round to "
          "open again, then submitting the same q again", (unsigned long long)sl->r);
   uint8_t *cd;
   size_t len;
@@ -133,14 +133,14 @@ static int resubmit_after_reorg(cl *c, oc_slot *sl, bbvfl_receipt *rc, bbvfl_err
     int crc = bbvfl_rpc_eth_call(c->rpc, c->me, c->agg.address, cd, len, NULL, &out, &olen, &e);
     free(out);
     if (crc == 0) {
-      int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx,
+      int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx,
                                          err);
       free(cd);
       if (ok < 0) return -1;
       ok = bbvfl_sender_wait_tracked(c->snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
       bbvfl_pending_clear(&sl->tx);
       if (rc->gas_used) c->res->gas_submit += rc->gas_used;
-      if (ok == 0) oc_log(c, "round %llu: submitted again after the reorg", (unsigned long long)sl->r);
+      if (ok == 0) bbvfl_oc_log(c, "round %llu: submitted again after the reorg", (unsigned long long)sl->r);
       return ok;
     }
     if (e.code != BBVFL_E_REVERT || !bbvfl_err_revert_sel_is(&e, BBVFL_SEL_RoundNotOpen)) {
@@ -163,7 +163,7 @@ static int resubmit_after_reorg(cl *c, oc_slot *sl, bbvfl_receipt *rc, bbvfl_err
 /* The receipt of a round's submission: a revert is explained (AlreadySubmitted, or RoundClosed once
    the round completed, after a send that looked lost is fine when the chain has this client's
    submission; ClientExcluded says why). rc receives the receipt (cleared by the caller). */
-static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, bbvfl_err *err) {
+static int submission_receipt(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, int *have, bbvfl_err *err) {
   *have = 0;
   memset(rc, 0, sizeof *rc);
   if (!sl->tx.raw) return 0;
@@ -194,7 +194,7 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
   int maybe_ours = !err->revert.present || bbvfl_err_revert_sel_is(err, BBVFL_SEL_AlreadySubmitted) ||
                    bbvfl_err_revert_sel_is(err, BBVFL_SEL_RoundClosed);
   if (maybe_ours && already_submitted(c, sl->r, &yes, &e2) == 0 && yes) {
-    oc_log(c, "round %llu: the contract already has this client's submission (an earlier send that looked lost)",
+    bbvfl_oc_log(c, "round %llu: the contract already has this client's submission (an earlier send that looked lost)",
            (unsigned long long)sl->r);
     memset(err, 0, sizeof *err);
     return 0;
@@ -211,9 +211,9 @@ static int submission_receipt(cl *c, oc_slot *sl, bbvfl_receipt *rc, int *have, 
 }
 
 /* The gradient of window sl from the chain (GradientPosted) into c->grad; a label holder also
-   follows the head. check: a passive client's head check first (oc_head_check: a deviating post
+   follows the head. check: a passive client's head check first (bbvfl_oc_head_check: a deviating post
    is refused, an error). 0 done, 2 this client was elected active while waiting. */
-static int read_gradient(cl *c, oc_slot *sl, int check, bbvfl_err *err) {
+static int read_gradient(cl *c, bbvfl_oc_slot *sl, int check, bbvfl_err *err) {
   bbvfl_cev gp;
   uint64_t from = c->ev_blk; /* the round's RoundCompleted is at or after it */
   c->blk = c->ev_blk;
@@ -221,14 +221,14 @@ static int read_gradient(cl *c, oc_slot *sl, int check, bbvfl_err *err) {
     from = c->disputed_blk;
     c->blk = c->disputed_blk + 1;
   }
-  int w = oc_wait_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
+  int w = bbvfl_oc_wait_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
   if (w != 0) return w;
   c->ev_blk = gp.block_number;
   int rc = 0;
   if (gp.data_len != 4 * sl->L.coords) {
     rc = bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: posted gradient has %zu bytes, expected %llu",
                     (unsigned long long)sl->r, gp.data_len, (unsigned long long)(4 * sl->L.coords));
-  } else if (check && oc_head_check(c, sl, &gp, from, err) < 0) {
+  } else if (check && bbvfl_oc_head_check(c, sl, &gp, from, err) < 0) {
     rc = -1; /* refused (or not checkable): nothing of it is taken */
   } else {
     bbvfl_f32_from_be(gp.data, sl->L.coords, c->grad);
@@ -239,8 +239,8 @@ static int read_gradient(cl *c, oc_slot *sl, int check, bbvfl_err *err) {
   return rc;
 }
 
-static int apply_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
-  if (c->lr) return oc_lr_apply(c, sl, err);
+static int apply_gradient(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
+  if (c->lr) return bbvfl_oc_lr_apply(c, sl, err);
   double t1 = bbvfl_now();
   bbvfl_party_epoch(&c->party, (int)sl->L.epoch);
   int rc = bbvfl_party_apply(&c->party, c->grad, sl->L.nb, c->B, err);
@@ -250,10 +250,10 @@ static int apply_gradient(cl *c, oc_slot *sl, bbvfl_err *err) {
 
 /* The active client: the window's gradients already on chain (a restart after the post)? Then
    they and the head come from GradientPosted. 1 taken, 0 not posted yet. */
-static int posted_before(cl *c, oc_slot *sl, bbvfl_err *err) {
+static int posted_before(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   bbvfl_cev gp;
   c->blk = c->ev_blk;
-  int f = oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
+  int f = bbvfl_oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
   if (f <= 0) return f;
   int rc = 1;
   if (gp.data_len != 4 * sl->L.coords || bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err) < 0) {
@@ -269,7 +269,7 @@ static int posted_before(cl *c, oc_slot *sl, bbvfl_err *err) {
 
 /* The active client finishes a training window: sum, head, post; 2 when it was demoted meanwhile
    (then c->grad holds the new active client's gradient). */
-static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resumed, bbvfl_err *err) {
+static int active_window(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int resumed, bbvfl_err *err) {
   if (sl->L.index == 0) {
     c->loss_sum = c->agg_sum = 0;
     c->trained = 0;
@@ -277,7 +277,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
   }
   if (!c->lr) bbvfl_vhead_epoch(&c->head, (int)sl->L.epoch); /* the epoch's learning rate (idempotent) */
   double t_agg0 = bbvfl_now();
-  if (oc_round_sum(c, sl, rc, err) < 0) return -1;
+  if (bbvfl_oc_round_sum(c, sl, rc, err) < 0) return -1;
   c->agg_sum += bbvfl_now() - t_agg0;
   if (resumed) {
     /* A restart: the window's head steps again from the checkpoint (so the optimizer state is the
@@ -288,19 +288,19 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
        window behind the finished ones, so every restart of the active client comes here.) Taking
        the chain's parameters without the step would leave the optimizer a step behind, which the
        passive clients' head check refuses at the next round. */
-    if (oc_active_train(c, sl, err) < 0) return -1;
+    if (bbvfl_oc_active_train(c, sl, err) < 0) return -1;
     bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
     bbvfl_vhead_params_be(&c->head, c->head_be);
     bbvfl_cev gp;
     c->blk = c->ev_blk;
-    int q = oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
+    int q = bbvfl_oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
     if (q < 0) return -1;
     if (q == 1) {
       int same = gp.data_len == 4 * sl->L.coords && !memcmp(gp.data, c->grad_be, gp.data_len) &&
                  gp.data2_len == c->head_len && !memcmp(gp.data2, c->head_be, c->head_len);
       int bad = 0;
       if (!same) {
-        oc_log(c, "round %llu: the recomputed gradient differs from the one posted before the restart; taking the chain's",
+        bbvfl_oc_log(c, "round %llu: the recomputed gradient differs from the one posted before the restart; taking the chain's",
                (unsigned long long)sl->r);
         if (gp.data_len != 4 * sl->L.coords || bbvfl_vhead_load_params_be(&c->head, gp.data2, gp.data2_len, err) < 0) {
           if (!err->code) bbvfl_fail(err, BBVFL_E_PARSE, "posted gradient has the wrong length");
@@ -311,14 +311,14 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
       }
       c->ev_blk = gp.block_number;
       bbvfl_cev_clear(&gp);
-      return bad ? -1 : oc_out_wait(c, err);
+      return bad ? -1 : bbvfl_oc_out_wait(c, err);
     }
   } else {
     int f = resumed ? posted_before(c, sl, err) : 0;
     if (f < 0) return -1;
-    if (f == 1) return oc_out_wait(c, err);
-    if (oc_active_train(c, sl, err) < 0) return -1;
-    if (!c->lr) bbvfl_vhead_params_be(&c->head, c->head_be); /* LR: oc_lr_active_train wrote its biases */
+    if (f == 1) return bbvfl_oc_out_wait(c, err);
+    if (bbvfl_oc_active_train(c, sl, err) < 0) return -1;
+    if (!c->lr) bbvfl_vhead_params_be(&c->head, c->head_be); /* LR: bbvfl_oc_lr_active_train wrote its biases */
     if (c->cfg->tamper && !c->lr && !(c->split && !c->own_all)) { /* test-only (bbvfl-tamper): NULL in release builds */
       struct bbvfl_onchain_tamper t = {.stage = BBVFL_TAMPER_POST, .round = sl->r, .epoch = sl->L.epoch,
                                        .nb = sl->L.nb, .B = c->B, .P = c->cp.cfg.dim, .y = c->yb, .sum = c->sum,
@@ -333,14 +333,14 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
   if (bbvfl_cenc_post_gradient(sl->r, c->grad_be, 4 * sl->L.coords, c->head_be, c->head_len, &cd, &len, err) < 0)
     return -1;
   uint64_t gas = bbvfl_fit_gradient_gas(sl->L.coords, c->head_len);
-  int ok = oc_out_send(c, cd, len, gas, "postGradient()", OC_GAS_GRADIENT, err);
+  int ok = bbvfl_oc_out_send(c, cd, len, gas, "postGradient()", OC_GAS_GRADIENT, err);
   free(cd);
-  if (ok == 0) ok = oc_out_wait(c, err);
+  if (ok == 0) ok = bbvfl_oc_out_wait(c, err);
   if (ok == 0) {
     if (c->hashed) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
     return 0;
   }
-  if (c->split || !oc_demoted(c, sl->r, err)) return -1;
+  if (c->split || !bbvfl_oc_demoted(c, sl->r, err)) return -1;
   /* re-elected away while slow: take the new active client's gradient like the others */
   int w = read_gradient(c, sl, 0, err);
   if (w == 2) return bbvfl_fail(err, BBVFL_E_STATE, "elected again while waiting for the new active client");
@@ -348,7 +348,7 @@ static int active_window(cl *c, oc_slot *sl, const bbvfl_receipt *rc, int resume
 }
 
 /* Finishes round sl (see the top of the file). */
-static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
+static int finish(cl *c, bbvfl_oc_slot *sl, int resumed, bbvfl_err *err) {
   bbvfl_receipt rc;
   int have_rc = 0;
   if (submission_receipt(c, sl, &rc, &have_rc, err) < 0) return -1;
@@ -357,34 +357,34 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
   if (!c->is_active) {
     int w = 0;
     /* optimistic mode: the posted sum checked against the payloads (a wrong one disputed) first */
-    if (c->wire == BBVFL_WIRE_OPTIMISTIC) w = oc_check_claim(c, sl, err);
+    if (c->wire == BBVFL_WIRE_OPTIMISTIC) w = bbvfl_oc_check_claim(c, sl, err);
     if (w != 0) {
       /* 2: the dispute elected this client (below); -1: failed */
     } else if (sl->L.train) {
       /* a label holder posts dLoss/dlogits for its rows first */
-      if (c->split && c->holder) w = oc_holder_post(c, sl, rcp, resumed, err);
+      if (c->split && c->holder) w = bbvfl_oc_holder_post(c, sl, rcp, resumed, err);
       if (w == 0) w = read_gradient(c, sl, 1, err);
     } else if (!c->hashed || (c->split && c->holder)) {
       /* lane mode: the next round opens when this one completes; a label holder scores it */
       bbvfl_cev rcev;
-      int f = rcp ? oc_receipt_event(c, rcp, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err) : 0;
+      int f = rcp ? bbvfl_oc_receipt_event(c, rcp, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err) : 0;
       if (f < 0) w = -1;
       if (f == 0 && !c->hashed) {
         c->blk = c->ev_blk;
-        w = oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err);
+        w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err);
         if (w == 0) c->ev_blk = rcev.block_number;
         f = w == 0;
       }
       if (f == 1) {
-        if (c->split && c->have_head && oc_holder_eval(c, sl, &rcev, err) < 0) w = -1;
+        if (c->split && c->have_head && bbvfl_oc_holder_eval(c, sl, &rcev, err) < 0) w = -1;
         bbvfl_cev_clear(&rcev);
-      } else if (w == 0 && c->hashed && c->split && c->have_head && oc_holder_eval(c, sl, NULL, err) < 0) {
+      } else if (w == 0 && c->hashed && c->split && c->have_head && bbvfl_oc_holder_eval(c, sl, NULL, err) < 0) {
         w = -1;
       }
     }
     if (w < 0) fail = 1;
     /* elected while waiting: this client carries the round on as the active client */
-    if (!fail && w == 2 && oc_take_over(c, sl->r, err) < 0) fail = 1;
+    if (!fail && w == 2 && bbvfl_oc_take_over(c, sl->r, err) < 0) fail = 1;
   }
   int demoted = 0;
   if (!fail && c->is_active) {
@@ -393,7 +393,7 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
       fail = k < 0;
       demoted = k == 2;
     } else {
-      fail = oc_round_sum(c, sl, rcp, err) < 0 || oc_active_eval(c, sl, err) < 0;
+      fail = bbvfl_oc_round_sum(c, sl, rcp, err) < 0 || bbvfl_oc_active_eval(c, sl, err) < 0;
     }
   }
   bbvfl_receipt_clear(&rc);
@@ -401,11 +401,11 @@ static int finish(cl *c, oc_slot *sl, int resumed, bbvfl_err *err) {
   (void)demoted;
   if (sl->L.train && apply_gradient(c, sl, err) < 0) return -1;
   int epoch_end = bbvfl_cconfig_epoch_end(&c->cp.cfg, sl->r);
-  if (c->is_active && epoch_end && oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
+  if (c->is_active && epoch_end && bbvfl_oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
   if (!c->is_active && c->split && c->have_head && epoch_end) {
-    if (oc_fill_metrics(c, sl->L.epoch, err) < 0) return -1;
+    if (bbvfl_oc_fill_metrics(c, sl->L.epoch, err) < 0) return -1;
     const bbvfl_epoch_metrics *em = &c->res->per_epoch[sl->L.epoch];
-    oc_log(c, "epoch %u (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",
+    bbvfl_oc_log(c, "epoch %u (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",
            sl->L.epoch + 1, c->res->labelled_test_rows, em->train_loss, em->test_loss, em->auroc);
   }
   c->res->rounds++;
@@ -423,7 +423,7 @@ typedef struct {
 static int step_finish(void *ctx, uint64_t r, bbvfl_err *err) {
   run_ctx *x = ctx;
   cl *c = x->c;
-  oc_slot *sl = oc_slot_of(c, r);
+  bbvfl_oc_slot *sl = bbvfl_oc_slot_of(c, r);
   if (sl->r != r) return bbvfl_fail(err, BBVFL_E_INTERNAL, "round %llu: not open", (unsigned long long)r);
   if (finish(c, sl, x->resumed && sl->submitted_before, err) < 0) return -1;
   free_slot(sl);
@@ -436,7 +436,7 @@ static int step_finish(void *ctx, uint64_t r, bbvfl_err *err) {
 /* the state before round r's forward, with every round before first_open finished */
 static int step_checkpoint(void *ctx, uint64_t r, uint64_t first_open, bbvfl_err *err) {
   run_ctx *x = ctx;
-  if (oc_save_progress(x->c, r, first_open, err) < 0)
+  if (bbvfl_oc_save_progress(x->c, r, first_open, err) < 0)
     return bbvfl_wrap(err, "checkpoint of round %llu", (unsigned long long)r);
   return 0;
 }
@@ -444,10 +444,10 @@ static int step_checkpoint(void *ctx, uint64_t r, uint64_t first_open, bbvfl_err
 static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
   run_ctx *x = ctx;
   cl *c = x->c;
-  oc_slot *sl;
+  bbvfl_oc_slot *sl;
   if (take_slot(c, r, &sl, err) < 0) return -1;
   double tl = bbvfl_now();
-  int frc = c->lr          ? oc_lr_forward(c, sl, err)
+  int frc = c->lr          ? bbvfl_oc_lr_forward(c, sl, err)
             : sl->L.train ? bbvfl_party_forward_train(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err)
                         : bbvfl_party_forward_eval(&c->party, sl->rows, sl->L.rows, sl->q, NULL, err);
   c->res->learn_s += bbvfl_now() - tl;
@@ -455,7 +455,7 @@ static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
   int yes = 0;
   if (x->resumed && already_submitted(c, r, &yes, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
   if (yes) {
-    oc_log(c, "round %llu: already submitted before the restart", (unsigned long long)r);
+    bbvfl_oc_log(c, "round %llu: already submitted before the restart", (unsigned long long)r);
     sl->submitted_before = 1;
     return 0;
   }
@@ -464,12 +464,12 @@ static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
   size_t len;
   const uint8_t *to;
   if (encode_submission(c, sl, &cd, &len, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
-  if (oc_submit_via(c, &cd, &len, &to, err) < 0) {
+  if (bbvfl_oc_submit_via(c, &cd, &len, &to, err) < 0) {
     free(cd);
     return -1;
   }
   double t0 = bbvfl_now();
-  int ok = bbvfl_sender_send_tracked(c->snd, to, NULL, cd, len, oc_submit_gas(c, sl->L.coords), &sl->tx, err);
+  int ok = bbvfl_sender_send_tracked(c->snd, to, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx, err);
   c->res->send_s += bbvfl_now() - t0;
   free(cd);
   if (ok < 0) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)r);
@@ -481,17 +481,17 @@ static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
     int have = 0;
     if (submission_receipt(c, sl, &rc, &have, err) < 0) return -1;
     bbvfl_receipt_clear(&rc);
-    oc_log(c, "round %llu: submitted; pausing (SIGSTOP) as asked (testing)", (unsigned long long)r);
+    bbvfl_oc_log(c, "round %llu: submitted; pausing (SIGSTOP) as asked (testing)", (unsigned long long)r);
     raise(SIGSTOP);
   }
   return 0;
 }
 
-int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err) {
+int bbvfl_oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err) {
   /* after a restart: the rounds between the checkpoint's oldest unfinished round and its next
      round were submitted before it (their activations are in the checkpoint) */
   for (uint64_t p = first_open; p < start; p++) {
-    oc_slot *sl;
+    bbvfl_oc_slot *sl;
     if (take_slot(c, p, &sl, err) < 0) return -1;
     sl->submitted_before = 1;
   }
@@ -501,8 +501,8 @@ int oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl
   bbvfl_rounds_ops ops = {.finish = step_finish, .checkpoint = step_checkpoint, .start = step_start};
   run_ctx x = {.c = c, .resumed = resumed};
   if (bbvfl_rounds_run(&sched, start, first_open, c->cp.total_rounds, &ops, &x, err) < 0) return -1;
-  if (oc_out_wait(c, err) < 0) return bbvfl_wrap(err, "the last transactions");
+  if (bbvfl_oc_out_wait(c, err) < 0) return bbvfl_wrap(err, "the last transactions");
   uint64_t total = c->cp.total_rounds;
-  if (oc_save_progress(c, total, total, err) < 0) return bbvfl_wrap(err, "final checkpoint");
+  if (bbvfl_oc_save_progress(c, total, total, err) < 0) return bbvfl_wrap(err, "final checkpoint");
   return 0;
 }

@@ -1,7 +1,7 @@
 #include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 #include "vfl/onchain_int.h"
 
-void oc_log(const cl *c, const char *fmt, ...) {
+void bbvfl_oc_log(const cl *c, const char *fmt, ...) {
   if (!c->cfg->log) return;
   va_list ap;
   va_start(ap, fmt);
@@ -11,20 +11,20 @@ void oc_log(const cl *c, const char *fmt, ...) {
   fflush(c->cfg->log);
 }
 
-void oc_path_in(const cl *c, char *out, size_t cap, const char *name) {
+void bbvfl_oc_path_in(const cl *c, char *out, size_t cap, const char *name) {
   snprintf(out, cap, "%s/%s", c->dir, name);
 }
 
-void oc_rpc_wait_log(void *ctx, const char *msg) { oc_log((const cl *)ctx, "%s", msg); }
+void bbvfl_oc_rpc_wait_log(void *ctx, const char *msg) { bbvfl_oc_log((const cl *)ctx, "%s", msg); }
 
-void oc_sender_status(void *ctx, const bbvfl_sender_status *st) {
+void bbvfl_oc_sender_status(void *ctx, const bbvfl_sender_status *st) {
   const cl *c = ctx;
-  oc_log(c, "block %llu: %s (base fee %.3f gwei)", (unsigned long long)st->head, st->msg, st->base_fee_gwei);
+  bbvfl_oc_log(c, "block %llu: %s (base fee %.3f gwei)", (unsigned long long)st->head, st->msg, st->base_fee_gwei);
 }
 
 /* ------------------------------------------------------------------ transactions */
 
-int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
+int bbvfl_oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
               bbvfl_err *err) {
   double t0 = bbvfl_now();
   bbvfl_receipt local;
@@ -36,7 +36,7 @@ int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbv
     size_t wl = len;
     if (!(wrapped = malloc(len ? len : 1))) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     memcpy(wrapped, cd, len);
-    if (oc_submit_via(c, &wrapped, &wl, &to, err) < 0) {
+    if (bbvfl_oc_submit_via(c, &wrapped, &wl, &to, err) < 0) {
       free(wrapped);
       return -1;
     }
@@ -59,7 +59,7 @@ int oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbv
 }
 
 /* Finds the event of `kind` for `round` (topic1) among a receipt's logs. 1 found, 0 not. */
-int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,
+int bbvfl_oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,
                          bbvfl_err *err) {
   size_t i;
   json_t *log;
@@ -77,7 +77,7 @@ int oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, 
 }
 
 /* One query for the event of `kind` with topic1 = round. 1 found (*ev filled), 0 not yet. */
-int oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+int bbvfl_oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   uint8_t t1[32];
   bbvfl_cenc_word_u64(round, t1);
   json_t *logs = NULL;
@@ -98,7 +98,7 @@ int oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bb
 
 /* Names the participants that have not submitted the open round, into out; returns how many
    (-1: the participants could not be read). */
-int oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap) {
+int bbvfl_oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap) {
   out[0] = 0;
   bbvfl_err e = {0};
   uint8_t(*parts)[20] = NULL;
@@ -132,18 +132,18 @@ int oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap) {
    means "not overdue yet" (on an automining devnet the attempt itself mined a block). 1: this client
    is now the active client; 0: not (*reset = 1 when another client became active: the wait starts
    over); -1: error. */
-int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
+int bbvfl_oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
   uint8_t act[20];
   char a[43];
   if (bbvfl_aggc_active(&c->agg, act, err) < 0) return -1;
   if (memcmp(act, c->active, 20)) {
     memcpy(c->active, act, 20);
     if (!memcmp(act, c->me, 20)) {
-      oc_log(c, "round %llu: this client was elected the new active client", (unsigned long long)round);
+      bbvfl_oc_log(c, "round %llu: this client was elected the new active client", (unsigned long long)round);
       return 1;
     }
     bbvfl_addr_checksum(act, a);
-    oc_log(c, "round %llu: the active client is now %s", (unsigned long long)round, a);
+    bbvfl_oc_log(c, "round %llu: the active client is now %s", (unsigned long long)round, a);
     *reset = 1;
     return 0;
   }
@@ -155,7 +155,7 @@ int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
   const char *what;
   uint64_t gas;
   if (rs.complete) {
-    if (c->is_active || !oc_is_train_round(c, round)) return 0;
+    if (c->is_active || !bbvfl_oc_is_train_round(c, round)) return 0;
     what = "reelect()";
     gas = 150000 + 30000 * (uint64_t)c->cp.cfg.clients;
     if (bbvfl_cenc_reelect(&cd, &len, err) < 0) return -1;
@@ -169,14 +169,14 @@ int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
   }
   bbvfl_addr_checksum(act, a);
   if (c->is_active)
-    oc_log(c, "round %llu: waited %.1f s for the missing submissions; calling %s", (unsigned long long)round,
+    bbvfl_oc_log(c, "round %llu: waited %.1f s for the missing submissions; calling %s", (unsigned long long)round,
           c->cfg->takeover_after_s, what);
   else
-    oc_log(c, "round %llu: waited %.1f s for the active client %s; calling %s", (unsigned long long)round,
+    bbvfl_oc_log(c, "round %llu: waited %.1f s for the active client %s; calling %s", (unsigned long long)round,
           c->cfg->takeover_after_s, a, what);
   uint64_t blk = c->blk; /* the awaited event may be in a block before this attempt's */
   bbvfl_err e2 = {0};
-  int rc = oc_tx(c, cd, len, gas, 0, NULL, what, &e2);
+  int rc = bbvfl_oc_tx(c, cd, len, gas, 0, NULL, what, &e2);
   c->blk = blk;
   free(cd);
   if (rc < 0) {
@@ -186,8 +186,8 @@ int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
     }
     return 0; /* not overdue yet */
   }
-  oc_log(c, "round %llu: %s accepted", (unsigned long long)round, what);
-  return oc_nudge_active(c, round, reset, err);
+  bbvfl_oc_log(c, "round %llu: %s accepted", (unsigned long long)round, what);
+  return bbvfl_oc_nudge_active(c, round, reset, err);
 }
 
 /* One step of a wait for round r, for dropouts (docs/MASKED.md, "Dropouts"). Masked mode: when
@@ -199,22 +199,22 @@ int oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
    mode re-opens it. 1: the round was re-opened and this client submitted again (the wait starts
    over); 0: keep waiting; -1: error (incl. giving up after twice the timeout, unless expireRound()
    said the round's deadline block is not reached yet and the head is still moving toward it). */
-int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
-  oc_slot *sl = c->slots ? oc_slot_of(c, r) : NULL;
+int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
+  bbvfl_oc_slot *sl = c->slots ? bbvfl_oc_slot_of(c, r) : NULL;
   if (sl && sl->r != r) sl = NULL; /* not a round this client has the q of */
   int k = c->masked && sl ? bbvfl_mclient_poll_reopened(&c->mc, &c->agg, r, sl->sub_blk, err) : 0;
   if (k < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
   if (k == 1) {
-    oc_log(c, "round %llu: re-opened for %u participants (set 0x%llx); submitting the same q masked for them",
+    bbvfl_oc_log(c, "round %llu: re-opened for %u participants (set 0x%llx); submitting the same q masked for them",
           (unsigned long long)r, c->mc.nparts, (unsigned long long)c->mc.set);
     c->mc.n = sl->L.coords;
     if (bbvfl_mclient_mask(&c->mc, r, sl->q, err) < 0) return -1;
     uint8_t *cd;
     size_t len;
     if (bbvfl_cenc_submit(r, c->mc.lanes, 2 * sl->L.coords, &cd, &len, err) < 0) return -1;
-    uint64_t gas = oc_submit_gas(c, sl->L.coords);
+    uint64_t gas = bbvfl_oc_submit_gas(c, sl->L.coords);
     uint64_t blk = c->blk;
-    int ok = oc_tx(c, cd, len, gas, 1, NULL, "submit() to the re-opened round", err);
+    int ok = bbvfl_oc_tx(c, cd, len, gas, 1, NULL, "submit() to the re-opened round", err);
     c->blk = blk;
     free(cd);
     if (ok < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
@@ -242,7 +242,7 @@ int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
     double grace = 2 * c->cfg->round_timeout_s + 10 * c->cfg->takeover_after_s + 30;
     if (c->cfg->takeover_after_s > 0 && c->only_active_late == r + 1 && waited <= grace) return 0;
     char miss[1024];
-    int nmiss = oc_missing_clients(c, r, miss, sizeof miss);
+    int nmiss = bbvfl_oc_missing_clients(c, r, miss, sizeof miss);
     if (nmiss == 0 && c->cfg->takeover_after_s > 0 && waited <= grace) {
       c->only_active_late = r + 1;
       return 0;
@@ -266,7 +266,7 @@ int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
   if (bbvfl_cenc_expire_round(&cd, &len, err) < 0) return -1;
   uint64_t blk = c->blk;
   bbvfl_err e2 = {0};
-  int rc = oc_tx(c, cd, len, 300000 + 60000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "expireRound()", &e2);
+  int rc = bbvfl_oc_tx(c, cd, len, 300000 + 60000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "expireRound()", &e2);
   c->blk = blk;
   free(cd);
   if (rc < 0 && e2.code != BBVFL_E_REVERT) {
@@ -283,28 +283,28 @@ int oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
   } else if (rc < 0) {
     c->exp_r = 0; /* another reason (someone else expired it, no submission yet): the usual rule */
   }
-  if (rc == 0) oc_log(c, "round %llu: no sum after %.1f s; expireRound() accepted", (unsigned long long)r, waited);
+  if (rc == 0) bbvfl_oc_log(c, "round %llu: no sum after %.1f s; expireRound() accepted", (unsigned long long)r, waited);
   return 0;
 }
 
 /* After the node came back from an outage (restarted from a saved state, it may have lost the last
    blocks): the event cursor is pulled back to the node's head (re-mined events land after it) and
    the sender hands in again this client's transactions the node no longer has. */
-int oc_after_outage(cl *c, uint64_t round, bbvfl_err *err) {
+int bbvfl_oc_after_outage(cl *c, uint64_t round, bbvfl_err *err) {
   uint64_t o = bbvfl_rpc_outages(c->rpc);
   if (o == c->outages_seen) return 0;
   c->outages_seen = o;
   uint64_t head;
   if (bbvfl_rpc_block_number(c->rpc, &head, err) < 0) return -1;
   if (c->blk > head) {
-    oc_log(c, "round %llu: the node is back at block %llu, before block %llu this client had seen: blocks were lost",
+    bbvfl_oc_log(c, "round %llu: the node is back at block %llu, before block %llu this client had seen: blocks were lost",
           (unsigned long long)round, (unsigned long long)head, (unsigned long long)c->blk);
     c->blk = head;
   }
   unsigned resent = 0;
   if (bbvfl_sender_recover(c->snd, &resent, err) < 0) return -1;
   if (resent)
-    oc_log(c, "round %llu: the node no longer had %u of this client's transactions; sent the same bytes again",
+    bbvfl_oc_log(c, "round %llu: the node no longer had %u of this client's transactions; sent the same bytes again",
           (unsigned long long)round, resent);
   return 0;
 }
@@ -316,7 +316,7 @@ static int fee_hold(cl *c, uint64_t round, int *said, char *why, size_t cap) {
   why[0] = 0;
   int found = bbvfl_sender_stall_cause(c->snd, why, cap);
   if (c->cfg->max_fee_gwei <= 0 || !bbvfl_sender_fee_above_cap(c->snd)) return 0;
-  if (!*said) oc_log(c, "round %llu: still waiting: %s", (unsigned long long)round, found ? why : "the base fee is above the cap");
+  if (!*said) bbvfl_oc_log(c, "round %llu: still waiting: %s", (unsigned long long)round, found ? why : "the base fee is above the cap");
   *said = 1;
   return 1;
 }
@@ -324,17 +324,17 @@ static int fee_hold(cl *c, uint64_t round, int *said, char *why, size_t cap) {
 /* Waits for the event of `kind` for `round`, polling with a growing backoff. A passive client
    with takeover_after_s set nudges an overdue active client (nudge_active); returns 2 when this
    client became the active client instead. */
-int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+int bbvfl_oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
   double t0 = bbvfl_now(), delay = POLL_MIN_S, t_wait = t0, last_nudge = 0;
   int said = 0;
   char why[512] = "";
   for (;;) {
-    if (oc_after_outage(c, round, err) < 0) return -1;
+    if (bbvfl_oc_after_outage(c, round, err) < 0) return -1;
     /* this client's own transactions: re-sent when the node lost them (a reorg, a drop), replaced
        when overdue (at most every 0.25 s) */
     if (bbvfl_sender_check(c->snd, NULL, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)round);
     uint64_t o = bbvfl_rpc_outages(c->rpc);
-    int f = oc_query_event(c, kind, round, ev, err);
+    int f = bbvfl_oc_query_event(c, kind, round, ev, err);
     if (f < 0 && bbvfl_rpc_outages(c->rpc) != o) {
       memset(err, 0, sizeof *err); /* the node came back during the query (maybe shorter): again */
       continue;
@@ -351,7 +351,7 @@ int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
       continue;
     }
     if (c->masked || c->cfg->expire) {
-      int k = oc_expire_wait_step(c, round, now - t0, err);
+      int k = bbvfl_oc_expire_wait_step(c, round, now - t0, err);
       if (k < 0) return -1;
       if (k == 1) {
         t0 = bbvfl_now();
@@ -362,7 +362,7 @@ int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
         now - last_nudge >= 1.0) {
       last_nudge = now;
       int reset = 0;
-      int k = oc_nudge_active(c, round, &reset, err);
+      int k = bbvfl_oc_nudge_active(c, round, &reset, err);
       if (k < 0) return -1;
       if (k == 1) {
         c->res->wait_s += bbvfl_now() - t_wait;
@@ -378,7 +378,7 @@ int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
   }
   c->res->wait_s += bbvfl_now() - t_wait;
   char miss[1024];
-  oc_missing_clients(c, round, miss, sizeof miss);
+  bbvfl_oc_missing_clients(c, round, miss, sizeof miss);
   if (why[0]) {
     size_t l = strlen(miss);
     snprintf(miss + l, sizeof miss - l, "; on chain: %s", why);
@@ -388,7 +388,7 @@ int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
     size_t len;
     bbvfl_err e2 = {0};
     if (bbvfl_cenc_expire_round(&cd, &len, &e2) == 0) {
-      int rc = oc_tx(c, cd, len, 300000 + 60000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "expireRound()", &e2);
+      int rc = bbvfl_oc_tx(c, cd, len, 300000 + 60000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "expireRound()", &e2);
       free(cd);
       if (rc == 0)
         return bbvfl_fail(err, BBVFL_E_TIMEOUT,
@@ -406,7 +406,7 @@ int oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbv
 }
 
 /* Waits until phase() is at least `want`. */
-int oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err) {
+int bbvfl_oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err) {
   double t0 = bbvfl_now(), delay = 0.001;
   for (;;) {
     bbvfl_phase ph;

@@ -127,7 +127,7 @@ static outcome run(const sim *o) {
       for (size_t i = 0; i < n; i++) yb[i] = y[rw[i]];
       if (o->t == T_FLIP && round == o->at) yb[1] = (yb[1] + 1) % o->nclasses;
       if (o->lr) {
-        /* as oc_lr_active_train */
+        /* as bbvfl_oc_lr_active_train */
         double inv = 1.0 / (double)lb;
         size_t a = w * nb * BS, end = a + n;
         bbvfl_optim_epoch(&lh.opt, e);
