@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -11,6 +13,29 @@
 #include "eth/sender.h"
 #include "eth/wallet.h"
 #include "vfl/session.h"
+
+/* 0 when `out` can be created or replaced: its folder exists and is writable, and it is not a
+   folder itself; -1 with BBVFL_E_ARG naming the problem. */
+static int out_writable(const char *out, bbvfl_err *err) {
+  char dir[4096];
+  const char *slash = strrchr(out, '/');
+  if (!*out) return bbvfl_fail(err, BBVFL_E_ARG, "--out: an empty file name");
+  if (strlen(out) >= sizeof dir) return bbvfl_fail(err, BBVFL_E_ARG, "--out: the path is too long");
+  if (!slash) strcpy(dir, ".");
+  else if (slash == out) strcpy(dir, "/");
+  else {
+    memcpy(dir, out, (size_t)(slash - out));
+    dir[slash - out] = 0;
+  }
+  struct stat st;
+  if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--out %s: the folder %s does not exist (nothing was deployed)", out, dir);
+  if (access(dir, W_OK | X_OK) < 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--out %s: the folder %s is not writable (nothing was deployed)", out, dir);
+  if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--out %s is a folder, not a file (nothing was deployed)", out);
+  return 0;
+}
 
 int cmd_deploy(int argc, char **argv) {
   session_flags f;
@@ -77,6 +102,12 @@ int cmd_deploy(int argc, char **argv) {
   }
   if (!(timeout_s >= 0 && timeout_s <= 1e8) || !(active_s >= 0 && active_s <= 1e8)) {
     bbvfl_fail(&err, BBVFL_E_ARG, "--round-timeout-seconds and --active-timeout must be in 0..1e8 seconds");
+    bbvfl_dataset_free(&ds);
+    return cli_report(&err);
+  }
+  /* the session file is the only record of the contracts: refuse before any transaction when it
+     cannot be written (a missing folder, no permission, a folder in its place) */
+  if (out_writable(out, &err) < 0) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
   }

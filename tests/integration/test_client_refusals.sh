@@ -96,4 +96,19 @@ if "$BBVFL_BIN" demo --rpc "http://127.0.0.1:$dead" --clients 2 --epochs 1 --out
 fi
 [ ! -e "$work/demo-dead" ] || fail "demo against a dead port left $(find "$work/demo-dead")"
 echo "ok: demo against a dead port -> $(cat "$work/err")"
+
+# a session file that cannot be written: refused before any transaction (the file is the only
+# record of the contracts a deploy creates)
+b0=$(rpc eth_blockNumber '[]')
+if "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 1 --out "$work/no/such/dir/s.json" 2>"$work/err"; then
+  fail "deploy into a missing folder succeeded"
+fi
+grep -q "does not exist" "$work/err" || fail "unclear message for a missing --out folder: $(cat "$work/err")"
+mkdir "$work/adir"
+if "$BBVFL_BIN" deploy --rpc "$BBVFL_RPC_URL" --clients 2 --epochs 1 --out "$work/adir" 2>"$work/err"; then
+  fail "deploy onto a folder succeeded"
+fi
+grep -q "is a folder" "$work/err" || fail "unclear message for a folder as --out: $(cat "$work/err")"
+[ "$(rpc eth_blockNumber '[]')" = "$b0" ] || fail "a refused deploy mined a block ($b0 -> $(rpc eth_blockNumber '[]'))"
+echo "ok: deploy with an unwritable --out -> no block mined"
 echo ok
