@@ -18,6 +18,7 @@
 
 #include "audit/audit.h"
 #include "audit/report.h"
+#include "vfl/packing.h"
 
 static void make_result(bbvfl_audit_result *r, int failing) {
   memset(r, 0, sizeof *r);
@@ -35,6 +36,7 @@ static void make_result(bbvfl_audit_result *r, int failing) {
   r->params.cfg.test_rows = 5;
   r->params.cfg.staleness = 1;
   r->params.cfg.hashed = 1;
+  r->params.cfg.wire = BBVFL_WIRE_HASHED; /* the contract's kind, which names the aggregation */
   r->params.cfg.train_rounds = 2;
   r->params.cfg.eval_rounds = 1;
   r->params.cfg.epochs = 2;
