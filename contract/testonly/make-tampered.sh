@@ -50,7 +50,7 @@ variant count \
 variant pay \
   's/uint256 amount = \(acc - rew\) \* RATE;/uint256 amount = (acc - rew) * RATE - (i == 1 ? 1 : 0);/g'
 variant stranger \
-  's/if \(!\(w & F_REG != 0\)\) _revert\(NotRegistered\.selector\);\n(\s*)if \(!\(w & F_EXCL == 0\)\) _revert\(ClientExcluded\.selector\);/if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);/g'
+  's/if \(!\(w & F_REG != 0\)\) revert NotRegistered\(\);\n(\s*)if \(!\(w & F_EXCL == 0\)\) revert ClientExcluded\(\);/if (!(w & F_EXCL == 0)) revert ClientExcluded();/g'
 
 variant elect \
   's/address act = _participants\[uint256\(s\) % np\];/address act = _participants[(uint256(s) + 1) % np];/g'
