@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Soak: one long on-chain session with 10 real `bbvfl client` processes (`bbvfl demo --clients 10`,
+# Soak: one long on-chain session with 10 client processes (`bbvfl demo --clients 10` forks them,
 # its own embedded anvil), at least BBVFL_SOAK_ROUNDS rounds (default 100, the CI form; the full
 # form is BBVFL_SOAK_ROUNDS=500). A sampler reads every client's VmRSS (/proc/PID/status) and open
 # file descriptors (/proc/PID/fd, not counting the temporary file of a checkpoint being written at
@@ -49,7 +49,9 @@ def clients():
             cmd = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
         except OSError:
             continue
-        if b"client" in cmd and any(run.encode() in a for a in cmd):
+        # the demo forks its clients (run/local.c): children of the demo that name the run folder
+        # and are not the embedded anvil
+        if not os.path.basename(cmd[0]).startswith(b"anvil") and any(run.encode() in a for a in cmd):
             # only the demo's own children: a process a client might start (e.g. a sanitizer's
             # symbolizer) names the same run folder but is not one of the 10 clients
             try:
