@@ -107,8 +107,8 @@ run_tests() {
   log "tests: normal build"
   (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'chaos|slow' ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
-  log "tests: ASan + UBSan build (unit and integration; contract tests run once above)"
-  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos|slow' ${BBVFL_CTEST_ARGS:-}) || rc=1
+  log "tests: ASan + UBSan build (unit and integration; contract tests and the noasan sessions run once above)"
+  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos|slow|noasan' ${BBVFL_CTEST_ARGS:-}) || rc=1
   stop_stray_devnets "$tmp"
   rm -rf "$tmp"
   if [ $rc -ne 0 ]; then log "SOME TESTS FAILED"; else log "all tests passed"; fi
