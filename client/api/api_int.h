@@ -3,7 +3,7 @@
  * installed, included only by the client/api sources and the library's own tests.
  *
  * Layering: api -> vfl -> ml -> dp -> common. The api files hold no logic of their own beyond
- * checking arguments and translating types: training is vfl/offchain.h, the CSV loader ml/data.h,
+ * checking arguments and translating types: training is offchain/offchain.h, the CSV loader ml/data.h,
  * the accountant dp/privacy.h. */
 #ifndef BBVFL_API_INT_H
 #define BBVFL_API_INT_H
@@ -13,7 +13,7 @@
 #include "bbvfl/bbvfl.h"
 #include "common/err.h"
 #include "ml/data.h"
-#include "vfl/offchain.h"
+#include "offchain/offchain.h"
 
 struct bbvfl_table {
   bbvfl_dataset ds; /* owned */

@@ -1,4 +1,4 @@
-/* include/bbvfl/train.h over vfl/offchain.h: a config is a bbvfl_offchain_cfg plus what the public
+/* include/bbvfl/train.h over offchain/offchain.h: a config is a bbvfl_offchain_cfg plus what the public
  * API adds (an owned partition string, delta, whether a seed was set); a run is the trainer's
  * result plus a copy of the config. Value checks mirror the limits of `bbvfl train --offchain`. */
 #include <errno.h>

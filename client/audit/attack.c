@@ -5,8 +5,9 @@
 #include <string.h>
 
 #include "audit/leak.h"
-#include "vfl/cfgprivacy.h"
-#include "vfl/head.h"
+#include "core/cfgprivacy.h"
+#include "core/head.h"
+#include "offchain/offchain.h"
 
 void bbvfl_attack_defaults(bbvfl_attack_cfg *a) {
   memset(a, 0, sizeof *a);

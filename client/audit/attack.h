@@ -2,7 +2,7 @@
  * "Attacks"): label inference from the posted gradients (audit/leak.h), feature inversion of one
  * client's released embeddings, and membership inference with shadow models. Each is scored
  * beside its chance level. Off chain the observer's view comes from the trainer's tap
- * (vfl/offchain.h bbvfl_offchain_tap): exactly what the chain would carry (every client's
+ * (offchain/offchain.h bbvfl_offchain_tap): exactly what the chain would carry (every client's
  * submissions, the posted gradients with the head's parameters), plus the final model's scores
  * for the membership attack (the active client's view of its own model).
  *
@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "ml/data.h"
-#include "vfl/offchain.h"
+#include "core/config.h"
 
 /* Feature inversion: a ridge-regression decoder from a release (P values) to the victim's d
  * columns, fitted on n_aux rows the attacker holds (their releases and their columns), applied to

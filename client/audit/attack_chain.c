@@ -8,8 +8,8 @@
 
 #include "audit/attack.h"
 #include "audit/audit.h"
-#include "vfl/head.h"
-#include "vfl/setup.h"
+#include "core/head.h"
+#include "core/setup.h"
 
 typedef struct {
   size_t ntr, nte, P;

@@ -34,8 +34,8 @@
 #include "common/err.h"
 #include "dp/privacy.h"
 #include "eth/u256.h"
-#include "vfl/contract.h"
-#include "vfl/offchain.h"
+#include "binding/contract.h"
+#include "core/config.h"
 
 /* The checks, in report order. */
 typedef enum {
@@ -59,7 +59,7 @@ typedef enum {
                             last block read = its ledger balance; no Transfer moves more than its
                             sender's ledger balance; totalSupply = minted - burned = params().rewardPool */
   BBVFL_AC_PRIVACY,      /* the accountant's epsilon for the parameters actually used */
-  BBVFL_AC_HEAD,         /* the active client replayed (vfl/headcheck.h): every TRAIN round's posted gradient
+  BBVFL_AC_HEAD,         /* the active client replayed (core/headcheck.h): every TRAIN round's posted gradient
                             is the session head's at the previously posted parameters for a class per row,
                             the same class for a training row in every epoch, and the posted parameters are
                             the optimizer's step; needs the session's training setup (opts.head_train) */
@@ -170,7 +170,7 @@ typedef struct {
   /* the token (balances check) */
   int has_supply; bbvfl_u256 minted, burned, total_supply; /* from the Transfer events; totalSupply() */
   uint64_t holders;             /* accounts whose balanceOf was reconciled */
-  /* the check `head` (vfl/headcheck.h): TRAIN rounds replayed, of them bit for bit, the largest
+  /* the check `head` (core/headcheck.h): TRAIN rounds replayed, of them bit for bit, the largest
      deviations relative to each vector's largest value (0 when every round was exact) */
   uint64_t head_rounds, head_exact, head_batches, head_curv_skipped;
   double head_max_dev_grad, head_max_dev_params;

@@ -9,7 +9,7 @@
 #include "eth/deploy.h"
 #include "eth/hex.h"
 #include "eth/tx.h"
-#include "vfl/packing.h"
+#include "binding/packing.h"
 
 void bbvfl_au_fetched_clear(fetched *f) {
   free(f->input);

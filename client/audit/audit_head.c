@@ -1,4 +1,4 @@
-/* The check `head`: the active client replayed from the chain (vfl/headcheck.h). Fed from the
+/* The check `head`: the active client replayed from the chain (core/headcheck.h). Fed from the
  * replay: each TRAIN round's RoundCompleted (its sum as emitted and its contributor count: what
  * every client's h_hat is formed from), the round's LabelGradientPosted posts in chain order, then
  * its GradientPosted, which runs one round of the checker. The first deviation fails the check at
@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vfl/headcheck.h"
-#include "vfl/schedule.h"
+#include "core/headcheck.h"
+#include "core/schedule.h"
 
 static const char *const TRUSTED[] = {
     "the test labels behind the posted metrics (MetricsPosted: loss, AUROC, accuracy are the active client's word)",

@@ -25,8 +25,8 @@
 
 #include "audit/audit.h"
 #include "eth/rpc.h"
-#include "vfl/contract.h"
-#include "vfl/headcheck.h"
+#include "binding/contract.h"
+#include "core/headcheck.h"
 
 #define AU_CHUNK 64             /* logs per prefetch batch */
 #define AU_MAX_WINDOW 100000    /* blocks per eth_getLogs call, upper bound of the adaptive window */
@@ -224,7 +224,7 @@ void bbvfl_au_close_rewards_group(st_t *S);
 void bbvfl_au_ledger_transfer(st_t *S, const bbvfl_cev *ev);
 void bbvfl_au_check_balances(st_t *S);
 
-/* audit_head.c: the check `head` (vfl/headcheck.h). init after params() (skipped without the
+/* audit_head.c: the check `head` (core/headcheck.h). init after params() (skipped without the
  * session's training setup); sum at a TRAIN round's RoundCompleted; label for each valid
  * LabelGradientPosted; gradient for each valid GradientPosted (ai: the poster's index); finish
  * at the end (the figures and the note); clear frees. */

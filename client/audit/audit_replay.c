@@ -6,7 +6,7 @@
 #include "audit/audit_int.h"
 #include "eth/keccak.h"
 #include "eth/wallet.h"
-#include "vfl/packing.h"
+#include "binding/packing.h"
 
 void bbvfl_au_on_registered(st_t *S, const bbvfl_cev *ev) {
   uint8_t a[20];

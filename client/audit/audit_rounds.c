@@ -8,8 +8,8 @@
 #include "audit/leak.h"
 #include "eth/abi.h"
 #include "eth/keccak.h"
-#include "vfl/packing.h"
-#include "vfl/schedule.h"
+#include "binding/packing.h"
+#include "core/schedule.h"
 
 int bbvfl_audit_decode_submit(const uint8_t *in, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
                               char *why, size_t whyn) {
@@ -196,7 +196,7 @@ static int add_to_sum(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q,
   return 0;
 }
 
-/* Packed and optimistic modes: q is rows*P values bit-packed at value_bits (vfl/packing.h; no
+/* Packed and optimistic modes: q is rows*P values bit-packed at value_bits (binding/packing.h; no
  * padding bit set), each <= b; unpacked into sl->sum. */
 static int add_packed(st_t *S, const bbvfl_cev *ev, rslot *sl, const uint8_t *q, size_t qlen) {
   size_t coords = (size_t)sl->L.coords;

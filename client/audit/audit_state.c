@@ -6,7 +6,7 @@
 
 #include "audit/audit_int.h"
 #include "eth/keccak.h"
-#include "vfl/schedule.h"
+#include "core/schedule.h"
 
 /* ------------------------------------------------------------------ failures */
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vfl/head.h"
+#include "core/head.h"
 
 /* Solves the K x K system A x = b in place (Gaussian elimination, partial pivoting). */
 static int solve(double *A, double *b, size_t K) {

@@ -8,7 +8,7 @@
 #include "dp/accountant.h"
 #include "eth/hex.h"
 #include "eth/wallet.h"
-#include "vfl/packing.h"
+#include "binding/packing.h"
 
 static void addr_str(const uint8_t a[20], char out[43]) { bbvfl_addr_checksum(a, out); }
 

@@ -6,7 +6,7 @@
 
 #include "common/err.h"
 #include "ml/data.h"
-#include "vfl/offchain.h"
+#include "offchain/offchain.h"
 
 #define BBVFL_AFE_LEVELS 4
 #define BBVFL_AFE_MAX_SEEDS 20

@@ -211,7 +211,7 @@ char *bbvfl_bench_blocks_csv(const json_t *t); /* malloc'd; NULL: out of memory 
 
 /* Windows sized for the chain by table size (569, 1,797, 20,000 and a synthetic 100,000 rows), M
  * clients, the devnet's and Ethereum mainnet's block gas limits: window, rounds, gas, blocks and
- * wall time per epoch, ether per epoch at a gas price. A model from vfl/fit.h (bench/tables.c). */
+ * wall time per epoch, ether per epoch at a gas price. A model from binding/fit.h (bench/tables.c). */
 typedef struct {
   int Ms[8], nM;
   uint64_t devnet_block_gas, mainnet_block_gas;

@@ -25,10 +25,10 @@
 #include "bench/bench.h"
 #include "common/fsutil.h"
 #include "ml/metrics.h"
-#include "vfl/cfgprivacy.h"
-#include "vfl/contract.h"
-#include "vfl/offchain.h"
-#include "vfl/session.h"
+#include "core/cfgprivacy.h"
+#include "binding/contract.h"
+#include "offchain/offchain.h"
+#include "binding/session.h"
 
 #define MAX_ROWS 16
 #define MAX_SEEDS 16

@@ -16,7 +16,7 @@
 #include "eth/hex.h"
 #include "eth/rpc.h"
 #include "eth/sender.h"
-#include "vfl/contract.h"
+#include "binding/contract.h"
 
 #define TX_TIMEOUT_S 60.0
 #define STALL_S 2

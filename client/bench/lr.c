@@ -12,9 +12,9 @@
 #include "bench/bench.h"
 #include "ml/data.h"
 #include "ml/lr.h"
-#include "vfl/lr_train.h"
-#include "vfl/offchain.h"
-#include "vfl/setup.h"
+#include "offchain/lr_train.h"
+#include "offchain/offchain.h"
+#include "core/setup.h"
 
 typedef struct {
   const char *name;

@@ -1,6 +1,6 @@
 /* bbvfl bench table1: the DP-BBVFL paper's Table I on bbvfl's own stack.
  *
- * For every (M, b): the off-chain column comes from the off-chain trainer (vfl/offchain.h), which
+ * For every (M, b): the off-chain column comes from the off-chain trainer (offchain/offchain.h), which
  * times its in-process aggregator per epoch; the on-chain column from the lean driver
  * (bench/chainbench.h) running the same number of training and evaluation rounds per epoch against
  * a fresh BbvflAggregator. Plus, in the same run: the floor (a bare signed transfer to receipt),
@@ -19,7 +19,7 @@
 #include "bench/bench.h"
 #include "common/fsutil.h"
 #include "ml/metrics.h"
-#include "vfl/offchain.h"
+#include "offchain/offchain.h"
 
 /* Table I of the DP-BBVFL paper (Breast Cancer, beta = 0.05, first 10 epochs, PyEVM), seconds. */
 static const struct {
@@ -323,7 +323,7 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
                 "eval_rounds_per_epoch", (int)V, "seed", (json_int_t)o->seed, "driver",
                 "lean: one thread per client, eth_sendRawTransactionSync, bench/chainbench.h", "round_time",
                 "first client starts signing -> receipt of the submission that completed the round (RoundCompleted)",
-                "offchain", "vfl/offchain.h in-process aggregator timer (training rounds of an epoch)"));
+                "offchain", "offchain/offchain.h in-process aggregator timer (training rounds of an epoch)"));
   json_object_set_new(json_object_get(top, "config"), "chain",
                       json_string(o->reset == 0   ? "continuous: every configuration's session stays on the chain"
                                   : o->reset == 1 ? "one continuous session per configuration, each started on the "

@@ -1,10 +1,10 @@
 /* bbvfl bench tables: what the table's size does to a session on a chain, with windows sized for
- * the chain (vfl/fit.h) and staleness 1 (one block per window).
+ * the chain (binding/fit.h) and staleness 1 (one block per window).
  *
  * For tables of 569 (Breast Cancer), 1,797 (Digits), 20,000 (Letter) and 100,000 rows (a synthetic
  * table), M clients, B = 10, P = 16, b = 16, hashed aggregation, an 80/20 split, and each chain
  * (the devnet's block gas limit, Ethereum mainnet's): the window K and evaluation split E that fit
- * (vfl/fit.h, the same function `bbvfl deploy` uses), the training and evaluation rounds per
+ * (binding/fit.h, the same function `bbvfl deploy` uses), the training and evaluation rounds per
  * epoch, the gas an epoch uses (the fit's upper estimate of used gas: M submissions, the
  * aggregate() and the gradient post per window, M submissions and the aggregate() per evaluation
  * round, the metrics and payout), the blocks per epoch in steady state (one block per window, and
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "bench/bench.h"
-#include "vfl/fit.h"
+#include "binding/fit.h"
 
 typedef struct {
   const char *name;

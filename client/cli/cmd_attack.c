@@ -22,7 +22,7 @@
 #include "cli/train_common.h"
 #include "common/fsutil.h"
 #include "eth/wallet.h"
-#include "vfl/session.h"
+#include "binding/session.h"
 
 extern char **environ;
 

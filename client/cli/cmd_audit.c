@@ -12,7 +12,7 @@
 #include "audit/report.h"
 #include "cli/args.h"
 #include "cli/commands.h"
-#include "vfl/session.h"
+#include "binding/session.h"
 #include "common/fsutil.h"
 #include "devnet/devnet.h"
 #include "eth/buf.h"

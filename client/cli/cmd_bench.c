@@ -509,7 +509,7 @@ static int mode_tables(int argc, char **argv) {
       "mainnet's block gas limit (2^24 gas per transaction, EIP-7825): the window and evaluation split\n"
       "that fit (what `bbvfl deploy` picks), rounds, gas, blocks per epoch (one block per window in\n"
       "steady state), wall time per epoch at 1 s and 12 s blocks, ether per epoch at --gas-price-gwei.\n"
-      "A model from the client's gas functions (vfl/fit.h), no chain: measured figures come from\n"
+      "A model from the client's gas functions (binding/fit.h), no chain: measured figures come from\n"
       "`bbvfl demo` and `bbvfl bench blocks`.",
       opts, sizeof opts / sizeof opts[0]};
   int cli_st;

@@ -11,8 +11,8 @@
 #include "eth/keystore.h"
 #include "eth/wallet.h"
 #include "ml/data.h"
-#include "vfl/onchain.h"
-#include "vfl/session.h"
+#include "onchain/onchain.h"
+#include "binding/session.h"
 #ifdef BBVFL_TESTONLY_TAMPER
 #include "tamper.h"
 #endif

@@ -187,7 +187,7 @@ static int demo_check(demo_flags *d, int argc, char **argv, bbvfl_err *err) {
   if (!(d->block_time >= 0 && d->block_time <= 3600))
     return bbvfl_fail(err, BBVFL_E_ARG, "--block-time must be in 0..3600 seconds, got %g", d->block_time);
   /* On a chain with a block time the round structure is what costs: unless told otherwise, the
-     largest window that fits the chain (up to a whole epoch: vfl/fit.h), hashed aggregation and
+     largest window that fits the chain (up to a whole epoch: binding/fit.h), hashed aggregation and
      staleness 1 (window w+1's submissions ride in the block that aggregates window w and posts its
      gradient; evaluation rides along): one block per window (docs/ONCHAIN.md; AUROC within 0.005
      of staleness 0 over 5 seeds, README "A chain with a block time"). */

@@ -12,7 +12,7 @@
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
-#include "vfl/session.h"
+#include "binding/session.h"
 
 /* 0 when `out` can be created or replaced: its folder exists and is writable, and it is not a
    folder itself; -1 with BBVFL_E_ARG naming the problem. */

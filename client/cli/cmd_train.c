@@ -14,7 +14,7 @@
 #include "cli/train_common.h"
 #include "common/fsutil.h"
 #include "ml/lr.h"
-#include "vfl/lr_train.h"
+#include "offchain/lr_train.h"
 
 typedef struct {
   int tty, quiet, epochs;

@@ -1,5 +1,5 @@
 /* bbvfl tune: the best row-mode setting at a target epsilon (off-chain); flags and printing only,
- * the search and the measurement are vfl/tune.h.
+ * the search and the measurement are offchain/tune.h.
  *
  * The target is per person by default (one person's whole row across all the parties: the
  * relation row_sample), per party with --level party (one party's columns: row_feature). The
@@ -19,7 +19,7 @@
 #include "cli/commands.h"
 #include "cli/train_common.h"
 #include "common/fsutil.h"
-#include "vfl/tune.h"
+#include "offchain/tune.h"
 
 static void on_cand(void *ctx, const bbvfl_tune_cand *c, double val) {
   (void)ctx;

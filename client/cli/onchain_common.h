@@ -11,7 +11,7 @@
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
-#include "vfl/session.h"
+#include "binding/session.h"
 
 /* The session's training flags (names shared with `bbvfl train`). */
 typedef struct {

@@ -7,14 +7,14 @@
 #include <string.h>
 
 #include "ml/lr.h"
-#include "vfl/lr_train.h"
+#include "offchain/lr_train.h"
 
 #define BBVFL_STR_(x) #x
 #define BBVFL_STR(x) BBVFL_STR_(x)
 
 void train_common_defaults(train_common *t) {
   memset(t, 0, sizeof *t);
-  /* the trainer's own defaults (vfl/offchain.h), spelled as the flags take them */
+  /* the trainer's own defaults (offchain/offchain.h), spelled as the flags take them */
   bbvfl_offchain_cfg d;
   bbvfl_offchain_defaults(&d);
   t->optimizer = "adam";
@@ -181,7 +181,7 @@ int train_common_apply(const train_common *t, bbvfl_offchain_cfg *c, bbvfl_err *
   if (c->model == BBVFL_MODEL_LR) c->P = 1; /* K once the classes are known (the caller) */
   if (isnan(t->lr)) { /* not given */
     if (c->model == BBVFL_MODEL_LR) c->opt.lr = c->opt.kind == BBVFL_OPT_ADAM ? 0.1 : 1.0;
-    /* sqn: 2/(M+1), taylor 1/(M+1) (vfl/lr_train.h, docs/LR.md "Step") */
+    /* sqn: 2/(M+1), taylor 1/(M+1) (offchain/lr_train.h, docs/LR.md "Step") */
     if (c->model == BBVFL_MODEL_LR && c->opt.kind == BBVFL_OPT_SQN)
       c->opt.lr = bbvfl_lr_sqn_default_lr(c->loss, c->M > 0 ? c->M : 5);
   } else {

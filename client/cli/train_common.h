@@ -8,8 +8,8 @@
 #include "dp/accountant.h"
 #include "dp/privacy.h"
 #include "ml/data.h"
-#include "vfl/cfgprivacy.h"
-#include "vfl/offchain.h"
+#include "core/cfgprivacy.h"
+#include "offchain/offchain.h"
 
 typedef struct {
   const char *data, *label, *id_column, *optimizer, *hidden, *privacy, *encoder;

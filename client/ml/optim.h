@@ -8,7 +8,7 @@
 
 #include "common/err.h"
 
-/* BBVFL_OPT_SQN is the quasi-Newton optimizer of the linear model (ml/sqn.h, vfl/lr_train.h), not
+/* BBVFL_OPT_SQN is the quasi-Newton optimizer of the linear model (ml/sqn.h, offchain/lr_train.h), not
  * a step of this file: bbvfl_optim_init refuses it. */
 typedef enum { BBVFL_OPT_SGD = 0, BBVFL_OPT_ADAM = 1, BBVFL_OPT_SQN = 2 } bbvfl_opt_kind;
 

@@ -5,7 +5,7 @@
  * starting from H0 = (s^T y / y^T y) I of the newest pair; that equals the dense update
  * H <- (I - rho s y^T) H (I - rho y s^T) + rho s s^T, rho = 1 / (y^T s), applied pair by pair
  * (the unit test checks it against that dense computation). With no pair yet H = h0 I (h0 = 1
- * unless the owner sets it: vfl/lr_client.h sets a bound from the block's curvature).
+ * unless the owner sets it: core/lr_client.h sets a bound from the block's curvature).
  *
  * One H over several blocks (`--sqn-pairs global`): the _multi functions run the same recursion
  * over the concatenation of the blocks' s, y and g: every dot product is the sum of the blocks'

@@ -2,7 +2,7 @@
  * what each process of a local session (run/local.h) runs.
  *
  * bbvfl_client_files_run loads the session file, the key (a hex key file or any
- * bbvfl_key_source) and the client's table, runs bbvfl_onchain_run (vfl/onchain.h) with the
+ * bbvfl_key_source) and the client's table, runs bbvfl_onchain_run (onchain/onchain.h) with the
  * tunables in c->cfg, and writes STATE/summary.json once (also after a refused gradient, whose
  * summary says where and why). Progress and the active client's privacy lines ("privacy: ...",
  * "privacy scope: ...") go to c->cfg.log (nullable); a summary that cannot be written is a warning
@@ -19,7 +19,7 @@
 
 #include "common/err.h"
 #include "eth/keystore.h"
-#include "vfl/onchain.h"
+#include "onchain/onchain.h"
 
 typedef struct {
   const char *session;         /* session file written by the deploy (required) */
@@ -29,7 +29,7 @@ typedef struct {
   int seed_given;              /* 1: seed below is the model init seed; 0: the session's */
   uint64_t seed;
   const char *contract;        /* nullable: check that the session's aggregator is this address */
-  bbvfl_onchain_cfg cfg;       /* columns, state_dir and every tunable (vfl/onchain.h) */
+  bbvfl_onchain_cfg cfg;       /* columns, state_dir and every tunable (onchain/onchain.h) */
 } bbvfl_client_files;
 
 int bbvfl_client_files_run(bbvfl_client_files *c, bbvfl_onchain_summary *sm, bbvfl_err *err);

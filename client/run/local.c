@@ -9,7 +9,7 @@
 #include "devnet/devnet.h"
 #include "eth/wallet.h"
 #include "run/local_int.h"
-#include "vfl/offchain.h"
+#include "offchain/offchain.h"
 
 void bbvfl_local_setup_defaults(bbvfl_session *s) {
   memset(s, 0, sizeof *s);

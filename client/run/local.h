@@ -33,7 +33,7 @@
 #include "dp/privacy.h"
 #include "eth/keystore.h"
 #include "ml/data.h"
-#include "vfl/session.h"
+#include "binding/session.h"
 
 #define BBVFL_LOCAL_MAX_CLIENTS 64
 
@@ -101,7 +101,7 @@ typedef struct {
   json_t *report;             /* RUN/report.json's object (owned; NULL until written) */
   int devnet_started;         /* the call started (and stopped) an embedded devnet */
   int deployed;               /* something was deployed (the run folder then holds it) */
-  /* the session's privacy (vfl/cfgprivacy.h) for the participants at the end */
+  /* the session's privacy (core/cfgprivacy.h) for the participants at the end */
   int have_privacy;
   bbvfl_privacy privacy;
   bbvfl_err privacy_err;      /* why have_privacy is 0 */
@@ -119,7 +119,7 @@ int bbvfl_local_run(const bbvfl_local_opts *opts, bbvfl_local_result *res, bbvfl
 void bbvfl_local_result_free(bbvfl_local_result *res);
 
 /* The setup of `bbvfl demo` with every flag at its default (5 clients, PBM b 16 beta 0.2, the
- * trainer's defaults of vfl/offchain.h, lane aggregation), for callers that set a few fields
+ * trainer's defaults of offchain/offchain.h, lane aggregation), for callers that set a few fields
  * (bench/, the public API) and then call bbvfl_local_setup. */
 void bbvfl_local_setup_defaults(bbvfl_session *s);
 /* Completes a setup: data (NULL: the bundled table) and label (NULL: the last column) recorded in

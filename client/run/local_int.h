@@ -11,7 +11,7 @@
 #include "eth/sender.h"
 #include "eth/wallet.h"
 #include "run/local.h"
-#include "vfl/contract.h"
+#include "binding/contract.h"
 
 typedef struct {
   pid_t pid;

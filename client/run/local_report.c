@@ -12,9 +12,9 @@
 #include "eth/wallet.h"
 #include "ml/metrics.h"
 #include "run/local_int.h"
-#include "vfl/cfgprivacy.h"
-#include "vfl/lr_train.h"
-#include "vfl/offchain.h"
+#include "core/cfgprivacy.h"
+#include "offchain/lr_train.h"
+#include "offchain/offchain.h"
 
 typedef struct {
   json_t *sums[BBVFL_LOCAL_MAX_CLIENTS];

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "audit/audit.h"
-#include "vfl/contract.h"
+#include "binding/contract.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void bbvfl_fuzz_seeds(void (*add)(const uint8_t *data, size_t len));

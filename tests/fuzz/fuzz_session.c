@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vfl/session.h"
+#include "binding/session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void bbvfl_fuzz_seeds(void (*add)(const uint8_t *data, size_t len));

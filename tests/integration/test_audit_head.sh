@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The audit's check `head` (vfl/headcheck.h, client/audit/audit_head.c) against honest sessions of
+# The audit's check `head` (core/headcheck.h, client/audit/audit_head.c) against honest sessions of
 # real `bbvfl client` processes (`bbvfl demo`, 3 clients), the modes combined into few sessions:
 #  - lane aggregation, one batch per round, label DP (--label-epsilon 1: the randomized labels,
 #    drawn once per row, are what the gradients imply);

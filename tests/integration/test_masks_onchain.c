@@ -27,7 +27,7 @@
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
-#include "vfl/contract.h"
+#include "binding/contract.h"
 
 enum { M = 4, B = 2, P = 5, N = B * P, LEVELS = 16, TIMEOUT = 5 };
 

@@ -1,5 +1,5 @@
 """params() of a BbvflAggregator, decoded, and the layout of each round (the integration tests'
-one copy of what client/vfl/contract.h's bbvfl_cdec_params and bbvfl_cconfig_round do in C).
+one copy of what client/binding/contract.h's bbvfl_cdec_params and bbvfl_cconfig_round do in C).
 
 Params words, in order: clients, batch, dim, levels, betaMicro, masked, batchesPerEpoch (R),
 window (K), evalRows (NE), evalRowsPerRound (ER), trainRows, testRows, staleness, hashed, epochs,

@@ -16,7 +16,7 @@
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
-#include "vfl/contract.h"
+#include "binding/contract.h"
 
 
 /* Owned by the fixture: devnet_close frees the client and the sender and wipes the key. */

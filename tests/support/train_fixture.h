@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "ml/data.h"
-#include "vfl/offchain.h"
+#include "offchain/offchain.h"
 
 extern bbvfl_dataset bbvfl_test_ds;
 int bbvfl_test_ds_setup(void **st);

@@ -21,7 +21,7 @@
 #define BBVFL_TESTS_TAMPER_H
 
 #include "common/err.h"
-#include "vfl/onchain.h"
+#include "onchain/onchain.h"
 
 /* Reads BBVFL_TAMPER; unset or empty: nothing. Set: cfg->tamper and its context (static, lives for
    the process). Bad value: -1 with BBVFL_E_ARG. */

@@ -18,7 +18,7 @@
 
 #include "bbvfl/bbvfl.h"
 #include "dp/privacy.h"
-#include "vfl/offchain.h"
+#include "offchain/offchain.h"
 
 static char DATA[4096];
 

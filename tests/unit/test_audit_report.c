@@ -18,7 +18,7 @@
 
 #include "audit/audit.h"
 #include "audit/report.h"
-#include "vfl/packing.h"
+#include "binding/packing.h"
 
 static void make_result(bbvfl_audit_result *r, int failing) {
   memset(r, 0, sizeof *r);

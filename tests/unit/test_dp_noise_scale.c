@@ -34,7 +34,7 @@
 #include "dp/mech.h"
 #include "dp/privacy.h"
 #include "dp/rng.h"
-#include "vfl/party.h"
+#include "core/party.h"
 
 /* ln(1/p) for the per-check false-failure probability p = 1e-10. */
 #define LN_INV_P 23.03

@@ -22,7 +22,7 @@
 #include "dp/labeldp.h"
 #include "dp/rng.h"
 #include "ml/head.h"
-#include "vfl/head.h"
+#include "core/head.h"
 
 /* One SGD-like step of the real head on random inputs with labels y; writes the on-chain
  * gradient (dLoss/dx, B x P) and the parameters after the step, both big-endian binary32. */

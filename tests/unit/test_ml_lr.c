@@ -19,10 +19,10 @@
 #include "ml/data.h"
 #include "ml/lr.h"
 #include "ml/sqn.h"
-#include "vfl/lr_client.h"
-#include "vfl/lr_train.h"
-#include "vfl/offchain.h"
-#include "vfl/setup.h"
+#include "core/lr_client.h"
+#include "offchain/lr_train.h"
+#include "offchain/offchain.h"
+#include "core/setup.h"
 
 /* mean loss of z = X w + b for the rows 0..rows-1 */
 static double loss_at(bbvfl_loss_kind kind, const float *x, size_t d, const size_t *idx, size_t rows, const float *w,

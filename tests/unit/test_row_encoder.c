@@ -4,7 +4,7 @@
  *    exact composition of the DP scaling, the DP-PCA and the one release; epochs do not count;
  *  - the eigen-decomposition and the DP-PCA encoder (dp/dppca.h): the known top direction, its
  *    sign rule and scale, refusals;
- *  - the party (vfl/party.h): a row's release is drawn once and re-sent by every later forward,
+ *  - the party (core/party.h): a row's release is drawn once and re-sent by every later forward,
  *    training or evaluation, and after a checkpoint reload; the model never steps;
  *  - the whole mode off chain on Breast Cancer at the tuned epsilon-8 setting. */
 #include <math.h>
@@ -24,8 +24,8 @@
 #include "dp/dppca.h"
 #include "dp/privacy.h"
 #include "ml/data.h"
-#include "vfl/offchain.h"
-#include "vfl/party.h"
+#include "offchain/offchain.h"
+#include "core/party.h"
 
 static bbvfl_privacy_in enc_in(void) {
   bbvfl_privacy_in in = {.kind = BBVFL_MECH_PBM, .b = 2, .beta = 0.42727, .P = 1, .M = 5, .epochs = 10,

@@ -1,6 +1,6 @@
 /* Row mode (client/dp/rowdp.h): the pieces that make the row-level epsilon end to end.
  *  - per-row backward (ml/mlp.h) against the batch backward: the row gradients sum to the batch's;
- *  - DP-SGD in the party (vfl/party.h): with negligible noise the update is the mean of the
+ *  - DP-SGD in the party (core/party.h): with negligible noise the update is the mean of the
  *    clipped per-row gradients, each computed here independently by a one-row forward/backward;
  *    with noise, the spread of the update is noise * clip / B;
  *  - the DP centre and scale (dp/dpscale.h): close to the median and the scaled MAD at a large
@@ -23,7 +23,7 @@
 #include "dp/dpscale.h"
 #include "dp/privacy.h"
 #include "ml/mlp.h"
-#include "vfl/party.h"
+#include "core/party.h"
 
 static void test_backward_row_sums(void **st) {
   (void)st;

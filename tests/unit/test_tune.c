@@ -1,4 +1,4 @@
-/* vfl/tune.h: the AUROC ceiling against hand values, against the area of the hypothesis-testing
+/* offchain/tune.h: the AUROC ceiling against hand values, against the area of the hypothesis-testing
  * region integrated numerically (an independent computation), and its tightness: randomized
  * response with the whole epsilon on one bit reaches it exactly. The grid's shapes. */
 #include <setjmp.h>
@@ -10,7 +10,7 @@
 #include "test_skip.h"
 #include <math.h>
 
-#include "vfl/tune.h"
+#include "offchain/tune.h"
 
 /* The area under min(1, e^eps x + delta, 1 - e^-eps (1 - delta - x)) over x in [0, 1], by the
    midpoint rule: the largest ROC curve an (eps, delta) pair of score distributions allows. */

@@ -1,4 +1,4 @@
-/* vfl/contract: calldata encoders against `cast calldata` ($BBVFL_CAST; skipped with a message
+/* binding/contract: calldata encoders against `cast calldata` ($BBVFL_CAST; skipped with a message
  * when absent), view decoders on hand-encoded return data, and event decoders on log objects
  * shaped like a node's answer (topics from `cast keccak` of the signatures). */
 #include <setjmp.h>
@@ -20,7 +20,7 @@
 #include "eth/deploy.h"
 #include "eth/hex.h"
 #include "eth/keccak.h"
-#include "vfl/contract.h"
+#include "binding/contract.h"
 
 static const char *cast_bin(void) {
   const char *c = getenv("BBVFL_CAST");
@@ -576,7 +576,7 @@ static void test_event_table_vs_abi(void **state) {
           found = 1;
           seen[k] = 1;
         }
-      if (!found) fprintf(stderr, "%s: event %s is not in vfl/contract's table\n", contracts[c], decl);
+      if (!found) fprintf(stderr, "%s: event %s is not in binding/contract's table\n", contracts[c], decl);
       assert_true(found);
       events++;
     }

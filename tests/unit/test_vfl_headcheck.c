@@ -1,4 +1,4 @@
-/* The active client replayed (vfl/headcheck.h): an honest active client simulated with the session's
+/* The active client replayed (core/headcheck.h): an honest active client simulated with the session's
  * own head code (bbvfl_vhead_train, the split-label path, the LR head) passes bit for bit over
  * several epochs; each tamper (a label flipped in one epoch, a gradient scaled by 1.01, a step
  * skipped, a gradient on a stale head, a holder's label flipped, a sum out of range) is caught at
@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vfl/head.h"
-#include "vfl/headcheck.h"
-#include "vfl/lr_client.h"
-#include "vfl/offchain.h"
+#include "core/head.h"
+#include "core/headcheck.h"
+#include "core/lr_client.h"
+#include "offchain/offchain.h"
 
 #define MC 3
 #define BS 4

@@ -1,4 +1,4 @@
-/* Labels split across clients (vfl/head, ml/head): the label holders' dLoss/dlogits for their rows
+/* Labels split across clients (core/head, ml/head): the label holders' dLoss/dlogits for their rows
  * sum to the whole batch's, and the active client's step from that sum is the step it takes when
  * it holds every label (same loss, same dLoss/dh_hat, same head parameters); bad inputs. */
 #include <setjmp.h>
@@ -13,7 +13,7 @@
 
 #include "test_skip.h"
 
-#include "vfl/head.h"
+#include "core/head.h"
 
 enum { NB = 8, P = 4, M = 3 };
 

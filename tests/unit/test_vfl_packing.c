@@ -1,4 +1,4 @@
-/* Bit-packed values (client/vfl/packing.c) against the layout of
+/* Bit-packed values (client/binding/packing.c) against the layout of
  * contract/src/BbvflPackedAggregator.sol: lengths at block boundaries, a hand-made vector, round
  * trips, the bit-sliced sum (the contract's ripple carry) against packing the plain sums, the
  * padding and range refusals, and the wire cost per mode. */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vfl/packing.h"
+#include "binding/packing.h"
 
 static void test_bits_and_lengths(void **st) {
   (void)st;

@@ -11,7 +11,7 @@
 #include "test_skip.h"
 #include <stdlib.h>
 
-#include "vfl/schedule.h"
+#include "core/schedule.h"
 
 static void seed_bytes(uint8_t S[32]) {
   for (int i = 0; i < 32; i++) S[i] = (uint8_t)(i + 1);

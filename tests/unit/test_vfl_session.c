@@ -13,9 +13,9 @@
 
 #include "test_skip.h"
 
-#include "vfl/cfgprivacy.h"
-#include "vfl/onchain.h"
-#include "vfl/session.h"
+#include "core/cfgprivacy.h"
+#include "onchain/onchain.h"
+#include "binding/session.h"
 
 static char g_dir[] = "/tmp/bbvfl-session-test.XXXXXX";
 static char g_path[300];

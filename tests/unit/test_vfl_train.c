@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "dp/labeldp.h"
-#include "vfl/aggregator.h"
-#include "vfl/head.h"
-#include "vfl/offchain.h"
-#include "vfl/party.h"
-#include "vfl/setup.h"
+#include "core/aggregator.h"
+#include "core/head.h"
+#include "offchain/offchain.h"
+#include "core/party.h"
+#include "core/setup.h"
 
 
 static void run(bbvfl_mech_kind k, int epochs, uint64_t seed, bbvfl_offchain_result *res) {

@@ -1,4 +1,4 @@
-/* Windows of K minibatches per round and pipelining with staleness s (vfl/plan.h, the party's
+/* Windows of K minibatches per round and pipelining with staleness s (core/plan.h, the party's
  * pending FIFO): K = 1, s = 0 is the one-batch protocol bit for bit; a window's backward is the
  * per-batch gradients at the forward's parameters; the FIFO order and the apply rule; a checkpoint
  * with pending windows continues bit for bit; evaluation scores every test row. */
@@ -20,15 +20,15 @@
 
 #include "ml/mlp.h"
 #include "ml/optim.h"
-#include "vfl/aggregator.h"
-#include "vfl/head.h"
-#include "vfl/offchain.h"
-#include "vfl/party.h"
-#include "vfl/plan.h"
-#include "vfl/rounds.h"
-#include "vfl/fit.h"
-#include "vfl/schedule.h"
-#include "vfl/setup.h"
+#include "core/aggregator.h"
+#include "core/head.h"
+#include "offchain/offchain.h"
+#include "core/party.h"
+#include "core/plan.h"
+#include "core/rounds.h"
+#include "binding/fit.h"
+#include "core/schedule.h"
+#include "core/setup.h"
 #include "ml/metrics.h"
 
 
@@ -253,7 +253,7 @@ static void test_window_backward_reference(void **st) {
   bbvfl_party p;
   bbvfl_err err = {0};
   assert_int_equal(bbvfl_party_init(&p, &pc, X, NR, NC, &err), 0);
-  /* the reference: the same initialisation (vfl/party.c: stream (seed, INIT, index)) */
+  /* the reference: the same initialisation (core/party.c: stream (seed, INIT, index)) */
   int dims[4] = {NC, 5, 4, 3};
   bbvfl_rng init;
   bbvfl_rng_init_seeded(&init, pc.seed, bbvfl_rng_stream(BBVFL_STREAM_INIT, 0));
@@ -474,8 +474,8 @@ static void test_plan_rule(void **st) {
  * T = 3 windows and V = 2 evaluation rounds per epoch, 3 epochs. want[s][seq] = windows applied
  * once round seq's pre-forward apply is done: window g applies all but the latest s (g - s, across
  * epochs), an evaluation round of a non-last epoch all of its epoch's windows but the latest s, of
- * the last epoch all of them. Checked against the plan (vfl/plan.h) and against the round loop
- * (vfl/rounds.h: the training rounds finished before each start), with and without the on-chain
+ * the last epoch all of them. Checked against the plan (core/plan.h) and against the round loop
+ * (core/rounds.h: the training rounds finished before each start), with and without the on-chain
  * client's bound on open rounds. A rule where s = 1 behaves as s = 0 (or 2 as 1) fails here. */
 typedef struct {
   const bbvfl_rounds_sched *sc;
@@ -534,7 +534,7 @@ static void test_pipelining_rule(void **st) {
   for (uint64_t r = 0; r < 15; r++) assert_int_equal(bbvfl_rounds_finish_until(&one, 0, r), r);
 }
 
-/* Windows sized for the chain (vfl/fit.h): the largest window and evaluation split whose
+/* Windows sized for the chain (binding/fit.h): the largest window and evaluation split whose
  * transactions fit the 2^24 cap and whose block fits the block gas limit, for tables of 569 to
  * 100,000 rows, M 2..10, P and b; a request above it lowered, or refused naming the largest when
  * insisted on. */

@@ -1,0 +1,720 @@
+#include "binding/session.h"
+#include "binding/packing.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fsutil.h"
+#include "eth/deploy.h"
+#include "eth/hex.h"
+#include "eth/sender.h"
+#include "eth/wallet.h"
+#include "ml/lr.h"
+#include "binding/fit.h"
+
+static const char *const WIRE_NAMES[] = {"lane", "hashed", "packed", "optimistic"};
+
+int bbvfl_session_parse_aggregation(const char *name, int *mode, bbvfl_err *err) {
+  for (int i = 0; name && i < 4; i++)
+    if (!strcmp(name, WIRE_NAMES[i])) {
+      *mode = i;
+      return 0;
+    }
+  return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation '%s': expected lane, hashed, packed or optimistic",
+                    name ? name : "");
+}
+
+const char *bbvfl_session_aggregation_name(int mode) {
+  return mode >= 0 && mode < 4 ? WIRE_NAMES[mode] : "unknown";
+}
+
+int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (errno || end == text || *end || text[0] == '-' || v > INT64_MAX)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--seed '%s': expected a number 0..2^63-1", text);
+  *seed = v;
+  return 0;
+}
+
+int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err) {
+  const bbvfl_offchain_cfg *t = &s->train;
+  /* the model's own constraints on chain first (offchain/lr_train.h, docs/LR.md "On chain") */
+  int lr = t->model == BBVFL_MODEL_LR;
+  if (!lr && t->B == 0) return bbvfl_fail(err, BBVFL_E_ARG, "--batch 0 (full batch) is for --model lr");
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && t->B != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--optimizer sqn on chain runs with --batch 0 (its curvature rounds follow whole epochs: "
+                      "docs/LR.md); minibatch sqn runs off chain (bbvfl train --offchain)");
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && t->sqn_pairs == BBVFL_SQN_PAIRS_GLOBAL)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--sqn-pairs global runs off chain only (its round of dot products per step is not in the "
+                      "contract's layout); on chain use local (the default) or round");
+  if (lr && t->staleness != 0)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--model lr runs with --staleness 0 (each gradient applied before the next forward)");
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && s->cparams.hashed)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--optimizer sqn on chain runs with --aggregation lane (its curvature rounds)");
+  if (t->mech.kind != BBVFL_MECH_PBM)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--mechanism '%s': on chain only pbm is supported (npq and gaussian are off-chain baselines: "
+                      "bbvfl train --offchain)",
+                      bbvfl_mech_name(t->mech.kind));
+  if (t->M < 1 || t->M > 64) return bbvfl_fail(err, BBVFL_E_ARG, "--clients must be in 1..64, got %d", t->M);
+  if (bbvfl_mech_check(&t->mech, err) < 0) return -1;
+  long lanes = (long)t->M * t->mech.b;
+  if (s->cparams.masked && lanes >= 65536)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld", lanes);
+  if (lanes > 65535)
+    return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", lanes);
+  if (t->staleness < 0 || t->staleness > 8)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d must be in 0..8", t->staleness);
+  if (s->cparams.wire >= BBVFL_WIRE_PACKED && s->cparams.masked)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--aggregation %s takes plain values: not with --masked",
+                      bbvfl_session_aggregation_name(s->cparams.wire));
+  if (t->staleness > 0 && !s->cparams.hashed)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--staleness %d needs --aggregation hashed (the lane contract keeps one round open at a time)",
+                      t->staleness);
+  return 0;
+}
+
+int bbvfl_session_check_contract(const bbvfl_session *s, const char *addr, bbvfl_err *err) {
+  uint8_t a[20];
+  if (bbvfl_addr_parse(addr, a, err) < 0) return bbvfl_wrap(err, "--contract");
+  if (memcmp(a, s->contract, 20))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--contract %s is not the session's aggregator", addr);
+  return 0;
+}
+
+int bbvfl_session_check_table(const bbvfl_session *s, const bbvfl_dataset *ds, bbvfl_err *err) {
+  if ((size_t)s->train.M > ds->d)
+    return bbvfl_fail(err, BBVFL_E_ARG, "%d clients but the data has only %zu feature columns", s->train.M, ds->d);
+  return 0;
+}
+
+int bbvfl_session_devnet_key(bbvfl_rpc *rpc, const char *flag, bbvfl_key *k, bbvfl_err *err) {
+  uint64_t id;
+  if (bbvfl_rpc_chain_id(rpc, &id, err) < 0) return -1;
+  if (id != BBVFL_ANVIL_CHAIN_ID)
+    return bbvfl_fail(err, BBVFL_E_ARG, "the node has chain id %llu, not a devnet (%llu): give %s FILE with a funded key",
+                      (unsigned long long)id, BBVFL_ANVIL_CHAIN_ID, flag);
+  return bbvfl_key_from_hex(BBVFL_ANVIL_DEV_KEY0, k, err);
+}
+
+static json_t *u256_json(const bbvfl_u256 *v) {
+  char dec[80];
+  bbvfl_u256_to_dec(v, dec);
+  return json_string(dec);
+}
+
+int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err) {
+  char contract[43], token[43];
+  bbvfl_addr_checksum(s->contract, contract);
+  bbvfl_addr_checksum(s->token, token);
+  bbvfl_cconfig derived = s->cparams; /* a configuration given in the pre-window form is written whole */
+  if (bbvfl_cconfig_derive(&derived, err) < 0) return bbvfl_wrap(err, "session file: the contract parameters");
+  const bbvfl_cconfig *c = &derived;
+  const bbvfl_offchain_cfg *t = &s->train;
+  json_t *hidden = json_array();
+  for (int i = 0; hidden && i < t->nhidden; i++) json_array_append_new(hidden, json_integer(t->hidden[i]));
+  json_t *cp = json_pack(
+      "{s:i, s:I, s:I, s:i, s:I, s:b, s:I, s:I, s:I, s:o, s:o, s:I, s:I, s:I, s:I, s:i}", "clients", c->clients,
+      "batch", (json_int_t)c->batch, "dim", (json_int_t)c->dim, "levels", c->levels, "beta_micro",
+      (json_int_t)c->beta_micro, "masked", c->masked, "train_rounds", (json_int_t)c->train_rounds, "eval_rounds",
+      (json_int_t)c->eval_rounds, "epochs", (json_int_t)c->epochs, "reward_per_submission",
+      u256_json(&c->reward_per_submission), "reward_pool", u256_json(&c->reward_pool), "commit_blocks",
+      (json_int_t)c->commit_blocks, "reveal_blocks", (json_int_t)c->reveal_blocks, "active_blocks",
+      (json_int_t)c->active_blocks, "round_timeout_blocks", (json_int_t)c->round_timeout_blocks, "lane_bits",
+      (int)s->lane_bits);
+  json_t *tr = json_pack("{s:I, s:f, s:s, s:s, s:I, s:o, s:s, s:f, s:f, s:f, s:s, s:i, s:f, s:f, s:I}", "seed",
+                         (json_int_t)t->seed, "test_frac", t->test_frac, "label", s->label, "data", s->data,
+                         "n_rows", (json_int_t)s->n_rows, "hidden", hidden, "optimizer",
+                         t->opt.kind == BBVFL_OPT_ADAM ? "adam" : t->opt.kind == BBVFL_OPT_SQN ? "sqn" : "sgd", "lr", t->opt.lr, "lr_decay", t->opt.decay,
+                         "momentum", t->opt.momentum, "mechanism", bbvfl_mech_name(t->mech.kind), "b", t->mech.b,
+                         "beta", t->mech.beta, "C", t->mech.C, "batch", (json_int_t)t->B);
+  if (tr && t->label_eps > 0) json_object_set_new(tr, "label_epsilon", json_real(t->label_eps));
+  /* --reproducible-noise: every client's noise from (seed, purpose, index), regenerable by anyone
+     holding this file; absent: private noise (each client's own key) */
+  if (tr && t->seeded_noise) json_object_set_new(tr, "reproducible_noise", json_true());
+  /* VFL-AFE's local steps before PBM (ml/afe.h, core/party.c): absent when off */
+  if (tr && t->afe.on)
+    json_object_set_new(tr, "afe",
+                        json_pack("{s:f, s:b, s:b, s:f, s:f, s:f, s:f, s:f}", "clip", t->mech.clip, "rescale",
+                                  t->afe.rescale, "adjust", t->afe.adjust, "lambda", t->afe.lambda, "kl", t->afe.alpha,
+                                  "conf", t->afe.conf, "p1", t->afe.p1, "p2", t->afe.p2));
+  if (tr && t->model == BBVFL_MODEL_LR) /* absent: the MLP (every file written before LR on chain) */
+    json_object_set_new(tr, "lr_model",
+                        json_pack("{s:s, s:f, s:f, s:i, s:i, s:I}", "loss", bbvfl_loss_name((bbvfl_loss_kind)t->loss),
+                                  "l2", t->l2, "logit_clip", t->logit_clip, "sqn_memory", t->sqn_memory,
+                                  "sqn_interval", t->sqn_interval, "sqn_sample", (json_int_t)t->sqn_sample));
+  if (tr && t->model == BBVFL_MODEL_LR) {
+    json_t *lm = json_object_get(tr, "lr_model");
+    json_object_set_new(lm, "sqn_pairs", json_string(t->sqn_pairs == BBVFL_SQN_PAIRS_GLOBAL  ? "global"
+                                                     : t->sqn_pairs == BBVFL_SQN_PAIRS_ROUND ? "round"
+                                                                                              : "local"));
+    json_object_set_new(lm, "sqn_cap", json_real(t->sqn_cap));
+  }
+  if (tr && t->rowdp.on)
+    json_object_set_new(tr, "row_privacy", json_pack("{s:f, s:f, s:f}", "dpsgd_clip", t->rowdp.clip, "dpsgd_noise",
+                                                     t->rowdp.noise, "scale_epsilon", t->rowdp.scale_eps));
+  if (tr && t->rowdp.on && t->rowdp.encoder) { /* the frozen DP-PCA encoder, each row released once */
+    json_t *rpo = json_object_get(tr, "row_privacy");
+    json_object_set_new(rpo, "encoder", json_string("pca"));
+    json_object_set_new(rpo, "pca_noise", json_real(t->rowdp.pca_noise));
+  }
+  json_t *classes = json_array();
+  for (int i = 0; classes && i < s->n_classes; i++) json_array_append_new(classes, json_string(s->classes[i]));
+  if (tr && classes && s->n_classes > 0) json_object_set(tr, "classes", classes);
+  json_decref(classes);
+  json_t *o = json_pack("{s:i, s:s, s:I, s:s, s:s, s:I, s:o, s:o}", "version", 1, "rpc_url", s->rpc_url, "chain_id",
+                        (json_int_t)s->chain_id, "contract", contract, "token", token, "deploy_block",
+                        (json_int_t)s->deploy_block, "contract_params", cp, "training", tr);
+  if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  if (s->round_timeout_s > 0 || s->active_timeout_s > 0 || s->block_time_s > 0)
+    json_object_set_new(o, "deadlines",
+                        json_pack("{s:f, s:f, s:f, s:I, s:I}", "block_time_s", s->block_time_s, "round_timeout_s",
+                                  s->round_timeout_s, "active_timeout_s", s->active_timeout_s, "round_timeout_blocks",
+                                  (json_int_t)c->round_timeout_blocks, "active_blocks", (json_int_t)c->active_blocks));
+  /* the round structure (windows, evaluation rounds, pipelining, aggregation mode) */
+  json_t *rs = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:b}", "batches_per_epoch",
+                         (json_int_t)c->batches_per_epoch, "window", (json_int_t)c->window, "eval_rows",
+                         (json_int_t)c->eval_rows, "eval_rows_per_round", (json_int_t)c->eval_rows_per_round,
+                         "train_rows", (json_int_t)c->train_rows, "test_rows", (json_int_t)c->test_rows, "staleness",
+                         (int)c->staleness, "hashed", c->hashed);
+  if (rs && c->curv_every) { /* curvature rounds (LR's sqn); absent: none */
+    json_object_set_new(rs, "curv_every", json_integer((json_int_t)c->curv_every));
+    json_object_set_new(rs, "curv_rows", json_integer((json_int_t)c->curv_rows));
+  }
+  if (!rs || json_object_update(cp, rs) < 0) {
+    json_decref(rs);
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  }
+  json_decref(rs);
+  if (c->wire >= BBVFL_WIRE_PACKED) /* packed or optimistic (absent: lane or hashed, from "hashed") */
+    json_object_set_new(cp, "aggregation", json_string(bbvfl_session_aggregation_name(c->wire)));
+  char *text = json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS);
+  json_decref(o);
+  if (!text) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  size_t n = strlen(text);
+  text[n] = '\n';
+  int rc = bbvfl_write_file_atomic(path, text, n + 1, 0644, err);
+  free(text);
+  return rc < 0 ? bbvfl_wrap(err, "writing the session file %s", path) : 0;
+}
+
+static int get_int(json_t *o, const char *key, long long lo, long long hi, long long *out, const char *path,
+                   bbvfl_err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_integer(v))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is missing or not an integer", path, key);
+  long long x = json_integer_value(v);
+  if (x < lo || x > hi)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" = %lld is outside %lld..%lld", path, key, x, lo, hi);
+  *out = x;
+  return 0;
+}
+
+static int get_num(json_t *o, const char *key, double *out, const char *path, bbvfl_err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_number(v))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is missing or not a number", path, key);
+  *out = json_number_value(v);
+  return 0;
+}
+
+static int get_str(json_t *o, const char *key, char *out, size_t cap, const char *path, bbvfl_err *err) {
+  json_t *v = json_object_get(o, key);
+  if (!json_is_string(v))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is missing or not a string", path, key);
+  const char *s = json_string_value(v);
+  if (strlen(s) >= cap) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"%s\" is too long", path, key);
+  strcpy(out, s);
+  return 0;
+}
+
+/* "training"."afe" (absent: off): VFL-AFE's local steps before PBM, each field checked. */
+static int load_afe(json_t *tr, bbvfl_offchain_cfg *t, const char *path, bbvfl_err *err) {
+  bbvfl_afe_defaults(&t->afe);
+  json_t *a = json_object_get(tr, "afe");
+  if (!a) return 0;
+  if (!json_is_object(a)) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"afe\" must be an object", path);
+  json_t *rs = json_object_get(a, "rescale"), *ad = json_object_get(a, "adjust");
+  if (!json_is_boolean(rs) || !json_is_boolean(ad))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"afe\".\"rescale\" and \"adjust\" must be true or false",
+                      path);
+  t->afe.on = 1;
+  t->afe.rescale = json_is_true(rs);
+  t->afe.adjust = json_is_true(ad);
+  if (get_num(a, "clip", &t->mech.clip, path, err) < 0 || get_num(a, "lambda", &t->afe.lambda, path, err) < 0 ||
+      get_num(a, "kl", &t->afe.alpha, path, err) < 0 || get_num(a, "conf", &t->afe.conf, path, err) < 0 ||
+      get_num(a, "p1", &t->afe.p1, path, err) < 0 || get_num(a, "p2", &t->afe.p2, path, err) < 0)
+    return -1;
+  if (!(t->mech.clip > 0) || !isfinite(t->mech.clip))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"afe\".\"clip\" must be > 0 and finite", path);
+  if (bbvfl_afe_check(&t->afe, err) < 0) return bbvfl_wrap(err, "session file %s: \"afe\"", path);
+  return 0;
+}
+
+/* The session file at path as a JSON object (caller decrefs), or NULL with err set: unreadable
+ * (wrapped with `context`), or not a JSON object ("session file <path>: not a JSON object"). */
+static json_t *load_object(const char *path, const char *context, bbvfl_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  if (bbvfl_read_file(path, 1 << 20, &text, &len, err) < 0) {
+    bbvfl_wrap(err, "%s", context);
+    return NULL;
+  }
+  json_error_t je;
+  json_t *o = json_loadb(text, len, 0, &je);
+  free(text);
+  if (!o || !json_is_object(o)) {
+    json_decref(o);
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: not a JSON object (line %d: %s)", path, je.line,
+               o ? "another JSON value" : je.text);
+    return NULL;
+  }
+  return o;
+}
+
+/* The "lr_model" object of the training setup (absent: the MLP). Full batch: "batch" 0 in the
+   training setup (the contract's batch is then 1, its windows chunks of the one batch). */
+static int load_lr_model(json_t *tr, bbvfl_offchain_cfg *t, const char *path, bbvfl_err *err) {
+  json_t *lm = json_object_get(tr, "lr_model");
+  t->model = BBVFL_MODEL_MLP;
+  if (!lm) return 0;
+  char buf[32];
+  long long v = 0;
+  bbvfl_loss_kind lk;
+  if (!json_is_object(lm)) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"lr_model\" must be an object", path);
+  t->model = BBVFL_MODEL_LR;
+  if (get_str(lm, "loss", buf, sizeof buf, path, err) < 0) return -1;
+  if (bbvfl_loss_parse(buf, &lk) != 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: loss '%s' is not logistic or taylor", path, buf);
+  t->loss = (int)lk;
+  if (get_num(lm, "l2", &t->l2, path, err) < 0 || get_num(lm, "logit_clip", &t->logit_clip, path, err) < 0) return -1;
+  if (get_int(lm, "sqn_memory", 1, 1000, &v, path, err) < 0) return -1;
+  t->sqn_memory = (int)v;
+  if (get_int(lm, "sqn_interval", 1, 100000, &v, path, err) < 0) return -1;
+  t->sqn_interval = (int)v;
+  if (get_int(lm, "sqn_sample", 0, INT32_MAX, &v, path, err) < 0) return -1;
+  t->sqn_sample = (size_t)v;
+  /* sqn_pairs, sqn_cap: absent in files written before them, whose sqn had curvature rounds */
+  json_t *jp = json_object_get(lm, "sqn_pairs"), *jc = json_object_get(lm, "sqn_cap");
+  t->sqn_pairs = BBVFL_SQN_PAIRS_ROUND;
+  if (jp) {
+    const char *ps = json_is_string(jp) ? json_string_value(jp) : "";
+    if (!strcmp(ps, "local")) t->sqn_pairs = BBVFL_SQN_PAIRS_LOCAL;
+    else if (!strcmp(ps, "round")) t->sqn_pairs = BBVFL_SQN_PAIRS_ROUND;
+    else return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: sqn_pairs must be \"local\" or \"round\"", path);
+  }
+  t->sqn_cap = 0;
+  if (jc && get_num(lm, "sqn_cap", &t->sqn_cap, path, err) < 0) return -1;
+  if (!(t->sqn_cap >= 0)) return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: sqn_cap must be >= 0", path);
+  if (get_int(tr, "batch", 0, 1 << 20, &v, path, err) < 0) return -1;
+  if (v == 0) t->B = 0;
+  return 0;
+}
+
+int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *err) {
+  memset(out, 0, sizeof *out);
+  json_t *o = load_object(path, "--session", err);
+  if (!o) return -1;
+  const char *u = json_string_value(json_object_get(o, "rpc_url"));
+  const char *c = json_string_value(json_object_get(o, "contract"));
+  json_t *d = json_object_get(o, "deploy_block");
+  if (!u || !c || !json_is_integer(d) || json_integer_value(d) < 0) {
+    json_decref(o);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: needs rpc_url, contract and deploy_block (a session file of bbvfl deploy)",
+                      path);
+  }
+  snprintf(out->rpc_url, sizeof out->rpc_url, "%s", u);
+  snprintf(out->contract, sizeof out->contract, "%s", c);
+  out->deploy_block = (uint64_t)json_integer_value(d);
+  json_decref(o);
+  return 0;
+}
+
+int bbvfl_session_load(const char *path, bbvfl_session *s, bbvfl_err *err) {
+  memset(s, 0, sizeof *s);
+  json_t *o = load_object(path, "reading the session file", err);
+  if (!o) return -1;
+  int rc = -1;
+  long long v = 0;
+  char buf[128];
+  json_t *cp = json_object_get(o, "contract_params"), *tr = json_object_get(o, "training");
+  if (!json_is_object(cp) || !json_is_object(tr)) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"contract_params\" or \"training\" is missing", path);
+    goto out;
+  }
+  if (get_int(o, "version", 1, 1, &v, path, err) < 0) goto out;
+  if (get_str(o, "rpc_url", s->rpc_url, sizeof s->rpc_url, path, err) < 0) goto out;
+  if (get_int(o, "chain_id", 1, INT64_MAX, &v, path, err) < 0) goto out;
+  s->chain_id = (uint64_t)v;
+  if (get_str(o, "contract", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_addr_parse(buf, s->contract, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract\"", path);
+    goto out;
+  }
+  if (get_str(o, "token", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_addr_parse(buf, s->token, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"token\"", path);
+    goto out;
+  }
+  if (get_int(o, "deploy_block", 0, INT64_MAX, &v, path, err) < 0) goto out;
+  s->deploy_block = (uint64_t)v;
+
+  bbvfl_cconfig *c = &s->cparams;
+#define CP(key, field, lo, hi)                                            \
+  do {                                                                    \
+    if (get_int(cp, key, lo, hi, &v, path, err) < 0) goto out;            \
+    c->field = (__typeof__(c->field))v;                                   \
+  } while (0)
+  CP("clients", clients, 1, 64);
+  CP("batch", batch, 1, 1 << 20);
+  CP("dim", dim, 1, 4096);
+  CP("levels", levels, 1, 255);
+  CP("beta_micro", beta_micro, 0, 500000);
+  CP("train_rounds", train_rounds, 1, UINT32_MAX);
+  CP("eval_rounds", eval_rounds, 0, UINT32_MAX);
+  CP("epochs", epochs, 1, 100000);
+  CP("commit_blocks", commit_blocks, 1, UINT32_MAX);
+  CP("reveal_blocks", reveal_blocks, 1, UINT32_MAX);
+  CP("active_blocks", active_blocks, 1, UINT32_MAX);
+  CP("round_timeout_blocks", round_timeout_blocks, 1, UINT32_MAX);
+  if (json_object_get(cp, "window")) {
+    CP("batches_per_epoch", batches_per_epoch, 1, UINT32_MAX);
+    CP("window", window, 1, UINT32_MAX);
+    CP("eval_rows", eval_rows, 0, UINT32_MAX);
+    CP("eval_rows_per_round", eval_rows_per_round, 0, UINT32_MAX);
+    CP("train_rows", train_rows, 1, UINT32_MAX);
+    CP("test_rows", test_rows, 0, UINT32_MAX);
+    CP("staleness", staleness, 0, 255);
+    c->hashed = json_is_true(json_object_get(cp, "hashed"));
+    c->wire = c->hashed ? BBVFL_WIRE_HASHED : BBVFL_WIRE_LANES;
+    json_t *ag = json_object_get(cp, "aggregation");
+    if (ag) {
+      int mode = -1;
+      if (!json_is_string(ag) || bbvfl_session_parse_aggregation(json_string_value(ag), &mode, err) < 0 ||
+          mode < BBVFL_WIRE_PACKED || !c->hashed) {
+        if (!err->code) bbvfl_fail(err, BBVFL_E_PARSE, "\"aggregation\" is packed or optimistic (with \"hashed\": true)");
+        bbvfl_wrap(err, "session file %s: \"contract_params\"", path);
+        goto out;
+      }
+      c->wire = mode;
+    }
+    if (json_object_get(cp, "curv_every")) {
+      CP("curv_every", curv_every, 1, 100000);
+      CP("curv_rows", curv_rows, 1, UINT32_MAX);
+    }
+  } /* else: a session file written before windows (K = 1, evaluation rounds of B rows) */
+#undef CP
+  c->masked = json_is_true(json_object_get(cp, "masked"));
+  if (bbvfl_cconfig_derive(c, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract_params\"", path);
+    goto out;
+  }
+  if (get_str(cp, "reward_per_submission", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_u256_from_string(buf, &c->reward_per_submission, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract_params\".\"reward_per_submission\"", path);
+    goto out;
+  }
+  if (get_str(cp, "reward_pool", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_u256_from_string(buf, &c->reward_pool, err) < 0) {
+    bbvfl_wrap(err, "session file %s: \"contract_params\".\"reward_pool\"", path);
+    goto out;
+  }
+  if (get_int(cp, "lane_bits", 8, 16, &v, path, err) < 0) goto out;
+  s->lane_bits = (unsigned)v;
+
+  bbvfl_offchain_cfg *t = &s->train;
+  bbvfl_offchain_defaults(t);
+  t->M = c->clients;
+  t->B = c->batch;
+  t->P = (int)c->dim;
+  t->epochs = (int)c->epochs;
+  /* the round structure is the contract's: the training setup follows it */
+  t->window = c->window;
+  t->staleness = c->staleness;
+  t->eval_rows_per_round = c->eval_rows_per_round;
+  if (get_int(tr, "seed", 0, INT64_MAX, &v, path, err) < 0) goto out;
+  t->seed = (uint64_t)v;
+  t->seeded_noise = 0;
+  {
+    json_t *rn = json_object_get(tr, "reproducible_noise"); /* absent: private noise */
+    if (rn && !json_is_boolean(rn)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"reproducible_noise\" must be true or false", path);
+      goto out;
+    }
+    t->seeded_noise = rn && json_is_true(rn);
+  }
+  if (get_num(tr, "test_frac", &t->test_frac, path, err) < 0) goto out;
+  json_t *rp = json_object_get(tr, "row_privacy"); /* absent: the paper's mode */
+  memset(&t->rowdp, 0, sizeof t->rowdp);
+  if (rp) {
+    if (!json_is_object(rp)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\" must be an object", path);
+      goto out;
+    }
+    if (get_num(rp, "dpsgd_clip", &t->rowdp.clip, path, err) < 0 ||
+        get_num(rp, "dpsgd_noise", &t->rowdp.noise, path, err) < 0 ||
+        get_num(rp, "scale_epsilon", &t->rowdp.scale_eps, path, err) < 0)
+      goto out;
+    if (!(t->rowdp.clip > 0) || !(t->rowdp.noise > 0) || !(t->rowdp.scale_eps > 0) || !isfinite(t->rowdp.clip) ||
+        !isfinite(t->rowdp.noise) || !isfinite(t->rowdp.scale_eps)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\" values must be > 0 and finite", path);
+      goto out;
+    }
+    t->rowdp.on = 1;
+    json_t *enc = json_object_get(rp, "encoder"); /* absent: DP-SGD (every file written before the encoder) */
+    if (enc) {
+      if (!json_is_string(enc) || strcmp(json_string_value(enc), "pca") != 0) {
+        bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\".\"encoder\" must be \"pca\"", path);
+        goto out;
+      }
+      if (get_num(rp, "pca_noise", &t->rowdp.pca_noise, path, err) < 0) goto out;
+      if (!(t->rowdp.pca_noise > 0) || !isfinite(t->rowdp.pca_noise)) {
+        bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"row_privacy\".\"pca_noise\" must be > 0 and finite", path);
+        goto out;
+      }
+      t->rowdp.encoder = 1;
+    }
+  }
+  if (load_lr_model(tr, t, path, err) < 0) goto out;
+  if (load_afe(tr, t, path, err) < 0) goto out;
+  t->label_eps = 0; /* absent: true labels (and every session file written before label DP) */
+  if (json_object_get(tr, "label_epsilon")) {
+    if (get_num(tr, "label_epsilon", &t->label_eps, path, err) < 0) goto out;
+    if (!(t->label_eps > 0) || !isfinite(t->label_eps)) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"label_epsilon\" must be > 0 and finite", path);
+      goto out;
+    }
+  }
+  if (get_str(tr, "label", s->label, sizeof s->label, path, err) < 0) goto out;
+  if (get_str(tr, "data", s->data, sizeof s->data, path, err) < 0) goto out;
+  if (get_int(tr, "n_rows", 1, INT64_MAX, &v, path, err) < 0) goto out;
+  s->n_rows = (uint64_t)v;
+  s->n_classes = 0;
+  json_t *cls = json_object_get(tr, "classes");
+  if (cls) {
+    if (!json_is_array(cls) || json_array_size(cls) < 2 || json_array_size(cls) > BBVFL_SESSION_MAX_CLASSES) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"classes\" must be a list of 2 to %d label values", path,
+                 BBVFL_SESSION_MAX_CLASSES);
+      goto out;
+    }
+    for (size_t i = 0; i < json_array_size(cls); i++) {
+      const char *nm = json_string_value(json_array_get(cls, i));
+      if (!nm || strlen(nm) >= sizeof s->classes[0]) {
+        bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"classes\"[%zu] must be a string of under %zu characters",
+                   path, i, sizeof s->classes[0]);
+        goto out;
+      }
+      snprintf(s->classes[i], sizeof s->classes[i], "%s", nm);
+    }
+    s->n_classes = (int)json_array_size(cls);
+  }
+  json_t *hid = json_object_get(tr, "hidden");
+  if (!json_is_array(hid) || json_array_size(hid) > BBVFL_MAX_HIDDEN) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"hidden\" must be a list of at most %d widths", path,
+               BBVFL_MAX_HIDDEN);
+    goto out;
+  }
+  t->nhidden = (int)json_array_size(hid);
+  for (int i = 0; i < t->nhidden; i++) {
+    json_t *w = json_array_get(hid, (size_t)i);
+    if (!json_is_integer(w) || json_integer_value(w) < 1 || json_integer_value(w) > 65536) {
+      bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: hidden width %d is not in 1..65536", path, i);
+      goto out;
+    }
+    t->hidden[i] = (int)json_integer_value(w);
+  }
+  if (get_str(tr, "optimizer", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_optim_parse_kind(buf, &t->opt.kind) != 0) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: optimizer '%s' is not adam or sgd", path, buf);
+    goto out;
+  }
+  if (get_num(tr, "lr", &t->opt.lr, path, err) < 0 || get_num(tr, "lr_decay", &t->opt.decay, path, err) < 0 ||
+      get_num(tr, "momentum", &t->opt.momentum, path, err) < 0)
+    goto out;
+  if (get_str(tr, "mechanism", buf, sizeof buf, path, err) < 0) goto out;
+  if (bbvfl_mech_parse(buf, &t->mech.kind) != 0 || t->mech.kind != BBVFL_MECH_PBM) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: mechanism '%s': on chain only pbm is supported", path, buf);
+    goto out;
+  }
+  if (get_int(tr, "b", 1, 255, &v, path, err) < 0) goto out;
+  t->mech.b = (int)v;
+  if (get_num(tr, "beta", &t->mech.beta, path, err) < 0 || get_num(tr, "C", &t->mech.C, path, err) < 0) goto out;
+  if (t->mech.b != c->levels) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: training b = %d but the contract's levels = %u", path, t->mech.b,
+               (unsigned)c->levels);
+    goto out;
+  }
+  if (bbvfl_mech_check(&t->mech, err) < 0) {
+    bbvfl_wrap(err, "session file %s", path);
+    goto out;
+  }
+  rc = 0;
+out:
+  json_decref(o);
+  return rc;
+}
+
+int bbvfl_session_block_time(bbvfl_rpc *rpc, double *out, bbvfl_err *err) {
+  *out = 0;
+  uint64_t n;
+  if (bbvfl_rpc_block_number(rpc, &n, err) < 0) return -1;
+  if (n < 2) return 0;
+  uint64_t lo = n > 15 ? n - 15 : 0, k = n - lo + 1;
+  bbvfl_rpc_req reqs[16];
+  memset(reqs, 0, sizeof reqs);
+  for (uint64_t i = 0; i < k; i++) {
+    char b[24];
+    snprintf(b, sizeof b, "0x%llx", (unsigned long long)(lo + i));
+    reqs[i] = (bbvfl_rpc_req){"eth_getBlockByNumber", json_pack("[s,b]", b, 0), NULL, {0}};
+  }
+  int rc = bbvfl_rpc_batch(rpc, reqs, k, err);
+  uint64_t ts[16];
+  for (uint64_t i = 0; rc == 0 && i < k; i++) {
+    if (reqs[i].err.code) {
+      *err = reqs[i].err;
+      rc = -1;
+    } else if (bbvfl_rpc_parse_u64(json_object_get(reqs[i].result, "timestamp"), &ts[i], err) < 0) {
+      rc = -1;
+    }
+  }
+  bbvfl_rpc_batch_clear(reqs, k);
+  if (rc < 0) return -1;
+  for (uint64_t i = 1; i < k; i++)
+    if (ts[i] <= ts[i - 1]) return 0; /* blocks within one second: made per transaction */
+  *out = (double)(ts[k - 1] - ts[0]) / (double)(k - 1);
+  return 0;
+}
+
+uint64_t bbvfl_session_blocks_for(double seconds, double bt, uint64_t instant) {
+  if (!(bt > 0)) return instant;
+  double b = ceil(seconds / bt);
+  if (b < 8) b = 8;
+  if (b > 4294967295.0) b = 4294967295.0;
+  return (uint64_t)b;
+}
+
+int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_dataset *ds, bbvfl_session *s, bbvfl_err *err) {
+  const bbvfl_offchain_cfg *t = &s->train;
+  if (bbvfl_session_check_setup(s, err) < 0) return -1;
+  size_t *tr = NULL, *te = NULL, ntr = 0, nte = 0;
+  if (bbvfl_split(ds->n, t->test_frac, t->seed, &tr, &ntr, &te, &nte, err) < 0) return -1;
+  free(tr);
+  free(te);
+  int lr = t->model == BBVFL_MODEL_LR, full = lr && t->B == 0;
+  size_t B = full ? 1 : t->B; /* full batch: rounds of single-row "minibatches", see below */
+  if (ntr < B || nte < 1 || B == 0)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "%zu training / %zu test rows: training needs at least one batch of %zu, evaluation one row", ntr,
+                      nte, t->B);
+  bbvfl_cconfig *c = &s->cparams;
+  int masked = c->masked, hashed = c->hashed, wire = c->wire;
+  uint32_t round_rows = c->window;
+  uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
+  memset(c, 0, sizeof *c);
+  c->masked = masked != 0;
+  c->hashed = hashed != 0;
+  c->wire = wire;
+  c->clients = (uint8_t)t->M;
+  c->batch = (uint32_t)B;
+  /* LR: each client releases its K partial logits per row (K = 1 for two classes) */
+  c->dim = lr ? (uint32_t)(ds->nclasses == 2 ? 1 : ds->nclasses) : (uint32_t)t->P;
+  c->levels = (uint8_t)t->mech.b;
+  c->beta_micro = (uint32_t)(t->mech.beta * 1e6 + 0.5);
+  c->batches_per_epoch = (uint32_t)(ntr / B);
+  size_t K = t->window ? t->window : 1;
+  /* LR full batch (docs/LR.md "On chain"): the contract's minibatches are single rows of the
+     epoch's permutation and its windows chunks of them, as many rows as fit the chain (below):
+     the epoch's one batch spread over ceil(N_train/chunk) rounds */
+  if (full) K = round_rows ? round_rows : SIZE_MAX;
+  /* windows sized for the chain (binding/fit.h): the requested window (clamped to an epoch: a window
+     never crosses one) and evaluation split, lowered to the largest whose transactions fit the
+     2^24 cap and whose block fits the node's block gas limit; above it only when insisted on */
+  bbvfl_fit_chain ch;
+  if (bbvfl_fit_read_chain(rpc, &ch, err) < 0) return -1;
+  s->block_gas_limit = ch.block_gas;
+  size_t nout = lr ? c->dim : (ds->nclasses == 2 ? 1 : (size_t)ds->nclasses);
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->clients, .levels = c->levels,
+                        .head_len = 4 * (lr ? nout : (size_t)c->dim * nout + nout)};
+  size_t E = t->eval_rows_per_round;
+  if (bbvfl_fit_window(&fs, &ch, c->batches_per_epoch, B, nte, c->dim, &K, full ? round_rows != 0 : s->window_insist,
+                       &E, s->eval_insist, err) < 0)
+    return -1;
+  c->window = (uint32_t)K;
+  c->train_rows = (uint32_t)ntr;
+  c->test_rows = (uint32_t)nte;
+  c->eval_rows = (uint32_t)nte; /* every test row, every epoch */
+  c->eval_rows_per_round = (uint32_t)E;
+  /* staleness 1 by default on a chain with a block time (hashed, not LR): one block per window */
+  if (s->staleness_auto && c->hashed && !lr && t->staleness == 0) {
+    if (bbvfl_session_block_time(rpc, &s->block_time_s, err) < 0) return bbvfl_wrap(err, "measuring the block time");
+    if (s->block_time_s > 0) s->train.staleness = 1;
+  }
+  c->staleness = (uint8_t)t->staleness;
+  c->epochs = (uint32_t)t->epochs;
+  if (lr && t->opt.kind == BBVFL_OPT_SQN && t->sqn_pairs == BBVFL_SQN_PAIRS_ROUND) {
+    /* (local pairs need no round) the curvature rounds (docs/LR.md "On chain"): the full batch is one training round per epoch,
+       so every sqn_interval-th epoch from the 2*sqn_interval-th has them, on its first S rows */
+    c->curv_every = (uint32_t)t->sqn_interval;
+    c->curv_rows = t->sqn_sample > 0 && t->sqn_sample < ntr ? (uint32_t)t->sqn_sample : (uint32_t)ntr;
+  }
+  if (bbvfl_cconfig_derive(c, err) < 0) return -1;
+  /* the training setup follows the contract's round structure (K clamped to R) */
+  if (!full) s->train.window = c->window;
+  s->train.eval_rows_per_round = c->eval_rows_per_round;
+  bbvfl_u256 one = bbvfl_u256_from_u64(1000000000000000000ULL);
+  c->reward_per_submission = one;
+  uint64_t total = bbvfl_cconfig_total(c) * c->clients;
+  if (bbvfl_u256_mul_u64(&c->reward_pool, &one, total))
+    return bbvfl_fail(err, BBVFL_E_ARG, "reward pool overflows");
+  c->commit_blocks = 1000;
+  c->reveal_blocks = 1000;
+  if (!timeout_blocks || !active_blocks) {
+    if (bbvfl_session_block_time(rpc, &s->block_time_s, err) < 0) return bbvfl_wrap(err, "measuring the block time");
+    if (!(s->round_timeout_s > 0)) s->round_timeout_s = BBVFL_DEFAULT_ROUND_TIMEOUT_S;
+    if (!(s->active_timeout_s > 0)) s->active_timeout_s = BBVFL_DEFAULT_ACTIVE_TIMEOUT_S;
+  }
+  c->active_blocks = active_blocks ? active_blocks : bbvfl_session_blocks_for(s->active_timeout_s, s->block_time_s, 100000);
+  c->round_timeout_blocks =
+      timeout_blocks ? timeout_blocks : bbvfl_session_blocks_for(s->round_timeout_s, s->block_time_s, 100000);
+  s->n_rows = ds->n;
+  if (ds->nclasses > BBVFL_SESSION_MAX_CLASSES)
+    return bbvfl_fail(err, BBVFL_E_ARG, "the label column has %d classes; a session takes at most %d", ds->nclasses,
+                      BBVFL_SESSION_MAX_CLASSES);
+  for (int i = 0; i < ds->nclasses; i++)
+    if (strlen(ds->class_names[i]) >= sizeof s->classes[i])
+      return bbvfl_fail(err, BBVFL_E_ARG, "label value '%.40s...' is too long for a session (at most %zu characters)",
+                        ds->class_names[i], sizeof s->classes[i] - 1);
+  s->n_classes = ds->nclasses;
+  for (int i = 0; i < ds->nclasses; i++) snprintf(s->classes[i], sizeof s->classes[i], "%s", ds->class_names[i]);
+  s->chain_id = bbvfl_sender_chain_id(snd);
+  uint8_t *args = NULL;
+  size_t alen = 0;
+  if (bbvfl_cenc_config(c, &args, &alen, err) < 0) return -1;
+  bbvfl_receipt rc;
+  memset(&rc, 0, sizeof rc);
+  /* lane storage, hashed, packed and optimistic aggregation: four contracts on one base (contract/src/BbvflBase.sol) */
+  const char *name = bbvfl_wire_contract(c->wire);
+  if (!name) return bbvfl_fail(err, BBVFL_E_ARG, "aggregation mode %d is unknown", c->wire);
+  int ok = bbvfl_deploy(snd, name, args, alen, 120, s->contract, &rc, err);
+  free(args);
+  s->deploy_block = rc.block_number;
+  bbvfl_receipt_clear(&rc);
+  if (ok < 0) return bbvfl_wrap(err, "deploying %s", name);
+  bbvfl_aggc a;
+  bbvfl_aggc_init(&a, rpc, s->contract);
+  bbvfl_cparams p;
+  if (bbvfl_aggc_params(&a, &p, err) < 0) return bbvfl_wrap(err, "reading the new aggregator's parameters");
+  memcpy(s->token, p.token, 20);
+  s->lane_bits = p.lane_bits;
+  return 0;
+}

@@ -1,0 +1,456 @@
+#include "onchain/onchain_int.h"
+
+/* ------------------------------------------------------------------ registration and election */
+
+static int bbvfl_oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *err) {
+  char p[1100];
+  bbvfl_oc_path_in(c, p, sizeof p, "election-secret.hex");
+  if (access(p, F_OK) == 0) {
+    char *text = NULL;
+    size_t len = 0;
+    if (bbvfl_read_file(p, 4096, &text, &len, err) < 0) return -1;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = 0;
+    int rc = bbvfl_hex_decode_fixed(text, secret, 32, err);
+    free(text);
+    return rc < 0 ? bbvfl_wrap(err, "%s", p) : 0;
+  }
+  if (getrandom(secret, 32, 0) != 32) return bbvfl_fail(err, BBVFL_E_IO, "getrandom failed");
+  char hex[70];
+  bbvfl_hex_encode(secret, 32, hex);
+  size_t l = strlen(hex);
+  hex[l] = '\n';
+  return bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
+}
+
+/* The private noise key (c->noise_key): every DP draw of this client (its PBM and Gaussian releases,
+   DP-SGD, DP-PCA, the DP scaling, the label randomized response) comes from streams of this key,
+   which only this client holds. Kept in its state dir so that a restart draws the same scaling,
+   encoder and randomized labels again instead of fresh ones (a second independent draw would
+   compose: twice the epsilon, unreported); the PBM and DP-SGD generators' positions are in the
+   party checkpoint (same state dir, mode 0600). Nothing here is derived from the session. */
+static int bbvfl_oc_noise_key_load(cl *c, bbvfl_err *err) {
+  char p[1100];
+  bbvfl_oc_path_in(c, p, sizeof p, "noise.key");
+  if (access(p, F_OK) == 0) {
+    char *text = NULL;
+    size_t len = 0;
+    if (bbvfl_read_file(p, 4096, &text, &len, err) < 0) return -1;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = 0;
+    int rc = bbvfl_hex_decode_fixed(text, c->noise_key, 32, err);
+    bbvfl_secret_wipe(text, len);
+    free(text);
+    return rc < 0 ? bbvfl_wrap(err, "%s (the client's private noise key)", p) : 0;
+  }
+  if (bbvfl_rng_secret(c->noise_key, sizeof c->noise_key, err) < 0) return -1;
+  c->noise_key_new = 1;
+  return 0;
+}
+
+static int bbvfl_oc_noise_key_save(cl *c, bbvfl_err *err) {
+  if (!c->noise_key_new) return 0;
+  char p[1100], hex[70];
+  bbvfl_oc_path_in(c, p, sizeof p, "noise.key");
+  bbvfl_hex_encode(c->noise_key, 32, hex);
+  size_t l = strlen(hex);
+  hex[l] = '\n';
+  int rc = bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
+  bbvfl_secret_wipe(hex, sizeof hex);
+  if (rc == 0) c->noise_key_new = 0;
+  return rc;
+}
+
+static int bbvfl_oc_election(cl *c, bbvfl_err *err) {
+  const bbvfl_key *k = c->cfg->key;
+  bbvfl_client_info ci;
+  uint8_t *cd = NULL;
+  size_t len = 0;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  bbvfl_phase ph;
+  if (!ci.registered) {
+    if (bbvfl_aggc_phase(&c->agg, &ph, err) < 0) return -1;
+    if (ph != BBVFL_PHASE_REGISTRATION)
+      return bbvfl_fail(err, BBVFL_E_STATE, "registration is closed: the session already has its %u clients",
+                        (unsigned)c->cp.cfg.clients);
+    if ((c->cfg->label_rows ? bbvfl_cenc_register_label_holder(k->pub, &cd, &len, err)
+                            : bbvfl_cenc_register(k->pub, &cd, &len, err)) < 0)
+      return -1;
+    int rc = bbvfl_oc_tx(c, cd, len, 300000, 0, NULL, c->cfg->label_rows ? "registerLabelHolder()" : "register()", err);
+    free(cd);
+    if (rc < 0) return -1;
+    bbvfl_oc_log(c, "registered");
+  }
+  if (bbvfl_oc_wait_phase(c, BBVFL_PHASE_COMMIT, &ph, "waiting for every client to register", err) < 0) return -1;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  c->res->index = ci.index;
+  uint8_t secret[32];
+  if (bbvfl_oc_load_or_make_secret(c, secret, err) < 0) return -1;
+  if (!ci.committed && ph == BBVFL_PHASE_COMMIT) {
+    uint8_t com[32];
+    bbvfl_election_commitment(secret, c->me, com);
+    if (bbvfl_cenc_commit(com, &cd, &len, err) < 0) return -1;
+    int rc = bbvfl_oc_tx(c, cd, len, 120000, 0, NULL, "commit()", err);
+    free(cd);
+    if (rc < 0) return -1;
+    ci.committed = 1;
+  }
+  if (bbvfl_oc_wait_phase(c, BBVFL_PHASE_REVEAL, &ph, "waiting for every client to commit", err) < 0) return -1;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  if (ph == BBVFL_PHASE_REVEAL && ci.committed && !ci.revealed) {
+    if (bbvfl_cenc_reveal(secret, &cd, &len, err) < 0) return -1;
+    int rc = bbvfl_oc_tx(c, cd, len, 200000 + 90000 * (uint64_t)c->cp.cfg.clients, 0, NULL, "reveal()", err);
+    free(cd);
+    if (rc < 0) return -1;
+  }
+  memset(secret, 0, sizeof secret);
+  if (bbvfl_oc_wait_phase(c, BBVFL_PHASE_TRAINING, &ph, "waiting for every client to reveal", err) < 0) return -1;
+  if (bbvfl_aggc_client_info(&c->agg, c->me, &ci, err) < 0) return -1;
+  if (ci.excluded) return bbvfl_fail(err, BBVFL_E_STATE, "this client was excluded from the session");
+  if (bbvfl_aggc_seed(&c->agg, c->res->S, err) < 0 || bbvfl_aggc_active(&c->agg, c->active, err) < 0) return -1;
+  c->is_active = !memcmp(c->active, c->me, 20);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static void bbvfl_oc_cl_free(cl *c) {
+  if (c->have_party) bbvfl_party_free(&c->party);
+  bbvfl_oc_lr_free(c);
+  bbvfl_oc_head_check_free(c);
+  if (c->have_head) bbvfl_vhead_free(&c->head);
+  if (c->have_sched) bbvfl_schedule_free(&c->sched);
+  if (c->have_data) bbvfl_vfl_data_free(&c->data);
+  if (c->snd && c->res) {
+    bbvfl_u256 wei;
+    bbvfl_sender_fees(c->snd, &c->res->fee_gas, &wei);
+    bbvfl_u256_to_dec(&wei, c->res->fee_wei);
+  }
+  bbvfl_sender_free(c->snd);
+  bbvfl_rpc_free(c->rpc);
+  for (size_t i = 0; c->slots && i < c->nslots; i++) {
+    bbvfl_pending_clear(&c->slots[i].tx);
+    free(c->slots[i].rows);
+    free(c->slots[i].q);
+  }
+  free(c->slots);
+  for (size_t i = 0; i < c->nout; i++) bbvfl_pending_clear(&c->out[i].p);
+  free(c->out);
+  if (c->masked) bbvfl_mclient_free(&c->mc);
+  free(c->sum);
+  free(c->grad);
+  free(c->probs);
+  free(c->grad_be);
+  free(c->head_be);
+  free(c->yb);
+  free(c->yeval);
+  free(c->ylab);
+  free(c->dlog);
+  free(c->dlog_in);
+  free(c->dlog_be);
+  free(c->addrs);
+}
+
+void bbvfl_onchain_result_free(bbvfl_onchain_result *r) {
+  if (!r) return;
+  free(r->per_epoch);
+  free(r->agg_s);
+  memset(r, 0, sizeof *r);
+}
+
+static int bbvfl_oc_check_params(const cl *c, bbvfl_err *err) {
+  const bbvfl_cconfig *a = &c->cp.cfg, *b = &c->sess->cparams;
+  if (a->clients != b->clients || a->batch != b->batch || a->dim != b->dim || a->levels != b->levels ||
+      a->beta_micro != b->beta_micro || a->train_rounds != b->train_rounds || a->eval_rounds != b->eval_rounds ||
+      a->epochs != b->epochs || !a->masked != !b->masked || a->window != b->window ||
+      a->batches_per_epoch != b->batches_per_epoch || a->eval_rows != b->eval_rows ||
+      a->eval_rows_per_round != b->eval_rows_per_round || a->train_rows != b->train_rows ||
+      a->test_rows != b->test_rows || a->staleness != b->staleness || !a->hashed != !b->hashed ||
+      a->curv_every != b->curv_every || a->curv_rows != b->curv_rows || a->wire != b->wire)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "the contract's parameters (M %u, B %u, P %u, b %u, window %u, T %u, V %u, staleness %u, "
+                      "epochs %u%s, %s) do not match the session file's (M %u, B %u, P %u, b %u, window %u, T %u, V %u, "
+                      "staleness %u, epochs %u%s, %s)",
+                      a->clients, a->batch, a->dim, a->levels, a->window, a->train_rounds, a->eval_rounds,
+                      a->staleness, a->epochs, a->masked ? ", masked" : "", bbvfl_session_aggregation_name(a->wire),
+                      b->clients, b->batch, b->dim, b->levels, b->window, b->train_rounds, b->eval_rounds, b->staleness,
+                      b->epochs, b->masked ? ", masked" : "", bbvfl_session_aggregation_name(b->wire));
+  return 0;
+}
+
+int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err) {
+  memset(res, 0, sizeof *res);
+  cl c;
+  memset(&c, 0, sizeof c);
+  c.cfg = cfg;
+  c.sess = cfg->sess;
+  c.res = res;
+  c.slot = 1;
+  c.takeover_epoch = -1;
+  c.disputed_round = UINT64_MAX;
+  double t_start = bbvfl_now();
+  int rc = -1;
+  bbvfl_onchain_cfg local = *cfg;
+  if (local.round_timeout_s <= 0) local.round_timeout_s = 120;
+  c.cfg = &local;
+  const bbvfl_session *s = c.sess;
+  if (snprintf(c.dir, sizeof c.dir, "%s", cfg->state_dir) >= (int)sizeof c.dir)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--state-dir is too long");
+  memcpy(c.me, cfg->key->addr, 20);
+
+  /* the data first: a bad file, column list or label column is reported before anything touches
+     the chain (and before --state-dir is created: a refused start leaves nothing behind) */
+  if (cfg->ds->n != s->n_rows) {
+    return bbvfl_fail(err, BBVFL_E_ARG, "the data file has %zu rows but the session was set up for %llu", cfg->ds->n,
+                      (unsigned long long)s->n_rows);
+  }
+  if (s->n_classes > 0) {
+    int same = cfg->ds->nclasses == s->n_classes;
+    for (int k = 0; same && k < s->n_classes; k++) same = strcmp(cfg->ds->class_names[k], s->classes[k]) == 0;
+    if (!same) {
+      char have[256] = "", want[256] = "";
+      for (int k = 0; k < cfg->ds->nclasses; k++)
+        snprintf(have + strlen(have), sizeof have - strlen(have), "%s'%.20s'", k ? ", " : "", cfg->ds->class_names[k]);
+      for (int k = 0; k < s->n_classes; k++)
+        snprintf(want + strlen(want), sizeof want - strlen(want), "%s'%.20s'", k ? ", " : "", s->classes[k]);
+      return bbvfl_fail(err, BBVFL_E_ARG,
+                        "the data file's label column holds the classes %s, but the session's table has %s: "
+                        "nothing was sent",
+                        have, want);
+    }
+  }
+  if (!cfg->seeded_noise && bbvfl_oc_noise_key_load(&c, err) < 0) return -1;
+  const uint8_t *nkey = cfg->seeded_noise ? NULL : c.noise_key;
+  if (bbvfl_vfl_data_prepare_dp(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &s->train.rowdp,
+                                cfg->seeded_noise, nkey, &c.data, err) < 0)
+    return bbvfl_wrap(err, "--columns");
+  c.have_data = 1;
+  c.B = s->cparams.batch;
+  c.n = bbvfl_cconfig_max_coords(&s->cparams);
+  c.T = s->cparams.train_rounds;
+  c.V = s->cparams.eval_rounds;
+  if (c.data.n_train != s->cparams.train_rows || c.data.n_test != s->cparams.test_rows) {
+    bbvfl_fail(err, BBVFL_E_ARG,
+               "with this data file the split gives %zu training / %zu test rows, but the session has %u / %u: is "
+               "it the session's table?",
+               c.data.n_train, c.data.n_test, s->cparams.train_rows, s->cparams.test_rows);
+    goto out;
+  }
+  c.K = cfg->ds->nclasses == 2 ? 1 : cfg->ds->nclasses;
+  c.neval = s->cparams.eval_rows;
+  c.hashed = s->cparams.hashed;
+  c.stale = s->cparams.staleness;
+  if (cfg->submit_via_self && !c.hashed) {
+    bbvfl_fail(err, BBVFL_E_ARG,
+               "--submit-via-self needs a hashed-mode session: lane mode's submissions are audited from the "
+               "submit() calldata, which a call through the account's execute() wraps");
+    goto out;
+  }
+
+  const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
+  bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5,
+                       .retries = 3,
+                       .down_timeout_s = cfg->node_down_timeout_s,
+                       .rate_wait_s = cfg->rate_limit_wait_s,
+                       .max_log_range = cfg->max_log_range,
+                       .on_wait = bbvfl_oc_rpc_wait_log,
+                       .on_wait_ctx = &c};
+  c.rpc = bbvfl_rpc_new(url, &ro, err);
+  if (!c.rpc) goto out;
+  uint64_t chain_id;
+  if (bbvfl_rpc_chain_id(c.rpc, &chain_id, err) < 0) {
+    bbvfl_wrap(err, "connecting to %s", url);
+    goto out;
+  }
+  if (chain_id != s->chain_id) {
+    bbvfl_fail(err, BBVFL_E_STATE, "the node at %s has chain id %llu, the session was deployed on %llu", url,
+               (unsigned long long)chain_id, (unsigned long long)s->chain_id);
+    goto out;
+  }
+  bbvfl_aggc_init(&c.agg, c.rpc, s->contract);
+  c.agg.depth = cfg->confirmations; /* act on events only once they are this deep (a reorg no deeper keeps them) */
+  if (bbvfl_aggc_params(&c.agg, &c.cp, err) < 0) {
+    bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
+    goto out;
+  }
+  if (bbvfl_oc_check_params(&c, err) < 0) goto out;
+  c.wire = c.cp.cfg.wire;
+  if (cfg->submit_via_self) {
+    /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
+       and submit nothing */
+    json_t *code = NULL;
+    char me[43];
+    bbvfl_addr_checksum(c.me, me);
+    if (bbvfl_rpc_call(c.rpc, "eth_getCode", json_pack("[s,s]", me, "latest"), &code, err) < 0) goto out;
+    const char *hx = json_string_value(code);
+    int empty = !hx || !strcmp(hx, "0x") || !strcmp(hx, "0x0");
+    json_decref(code);
+    if (empty) {
+      bbvfl_fail(err, BBVFL_E_STATE,
+                 "--submit-via-self: the account %s has no code (set its EIP-7702 delegation to a contract with "
+                 "execute(address,bytes), e.g. with cast send --auth DELEGATE, before starting the client)",
+                 me);
+      goto out;
+    }
+  }
+  c.blk = s->deploy_block;
+  c.snd = bbvfl_sender_new(c.rpc, cfg->key, chain_id, err);
+  if (!c.snd) goto out;
+  bbvfl_sender_set_sync(c.snd, 1);
+  bbvfl_sender_set_fee_ttl(c.snd, 600);
+  bbvfl_sender_set_status(c.snd, bbvfl_oc_sender_status, &c);
+  if (cfg->reprice_blocks) bbvfl_sender_set_reprice_blocks(c.snd, cfg->reprice_blocks > 0 ? (unsigned)cfg->reprice_blocks : 0);
+  if (cfg->max_fee_gwei > 0) {
+    bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(cfg->max_fee_gwei * 1e9 + 0.5));
+    bbvfl_sender_set_max_fee(c.snd, &cap);
+  }
+
+  size_t maxrows = c.n / s->cparams.dim; /* rows of the largest round */
+  c.sum = malloc(c.n * sizeof *c.sum);
+  c.grad = malloc(c.n * sizeof *c.grad);
+  c.grad_be = malloc(4 * c.n);
+  c.probs = calloc(c.neval * (size_t)c.K + 1, sizeof *c.probs);
+  c.yb = malloc(maxrows * sizeof *c.yb);
+  c.yeval = malloc((c.neval + 1) * sizeof *c.yeval);
+  /* the unfinished rounds: s windows ahead, the evaluation rounds beside them, the one in hand */
+  c.nslots = (size_t)c.stale + c.V + 2;
+  c.slots = calloc(c.nslots, sizeof *c.slots);
+  res->epochs = (int)s->cparams.epochs;
+  res->per_epoch = calloc((size_t)res->epochs, sizeof *res->per_epoch);
+  res->agg_s = calloc((size_t)res->epochs, sizeof *res->agg_s);
+  if (!c.sum || !c.grad || !c.grad_be || !c.probs || !c.yb || !c.yeval || !c.slots || !res->per_epoch ||
+      !res->agg_s) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t i = 0; i < c.nslots; i++) {
+    c.slots[i].r = UINT64_MAX;
+    c.slots[i].rows = malloc(maxrows * sizeof *c.slots[i].rows);
+    c.slots[i].q = malloc(c.n);
+    if (!c.slots[i].rows || !c.slots[i].q) {
+      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+      goto out;
+    }
+  }
+  if (bbvfl_oc_init_label_rows(&c, err) < 0 || bbvfl_oc_label_dp(&c, err) < 0) goto out;
+  for (size_t i = 0; i < c.neval; i++) c.yeval[i] = c.ylab[c.data.test[i]]; /* -1: not labelled here */
+  c.dlog = calloc(maxrows * (size_t)c.K, sizeof *c.dlog);
+  c.dlog_in = calloc(maxrows * (size_t)c.K, sizeof *c.dlog_in);
+  c.dlog_be = malloc(4 * maxrows * (size_t)c.K);
+  if (!c.dlog || !c.dlog_in || !c.dlog_be) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+
+  if (bbvfl_mkdirs(c.dir, 0700, err) < 0) {
+    bbvfl_wrap(err, "--state-dir");
+    goto out;
+  }
+  if (bbvfl_oc_noise_key_save(&c, err) < 0) goto out;
+  if (bbvfl_oc_election(&c, err) < 0) goto out;
+  res->participants = c.cp.cfg.clients;
+  res->n_train = c.data.n_train;
+  if (c.cp.cfg.masked) {
+    if (bbvfl_mclient_init(&c.mc, &c.agg, cfg->key, chain_id, s->deploy_block, (unsigned)res->index, c.n,
+                           c.cp.cfg.levels, err) < 0)
+      goto out;
+    c.masked = 1;
+    res->masked = 1;
+    bbvfl_oc_log(&c, "masked mode: pair keys derived for %u registered clients; %u participants", c.mc.mk.nclients,
+          c.mc.nparts);
+  }
+  if (cfg->dump_q_dir)
+    bbvfl_oc_log(&c, "WARNING: BBVFL_TEST_DUMP_Q is set: this client writes its unmasked q of every round to %s (a test "
+              "hook: plaintext embeddings, never use it in production)",
+          cfg->dump_q_dir);
+  char me[43], act[43];
+  bbvfl_addr_checksum(c.me, me);
+  bbvfl_addr_checksum(c.active, act);
+  bbvfl_oc_log(&c, "client %s index %d; active client %s%s", me, res->index, act, c.is_active ? " (this client)" : "");
+  /* labels split across clients: the declared holders (fixed at registration) */
+  if (bbvfl_aggc_label_holders(&c.agg, &c.holders, err) < 0 || bbvfl_aggc_clients(&c.agg, &c.addrs, &c.naddrs, err) < 0)
+    goto out;
+  c.split = c.holders != 0;
+  c.holder = (int)(c.holders >> res->index & 1);
+  c.own_all = cfg->has_labels && !cfg->label_rows;
+  res->label_split = c.split;
+  res->label_holder = c.holder;
+  if (!c.holder != !cfg->label_rows) {
+    bbvfl_fail(err, BBVFL_E_STATE,
+               "this client registered %s a label holder but now runs %s --label-rows: restart it with the flags it "
+               "registered with",
+               c.holder ? "as" : "not as", cfg->label_rows ? "with" : "without");
+    goto out;
+  }
+  if (c.split && s->train.model == BBVFL_MODEL_LR) {
+    bbvfl_fail(err, BBVFL_E_STATE, "labels split across clients (--label-rows) are not built for --model lr");
+    goto out;
+  }
+  for (size_t i = 0; i < c.neval; i++) res->labelled_test_rows += c.yeval[i] >= 0;
+  if (c.split)
+    bbvfl_oc_log(&c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
+              "labelled here",
+          (unsigned long long)c.holders, c.holder ? "holds some labels" : (c.own_all ? "holds every label" : "holds none"),
+          res->labelled_test_rows, c.neval);
+  if (c.is_active && !cfg->has_labels && !c.split) {
+    bbvfl_fail(err, BBVFL_E_STATE,
+               "this client was elected active client but holds no labels (--labels): in this session every client "
+               "that may be elected must hold the label column");
+    goto out;
+  }
+
+  /* the learning state, exactly as the off-chain trainer builds it */
+  float *cols = NULL;
+  size_t ncols = 0;
+  if (bbvfl_vfl_data_client_cols(&c.data, 0, &cols, &ncols, err) < 0) goto out;
+  int index = cfg->party >= 0 ? cfg->party : res->index;
+  if (s->train.model == BBVFL_MODEL_LR) {
+    if (bbvfl_oc_lr_init(&c, cols, ncols, index, err) < 0) goto out;
+    if (c.is_active && bbvfl_oc_lr_init_head(&c, err) < 0) goto out;
+    cols = NULL;
+  }
+  bbvfl_party_cfg pc = {.index = index,
+                        .P = (int)s->cparams.dim,
+                        .nhidden = s->train.nhidden,
+                        .mech = s->train.mech,
+                        .opt = s->train.opt,
+                        .seed = cfg->seed,
+                        .seeded_noise = cfg->seeded_noise,
+                        .noise_key = cfg->seeded_noise ? NULL : c.noise_key,
+                        .rowdp = s->train.rowdp,
+                        .train_rows = c.data.train,
+                        .n_train = c.data.n_train};
+  memcpy(pc.hidden, s->train.hidden, sizeof pc.hidden);
+  pc.afe = s->train.afe; /* VFL-AFE's local steps before PBM (session "afe"; off when absent) */
+  pc.afe.nclasses = cfg->ds->nclasses;
+  pc.afe.B = c.B;
+  if (!c.lr) {
+    int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
+    free(cols);
+    if (prc < 0) goto out;
+    c.have_party = 1;
+    if ((c.is_active || (c.split && c.holder)) && bbvfl_oc_init_head(&c, err) < 0) goto out;
+  }
+  if (bbvfl_schedule_init(&c.sched, res->S, c.data.n_train, c.B, err) < 0) goto out;
+  c.have_sched = 1;
+
+  uint64_t start = 0, first_open = 0;
+  int resumed = bbvfl_oc_load_progress(&c, &start, &first_open, err);
+  if (resumed < 0) goto out;
+  if (resumed) bbvfl_oc_log(&c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
+  c.ev_blk = s->deploy_block;
+  if (bbvfl_oc_run_rounds(&c, start, first_open, resumed, err) < 0) goto out;
+  res->was_active = c.is_active;
+  if (c.masked) res->participants = c.mc.min_parts;
+  bbvfl_oc_log(&c, "session complete");
+  rc = 0;
+out:
+  res->wall_s = bbvfl_now() - t_start;
+  if (!c.is_active && !(c.split && c.holder)) {
+    free(res->per_epoch);
+    free(res->agg_s);
+    res->per_epoch = NULL;
+    res->agg_s = NULL;
+  }
+  bbvfl_oc_cl_free(&c);
+  bbvfl_secret_wipe(c.noise_key, sizeof c.noise_key);
+  return rc;
+}

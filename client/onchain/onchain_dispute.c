@@ -1,0 +1,141 @@
+/* Optimistic mode (contract/src/BbvflPackedAggregator.sol, BbvflOptimisticAggregator): a passive
+ * client's check of each sum the active client posts without the payloads, and its dispute of a
+ * wrong one within the dispute window. The payloads come from the round's SubmittedPayload logs
+ * (what the contract hashed at submit); their bit-sliced sum (binding/packing.h, the contract's
+ * adder) is compared byte for byte with the claimed RoundCompleted sum. A wrong sum is disputed
+ * with dispute(round, claimer, sum, payloads); the contract recomputes it, excludes the claimer,
+ * elects a new active client if the claimer was active and rolls the session back to the round
+ * (SumDisputed, then RoundCompleted with the right sum). Another client's dispute of the same
+ * claim (ours then reverts NoClaim) is the same outcome. One honest client suffices. */
+#include "onchain/onchain_int.h"
+
+#include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
+#include "binding/fit.h"
+
+/* The first event of `kind` for round r at or after block from (1 found, 0 none, -1 error). */
+static int event_from(cl *c, bbvfl_cev_kind kind, uint64_t r, uint64_t from, bbvfl_cev *ev, bbvfl_err *err) {
+  uint64_t keep = c->blk;
+  c->blk = from;
+  int f = bbvfl_oc_query_event(c, kind, r, ev, err);
+  c->blk = keep;
+  return f;
+}
+
+/* The round's payloads the claim covers: every client's latest SubmittedPayload of round r when
+   their number is the claim's count, else those of the current participants and the claimer. */
+static int claim_payloads(cl *c, uint64_t r, uint64_t from, size_t want_len, unsigned count, const uint8_t claimer[20],
+                          uint8_t **pl, size_t *plen, size_t *got, bbvfl_err *err) {
+  size_t n = c->naddrs;
+  if (bbvfl_aggc_round_payloads(&c->agg, r, from, (const uint8_t(*)[20])c->addrs, n, want_len, pl, plen, got, err) < 0)
+    return -1;
+  if (*got == count) return 0;
+  uint8_t(*parts)[20] = NULL;
+  size_t np = 0;
+  if (bbvfl_aggc_participants(&c->agg, &parts, &np, err) < 0) return -1;
+  for (size_t i = 0; i < n; i++) {
+    int in = !memcmp(c->addrs[i], claimer, 20);
+    for (size_t k = 0; k < np && !in; k++) in = !memcmp(parts[k], c->addrs[i], 20);
+    if (!in && pl[i]) {
+      free(pl[i]);
+      pl[i] = NULL;
+      (*got)--;
+    }
+  }
+  free(parts);
+  return 0;
+}
+
+int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
+  if (c->wire != BBVFL_WIRE_OPTIMISTIC || c->is_active) return 0;
+  uint64_t r = sl->r;
+  /* the claim: the round's first RoundCompleted from where this client's events are */
+  bbvfl_cev rc, sc;
+  memset(&sc, 0, sizeof sc);
+  c->blk = c->ev_blk;
+  int w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rc, err);
+  if (w != 0) return w;
+  size_t n = c->naddrs, got = 0, coords = sl->L.coords;
+  size_t vlen = bbvfl_packed_len(coords, c->cp.value_bits), slen = bbvfl_packed_len(coords, c->cp.sum_bits);
+  uint8_t **pl = calloc(n ? n : 1, sizeof *pl), *mine = calloc(slen ? slen : 1, 1);
+  size_t *plen = calloc(n ? n : 1, sizeof *plen);
+  const uint8_t **list = calloc(n ? n : 1, sizeof *list);
+  int ret = -1;
+  if (!pl || !mine || !plen || !list) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  int f = event_from(c, BBVFL_EV_SUM_CLAIMED, r, rc.block_number, &sc, err);
+  if (f <= 0) {
+    if (f == 0) bbvfl_fail(err, BBVFL_E_STATE, "round %llu: a RoundCompleted without SumClaimed", (unsigned long long)r);
+    goto out;
+  }
+  /* the round's submissions precede its claim; a lower bound: the deploy block (rounds far back:
+     the block where an earlier round became done) */
+  uint64_t back = r >= OC_DONE_RING - 1 ? r - (OC_DONE_RING - 1) : UINT64_MAX;
+  uint64_t pfrom = back != UINT64_MAX && c->done_blk[back % OC_DONE_RING] ? c->done_blk[back % OC_DONE_RING]
+                                                                          : c->sess->deploy_block;
+  if (claim_payloads(c, r, pfrom, vlen, rc.participants, sc.client, pl, plen, &got, err) < 0) goto out;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!pl[i]) continue;
+    if (bbvfl_packed_add(mine, slen, pl[i], plen[i], coords, c->cp.value_bits, c->cp.sum_bits, err) < 0) goto out;
+    list[k] = pl[i];
+    plen[k] = plen[i]; /* compacted in place: k <= i */
+    k++;
+  }
+  c->done_blk[r % OC_DONE_RING] = rc.block_number;
+  if (rc.data_len == slen && !memcmp(rc.data, mine, slen)) {
+    ret = 0; /* the claim is the payloads' sum */
+    goto out;
+  }
+  char who[43];
+  bbvfl_addr_checksum(sc.client, who);
+  bbvfl_oc_log(c, "round %llu: the sum %s posted (block %llu) is not the sum of the %zu payloads: disputing it",
+         (unsigned long long)r, who, (unsigned long long)rc.block_number, k);
+  uint8_t *cd = NULL;
+  size_t len = 0;
+  if (bbvfl_cenc_dispute(r, sc.client, rc.data, rc.data_len, list, plen, k, &cd, &len, err) < 0) goto out;
+  uint64_t gas = bbvfl_fit_aggregate_call_gas(len, k) + 150000 + 60000 * (uint64_t)c->cp.cfg.clients;
+  bbvfl_err de = {0};
+  int sent = bbvfl_oc_tx(c, cd, len, gas, 0, NULL, "dispute()", &de);
+  free(cd);
+  if (sent < 0 && !(de.code == BBVFL_E_REVERT && bbvfl_err_revert_sel_is(&de, BBVFL_SEL_NoClaim))) {
+    *err = de;
+    bbvfl_wrap(err, "round %llu: dispute()", (unsigned long long)r);
+    goto out;
+  }
+  /* ours, or (NoClaim) another client's dispute of this claim */
+  bbvfl_cev sd;
+  f = event_from(c, BBVFL_EV_SUM_DISPUTED, r, rc.block_number, &sd, err);
+  if (f <= 0) {
+    if (f == 0) {
+      *err = de;
+      bbvfl_wrap(err, "round %llu: the claim is wrong, the dispute was refused and no SumDisputed follows the claim",
+                 (unsigned long long)r);
+    }
+    goto out;
+  }
+  char by[43];
+  bbvfl_addr_checksum(sd.to, by);
+  bbvfl_oc_log(c, "round %llu: sum disputed by %s%s (block %llu): the claimer %s is excluded and the round is redone",
+         (unsigned long long)r, by, memcmp(sd.to, c->me, 20) ? "" : " (this client)",
+         (unsigned long long)sd.block_number, who);
+  c->disputed_round = r;
+  c->disputed_blk = sd.block_number;
+  if (sd.block_number > c->ev_blk) c->ev_blk = sd.block_number;
+  bbvfl_cev_clear(&sd);
+  uint8_t act[20];
+  if (bbvfl_aggc_active(&c->agg, act, err) < 0) goto out;
+  memcpy(c->active, act, 20);
+  ret = memcmp(act, c->me, 20) ? 0 : 2;
+  if (ret == 2) bbvfl_oc_log(c, "round %llu: this client was elected the new active client", (unsigned long long)r);
+out:
+  for (size_t i = 0; pl && i < n; i++) free(pl[i]);
+  free(pl);
+  free(plen);
+  free(list);
+  free(mine);
+  bbvfl_cev_clear(&rc);
+  bbvfl_cev_clear(&sc);
+  return ret;
+}

@@ -1,0 +1,265 @@
+/* Private to the on-chain client (client/onchain/onchain*.c): the state of one client process and
+ * the helpers its files share. Not a public header: nothing outside client/onchain/onchain*.c includes
+ * it. The files by concern:
+ *   onchain.c         setup, registration and election, bbvfl_onchain_run
+ *   onchain_summary.c the summary (summary.json), written once with the session's privacy
+ *   onchain_wait.c    transactions, event queries, waiting (timeouts, expiry, re-election nudges)
+ *   onchain_rounds.c  the round loop: windows, pipelining (staleness), submissions, gradients
+ *   onchain_active.c  the active client's duties: sums, the head, metrics, rewards, takeover
+ *   onchain_labels.c  labels split across clients (label holders)
+ *   onchain_ckpt.c    checkpoints and restart
+ *   onchain_lr.c      the LR model's steps (`--model lr`): forward, the head, the gradient step
+ *   onchain_hcheck.c  a passive client's check of the active client's posts (core/headcheck.h)
+ *   onchain_dispute.c optimistic mode: a passive client's check of each posted sum, its dispute */
+#ifndef BBVFL_VFL_ONCHAIN_INT_H
+#define BBVFL_VFL_ONCHAIN_INT_H
+
+#include "onchain/onchain.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "common/fsutil.h"
+#include "dp/labeldp.h"
+#include "eth/hex.h"
+#include "eth/keccak.h"
+#include "eth/rpc.h"
+#include "eth/sender.h"
+#include "ml/head.h"
+#include "ml/metrics.h"
+#include "core/ckpt.h"
+#include "binding/contract.h"
+#include "core/head.h"
+#include "core/lr_client.h"
+#include "onchain/masked.h"
+#include "binding/packing.h"
+#include "core/party.h"
+#include "core/schedule.h"
+#include "core/setup.h"
+
+#define POLL_MIN_S 0.0002
+#define POLL_MAX_S 0.005
+
+/* Hashed mode: the blocks where the latest rounds became done (a lower bound for the events of the
+   rounds that follow them; the contract's ring is smaller than this). */
+#define OC_DONE_RING 64
+
+/* A round this client has submitted (or is about to) and not finished yet: with pipelining
+   (staleness) or a pending evaluation round, more than one. */
+typedef struct {
+  uint64_t r;               /* the round; UINT64_MAX: the slot is free */
+  bbvfl_round_layout L;
+  size_t *rows;             /* L.rows table rows (capacity: the largest round) */
+  uint8_t *q;               /* its q (a masked re-open re-masks the same q) */
+  bbvfl_pending tx;         /* the submission, sent and not awaited yet (tx.raw NULL: none) */
+  int submitted_before;     /* the chain had it before this process sent anything (a restart) */
+  uint64_t sub_blk;         /* c->blk when it was submitted (RoundReopened events come after) */
+} bbvfl_oc_slot;
+
+/* A transaction of the active client sent and not awaited yet. */
+/* What a transaction pays for, in the client's gas tally. */
+enum { OC_GAS_OTHER = 0, OC_GAS_SUBMIT = 1, OC_GAS_AGGREGATE = 2, OC_GAS_GRADIENT = 3,
+       OC_GAS_PAYOUT = 4 /* counted as other; waits cfg->confirmations blocks (cannot be undone) */ };
+
+typedef struct {
+  bbvfl_pending p;
+  const char *what;
+  int kind;              /* OC_GAS_* */
+  uint64_t round;        /* aggregate(): its round (a revert is then judged by the chain) */
+} bbvfl_oc_out;
+
+typedef struct {
+  const bbvfl_onchain_cfg *cfg;
+  const bbvfl_session *sess;
+  bbvfl_onchain_result *res;
+  bbvfl_rpc *rpc;
+  bbvfl_sender *snd;
+  bbvfl_aggc agg;
+  bbvfl_cparams cp;
+  bbvfl_vfl_data data;
+  int have_data;
+  bbvfl_party party;
+  int have_party;
+  bbvfl_vhead head;
+  int have_head;
+  bbvfl_schedule sched;
+  int have_sched;
+  uint8_t me[20];
+  uint8_t active[20];
+  int is_active;
+  int K;                 /* head outputs: 1 for binary */
+  size_t B, n, T, V, neval;
+  uint64_t blk;          /* events of the coming rounds are at or after this block */
+  char dir[1024];
+  /* the client's private noise key (dp/rng.h): read from dir/noise.key, else drawn from the OS
+     and written there (mode 0600) once the state dir exists; unused with reproducible noise */
+  uint8_t noise_key[32];
+  int noise_key_new;     /* 1: drawn now, not yet on disk */
+  /* buffers (c->n values: the largest round) */
+  uint32_t *sum;
+  float *grad, *probs;
+  uint8_t *grad_be, *head_be;
+  size_t head_len;
+  int *yb, *yeval;
+  /* progress of the open epoch (active client) */
+  double loss_sum, agg_sum;
+  int slot;
+  /* masked mode (docs/MASKED.md): pair keys and participant set (a round's RoundReopened events are
+     at or after its slot's sub_blk) */
+  int masked;
+  bbvfl_mclient mc;
+  double last_expire;
+  /* the last expireRound() attempt of round exp_r - 1 reverted with RoundNotTimedOut: the chain
+     has not reached the round's deadline (block exp_deadline, 0: not said); exp_head is the head
+     seen then, exp_moved_t when the head last moved (a chain still heading for the deadline is
+     not a reason to give up) */
+  uint64_t exp_r, exp_deadline, exp_head;
+  double exp_moved_t;
+  uint64_t only_active_late; /* r + 1 once round r was seen with every submission in (waiting for
+                                the active client only: re-election's business, not expiry's) */
+  /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
+  size_t trained;
+  int takeover_epoch;    /* -1: none */
+  uint64_t outages_seen; /* bbvfl_rpc_outages at the last check (after_outage) */
+  /* labels split across clients (Algorithm 2, lines 11-14; docs/ONCHAIN.md "Labels") */
+  int split;             /* the session has declared label holders */
+  int holder;            /* this client is one of them */
+  int own_all;           /* this client holds every row's label (--labels without --label-rows) */
+  uint64_t holders;      /* labelHolders() bitmap */
+  uint8_t (*addrs)[20];  /* clients() in index order */
+  size_t naddrs;
+  int *ylab;             /* per table row: the label this client holds, or -1 */
+  float *dlog, *dlog_in; /* B x K dLoss/dlogits */
+  uint8_t *dlog_be;
+  double lrows_loss, lrows_n; /* open epoch: loss sum and count over this client's labelled training rows */
+  /* the round structure (binding/contract.h: windows, evaluation rounds, pipelining, hashed aggregation) */
+  int hashed;
+  int wire;              /* bbvfl_wire_mode (binding/packing.h): packed/optimistic submissions are bit-packed at
+                            cp.value_bits, their sums at cp.sum_bits */
+  uint64_t disputed_round; /* optimistic: the latest round whose claim was disputed (UINT64_MAX: none) and */
+  uint64_t disputed_blk;   /* the block of its SumDisputed (the corrected RoundCompleted is in it; the new
+                              gradient after it) */
+  unsigned stale;        /* staleness s */
+  bbvfl_oc_slot *slots;
+  size_t nslots;
+  uint64_t ev_blk;       /* the events of unfinished rounds are at or after this block */
+  uint64_t done_blk[OC_DONE_RING]; /* hashed: block where round r became done, at r % OC_DONE_RING (0: unknown) */
+  bbvfl_oc_out *out;           /* the active client's transactions in flight */
+  size_t nout, capout;
+  struct bbvfl_oc_lr *lr;      /* model lr: its state (onchain_lr.c); NULL: the MLP (party, head) */
+  /* a passive client's check of the active client (onchain_hcheck.c) */
+  struct bbvfl_hcheck *hc;  /* NULL until the first check */
+  uint64_t hc_next;         /* rounds below it were checked (a restarted process catches up from 0) */
+  uint8_t hc_poster[20];    /* who posted the last gradient checked (another one: a takeover) */
+  int hc_have_poster;
+} cl;
+
+void bbvfl_oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The sender's status callback: one progress line per event (fee waits with the base fee,
+   replacements, re-sends, vanished receipts). */
+void bbvfl_oc_sender_status(void *ctx, const bbvfl_sender_status *st);
+int bbvfl_oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submit, bbvfl_receipt *rc, const char *what,
+          bbvfl_err *err);
+int bbvfl_oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev,
+                     bbvfl_err *err);
+int bbvfl_oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int bbvfl_oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap);
+static inline int bbvfl_oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
+/* The slot of round r (the ring of unfinished rounds). */
+static inline bbvfl_oc_slot *bbvfl_oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
+/* Sends a transaction of the active client without waiting (its receipt is awaited by
+   bbvfl_oc_out_wait): on a chain with a block time several of them land in one block. */
+/* --submit-via-self: re-encodes submit calldata *cd (malloc'd, replaced) as execute(aggregator,
+   calldata) and sets *to to this client's own address; otherwise *to = the aggregator. */
+int bbvfl_oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err);
+int bbvfl_oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err);
+/* Awaits every transaction in flight, in nonce order. A revert is an error naming the call
+   (err->code BBVFL_E_REVERT); the later ones are still awaited. */
+int bbvfl_oc_out_wait(cl *c, bbvfl_err *err);
+/* The round's sum into c->sum (sl->L.coords values) and the count it covers into the head: lane mode
+   from RoundCompleted; hashed mode from the submitted payloads (read from the chain, checked
+   against their Submitted hashes), whose aggregate() call it sends. */
+int bbvfl_oc_round_sum(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, bbvfl_err *err);
+/* The active client's step for a training window: the head through its nb batches (or, with
+   labels split, from the holders' dLoss/dlogits), c->grad = the nb gradients. */
+int bbvfl_oc_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+/* Evaluation scores of an evaluation round into c->probs. */
+int bbvfl_oc_active_eval(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+void bbvfl_oc_path_in(const cl *c, char *out, size_t cap, const char *name);
+void bbvfl_oc_rpc_wait_log(void *ctx, const char *msg);
+
+/* A client that has waited too long for round r: a passive client calls reelect() when r is
+   complete without a gradient; expireRound() when r is incomplete and either the active client has
+   not submitted it or this client is the active client (then the missing ones are excluded). A revert
+   means "not overdue yet" (on an automining devnet the attempt itself mined a block). 1: this client
+   is now the active client; 0: not (*reset = 1 when another client became active: the wait starts
+   over); -1: error. */
+int bbvfl_oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err);
+int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err);
+int bbvfl_oc_after_outage(cl *c, uint64_t round, bbvfl_err *err);
+int bbvfl_oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int bbvfl_oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *what, bbvfl_err *err);
+/* Checkpoint at the start of round next_round: every round below first_open is finished, the
+   rounds first_open..next_round-1 are submitted and unfinished (their activations are in the
+   party's checkpoint). */
+int bbvfl_oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvfl_err *err);
+int bbvfl_oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_err *err);
+int bbvfl_oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err);
+int bbvfl_oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err);
+uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords);
+int bbvfl_oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err);
+int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
+int bbvfl_oc_demoted(cl *c, uint64_t r, bbvfl_err *err);
+int bbvfl_oc_init_head(cl *c, bbvfl_err *err);
+int bbvfl_oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
+int bbvfl_oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err);
+int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err);
+int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err);
+int bbvfl_oc_label_dp(cl *c, bbvfl_err *err);
+int bbvfl_oc_own_label_grad(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err);
+int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbvfl_err *err);
+int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err);
+int bbvfl_oc_holder_eval(cl *c, bbvfl_oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err);
+/* Model lr (onchain_lr.c). bbvfl_oc_lr_init takes x (the client's columns, ownership taken) and builds
+   this client's LR state as the off-chain trainer builds client `index`; bbvfl_oc_lr_init_head the
+   head (K biases) and c->head_be. */
+int bbvfl_oc_lr_init(cl *c, float *x, size_t ncols, int index, bbvfl_err *err);
+int bbvfl_oc_lr_init_head(cl *c, bbvfl_err *err);
+void bbvfl_oc_lr_free(cl *c);
+/* The sum's contributor count for the PBM estimate. */
+void bbvfl_oc_lr_contributors(cl *c, unsigned n);
+/* Logical batches per epoch (1 with the full batch): the training loss is their mean. */
+size_t bbvfl_oc_lr_batches(const cl *c);
+/* Round sl's partial logits released into sl->q. */
+int bbvfl_oc_lr_forward(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+/* The active client: the head on training round sl's sum (c->grad: the rows' dLoss/dz, c->head_be:
+   the biases after it), or the scores of evaluation round sl into c->probs. */
+int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_lr_active_eval(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+/* Training round sl's gradient (c->grad) kept; the logical batches it completes stepped. */
+int bbvfl_oc_lr_apply(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed, bbvfl_err *err);
+/* A passive client's check, before it applies anything, of the gradient and head parameters the
+   active client posted for training round sl (gp: its GradientPosted; from_blk: a block at or
+   before the round's RoundCompleted) with the replay of core/headcheck.h, on the round's public sum.
+   Rounds not checked yet by this process (a restart) are checked first, from the chain. 0: consistent
+   (or the check is off, or not done for this kind of session: res->head_skipped says why); -1: an
+   error, or BBVFL_E_VERIFY when the post deviates (res->head_refused, round and verdict set): the
+   caller must not apply it. */
+int bbvfl_oc_head_check(cl *c, const bbvfl_oc_slot *sl, const bbvfl_cev *gp, uint64_t from_blk, bbvfl_err *err);
+void bbvfl_oc_head_check_free(cl *c);
+/* Optimistic mode, a passive client (onchain_dispute.c): waits for round sl's claimed sum
+   (RoundCompleted with SumClaimed), recomputes it from the round's payloads in the SubmittedPayload
+   logs and, when it differs, disputes it (or finds the dispute another client sent), then records
+   the roll-back in c->disputed_round/_blk. 0: the sum stands (or was corrected and another client is
+   active); 2: corrected and this client is now the active client (the caller takes over); -1: error.
+   Other modes: 0 at once. */
+int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+
+#endif

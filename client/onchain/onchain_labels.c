@@ -1,0 +1,211 @@
+#include "onchain/onchain_int.h"
+
+/* ------------------------------------------------------------------ labels split across clients */
+
+/* c->ylab from cfg: every row's label (--labels), the rows of --label-rows, or none. */
+int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err) {
+  const bbvfl_dataset *ds = c->cfg->ds;
+  c->ylab = malloc((ds->n + 1) * sizeof *c->ylab);
+  if (!c->ylab) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < ds->n; i++) c->ylab[i] = c->cfg->has_labels && !c->cfg->label_rows ? ds->y[i] : -1;
+  if (!c->cfg->label_rows) return 0;
+  if (strchr(c->cfg->label_rows, '/'))
+    return bbvfl_fail(err, BBVFL_E_ARG, "--label-rows '%s': one list of row indices and ranges (no '/')",
+                      c->cfg->label_rows);
+  bbvfl_partition p;
+  if (bbvfl_partition_parse(c->cfg->label_rows, ds->n, &p, err) < 0)
+    return bbvfl_wrap(err, "--label-rows (row indices 0..%zu of the data file)", ds->n - 1);
+  for (size_t k = 0; k < p.off[1]; k++) c->ylab[p.cols[k]] = ds->y[p.cols[k]];
+  size_t nrows = p.off[1];
+  bbvfl_partition_free(&p);
+  if (nrows == 0) return bbvfl_fail(err, BBVFL_E_ARG, "--label-rows '%s' names no rows", c->cfg->label_rows);
+  return 0;
+}
+
+/* Label DP (session label_epsilon > 0): the labels this client holds for training rows are replaced
+   once, before any transaction, by their randomized response (dp/labeldp.h); the evaluation rows
+   keep their true labels (they only score the model). The responses come from this client's
+   private noise key (c->noise_key, kept in its state dir), so a restarted client trains on the very
+   same labels (no second draw) and nobody else can regenerate the flips; a re-elected label holder
+   draws its own (docs/PRIVACY.md: each holder's draw counts). With --reproducible-noise they come
+   from (seed, LABELS) instead: the same for every holder, and regenerable from the session file,
+   so the labels are unprotected. */
+int bbvfl_oc_label_dp(cl *c, bbvfl_err *err) {
+  double eps = c->sess->train.label_eps;
+  if (!(eps > 0)) return 0;
+  if (bbvfl_rr_labels_keyed(c->ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, c->cfg->seeded_noise,
+                            c->cfg->seed, c->cfg->seeded_noise ? NULL : c->noise_key, err) < 0)
+    return bbvfl_wrap(err, "label randomized response");
+  return 0;
+}
+
+/* dLoss/dlogits of this client's labelled rows of each batch of the window (zeros elsewhere, the
+   mean over each batch of B) into c->dlog, all with the head's current parameters (those of the
+   window's start: a label holder sees the head only at window boundaries); their loss goes to the
+   epoch's tally. */
+int bbvfl_oc_own_label_grad(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err) {
+  size_t B = c->B, P = c->cp.cfg.dim, K = (size_t)c->K;
+  for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->ylab[sl->rows[i]];
+  double t1 = bbvfl_now();
+  for (size_t k = 0; k < sl->L.nb; k++) {
+    double ls = 0;
+    size_t nheld = 0;
+    if (bbvfl_vhead_label_grad(&c->head, c->sum + k * B * P, NULL, c->yb + k * B, B, &ls, &nheld,
+                               c->dlog + k * B * K, err) < 0)
+      return -1;
+    c->lrows_loss += ls;
+    c->lrows_n += (double)nheld;
+  }
+  c->res->learn_s += bbvfl_now() - t1;
+  return 0;
+}
+
+static int bbvfl_oc_holder_of(const cl *c, const uint8_t a[20]) {
+  for (size_t i = 0; i < c->naddrs; i++)
+    if (!memcmp(c->addrs[i], a, 20)) return (int)i;
+  return -1;
+}
+
+/* LabelGradientPosted(r) logs from c->blk on: adds those of the holders in `need` not yet in *got
+   into c->dlog (add = 1), or only notes who posted (add = 0). */
+int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err) {
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(r, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_LABEL_GRADIENT_POSTED, t1, c->blk, UINT64_MAX, &logs, err) < 0) return -1;
+  size_t i;
+  json_t *lg;
+  int rc = 0;
+  json_array_foreach(logs, i, lg) {
+    bbvfl_cev ev;
+    int k = bbvfl_cev_decode(lg, &ev, err);
+    if (k < 0) {
+      rc = -1;
+      break;
+    }
+    int h = k == 1 && ev.kind == BBVFL_EV_LABEL_GRADIENT_POSTED && ev.round == r &&
+                    !memcmp(ev.emitter, c->agg.address, 20)
+                ? bbvfl_oc_holder_of(c, ev.client)
+                : -1;
+    if (h >= 0 && (need >> h & 1) && !(*got >> h & 1)) {
+      if (add && ev.data_len != 4 * nk) {
+        char a[43];
+        bbvfl_addr_checksum(ev.client, a);
+        rc = bbvfl_fail(err, BBVFL_E_PARSE,
+                        "round %llu: label holder %s posted a %zu-byte label gradient, expected %zu (rows x K binary32)",
+                        (unsigned long long)r, a, ev.data_len, 4 * nk);
+      } else if (add) {
+        bbvfl_f32_from_be(ev.data, nk, c->dlog_in);
+        for (size_t j = 0; j < nk; j++) c->dlog[j] += c->dlog_in[j];
+      }
+      if (rc == 0) *got |= 1ULL << h;
+    }
+    bbvfl_cev_clear(&ev);
+    if (rc < 0) break;
+  }
+  json_decref(logs);
+  return rc;
+}
+
+/* The active client, TRAIN round r: its own rows' dLoss/dlogits plus every other label holder's
+   post (waited for within the round timeout), then the head's step from the sum; *loss: the mean
+   over its own labelled rows of the batch (0 when none). */
+int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbvfl_err *err) {
+  uint64_t r = sl->r;
+  size_t nk = sl->L.rows * (size_t)c->K;
+  double l0 = c->lrows_loss, n0 = c->lrows_n;
+  if (bbvfl_oc_own_label_grad(c, sl, err) < 0) return -1;
+  *loss = c->lrows_n > n0 ? (c->lrows_loss - l0) / (c->lrows_n - n0) : 0;
+  uint64_t need = c->holders & ~(1ULL << c->res->index), got = 0;
+  double t0 = bbvfl_now(), delay = POLL_MIN_S;
+  c->blk = c->ev_blk; /* the posts come after the round's submissions */
+  while (need) {
+    if (bbvfl_oc_scan_label_posts(c, r, nk, need, &got, 1, err) < 0) return -1;
+    if (got == need) break;
+    if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
+      c->res->wait_s += bbvfl_now() - t0;
+      char miss[1024];
+      size_t used = 0;
+      miss[0] = 0;
+      for (size_t i = 0; i < c->naddrs && i < 64; i++) {
+        if (!((need & ~got) >> i & 1)) continue;
+        char a[43];
+        bbvfl_addr_checksum(c->addrs[i], a);
+        int w = snprintf(miss + used, sizeof miss - used, "%s%s (index %zu)", used ? ", " : "", a, i);
+        if (w < 0 || (size_t)w >= sizeof miss - used) break;
+        used += (size_t)w;
+      }
+      return bbvfl_fail(err, BBVFL_E_TIMEOUT,
+                        "round %llu: no label gradient within %.0f s from label holder(s) %s; the active client needs "
+                        "every holder's dLoss/dlogits: restart the missing holders",
+                        (unsigned long long)r, c->cfg->round_timeout_s, miss);
+    }
+    bbvfl_sleep(delay);
+    delay *= 1.5;
+    if (delay > POLL_MAX_S) delay = POLL_MAX_S;
+  }
+  if (need) c->res->wait_s += bbvfl_now() - t0;
+  double t1 = bbvfl_now();
+  size_t B = c->B, P = c->cp.cfg.dim;
+  int rc = 0;
+  for (size_t k = 0; rc == 0 && k < sl->L.nb; k++)
+    rc = bbvfl_vhead_train_dlogits(&c->head, c->sum + k * B * P, NULL, B, c->dlog + k * B * (size_t)c->K,
+                                   c->grad + k * B * P, err);
+  c->res->learn_s += bbvfl_now() - t1;
+  return rc < 0 ? bbvfl_wrap(err, "the summed label gradients") : 0;
+}
+
+/* A label holder that is not active, TRAIN round r: the round's sum, dLoss/dlogits of its rows
+   with the head of the last GradientPosted, and postLabelGradient (unless, after a restart, the
+   chain already has it). 0 done, 2 this client was elected active while waiting for the sum. */
+int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err) {
+  uint64_t r = sl->r;
+  /* Both modes from the round's RoundCompleted: postLabelGradient() needs the round complete, which
+     in hashed mode is the active client's aggregate() (the payloads alone are there earlier, and a
+     post made then reverts "round not complete") */
+  {
+    bbvfl_cev ev;
+    int f = rc ? bbvfl_oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
+    if (f < 0) return -1;
+    if (!f) {
+      c->blk = c->ev_blk;
+      int w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err);
+      if (w != 0) return w;
+    }
+    /* h_hat must be the active client's: the count the round's own event states */
+    int ok = bbvfl_oc_sum_from_event(c, &ev, sl->L.coords, err);
+    bbvfl_cev_clear(&ev);
+    if (ok < 0) return -1;
+  }
+  if (bbvfl_oc_own_label_grad(c, sl, err) < 0) return -1;
+  size_t nk = sl->L.rows * (size_t)c->K;
+  if (check_chain) {
+    uint64_t me = 1ULL << c->res->index, got = 0;
+    uint64_t blk = c->blk;
+    c->blk = c->ev_blk;
+    int k = bbvfl_oc_scan_label_posts(c, r, nk, me, &got, 0, err);
+    c->blk = blk;
+    if (k < 0) return -1;
+    if (got) {
+      bbvfl_oc_log(c, "round %llu: label gradient already posted before the restart", (unsigned long long)r);
+      return 0;
+    }
+  }
+  bbvfl_f32_to_be(c->dlog, nk, c->dlog_be);
+  uint8_t *cd;
+  size_t len;
+  if (bbvfl_cenc_post_label_gradient(r, c->dlog_be, 4 * nk, &cd, &len, err) < 0) return -1;
+  int sent = bbvfl_oc_tx(c, cd, len, 120000 + 40 * (uint64_t)(4 * nk), 0, NULL, "postLabelGradient()", err);
+  free(cd);
+  if (sent < 0) return -1;
+  c->res->label_posts++;
+  return 0;
+}
+
+/* A label holder that is not active, EVAL round: its scores with the head of the last
+   GradientPosted, from the RoundCompleted sum (rcev), or in hashed mode (rcev NULL) from the
+   payloads. */
+int bbvfl_oc_holder_eval(cl *c, bbvfl_oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err) {
+  if (rcev ? bbvfl_oc_sum_from_event(c, rcev, sl->L.coords, err) < 0 : bbvfl_oc_round_sum(c, sl, NULL, err) < 0) return -1;
+  return bbvfl_oc_active_eval(c, sl, err);
+}
