@@ -96,6 +96,24 @@ build_others() {
   CC=clang build_one build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo
 }
 
+# One ctest pass: ctest_in DIR TMP ARGS... runs `ctest --output-on-failure ARGS` in DIR with every
+# temporary file (and devnet) of its tests under TMP, then stops any devnet a killed test left
+# there. Returns ctest's verdict (0 or 1).
+ctest_in() {
+  local dir=$1 tmp=$2 rc=0
+  shift 2
+  # shellcheck disable=SC2086 # BBVFL_CTEST_ARGS is a list of ctest arguments
+  (cd "$dir" && TMPDIR="$tmp" ctest --output-on-failure "$@" ${BBVFL_CTEST_ARGS:-}) || rc=1
+  stop_stray_devnets "$tmp"
+  return $rc
+}
+
+# verdict RC WHAT: the last line of a suite, and its exit status.
+verdict() {
+  if [ "$1" -ne 0 ]; then log "SOME $2 FAILED"; else log "all $2 passed"; fi
+  return "$1"
+}
+
 run_tests() {
   export OPENBLAS_NUM_THREADS=1
   # a test that skips for something the set-up provides (a package, a file, a binary) fails here
@@ -105,14 +123,11 @@ run_tests() {
   # every test's temporary files (and devnets) live under one folder of this run
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-tests.XXXXXX")
   log "tests: normal build"
-  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'chaos|slow' ${BBVFL_CTEST_ARGS:-}) || rc=1
-  stop_stray_devnets "$tmp"
+  ctest_in build "$tmp" -j "$JOBS" -LE 'chaos|slow' || rc=1
   log "tests: ASan + UBSan build (unit and integration; contract tests and the noasan sessions run once above)"
-  (cd build-asan && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -LE 'contract|chaos|slow|noasan' ${BBVFL_CTEST_ARGS:-}) || rc=1
-  stop_stray_devnets "$tmp"
+  ctest_in build-asan "$tmp" -j "$JOBS" -LE 'contract|chaos|slow|noasan' || rc=1
   rm -rf "$tmp"
-  if [ $rc -ne 0 ]; then log "SOME TESTS FAILED"; else log "all tests passed"; fi
-  return $rc
+  verdict $rc TESTS
 }
 
 # The chaos suite alone, one case at a time (each case measures its session's extra blocks and wall
@@ -123,12 +138,10 @@ run_chaos() {
   local rc=0 tmp results="$root/build/chaos-results"
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-chaos.XXXXXX")
   rm -rf "$results"; mkdir -p "$results"
-  (cd build && TMPDIR="$tmp" BBVFL_CHAOS_RESULTS="$results" ctest --output-on-failure -j 1 -L chaos ${BBVFL_CTEST_ARGS:-}) || rc=1
-  stop_stray_devnets "$tmp"
+  BBVFL_CHAOS_RESULTS="$results" ctest_in build "$tmp" -j 1 -L chaos || rc=1
   rm -rf "$tmp"
   python3 tests/chaos/chaos.py summary "$results" | tee "$results/SUMMARY.md"
-  if [ $rc -ne 0 ]; then log "SOME CHAOS CASES FAILED"; else log "all chaos cases passed"; fi
-  return $rc
+  verdict $rc "CHAOS CASES"
 }
 
 # The slow suite: tests too long for ./run.sh test's 30-minute budget that no code path of the
@@ -137,11 +150,9 @@ run_slow() {
   export OPENBLAS_NUM_THREADS=1 BBVFL_REQUIRE_SETUP=1
   local rc=0 tmp
   tmp=$(mktemp -d "${TMPDIR:-/tmp}/bbvfl-slow.XXXXXX")
-  (cd build && TMPDIR="$tmp" ctest --output-on-failure -j "$JOBS" -L slow ${BBVFL_CTEST_ARGS:-}) || rc=1
-  stop_stray_devnets "$tmp"
+  ctest_in build "$tmp" -j "$JOBS" -L slow || rc=1
   rm -rf "$tmp"
-  if [ $rc -ne 0 ]; then log "SOME SLOW TESTS FAILED"; else log "all slow tests passed"; fi
-  return $rc
+  verdict $rc "SLOW TESTS"
 }
 
 cmd=${1:-help}; shift || true
