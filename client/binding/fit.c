@@ -2,9 +2,23 @@
 
 #include <jansson.h>
 
+#include "binding/packing.h"
 #include "eth/rpc.h"
 
-uint64_t bbvfl_fit_wire_bytes(const bbvfl_fit_setup *s, uint64_t n) { return s->masked ? 2 * n : n; }
+static int packed(const bbvfl_fit_setup *s) {
+  return !s->masked && (s->wire == BBVFL_WIRE_PACKED || s->wire == BBVFL_WIRE_OPTIMISTIC);
+}
+
+uint64_t bbvfl_fit_wire_bytes(const bbvfl_fit_setup *s, uint64_t n) {
+  if (s->masked) return 2 * n;
+  if (packed(s)) return bbvfl_packed_len((size_t)n, bbvfl_pack_bits(s->levels));
+  return n;
+}
+
+uint64_t bbvfl_fit_sum_bytes(const bbvfl_fit_setup *s, uint64_t n) {
+  if (s->masked || s->wire != BBVFL_WIRE_OPTIMISTIC) return 0;
+  return bbvfl_packed_len((size_t)n, bbvfl_pack_bits(s->M * s->levels));
+}
 
 static unsigned lane_bytes(const bbvfl_fit_setup *s) {
   return s->masked || (uint64_t)s->M * s->levels >= 256 ? 2 : 1;
@@ -24,6 +38,9 @@ uint64_t bbvfl_fit_aggregate_call_gas(uint64_t calldata_len, uint64_t got) {
 }
 
 uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n) {
+  uint64_t sum = bbvfl_fit_sum_bytes(s, n);
+  /* postSum(uint64,bytes): selector, round, offset, length, the padded packed sum */
+  if (sum) return bbvfl_fit_aggregate_call_gas(4 + 3 * 32 + (sum + 31) / 32 * 32, 0);
   /* aggregate(uint64,bytes[]): selector, round, offset, count, M offsets, M x (length, padded bytes) */
   uint64_t pad = (bbvfl_fit_wire_bytes(s, n) + 31) / 32 * 32;
   uint64_t len = 4 + 3 * 32 + (uint64_t)s->M * (32 + 32 + pad);
@@ -44,6 +61,8 @@ static uint64_t submit_used(const bbvfl_fit_setup *s, uint64_t n) {
   return 40000 + 44 * bytes + 6000 * (words + 4);
 }
 static uint64_t aggregate_used(const bbvfl_fit_setup *s, uint64_t n) {
+  uint64_t sum = bbvfl_fit_sum_bytes(s, n);
+  if (sum) return 60000 + 44 * sum;
   return 60000 + 20000 * (uint64_t)s->M + 44 * (uint64_t)s->M * bbvfl_fit_wire_bytes(s, n);
 }
 static uint64_t gradient_used(uint64_t n, size_t head_len) { return 60000 + 44 * (4 * n + (uint64_t)head_len); }

@@ -39,6 +39,11 @@ typedef struct {
   unsigned M;          /* clients */
   unsigned levels;     /* b: values are 0..b */
   size_t head_len;     /* bytes of the head's parameters in postGradient */
+  int wire;            /* bbvfl_wire_mode (binding/packing.h), read for BBVFL_WIRE_PACKED (values
+                          bit-packed at bbvfl_pack_bits(b) bits, twice: submit and aggregate()) and
+                          BBVFL_WIRE_OPTIMISTIC (packed once; the round's postSum() carries only the
+                          packed sum, at bbvfl_pack_bits(M b) bits); any other value: a byte per
+                          value (two when masked), as hashed/masked say */
 } bbvfl_fit_setup;
 
 typedef struct {
@@ -49,12 +54,15 @@ typedef struct {
 
 /* Bytes n values take in a submission's calldata. */
 uint64_t bbvfl_fit_wire_bytes(const bbvfl_fit_setup *s, uint64_t n);
+/* Bytes the round's sum of n values takes in an optimistic postSum() (0 in every other mode). */
+uint64_t bbvfl_fit_sum_bytes(const bbvfl_fit_setup *s, uint64_t n);
 /* Gas limits the client signs with (onchain/onchain_*.c call these). via_self: the submission goes
  * through the account's own execute() (bbvfl client --submit-via-self). */
 uint64_t bbvfl_fit_submit_gas(const bbvfl_fit_setup *s, uint64_t n, int via_self);
 /* aggregate(round, payloads): calldata_len = the encoded call's length, got = payloads. */
 uint64_t bbvfl_fit_aggregate_call_gas(uint64_t calldata_len, uint64_t got);
-/* The same for M payloads of n values (the encoding's length computed). */
+/* The same for the round's aggregate() of M payloads of n values, or in optimistic mode its
+ * postSum(round, packed sum) (the encoding's length computed). */
 uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n);
 uint64_t bbvfl_fit_gradient_gas(uint64_t n, size_t head_len);
 

@@ -643,7 +643,7 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (bbvfl_fit_read_chain(rpc, &ch, err) < 0) return -1;
   s->block_gas_limit = ch.block_gas;
   size_t nout = lr ? c->dim : (ds->nclasses == 2 ? 1 : (size_t)ds->nclasses);
-  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->clients, .levels = c->levels,
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->clients, .levels = c->levels, .wire = c->wire,
                         .head_len = 4 * (lr ? nout : (size_t)c->dim * nout + nout)};
   size_t E = t->eval_rows_per_round;
   if (bbvfl_fit_window(&fs, &ch, c->batches_per_epoch, B, nte, c->dim, &K, full ? round_rows != 0 : s->window_insist,

@@ -50,7 +50,8 @@ static int encode_submission(cl *c, bbvfl_oc_slot *sl, uint8_t **cd, size_t *len
 
 uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords) {
   /* the one gas model the window sizing uses too (binding/fit.h) */
-  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels};
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels,
+                        .wire = c->wire};
   return bbvfl_fit_submit_gas(&fs, coords, c->cfg->submit_via_self);
 }
 

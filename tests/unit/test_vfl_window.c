@@ -27,6 +27,7 @@
 #include "core/plan.h"
 #include "core/rounds.h"
 #include "binding/fit.h"
+#include "binding/packing.h"
 #include "core/schedule.h"
 #include "core/setup.h"
 #include "ml/metrics.h"
@@ -625,6 +626,31 @@ static void test_fit_windows(void **st) {
   size_t Km = 1600, Em = 0;
   assert_int_equal(bbvfl_fit_window(&fm, &ch, 1600, 10, 4000, 16, &Km, 0, &Em, 0, &err), 0);
   assert_true(Km < K);
+  /* packed values take 5 bits at b = 16 (5 planes of 256 values: 160 bytes), twice; the optimistic
+     postSum() carries only the sum, at 7 bits for M b = 64: larger windows, in that order */
+  bbvfl_fit_setup fp = fs;
+  fp.wire = BBVFL_WIRE_PACKED;
+  assert_int_equal(bbvfl_fit_wire_bytes(&fp, 512), 320);
+  assert_int_equal(bbvfl_fit_wire_bytes(&fs, 512), 512);
+  assert_int_equal(bbvfl_fit_sum_bytes(&fp, 512), 0);
+  size_t Kp = 1600, Ep = 0;
+  assert_int_equal(bbvfl_fit_window(&fp, &ch, 1600, 10, 4000, 16, &Kp, 0, &Ep, 0, &err), 0);
+  assert_true(Kp > K);
+  bbvfl_fit_setup fo = fp;
+  fo.wire = BBVFL_WIRE_OPTIMISTIC;
+  assert_int_equal(bbvfl_fit_sum_bytes(&fo, 512), 448);
+  assert_true(bbvfl_fit_aggregate_gas(&fo, 512) < bbvfl_fit_aggregate_gas(&fp, 512));
+  /* what a block holds: the postSum() uses no payload bytes, only the sum's */
+  assert_true(bbvfl_fit_round_used_gas(&fp, 5120, 0) - bbvfl_fit_round_used_gas(&fo, 5120, 0) >=
+              44 * (4 * bbvfl_fit_wire_bytes(&fp, 5120) - bbvfl_fit_sum_bytes(&fo, 5120)));
+  size_t Ko = 1600, Eo = 0;
+  assert_int_equal(bbvfl_fit_window(&fo, &ch, 1600, 10, 4000, 16, &Ko, 0, &Eo, 0, &err), 0);
+  assert_true(Ko > Kp);
+  assert_true(bbvfl_fit_ok(&fo, &ch, (uint64_t)Ko * 10 * 16, 1));
+  /* masked rounds are never packed */
+  bbvfl_fit_setup fmp = fp;
+  fmp.masked = 1;
+  assert_int_equal(bbvfl_fit_wire_bytes(&fmp, 512), 1024);
 }
 
 /* A checkpoint written with two windows pending continues bit for bit (noise, FIFO, steps). */
