@@ -18,7 +18,7 @@
 #include "offchain/sweep.h"
 #include "vfl/cfgprivacy.h"
 
-static const double CL[] = {2}, B[] = {4}, BETA[] = {0.1};
+static const double CL[] = {2}, B[] = {4, 8}, BETA[] = {0.1, 0.2};
 
 typedef struct {
   int calls, last_done, total;
@@ -33,7 +33,7 @@ static void on_run(void *ctx, const bbvfl_sweep_progress *p) {
 }
 
 static bbvfl_sweep_in tiny(seen *s) {
-  return (bbvfl_sweep_in){.clients = CL, .nclients = 1, .b = B, .nb = 1, .beta = BETA, .nbeta = 1, .seeds = 2,
+  return (bbvfl_sweep_in){.clients = CL, .nclients = 1, .b = B, .nb = 2, .beta = BETA, .nbeta = 2, .seeds = 2,
                           .first_seed = 3, .delta = 1e-5, .on_run = on_run, .ctx = s};
 }
 
@@ -51,33 +51,39 @@ static void test_grid(void **st) {
   bbvfl_sweep_out r;
   bbvfl_err err = {0};
   assert_int_equal(bbvfl_sweep(&bbvfl_test_ds, &base, &in, &r, &err), 0);
-  assert_int_equal(r.ncells, 2);
-  assert_int_equal(r.cells_per_M, 2);
-  assert_int_equal(r.runs, 4);
-  assert_int_equal(s.calls, 4);
-  assert_int_equal(s.total, 4);
+  assert_int_equal(r.ncells, 5);
+  assert_int_equal(r.cells_per_M, 5);
+  assert_int_equal(r.runs, 10);
+  assert_int_equal(s.calls, 10);
+  assert_int_equal(s.total, 10);
   /* NPQ first: no guarantee */
-  const bbvfl_sweep_cell *n = &r.cells[0], *p = &r.cells[1];
+  const bbvfl_sweep_cell *n = &r.cells[0];
   assert_int_equal(n->M, 2);
   assert_int_equal(n->mech, BBVFL_MECH_NPQ);
   assert_true(n->b == 0 && n->beta == 0);
   assert_true(isinf(n->eps_person) && isinf(n->eps_party));
-  /* then PBM b 4, beta 0.1 with the epsilon the one home of a configuration's epsilon gives */
-  assert_int_equal(p->mech, BBVFL_MECH_PBM);
-  assert_true(p->b == 4 && p->beta == 0.1);
-  bbvfl_offchain_cfg c = base;
-  c.M = 2;
-  c.mech.kind = BBVFL_MECH_PBM;
-  c.mech.b = 4;
-  c.mech.beta = 0.1;
-  bbvfl_privacy pv;
-  assert_int_equal(bbvfl_cfg_privacy(&c, 455, 0, 0, 1e-5, &pv, &err), 0);
-  assert_true(isfinite(p->eps_person) && p->eps_person > 0);
-  assert_true(p->eps_person == pv.rdp.epsilon_sample);
-  assert_true(p->eps_party == pv.rdp.epsilon_feature);
-  assert_true(p->eps_party < p->eps_person);
+  /* then PBM, b major and beta minor, each with the epsilon the one home of a configuration's
+     epsilon gives (at the 455 training rows of the default split) */
+  for (int k = 1; k < 5; k++) {
+    const bbvfl_sweep_cell *p = &r.cells[k];
+    assert_int_equal(p->M, 2);
+    assert_int_equal(p->mech, BBVFL_MECH_PBM);
+    assert_true(p->b == B[(k - 1) / 2] && p->beta == BETA[(k - 1) % 2]);
+    bbvfl_offchain_cfg c = base;
+    c.M = 2;
+    c.mech.kind = BBVFL_MECH_PBM;
+    c.mech.b = p->b;
+    c.mech.beta = p->beta;
+    bbvfl_privacy pv;
+    assert_int_equal(bbvfl_cfg_privacy(&c, 455, 0, 0, 1e-5, &pv, &err), 0);
+    assert_true(isfinite(p->eps_person) && p->eps_person > 0);
+    assert_true(p->eps_person == pv.rdp.epsilon_sample);
+    assert_true(p->eps_party == pv.rdp.epsilon_feature);
+    assert_true(p->eps_party < p->eps_person);
+  }
+  assert_true(r.cells[2].eps_person > r.cells[1].eps_person); /* a larger beta: less privacy */
   double wall = 0;
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 5; k++) {
     const bbvfl_sweep_cell *cl = &r.cells[k];
     assert_int_equal(cl->nruns, 2);
     double a[2];
@@ -91,7 +97,7 @@ static void test_grid(void **st) {
     }
     assert_true(fabs(cl->auroc_median - bbvfl_median(a, 2)) < 1e-15);
   }
-  assert_true(fabs(r.mean_run_wall_s - wall / 4) < 1e-12);
+  assert_true(fabs(r.mean_run_wall_s - wall / 10) < 1e-12);
   bbvfl_sweep_free(&r);
   assert_null(r.cells);
 }
@@ -112,7 +118,7 @@ static void test_reproducible(void **st) {
   assert_int_equal(s.calls, 0);
   assert_true(r1.cells[1].pv.reproducible);
   assert_true(isnan(r1.cells[1].eps_person) && isnan(r1.cells[1].eps_party));
-  for (int k = 0; k < 2; k++)
+  for (int k = 0; k < 5; k++)
     for (int i = 0; i < 2; i++) assert_true(r1.cells[k].runs[i].auroc == r2.cells[k].runs[i].auroc);
   bbvfl_sweep_free(&r1);
   bbvfl_sweep_free(&r2);
@@ -167,7 +173,7 @@ static void test_failing_run(void **st) {
   bbvfl_err err = {0};
   assert_int_equal(bbvfl_sweep(&bbvfl_test_ds, &base, &in, &r, &err), -1);
   assert_non_null(strstr(err.msg, "M=1000 npq"));
-  assert_int_equal(s.calls, 5); /* the first M's four runs, then the failing one */
+  assert_int_equal(s.calls, 11); /* the first M's ten runs, then the failing one */
   assert_null(r.cells);
   assert_int_equal(r.ncells, 0);
 }
