@@ -226,6 +226,73 @@ static int run_row(const bbvfl_dataset *ds, attack_row *w, int nseeds, bbvfl_err
   return 0;
 }
 
+/* The attack table's configurations (--sweep) into rows (room for 16); returns how many. bench: the
+   row-mode rows at DP-SGD noise 1, 2 and 4 (else one, at --dpsgd-noise). */
+static int table_rows(const bbvfl_attack_cfg *base, const train_common *tc, int bench, attack_row *rows) {
+  int n = 0;
+  const double betas[] = {0.2, 0.1, 0.05}, sigmas[] = {0.5, 1, 2, 4};
+  attack_row *w = &rows[n++];
+  w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_NPQ, w->a.cfg.rowdp.on = 0, w->a.cfg.label_eps = 0;
+  snprintf(w->name, sizeof w->name, "npq");
+  for (int i = 0; i < 3; i++) {
+    w = &rows[n++];
+    w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = betas[i], w->a.cfg.rowdp.on = 0;
+    w->a.cfg.label_eps = 0;
+    snprintf(w->name, sizeof w->name, "pbm beta=%g", betas[i]);
+  }
+  const double noises[] = {1, 2, 4};
+  for (int i = 0; i < (bench ? 3 : 1); i++) {
+    double z = bench ? noises[i] : tc->dpsgd_noise;
+    w = &rows[n++];
+    w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.label_eps = 0;
+    w->a.cfg.rowdp = (bbvfl_rowdp){1, tc->dpsgd_clip, z, tc->scale_eps, 0, 0};
+    snprintf(w->name, sizeof w->name, "row dpsgd noise=%g", z);
+  }
+  w = &rows[n++];
+  w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.rowdp.on = 0;
+  w->a.cfg.label_eps = 1.0;
+  snprintf(w->name, sizeof w->name, "pbm+labeldp label_eps=1");
+  for (int i = 0; i < 4; i++) {
+    w = &rows[n++];
+    w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_GAUSSIAN, w->a.cfg.mech.clip = 1, w->a.cfg.mech.sigma = sigmas[i];
+    w->a.cfg.rowdp.on = 0, w->a.cfg.label_eps = 0;
+    w->a.cfg.afe.on = w->a.cfg.afe.rescale = w->a.cfg.afe.adjust = 1;
+    snprintf(w->name, sizeof w->name, "afe sigma=%g", sigmas[i]);
+  }
+  return n;
+}
+
+/* --only: keeps the rows named (in table order); *n becomes how many. */
+static int keep_only(const char *only, attack_row *rows, int *np, bbvfl_err *err) {
+  int n = *np;
+  int keep[16] = {0}, k = 0;
+  const char *c = only;
+  while (*c) {
+    char *end;
+    long v = strtol(c, &end, 10);
+    if (end == c || v < 0 || v >= n || (*end && *end != ','))
+      return bbvfl_fail(err, BBVFL_E_ARG, "--only '%s': comma-separated row indices 0..%d", only, n - 1);
+    keep[v] = 1;
+    c = *end ? end + 1 : end;
+  }
+  for (int i = 0; i < n; i++)
+    if (keep[i]) rows[k++] = rows[i];
+  *np = k;
+  return 0;
+}
+
+/* --json: the rows as one object on stdout. */
+static void print_rows_json(const attack_row *rows, int n) {
+  json_t *arr = json_array();
+  for (int i = 0; i < n; i++) json_array_append_new(arr, row_json(&rows[i]));
+  json_t *o = json_object();
+  json_object_set_new(o, "attacks", arr);
+  char *s = json_dumps(o, JSON_INDENT(2));
+  if (s) puts(s);
+  free(s);
+  json_decref(o);
+}
+
 static int attack_main(int argc, char **argv, int bench) {
   train_common tc;
   train_common_defaults(&tc);
@@ -334,53 +401,11 @@ static int attack_main(int argc, char **argv, int bench) {
     snprintf(rows[0].name, sizeof rows[0].name, "%s%s", base.cfg.afe.on ? "afe " : "", bbvfl_mech_name(base.cfg.mech.kind));
     n = 1;
   } else {
-    const double betas[] = {0.2, 0.1, 0.05}, sigmas[] = {0.5, 1, 2, 4};
-    attack_row *w = &rows[n++];
-    w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_NPQ, w->a.cfg.rowdp.on = 0, w->a.cfg.label_eps = 0;
-    snprintf(w->name, sizeof w->name, "npq");
-    for (int i = 0; i < 3; i++) {
-      w = &rows[n++];
-      w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = betas[i], w->a.cfg.rowdp.on = 0;
-      w->a.cfg.label_eps = 0;
-      snprintf(w->name, sizeof w->name, "pbm beta=%g", betas[i]);
-    }
-    const double noises[] = {1, 2, 4};
-    for (int i = 0; i < (bench ? 3 : 1); i++) {
-      double z = bench ? noises[i] : tc.dpsgd_noise;
-      w = &rows[n++];
-      w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.label_eps = 0;
-      w->a.cfg.rowdp = (bbvfl_rowdp){1, tc.dpsgd_clip, z, tc.scale_eps, 0, 0};
-      snprintf(w->name, sizeof w->name, "row dpsgd noise=%g", z);
-    }
-    w = &rows[n++];
-    w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.rowdp.on = 0;
-    w->a.cfg.label_eps = 1.0;
-    snprintf(w->name, sizeof w->name, "pbm+labeldp label_eps=1");
-    for (int i = 0; i < 4; i++) {
-      w = &rows[n++];
-      w->a = base, w->a.cfg.mech.kind = BBVFL_MECH_GAUSSIAN, w->a.cfg.mech.clip = 1, w->a.cfg.mech.sigma = sigmas[i];
-      w->a.cfg.rowdp.on = 0, w->a.cfg.label_eps = 0;
-      w->a.cfg.afe.on = w->a.cfg.afe.rescale = w->a.cfg.afe.adjust = 1;
-      snprintf(w->name, sizeof w->name, "afe sigma=%g", sigmas[i]);
-    }
+    n = table_rows(&base, &tc, bench, rows);
   }
-  if (only) { /* keep the rows named, in table order */
-    int keep[16] = {0}, k = 0;
-    const char *c = only;
-    while (*c) {
-      char *end;
-      long v = strtol(c, &end, 10);
-      if (end == c || v < 0 || v >= n || (*end && *end != ',')) {
-        bbvfl_dataset_free(&ds);
-        bbvfl_fail(&err, BBVFL_E_ARG, "--only '%s': comma-separated row indices 0..%d", only, n - 1);
-        return cli_report(&err);
-      }
-      keep[v] = 1;
-      c = *end ? end + 1 : end;
-    }
-    for (int i = 0; i < n; i++)
-      if (keep[i]) rows[k++] = rows[i];
-    n = k;
+  if (only && keep_only(only, rows, &n, &err) != 0) {
+    bbvfl_dataset_free(&ds);
+    return cli_report(&err);
   }
   if (!as_json) {
     printf("attacks on %s (%zu rows), %d clients, %d epochs, %d shadow models; victim client %d\n",
@@ -395,14 +420,7 @@ static int attack_main(int argc, char **argv, int bench) {
   }
   if (rc == 0 && sweep && (bbvfl_mkdirs(out_dir, 0755, &err) != 0 || write_outputs(out_dir, rows, n, &err) != 0)) rc = -1;
   if (rc == 0 && as_json) {
-    json_t *arr = json_array();
-    for (int i = 0; i < n; i++) json_array_append_new(arr, row_json(&rows[i]));
-    json_t *o = json_object();
-    json_object_set_new(o, "attacks", arr);
-    char *s = json_dumps(o, JSON_INDENT(2));
-    if (s) puts(s);
-    free(s);
-    json_decref(o);
+    print_rows_json(rows, n);
   } else if (rc == 0 && !as_json) {
     printf("label: inference accuracy over the last epoch's training rows (chance: the majority class; RR: randomized\n"
            "response's rate with label DP); inv: inversion gain (chance 0); MIA adv: TPR - FPR (chance 0, +-band: 2 sd\n"

@@ -116,6 +116,80 @@ static json_t *labels_vs_rr(const bbvfl_session *s, const labels_ctx *lc, int pr
   return o;
 }
 
+/* A full session file (bbvfl deploy's) may declare row mode: reported beside the chain's figures,
+   labelled as declared (a file with only the location declares nothing). Returns 1 when *declared
+   holds the file's session (then o borrows from it), else 0. */
+static int use_declared(const char *session, bbvfl_session *declared, bbvfl_audit_opts *o) {
+  const int have_declared = session && bbvfl_session_load(session, declared, NULL) == 0;
+  if (have_declared && declared->train.rowdp.on) o->declared_rowdp = &declared->train.rowdp;
+  if (have_declared) { /* label DP and reproducible noise, as the file declares them */
+    o->declared_label_eps = declared->train.label_eps;
+    o->declared_reproducible = declared->train.seeded_noise;
+    /* the check `head` replays the active client from the session's public training setup */
+    o->head_train = &declared->train;
+    o->head_nclasses = declared->n_classes;
+  }
+  return have_declared;
+}
+
+/* --recover-labels: the callback, and (with the declared training row count) one label slot per
+   training row, -1 until read. */
+static int labels_setup(const bbvfl_session *declared, int have_declared, bbvfl_audit_opts *o, labels_ctx *lctx,
+                        bbvfl_err *err) {
+  o->on_labels = on_labels;
+  o->labels_ctx = lctx;
+  if (have_declared && declared->cparams.train_rows > 0) {
+    lctx->n_train = declared->cparams.train_rows;
+    lctx->read = malloc(lctx->n_train * sizeof *lctx->read);
+    if (!lctx->read) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < lctx->n_train; i++) lctx->read[i] = -1;
+  }
+  return 0;
+}
+
+/* --session without --rpc: when the run's node is gone but the run folder kept its chain
+   (RUN/devnet/state.json, a persistent devnet), resume it for the audit (o->rpc_url its URL) and
+   leave its folder in devdir for the caller to stop after; devdir "" when nothing was resumed. */
+static int resume_devnet(const char *session, const char *surl, int quiet, char *devdir, size_t cap,
+                         bbvfl_devnet *dn, bbvfl_audit_opts *o, bbvfl_err *err) {
+  unsigned long long cid = 0;
+  const char *slash = strrchr(session, '/');
+  int dl = slash ? (int)(slash - session) : 1;
+  char state[1200];
+  snprintf(devdir, cap, "%.*s/devnet", dl, slash ? session : ".");
+  snprintf(state, sizeof state, "%s/state.json", devdir);
+  if (bbvfl_devnet_ping(surl, 2, &cid, NULL) < 0 && access(state, R_OK) == 0) {
+    bbvfl_devnet_opts dopt = {.dir = devdir, .persist = 1};
+    if (!quiet) fprintf(stderr, "audit: %s does not answer; resuming the run's devnet from %s\n", surl, devdir);
+    if (bbvfl_devnet_up(&dopt, dn, err) < 0) return bbvfl_wrap(err, "resuming the run's devnet");
+    o->rpc_url = dn->rpc_url;
+  } else {
+    devdir[0] = 0;
+  }
+  return 0;
+}
+
+/* The report on stdout: the JSON object (with the recovered labels' check rr, nullable) or the
+   text, with the auditor's own peak memory. */
+static void print_report(const bbvfl_audit_result *res, int as_json, const char *html, json_t *rr) {
+  /* the auditor's own peak memory (resident set, kB), so the figure is measured, not quoted */
+  struct rusage ru;
+  long peak_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
+  if (as_json) {
+    json_t *j = bbvfl_audit_json(res);
+    if (j && peak_kb >= 0) json_object_set_new(j, "peak_rss_kb", json_integer(peak_kb));
+    if (j && rr) json_object_set(j, "recovered_labels", rr);
+    char *s = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
+    if (s) printf("%s\n", s);
+    free(s);
+    json_decref(j);
+  } else {
+    bbvfl_audit_print_text(stdout, res);
+    if (html) printf("HTML report: %s\n", html);
+    if (peak_kb >= 0) printf("auditor peak memory: %.1f MB (resident)\n", peak_kb / 1024.0);
+  }
+}
+
 int cmd_audit(int argc, char **argv) {
   const char *rpc = NULL, *contract = NULL, *html = NULL, *session = NULL;
   unsigned long long from_block = 0, to_block = 0, train_rows = 0, window = 0;
@@ -192,60 +266,19 @@ int cmd_audit(int argc, char **argv) {
   o.window = window;
   o.train_rows = train_rows;
   o.delta = delta;
-  /* a full session file (bbvfl deploy's) may declare row mode: reported beside the chain's figures,
-     labelled as declared (a file with only the location declares nothing) */
   static bbvfl_session declared;
-  const int have_declared = session && bbvfl_session_load(session, &declared, NULL) == 0;
-  if (have_declared && declared.train.rowdp.on) o.declared_rowdp = &declared.train.rowdp;
-  if (have_declared) { /* label DP and reproducible noise, as the file declares them */
-    o.declared_label_eps = declared.train.label_eps;
-    o.declared_reproducible = declared.train.seeded_noise;
-    /* the check `head` replays the active client from the session's public training setup */
-    o.head_train = &declared.train;
-    o.head_nclasses = declared.n_classes;
-  }
+  const int have_declared = use_declared(session, &declared, &o);
   labels_ctx lctx = {.read = NULL, .n_train = 0};
   bbvfl_buf_init(&lctx.csv);
   bbvfl_buf *csvp = &lctx.csv;
-  if (labels_path) {
-    o.on_labels = on_labels;
-    o.labels_ctx = &lctx;
-    if (have_declared && declared.cparams.train_rows > 0) {
-      lctx.n_train = declared.cparams.train_rows;
-      lctx.read = malloc(lctx.n_train * sizeof *lctx.read);
-      if (!lctx.read) {
-        bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-        return cli_report(&err);
-      }
-      for (size_t i = 0; i < lctx.n_train; i++) lctx.read[i] = -1;
-    }
-  }
+  if (labels_path && labels_setup(&declared, have_declared, &o, &lctx, &err) != 0) return cli_report(&err);
   progress_ctx pc = {cli_isatty_err(), 0};
   if (!quiet) {
     o.progress = progress;
     o.progress_ctx = &pc;
   }
-  /* --session without --rpc: when the run's node is gone but the run folder kept its chain
-     (RUN/devnet/state.json, a persistent devnet), resume it for the audit and stop it after */
-  if (session && rpc == surl) {
-    unsigned long long cid = 0;
-    const char *slash = strrchr(session, '/');
-    int dl = slash ? (int)(slash - session) : 1;
-    char state[1200];
-    snprintf(devdir, sizeof devdir, "%.*s/devnet", dl, slash ? session : ".");
-    snprintf(state, sizeof state, "%s/state.json", devdir);
-    if (bbvfl_devnet_ping(surl, 2, &cid, NULL) < 0 && access(state, R_OK) == 0) {
-      bbvfl_devnet_opts dopt = {.dir = devdir, .persist = 1};
-      if (!quiet) fprintf(stderr, "audit: %s does not answer; resuming the run's devnet from %s\n", surl, devdir);
-      if (bbvfl_devnet_up(&dopt, &dn, &err) < 0) {
-        bbvfl_wrap(&err, "resuming the run's devnet");
-        return cli_report(&err);
-      }
-      o.rpc_url = dn.rpc_url;
-    } else {
-      devdir[0] = 0;
-    }
-  }
+  if (session && rpc == surl && resume_devnet(session, surl, quiet, devdir, sizeof devdir, &dn, &o, &err) != 0)
+    return cli_report(&err);
   bbvfl_audit_result res;
   static const char csv_head[] = "round,epoch,batch,position,train_row,label\n";
   if (labels_path) bbvfl_buf_append(csvp, csv_head, sizeof csv_head - 1); /* allocates: nothing returns before the run */
@@ -275,26 +308,12 @@ int cmd_audit(int argc, char **argv) {
     free(lctx.read);
   }
   if (html && bbvfl_audit_write_html(&res, html, &err) < 0) {
+    json_decref(rr);
     bbvfl_audit_result_free(&res);
     bbvfl_wrap(&err, "--html %s", html);
     return cli_report(&err);
   }
-  /* the auditor's own peak memory (resident set, kB), so the figure is measured, not quoted */
-  struct rusage ru;
-  long peak_kb = getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_maxrss : -1;
-  if (as_json) {
-    json_t *j = bbvfl_audit_json(&res);
-    if (j && peak_kb >= 0) json_object_set_new(j, "peak_rss_kb", json_integer(peak_kb));
-    if (j && rr) json_object_set(j, "recovered_labels", rr);
-    char *s = j ? json_dumps(j, JSON_INDENT(1)) : NULL;
-    if (s) printf("%s\n", s);
-    free(s);
-    json_decref(j);
-  } else {
-    bbvfl_audit_print_text(stdout, &res);
-    if (html) printf("HTML report: %s\n", html);
-    if (peak_kb >= 0) printf("auditor peak memory: %.1f MB (resident)\n", peak_kb / 1024.0);
-  }
+  print_report(&res, as_json, html, rr);
   json_decref(rr);
   bbvfl_audit_result_free(&res);
   return code;

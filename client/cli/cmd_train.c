@@ -89,6 +89,142 @@ static int parse_seed(const char *s, uint64_t *out, bbvfl_err *err) {
   return 0;
 }
 
+/* The run's opening lines (unless quiet): the model for --model lr, then the setup. */
+static void print_train_header(const train_common *tc, const bbvfl_offchain_cfg *cfg, const bbvfl_dataset *ds) {
+  char mdesc[96];
+  if (cfg->mech.kind == BBVFL_MECH_PBM)
+    snprintf(mdesc, sizeof mdesc, "pbm b=%d beta=%g", cfg->mech.b, cfg->mech.beta);
+  else if (cfg->mech.kind == BBVFL_MECH_GAUSSIAN)
+    snprintf(mdesc, sizeof mdesc, "gaussian clip=%g sigma=%g", cfg->mech.clip, cfg->mech.sigma);
+  else
+    snprintf(mdesc, sizeof mdesc, "npq (no noise)");
+  if (cfg->model == BBVFL_MODEL_LR)
+    printf("model: vertical logistic regression (%s loss, %s%s), P = %d per client\n", bbvfl_loss_name(cfg->loss),
+           tc->optimizer, cfg->opt.kind == BBVFL_OPT_SQN ? " with curvature rounds" : "", cfg->P);
+  printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, window K=%zu, staleness %d, P=%d, %d epochs, "
+         "%s, seed %" PRIu64 "%s\n",
+         ds->n, ds->d, ds->nclasses, cfg->M, cfg->B, cfg->window, cfg->staleness, cfg->P, cfg->epochs, mdesc, cfg->seed,
+         cfg->seeded_noise ? " (REPRODUCIBLE noise from the seed: no epsilon holds)" : " (private noise from the OS)");
+}
+
+/* report.json's --model lr fields: the loss, the curvature (and sqn) rounds, the objective. */
+static void report_lr_fields(json_t *o, const bbvfl_offchain_cfg *cfg, const bbvfl_offchain_result *res) {
+  json_object_set_new(o, "loss_kind", json_string(bbvfl_loss_name(cfg->loss)));
+  json_object_set_new(o, "curvature_rounds", json_integer((json_int_t)res->curv_rounds));
+  if (cfg->opt.kind == BBVFL_OPT_SQN) {
+    json_object_set_new(o, "sqn_memory", json_integer(cfg->sqn_memory));
+    json_object_set_new(o, "sqn_interval", json_integer(cfg->sqn_interval));
+    json_object_set_new(o, "sqn_sample", json_integer((json_int_t)cfg->sqn_sample));
+    json_object_set_new(o, "sqn_pairs", json_string(cfg->sqn_pairs == BBVFL_SQN_PAIRS_GLOBAL  ? "global"
+                                                    : cfg->sqn_pairs == BBVFL_SQN_PAIRS_ROUND ? "round"
+                                                                                              : "local"));
+    json_object_set_new(o, "sqn_cap", json_real(cfg->sqn_cap));
+    json_object_set_new(o, "scalar_rounds", json_integer((json_int_t)res->scalar_rounds));
+  }
+  /* entry k: the regularised training objective after k training, curvature and dot-product
+     rounds (evaluation rounds not counted); entry 0 at the start */
+  json_t *ob = json_array();
+  for (size_t k = 0; k < res->n_objective; k++) json_array_append_new(ob, json_real(res->objective[k]));
+  json_object_set_new(o, "objective_per_round", ob);
+}
+
+/* report.json: the final metrics, the privacy of the run and its settings. New reference. */
+static json_t *train_report_json(const train_common *tc, const bbvfl_offchain_cfg *cfg, const bbvfl_offchain_result *res,
+                                 const bbvfl_privacy *priv) {
+  const int finite = priv->finite;
+  const bbvfl_epoch_metrics *last = &res->per_epoch[res->epochs - 1];
+  json_t *o = json_object();
+  json_object_set_new(o, "auroc", json_real(last->auroc));
+  json_object_set_new(o, "accuracy", json_real(last->accuracy));
+  json_object_set_new(o, "f1", json_real(last->f1));
+  json_object_set_new(o, "loss", json_real(last->test_loss));
+  json_object_set_new(o, "train_loss", json_real(last->train_loss));
+  /* the RDP epsilons, per person first (names kept for scripts); "privacy" has every level and method */
+  train_json_eps(o, priv, finite ? priv->rdp.epsilon_sample : INFINITY, finite ? priv->rdp.epsilon_feature : INFINITY);
+  json_object_set_new(o, "privacy", bbvfl_privacy_json(priv));
+  json_object_set_new(o, "delta", json_real(tc->delta));
+  json_object_set_new(o, "offchain_agg_s_per_epoch", json_real(res->agg_train_s_per_epoch));
+  json_object_set_new(o, "epochs", json_integer(res->epochs));
+  json_object_set_new(o, "clients", json_integer(cfg->M));
+  json_object_set_new(o, "mechanism", json_string(bbvfl_mech_name(cfg->mech.kind)));
+  if (cfg->mech.kind == BBVFL_MECH_PBM) {
+    json_object_set_new(o, "b", json_integer(cfg->mech.b));
+    json_object_set_new(o, "beta", json_real(cfg->mech.beta));
+  } else if (cfg->mech.kind == BBVFL_MECH_GAUSSIAN) {
+    json_object_set_new(o, "clip", json_real(cfg->mech.clip));
+    json_object_set_new(o, "sigma", json_real(cfg->mech.sigma));
+  }
+  json_object_set_new(o, "batch", json_integer((json_int_t)(cfg->B ? cfg->B : res->n_train)));
+  json_object_set_new(o, "P", json_integer(cfg->P));
+  json_object_set_new(o, "seed", json_integer((json_int_t)cfg->seed));
+  json_object_set_new(o, "seeded_noise", json_boolean(cfg->seeded_noise));
+  json_object_set_new(o, "reproducible_noise", json_boolean(cfg->seeded_noise));
+  json_object_set_new(o, "optimizer", json_string(tc->optimizer));
+  json_object_set_new(o, "model", json_string(bbvfl_model_name(cfg->model)));
+  if (cfg->model == BBVFL_MODEL_LR) report_lr_fields(o, cfg, res);
+  {
+    json_t *lc = json_array();
+    for (int e = 0; e < res->epochs; e++) json_array_append_new(lc, json_real(res->per_epoch[e].test_loss));
+    json_object_set_new(o, "test_loss_per_epoch", lc);
+  }
+  json_object_set_new(o, "lr", json_real(cfg->opt.lr));
+  json_object_set_new(o, "n_train", json_integer((json_int_t)res->n_train));
+  json_object_set_new(o, "n_test_evaluated", json_integer((json_int_t)res->n_eval_rows));
+  json_object_set_new(o, "minibatches_per_epoch", json_integer((json_int_t)res->R));
+  json_object_set_new(o, "window", json_integer((json_int_t)res->window));
+  json_object_set_new(o, "window_clamped", json_boolean(res->window_clamped));
+  json_object_set_new(o, "staleness", json_integer(cfg->staleness));
+  json_object_set_new(o, "rounds_per_epoch", json_integer((json_int_t)res->T));
+  json_object_set_new(o, "eval_rounds_per_epoch", json_integer((json_int_t)res->V));
+  json_object_set_new(o, "wall_s", json_real(res->wall_s));
+  json_t *curve = json_array();
+  for (int e = 0; e < res->epochs; e++) json_array_append_new(curve, json_real(res->per_epoch[e].auroc));
+  json_object_set_new(o, "auroc_per_epoch", curve);
+  return o;
+}
+
+/* The run folder: metrics.csv (and test_rows.csv) first, report.json (js, one line) last. */
+static int write_run_folder(const char *out_dir, const bbvfl_offchain_result *res, const char *js, bbvfl_err *err) {
+  char path[4200];
+  snprintf(path, sizeof path, "%s/report.json", out_dir);
+  /* metrics.csv first, report.json last: a report.json newer than the run start marks a
+   * complete run folder (each file is replaced atomically; a failed write leaves the old one). */
+  int wrc = js ? write_metrics_csv(out_dir, res, err) : bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  if (wrc == 0 && res->test_rows) wrc = write_test_rows(out_dir, res, err);
+  if (wrc == 0) {
+    size_t l = strlen(js);
+    char *line = malloc(l + 2);
+    if (line) {
+      memcpy(line, js, l);
+      line[l] = '\n';
+      wrc = bbvfl_write_file_atomic(path, line, l + 1, 0644, err);
+      free(line);
+    } else {
+      wrc = bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    }
+  }
+  return wrc;
+}
+
+/* The closing lines of the table output. */
+static void print_final(const char *out_dir, const bbvfl_offchain_cfg *cfg, const bbvfl_offchain_result *res,
+                        const bbvfl_privacy *priv, int wrote) {
+  const int finite = priv->finite;
+  const bbvfl_epoch_metrics *last = &res->per_epoch[res->epochs - 1];
+  printf("final: test AUROC %.4f  accuracy %.4f  F1 %.4f  loss %.4f\n", last->auroc, last->accuracy, last->f1,
+         last->test_loss);
+  char line[1024];
+  bbvfl_privacy_line(priv, line, sizeof line);
+  if (finite || priv->reproducible) printf("privacy: %s\n", line);
+  if (finite && !priv->reproducible) printf("privacy scope: %s\n", bbvfl_privacy_scope(priv));
+  else if (!finite)
+    printf("privacy: none (NPQ releases the embeddings unprotected)\n");
+  printf("off-chain aggregation: %.3g s per epoch (%zu training rounds of M=%d vectors of up to %zu values); run %.2f s\n",
+         res->agg_train_s_per_epoch, res->T, cfg->M, res->window * (cfg->B ? cfg->B : res->n_train) * (size_t)cfg->P,
+         res->wall_s);
+  if (wrote) printf("wrote %s/metrics.csv and %s/report.json\n", out_dir, out_dir);
+}
+
 int cmd_train(int argc, char **argv) {
   train_common tc;
   train_common_defaults(&tc);
@@ -199,23 +335,7 @@ int cmd_train(int argc, char **argv) {
   cfg.on_round = on_round;
   cfg.on_epoch = on_epoch;
   cfg.ctx = &pr;
-  {
-    char mdesc[96];
-    if (cfg.mech.kind == BBVFL_MECH_PBM)
-      snprintf(mdesc, sizeof mdesc, "pbm b=%d beta=%g", cfg.mech.b, cfg.mech.beta);
-    else if (cfg.mech.kind == BBVFL_MECH_GAUSSIAN)
-      snprintf(mdesc, sizeof mdesc, "gaussian clip=%g sigma=%g", cfg.mech.clip, cfg.mech.sigma);
-    else
-      snprintf(mdesc, sizeof mdesc, "npq (no noise)");
-    if (!pr.quiet && cfg.model == BBVFL_MODEL_LR)
-      printf("model: vertical logistic regression (%s loss, %s%s), P = %d per client\n", bbvfl_loss_name(cfg.loss),
-             tc.optimizer, cfg.opt.kind == BBVFL_OPT_SQN ? " with curvature rounds" : "", cfg.P);
-    if (!pr.quiet)
-      printf("off-chain VFL: %zu rows x %zu features, %d classes, M=%d, B=%zu, window K=%zu, staleness %d, P=%d, %d epochs, "
-             "%s, seed %" PRIu64 "%s\n",
-             ds.n, ds.d, ds.nclasses, cfg.M, cfg.B, cfg.window, cfg.staleness, cfg.P, cfg.epochs, mdesc, cfg.seed,
-             cfg.seeded_noise ? " (REPRODUCIBLE noise from the seed: no epsilon holds)" : " (private noise from the OS)");
-  }
+  if (!pr.quiet) print_train_header(&tc, &cfg, &ds);
   if (cfg.model == BBVFL_MODEL_LR && cfg.opt.lr < 0.01 && !pr.quiet)
     fprintf(stderr, "note: --lr %g is small for --model lr (0.001 is the MLP's default): lr 1 for sgd and sqn, 0.1 for "
                     "adam (docs/LR.md)\n", cfg.opt.lr);
@@ -234,107 +354,13 @@ int cmd_train(int argc, char **argv) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
   }
-  const int finite = priv.finite;
-  const bbvfl_epoch_metrics *last = &res.per_epoch[res.epochs - 1];
-  json_t *o = json_object();
-  json_object_set_new(o, "auroc", json_real(last->auroc));
-  json_object_set_new(o, "accuracy", json_real(last->accuracy));
-  json_object_set_new(o, "f1", json_real(last->f1));
-  json_object_set_new(o, "loss", json_real(last->test_loss));
-  json_object_set_new(o, "train_loss", json_real(last->train_loss));
-  /* the RDP epsilons, per person first (names kept for scripts); "privacy" has every level and method */
-  train_json_eps(o, &priv, finite ? priv.rdp.epsilon_sample : INFINITY, finite ? priv.rdp.epsilon_feature : INFINITY);
-  json_object_set_new(o, "privacy", bbvfl_privacy_json(&priv));
-  json_object_set_new(o, "delta", json_real(tc.delta));
-  json_object_set_new(o, "offchain_agg_s_per_epoch", json_real(res.agg_train_s_per_epoch));
-  json_object_set_new(o, "epochs", json_integer(res.epochs));
-  json_object_set_new(o, "clients", json_integer(cfg.M));
-  json_object_set_new(o, "mechanism", json_string(bbvfl_mech_name(cfg.mech.kind)));
-  if (cfg.mech.kind == BBVFL_MECH_PBM) {
-    json_object_set_new(o, "b", json_integer(cfg.mech.b));
-    json_object_set_new(o, "beta", json_real(cfg.mech.beta));
-  } else if (cfg.mech.kind == BBVFL_MECH_GAUSSIAN) {
-    json_object_set_new(o, "clip", json_real(cfg.mech.clip));
-    json_object_set_new(o, "sigma", json_real(cfg.mech.sigma));
-  }
-  json_object_set_new(o, "batch", json_integer((json_int_t)(cfg.B ? cfg.B : res.n_train)));
-  json_object_set_new(o, "P", json_integer(cfg.P));
-  json_object_set_new(o, "seed", json_integer((json_int_t)cfg.seed));
-  json_object_set_new(o, "seeded_noise", json_boolean(cfg.seeded_noise));
-  json_object_set_new(o, "reproducible_noise", json_boolean(cfg.seeded_noise));
-  json_object_set_new(o, "optimizer", json_string(tc.optimizer));
-  json_object_set_new(o, "model", json_string(bbvfl_model_name(cfg.model)));
-  if (cfg.model == BBVFL_MODEL_LR) {
-    json_object_set_new(o, "loss_kind", json_string(bbvfl_loss_name(cfg.loss)));
-    json_object_set_new(o, "curvature_rounds", json_integer((json_int_t)res.curv_rounds));
-    if (cfg.opt.kind == BBVFL_OPT_SQN) {
-      json_object_set_new(o, "sqn_memory", json_integer(cfg.sqn_memory));
-      json_object_set_new(o, "sqn_interval", json_integer(cfg.sqn_interval));
-      json_object_set_new(o, "sqn_sample", json_integer((json_int_t)cfg.sqn_sample));
-      json_object_set_new(o, "sqn_pairs", json_string(cfg.sqn_pairs == BBVFL_SQN_PAIRS_GLOBAL  ? "global"
-                                                      : cfg.sqn_pairs == BBVFL_SQN_PAIRS_ROUND ? "round"
-                                                                                                : "local"));
-      json_object_set_new(o, "sqn_cap", json_real(cfg.sqn_cap));
-      json_object_set_new(o, "scalar_rounds", json_integer((json_int_t)res.scalar_rounds));
-    }
-    /* entry k: the regularised training objective after k training, curvature and dot-product
-       rounds (evaluation rounds not counted); entry 0 at the start */
-    json_t *ob = json_array();
-    for (size_t k = 0; k < res.n_objective; k++) json_array_append_new(ob, json_real(res.objective[k]));
-    json_object_set_new(o, "objective_per_round", ob);
-  }
-  {
-    json_t *lc = json_array();
-    for (int e = 0; e < res.epochs; e++) json_array_append_new(lc, json_real(res.per_epoch[e].test_loss));
-    json_object_set_new(o, "test_loss_per_epoch", lc);
-  }
-  json_object_set_new(o, "lr", json_real(cfg.opt.lr));
-  json_object_set_new(o, "n_train", json_integer((json_int_t)res.n_train));
-  json_object_set_new(o, "n_test_evaluated", json_integer((json_int_t)res.n_eval_rows));
-  json_object_set_new(o, "minibatches_per_epoch", json_integer((json_int_t)res.R));
-  json_object_set_new(o, "window", json_integer((json_int_t)res.window));
-  json_object_set_new(o, "window_clamped", json_boolean(res.window_clamped));
-  json_object_set_new(o, "staleness", json_integer(cfg.staleness));
-  json_object_set_new(o, "rounds_per_epoch", json_integer((json_int_t)res.T));
-  json_object_set_new(o, "eval_rounds_per_epoch", json_integer((json_int_t)res.V));
-  json_object_set_new(o, "wall_s", json_real(res.wall_s));
-  json_t *curve = json_array();
-  for (int e = 0; e < res.epochs; e++) json_array_append_new(curve, json_real(res.per_epoch[e].auroc));
-  json_object_set_new(o, "auroc_per_epoch", curve);
-  char *js = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10));
-  char path[4200];
-  snprintf(path, sizeof path, "%s/report.json", out_dir);
-  /* metrics.csv first, report.json last: a report.json newer than the run start marks a
-   * complete run folder (each file is replaced atomically; a failed write leaves the old one). */
-  int wrc = js ? write_metrics_csv(out_dir, &res, &err) : bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-  if (wrc == 0 && res.test_rows) wrc = write_test_rows(out_dir, &res, &err);
-  if (wrc == 0) {
-    size_t l = strlen(js);
-    char *line = malloc(l + 2);
-    if (line) {
-      memcpy(line, js, l);
-      line[l] = '\n';
-      wrc = bbvfl_write_file_atomic(path, line, l + 1, 0644, &err);
-      free(line);
-    } else {
-      wrc = bbvfl_fail(&err, BBVFL_E_NOMEM, "out of memory");
-    }
-  }
+  json_t *o = train_report_json(&tc, &cfg, &res, &priv);
+  char *js = o ? json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
+  int wrc = write_run_folder(out_dir, &res, js, &err);
   if (as_json) {
     if (js) printf("%s\n", js);
   } else {
-    printf("final: test AUROC %.4f  accuracy %.4f  F1 %.4f  loss %.4f\n", last->auroc, last->accuracy, last->f1,
-           last->test_loss);
-    char line[1024];
-    bbvfl_privacy_line(&priv, line, sizeof line);
-    if (finite || priv.reproducible) printf("privacy: %s\n", line);
-    if (finite && !priv.reproducible) printf("privacy scope: %s\n", bbvfl_privacy_scope(&priv));
-    else if (!finite)
-      printf("privacy: none (NPQ releases the embeddings unprotected)\n");
-    printf("off-chain aggregation: %.3g s per epoch (%zu training rounds of M=%d vectors of up to %zu values); run %.2f s\n",
-           res.agg_train_s_per_epoch, res.T, cfg.M, res.window * (cfg.B ? cfg.B : res.n_train) * (size_t)cfg.P,
-           res.wall_s);
-    if (wrc == 0) printf("wrote %s/metrics.csv and %s/report.json\n", out_dir, out_dir);
+    print_final(out_dir, &cfg, &res, &priv, wrc == 0);
   }
   free(js);
   json_decref(o);

@@ -1,8 +1,8 @@
 /* The round plan: which round carries what, and when a party applies its pending gradients.
- * One place for the off-chain trainer (vfl/offchain.c) and the on-chain client, so both walk the
+ * One place for the off-chain trainer (offchain/offchain.c) and the on-chain client, so both walk the
  * same rounds in the same order and stay bit-identical.
  *
- * An epoch has R = floor(N_train/B) minibatches (vfl/schedule.h). Training rounds carry windows
+ * An epoch has R = floor(N_train/B) minibatches (core/schedule.h). Training rounds carry windows
  * of K consecutive minibatches: T = ceil(R/K) per epoch, window w holds batches
  * wK .. min(R, (w+1)K) - 1 (nb of them; a window never crosses an epoch), i.e. positions
  * wKB .. wKB + nb*B - 1 of the epoch's permutation. Then V = ceil(N_test/E) evaluation rounds of
@@ -19,7 +19,7 @@
  * evaluation sees the whole model). Pending gradients are applied oldest first. s = 0 applies
  * each window's gradient right before the next forward and evaluation sees the epoch's model:
  * the one-batch protocol when K = 1. The rule depends on the round alone, not on timing; the
- * round loop (vfl/rounds.h) applies exactly this rule. */
+ * round loop (core/rounds.h) applies exactly this rule. */
 #ifndef BBVFL_VFL_PLAN_H
 #define BBVFL_VFL_PLAN_H
 
