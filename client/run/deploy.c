@@ -75,10 +75,8 @@ int bbvfl_deploy_run(const bbvfl_deploy_req *r, bbvfl_session *s, bbvfl_err *err
     return bbvfl_fail(err, BBVFL_E_ARG, "1..64 client keys, got %d", r->nkeys);
   if (strlen(r->rpc_url) >= sizeof s->rpc_url) return bbvfl_fail(err, BBVFL_E_ARG, "the node's URL is too long");
   /* the session file is the only record of the contracts: refuse before any transaction when it
-     cannot be written (a missing folder, no permission, a folder in its place); the same for the
-     key folder */
+     cannot be written (a missing folder, no permission, a folder in its place) */
   if (bbvfl_deploy_check_out(r->out, out_flag, err) < 0) return -1;
-  if (r->client_keys_dir && bbvfl_mkdirs(r->client_keys_dir, 0700, err) < 0) return -1;
   snprintf(s->rpc_url, sizeof s->rpc_url, "%s", r->rpc_url);
   bbvfl_rpc *rpc = bbvfl_rpc_new(r->rpc_url, NULL, err);
   if (!rpc) return -1;
@@ -94,6 +92,7 @@ int bbvfl_deploy_run(const bbvfl_deploy_req *r, bbvfl_session *s, bbvfl_err *err
     bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(r->max_fee_gwei * 1e9 + 0.5));
     bbvfl_sender_set_max_fee(snd, &cap);
   }
+  if (!ok && r->client_keys_dir) ok = bbvfl_mkdirs(r->client_keys_dir, 0700, err); /* before anything is sent */
   if (!ok) ok = bbvfl_session_deploy(rpc, snd, r->ds, s, err);
   if (!ok) ok = bbvfl_session_save(s, r->out, err);
   if (!ok && r->client_keys_dir) ok = bbvfl_deploy_fund_keys(snd, r->client_keys_dir, r->nkeys, s->block_time_s, NULL, err);

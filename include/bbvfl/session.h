@@ -3,7 +3,8 @@
  * A session is one training run aggregated by the DP-BBVFL contract: a deployment (token and
  * aggregator) for a training configuration, one client process per organisation, the elected
  * active client training the fusion head; afterwards anyone can audit it from the chain alone.
- * These calls are what `bbvfl devnet`, `bbvfl demo`, `bbvfl client` and `bbvfl audit` run:
+ * These calls are what `bbvfl devnet`, `bbvfl demo`, `bbvfl deploy`, `bbvfl client` and `bbvfl
+ * audit` run:
  *   bbvfl_devchain_start / _stop   a local anvil on 127.0.0.1 (the pinned toolchain, else PATH);
  *   bbvfl_local_session_run        a whole session on this machine (devnet, deploy, M client
  *                                  processes, metrics), progress through a callback;

@@ -5,7 +5,7 @@
  * client's columns, the session file, the funded keys at mode 0600), every client's result (its
  * registration index, exactly one active client, the session's rounds, submissions, gas), a
  * passing audit; bad input to either call is ARG (IO for a missing key file) naming the problem,
- * with no block mined (no transaction sent) and no session file or summary written. The library
+ * with no block mined (no transaction sent) and no session file, key folder or summary written. The library
  * is driven through the public header; the block number is read with the internal JSON-RPC
  * client (eth/rpc.h), the one thing the public API has no call for. */
 #include <setjmp.h>
@@ -204,7 +204,11 @@ static void test_deploy_bad_input(void **state) {
   deploy_refused(&o, BBVFL_STATUS_ARG, "the session file is a folder");
   o.session_file = sf;
   o.key_file = nokey;
+  char keys[512];
+  snprintf(keys, sizeof keys, "%s/keys", run);
+  o.client_keys_dir = keys;
   deploy_refused(&o, BBVFL_STATUS_IO, "a missing key file");
+  assert_int_not_equal(access(keys, F_OK), 0); /* nor the key folder */
   o.key_file = NULL;
   bbvfl_config *three = small_config(NCLIENTS);
   assert_int_equal(bbvfl_config_set_partition(three, "0-9/10-19/20-29", NULL), BBVFL_STATUS_OK);
