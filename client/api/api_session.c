@@ -1,6 +1,6 @@
-/* include/bbvfl/session.h over run/local.h (a local session), run/client.h (one client),
- * devnet/devnet.h (a local chain) and audit/audit.h (the audit): argument checks and type
- * translation only. */
+/* include/bbvfl/session.h over run/local.h (a local session), run/deploy.h (a deployment),
+ * run/client.h (one client), devnet/devnet.h (a local chain) and audit/audit.h (the audit):
+ * argument checks and type translation only. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include "devnet/devnet.h"
 #include "eth/wallet.h"
 #include "run/client.h"
+#include "run/deploy.h"
 #include "run/local.h"
 
 bbvfl_status bbvfl_devchain_start(const char *dir, double block_time, bbvfl_devchain *out, bbvfl_error *err) {
@@ -128,11 +129,105 @@ void bbvfl_local_session_result_free(bbvfl_local_session_result *res) {
   memset(res, 0, sizeof *res);
 }
 
+/* Client m's columns of the partition as a comma list (owned; NULL when out of memory). */
+static char *columns_of(const bbvfl_partition *p, int m) {
+  size_t n = p->off[m + 1] - p->off[m], cap = 24 * n + 1, used = 0;
+  char *s = malloc(cap);
+  if (!s) return NULL;
+  s[0] = 0;
+  for (size_t i = p->off[m]; i < p->off[m + 1]; i++)
+    used += (size_t)snprintf(s + used, cap - used, "%s%zu", used ? "," : "", p->cols[i]);
+  return s;
+}
+
+/* The session's setup from the public options (as bbvfl_local_session_run builds it, private
+   noise), its table into *ds and the partition into *part, all checked; nothing sent. */
+static int deploy_setup(const bbvfl_deploy_opts *o, bbvfl_session *s, bbvfl_dataset *ds, bbvfl_partition *part,
+                        bbvfl_err *e) {
+  bbvfl_local_setup_defaults(s);
+  s->train = o->config->off;
+  s->train.partition = NULL;
+  s->train.seeded_noise = 0;
+  if (!o->config->seeded && getrandom(&s->train.seed, sizeof s->train.seed, 0) != (ssize_t)sizeof s->train.seed)
+    return bbvfl_fail(e, BBVFL_E_CRYPTO, "the OS random source failed");
+  s->train.seed &= INT64_MAX;
+  s->cparams.hashed = o->hashed != 0;
+  s->cparams.masked = o->masked != 0;
+  s->cparams.round_timeout_blocks = o->round_timeout_blocks; /* as `bbvfl deploy`: 0 is measured at deploy */
+  if (bbvfl_local_setup(s, o->data, o->label, ds, e) < 0) return -1;
+  int M = s->train.M;
+  if ((o->config->partition ? bbvfl_partition_parse(o->config->partition, ds->d, part, e)
+                            : bbvfl_partition_even(ds->d, M, part, e)) < 0)
+    return -1;
+  if (part->M != M)
+    return bbvfl_fail(e, BBVFL_E_ARG, "the partition names %d clients but the config has %d", part->M, M);
+  return 0;
+}
+
+bbvfl_status bbvfl_deploy_session(const bbvfl_deploy_opts *o, bbvfl_deploy_result *res, bbvfl_error *err) {
+  if (!o || !res) return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_deploy_session: opts and res are required");
+  memset(res, 0, sizeof *res);
+  if (!o->config || !o->rpc_url || !o->session_file)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_deploy_session: config, rpc_url and session_file are required");
+  if (strlen(o->session_file) >= sizeof res->session_file)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_deploy_session: session_file is too long");
+  bbvfl_session *s = malloc(sizeof *s);
+  if (!s) return bbvfl_api_fail(err, BBVFL_STATUS_NOMEM, "out of memory");
+  bbvfl_dataset ds;
+  bbvfl_partition part;
+  memset(&ds, 0, sizeof ds);
+  memset(&part, 0, sizeof part);
+  bbvfl_err e = {0};
+  bbvfl_key_source ks = {.key_file = o->key_file};
+  int rc = deploy_setup(o, s, &ds, &part, &e);
+  if (rc == 0) {
+    bbvfl_deploy_req req = {.rpc_url = o->rpc_url, .key = o->key_file ? &ks : NULL, .key_flag = "key_file",
+                            .ds = &ds, .out = o->session_file, .out_flag = "session_file",
+                            .client_keys_dir = o->client_keys_dir, .nkeys = part.M};
+    rc = bbvfl_deploy_run(&req, s, &e);
+  }
+  if (rc == 0) {
+    bbvfl_addr_checksum(s->contract, res->contract);
+    bbvfl_addr_checksum(s->token, res->token);
+    res->chain_id = s->chain_id;
+    res->deploy_block = s->deploy_block;
+    res->rounds = bbvfl_cconfig_total(&s->cparams);
+    snprintf(res->session_file, sizeof res->session_file, "%s", o->session_file);
+    res->columns = calloc((size_t)part.M, sizeof *res->columns);
+    res->clients = res->columns ? part.M : 0;
+    for (int m = 0; m < res->clients; m++)
+      if (!(res->columns[m] = columns_of(&part, m))) rc = bbvfl_fail(&e, BBVFL_E_NOMEM, "out of memory");
+    if (!res->columns) rc = bbvfl_fail(&e, BBVFL_E_NOMEM, "out of memory");
+  }
+  bbvfl_partition_free(&part);
+  bbvfl_dataset_free(&ds);
+  free(s);
+  if (rc < 0) {
+    bbvfl_deploy_result_free(res);
+    return bbvfl_api_from(&e, err);
+  }
+  return BBVFL_STATUS_OK;
+}
+
+void bbvfl_deploy_result_free(bbvfl_deploy_result *res) {
+  if (!res) return;
+  for (int m = 0; res->columns && m < res->clients; m++) free(res->columns[m]);
+  free(res->columns);
+  memset(res, 0, sizeof *res);
+}
+
 bbvfl_status bbvfl_client_run(const bbvfl_client_opts *o, bbvfl_client_result *res, bbvfl_error *err) {
   if (!o || !res) return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_client_run: opts and res are required");
   memset(res, 0, sizeof *res);
   if (!o->session_file || !o->key_file || !o->columns || !o->state_dir)
     return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_client_run: session_file, key_file, columns and state_dir are required");
+  if (o->party < -1 || o->party >= 64)
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_client_run: party must be -1 (the registration index) or 0..63, got %d", o->party);
+  if (!(o->round_timeout_s >= 0 && o->round_timeout_s <= 1e6))
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_client_run: round_timeout_s must be in 0..1e6 seconds (0: 120), got %g",
+                          o->round_timeout_s);
+  if ((o->has_labels != 0 && o->has_labels != 1) || (o->expire != 0 && o->expire != 1))
+    return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "bbvfl_client_run: has_labels and expire are 0 or 1");
   bbvfl_key_source ks = {.key_file = o->key_file};
   bbvfl_client_files c;
   memset(&c, 0, sizeof c);

@@ -1,41 +1,16 @@
-/* bbvfl deploy: token + aggregator for one session, and the session file. */
+/* bbvfl deploy: token + aggregator for one session, and the session file: flags and printing over
+ * bbvfl_deploy_run (run/deploy.h). */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/onchain_common.h"
-#include "eth/rpc.h"
-#include "eth/sender.h"
 #include "eth/wallet.h"
 #include "binding/session.h"
-
-/* 0 when `out` can be created or replaced: its folder exists and is writable, and it is not a
-   folder itself; -1 with BBVFL_E_ARG naming the problem. */
-static int out_writable(const char *out, bbvfl_err *err) {
-  char dir[4096];
-  const char *slash = strrchr(out, '/');
-  if (!*out) return bbvfl_fail(err, BBVFL_E_ARG, "--out: an empty file name");
-  if (strlen(out) >= sizeof dir) return bbvfl_fail(err, BBVFL_E_ARG, "--out: the path is too long");
-  if (!slash) strcpy(dir, ".");
-  else if (slash == out) strcpy(dir, "/");
-  else {
-    memcpy(dir, out, (size_t)(slash - out));
-    dir[slash - out] = 0;
-  }
-  struct stat st;
-  if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
-    return bbvfl_fail(err, BBVFL_E_ARG, "--out %s: the folder %s does not exist (nothing was deployed)", out, dir);
-  if (access(dir, W_OK | X_OK) < 0)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--out %s: the folder %s is not writable (nothing was deployed)", out, dir);
-  if (stat(out, &st) == 0 && S_ISDIR(st.st_mode))
-    return bbvfl_fail(err, BBVFL_E_ARG, "--out %s is a folder, not a file (nothing was deployed)", out);
-  return 0;
-}
+#include "run/deploy.h"
 
 int cmd_deploy(int argc, char **argv) {
   session_flags f;
@@ -105,33 +80,14 @@ int cmd_deploy(int argc, char **argv) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
   }
-  /* the session file is the only record of the contracts: refuse before any transaction when it
-     cannot be written (a missing folder, no permission, a folder in its place) */
-  if (out_writable(out, &err) < 0) {
-    bbvfl_dataset_free(&ds);
-    return cli_report(&err);
-  }
   s.cparams.round_timeout_blocks = timeout_blocks;
   s.cparams.active_blocks = active_blocks;
   s.round_timeout_s = timeout_s;
   s.active_timeout_s = active_s;
-  bbvfl_rpc *rpc = bbvfl_rpc_new(rpc_url, NULL, &err);
-  bbvfl_key k;
-  memset(&k, 0, sizeof k);
-  bbvfl_sender *snd = NULL;
-  int ok = rpc ? 0 : -1;
   ksrc.key_file = deployer_key ? deployer_key : key_file;
-  if (!ok) ok = onchain_funder_key(rpc, &ksrc, ksrc.keystore ? "--keystore" : deployer_key ? "--deployer-key" : "--deployer-key/--funder-key",
-                                   &k, &err);
-  if (!ok) {
-    snd = bbvfl_sender_new(rpc, &k, 0, &err);
-    ok = snd ? 0 : -1;
-  }
-  if (!ok) ok = bbvfl_session_deploy(rpc, snd, &ds, &s, &err);
-  if (!ok) ok = bbvfl_session_save(&s, out, &err);
-  bbvfl_sender_free(snd);
-  bbvfl_key_wipe(&k);
-  bbvfl_rpc_free(rpc);
+  bbvfl_deploy_req req = {.rpc_url = rpc_url, .key = &ksrc, .ds = &ds, .out = out,
+                          .key_flag = ksrc.keystore ? "--keystore" : deployer_key ? "--deployer-key" : "--deployer-key/--funder-key"};
+  int ok = bbvfl_deploy_run(&req, &s, &err);
   bbvfl_dataset_free(&ds);
   if (ok < 0) return cli_report(&err);
   char ca[43], ta[43];

@@ -213,11 +213,3 @@ size_t keystore_opts(bbvfl_key_source *src, cli_opt *o) {
                      "--keystore's password: the value of environment variable VAR"};
   return n;
 }
-
-int onchain_funder_key(bbvfl_rpc *rpc, const bbvfl_key_source *src, const char *flag, bbvfl_key *k, bbvfl_err *err) {
-  if (bbvfl_key_source_given(src) || src->password_file || src->password_env) {
-    if (bbvfl_key_source_load(src, k, err) == 0) return 0;
-    return src->keystore ? -1 : bbvfl_wrap(err, "%s", flag); /* a keystore's errors name --keystore already */
-  }
-  return bbvfl_session_devnet_key(rpc, flag, k, err);
-}

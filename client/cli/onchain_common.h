@@ -49,9 +49,5 @@ int rpc_flag_join(int argc, char **argv, char *buf, size_t n, const char **rpc, 
  * (KEYSTORE_NOPTS). */
 #define KEYSTORE_NOPTS 3
 size_t keystore_opts(bbvfl_key_source *src, cli_opt *o);
-/* The deployer/funder key: from src (a hex key file, or a keystore with its password) when it names
- * one, else anvil's dev account 0 when the node is a devnet (bbvfl_session_devnet_key), else an
- * error naming the flag. */
-int onchain_funder_key(bbvfl_rpc *rpc, const bbvfl_key_source *src, const char *flag, bbvfl_key *k, bbvfl_err *err);
 
 #endif

@@ -8,6 +8,7 @@
 #include "common/fsutil.h"
 #include "devnet/devnet.h"
 #include "eth/wallet.h"
+#include "run/deploy.h"
 #include "run/local_int.h"
 #include "offchain/offchain.h"
 
@@ -44,23 +45,12 @@ int bbvfl_lrun_emit(bbvfl_lrun *x, bbvfl_local_event *ev) {
   return x->o->progress ? x->o->progress(x->o->progress_ctx, ev) : 0;
 }
 
-/* The funder's key: from the source when it names one, else anvil's dev account on a devnet. */
-static int funder_key(bbvfl_lrun *x, bbvfl_key *k, bbvfl_err *err) {
-  const bbvfl_key_source *src = x->o->funder;
-  const char *flag = x->o->funder_flag ? x->o->funder_flag : "--funder-key";
-  if (src && (bbvfl_key_source_given(src) || src->password_file || src->password_env)) {
-    if (bbvfl_key_source_load(src, k, err) == 0) return 0;
-    return src->keystore ? -1 : bbvfl_wrap(err, "%s", flag); /* a keystore's errors name --keystore already */
-  }
-  return bbvfl_session_devnet_key(x->rpc, flag, k, err);
-}
-
 /* Node connection, the funder's sender, the deployment and the session file. */
 static int deploy(bbvfl_lrun *x, const bbvfl_dataset *ds, bbvfl_local_result *res, bbvfl_err *err) {
   const bbvfl_local_opts *o = x->o;
   x->rpc = bbvfl_rpc_new(x->rpc_url, NULL, err);
   if (!x->rpc) return -1;
-  if (funder_key(x, &x->fk, err) < 0) return -1;
+  if (bbvfl_deployer_key(x->rpc, o->funder, o->funder_flag ? o->funder_flag : "--funder-key", &x->fk, err) < 0) return -1;
   x->snd = bbvfl_sender_new(x->rpc, &x->fk, 0, err); /* borrows the key */
   if (!x->snd) return -1;
   bbvfl_sender_set_sync(x->snd, 1);
@@ -77,27 +67,15 @@ static int deploy(bbvfl_lrun *x, const bbvfl_dataset *ds, bbvfl_local_result *re
   return 0;
 }
 
-/* Throwaway keys (devnet only) and their funding: every transfer sent at once (one block on a
-   chain with a block time), then the receipts. */
+/* Throwaway keys (devnet only) in RUN/keys and their funding (run/deploy.h). */
 static int keys_and_funds(bbvfl_lrun *x, bbvfl_err *err) {
+  char keys[1100];
   uint8_t addrs[BBVFL_LOCAL_MAX_CLIENTS][20];
-  for (int m = 0; m < x->M; m++) {
-    bbvfl_key k;
-    snprintf(x->ch[m].key, sizeof x->ch[m].key, "%s/keys/client-%d.key", x->run, m);
-    if (bbvfl_key_generate(&k, err) < 0 || bbvfl_key_save_file(x->ch[m].key, &k, err) < 0) {
-      bbvfl_key_wipe(&k);
-      return -1;
-    }
-    memcpy(x->ch[m].addr, k.addr, 20);
-    memcpy(addrs[m], k.addr, 20);
-    bbvfl_key_wipe(&k);
-  }
-  bbvfl_u256 value, eth = bbvfl_u256_from_u64(1000000000000000000ULL);
-  bbvfl_u256_mul_u64(&value, &eth, 10);
-  size_t bad;
-  if (bbvfl_sender_fund(x->snd, (const uint8_t(*)[20])addrs, (size_t)x->M, &value, 60 + 4 * x->o->block_time, &bad,
-                        err) < 0)
-    return bbvfl_wrap(err, "funding client %zu", bad);
+  snprintf(keys, sizeof keys, "%s/keys", x->run);
+  for (int m = 0; m < x->M; m++)
+    if (bbvfl_deploy_key_path(x->ch[m].key, sizeof x->ch[m].key, keys, m, err) < 0) return -1;
+  if (bbvfl_deploy_fund_keys(x->snd, keys, x->M, x->o->block_time, addrs, err) < 0) return -1;
+  for (int m = 0; m < x->M; m++) memcpy(x->ch[m].addr, addrs[m], 20);
   return 0;
 }
 

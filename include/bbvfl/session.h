@@ -3,10 +3,13 @@
  * A session is one training run aggregated by the DP-BBVFL contract: a deployment (token and
  * aggregator) for a training configuration, one client process per organisation, the elected
  * active client training the fusion head; afterwards anyone can audit it from the chain alone.
- * These calls are what `bbvfl devnet`, `bbvfl demo`, `bbvfl client` and `bbvfl audit` run:
+ * These calls are what `bbvfl devnet`, `bbvfl demo`, `bbvfl deploy`, `bbvfl client` and `bbvfl
+ * audit` run:
  *   bbvfl_devchain_start / _stop   a local anvil on 127.0.0.1 (the pinned toolchain, else PATH);
  *   bbvfl_local_session_run        a whole session on this machine (devnet, deploy, M client
  *                                  processes, metrics), progress through a callback;
+ *   bbvfl_deploy_session           the contracts of one session on a running node, and the
+ *                                  session file every client reads;
  *   bbvfl_client_run               one organisation's client of a deployed session;
  *   bbvfl_audit_session            the audit of a session from its session file and the chain.
  *
@@ -14,7 +17,10 @@
  * for exactly those children by pid; it starts anvil as a child too and stops it before it
  * returns. Call it from one thread at a time; do not install a SIGCHLD handler that reaps every
  * child while it runs. The library never prints: a client's log is its run folder's
- * clients/<m>/client.log.
+ * clients/<m>/client.log. Several clients in one program (bbvfl_deploy_session, then
+ * bbvfl_client_run per organisation): one process each, as bbvfl_local_session_run does it (fork
+ * after the deploy; examples/onchain_session.c in the source tree); concurrent bbvfl_client_run
+ * calls in threads of one process are not supported.
  *
  * Ownership: option structs and the strings they point at are borrowed for the call only;
  * results are caller-owned structs (on the stack is fine) whose pointers the library allocates
@@ -134,6 +140,53 @@ BBVFL_API BBVFL_WARN_UNUSED_RESULT bbvfl_status bbvfl_local_session_run(const bb
 /* Frees what res owns (report_json) and zeroes it. NULL: nothing happens. */
 BBVFL_API void bbvfl_local_session_result_free(bbvfl_local_session_result *res);
 
+/* The deployment of one session on a running node, as `bbvfl deploy` does it: the reward token
+ * and the aggregator with the session's parameters, and the session file. Zero-initialise, then
+ * set what you need: every 0 / NULL field takes the default named. */
+typedef struct {
+  const char *rpc_url;           /* required: the node */
+  const char *key_file;          /* the deployer's key (hex, mode 0600); NULL: on a devnet (chain id
+                                    31337) anvil's development account 0, on any other chain ARG */
+  const bbvfl_config *config;    /* required: as in bbvfl_local_session_opts; its clients M is the
+                                    number of participants the contract admits */
+  const char *data;              /* CSV table with a label column (NULL: the bundled Breast Cancer) */
+  const char *label;             /* its label column (NULL: the last column) */
+  const char *session_file;      /* required: the file to write (its folder must exist) */
+  int hashed;                    /* 1: hashed aggregation (default: lane) */
+  int masked;                    /* 1: masked mode (pairwise masks hide each submission) */
+  uint64_t round_timeout_blocks; /* blocks after which anyone may expire an open round (0: 600 s
+                                    in blocks; a chain mining a block per transaction: 100000) */
+  const char *client_keys_dir;   /* nullable: also create M throwaway client keys there
+                                    (client-<m>.key, m = 0..M-1, mode 0600; the folder is created)
+                                    and send each 10 ETH from the deployer: for test chains */
+} bbvfl_deploy_opts;
+
+/* What a deployment wrote. */
+typedef struct {
+  char contract[43];             /* the aggregator (checksummed) */
+  char token[43];                /* its reward token */
+  unsigned long long chain_id;
+  uint64_t deploy_block;
+  uint64_t rounds;               /* rounds of the session */
+  int clients;                   /* M */
+  char **columns;                /* M strings (owned): client m's feature columns of the table,
+                                    e.g. "0,1,2" (the config's partition, else an even split),
+                                    as bbvfl_client_opts.columns takes them */
+  char session_file[1100];       /* the session file written */
+} bbvfl_deploy_result;
+
+/* Deploys. Nothing is sent when an option is missing or bad, the configuration cannot be served
+ * (the table, the partition, the contract's limits), the session file's folder does not exist or
+ * is not writable, or the key cannot be loaded. Returns OK (and *res); ARG (named); IO (the table,
+ * the session file, the key folder); CRYPTO (the key); RPC, REVERT, TIMEOUT (the node and the
+ * transactions); NOMEM. On failure *res holds nothing (a session file exists only when the
+ * contracts were deployed). */
+BBVFL_API BBVFL_WARN_UNUSED_RESULT bbvfl_status bbvfl_deploy_session(const bbvfl_deploy_opts *opts,
+                                                                    bbvfl_deploy_result *res, bbvfl_error *err)
+    BBVFL_ARG_NONNULL(1) BBVFL_ARG_NONNULL(2);
+/* Frees what res owns (columns) and zeroes it. NULL: nothing happens. */
+BBVFL_API void bbvfl_deploy_result_free(bbvfl_deploy_result *res);
+
 /* One organisation's client of a deployed session, as `bbvfl client` runs it: registers, takes
  * part in the election, runs every round (as the active client also the head), and returns when
  * the session ends. Restarted with the same key, session and state_dir it carries on. */
@@ -156,7 +209,8 @@ typedef struct {
   uint64_t gas_used;             /* gas of this client's mined transactions */
 } bbvfl_client_result;
 
-/* Returns OK (*res filled); ARG (a missing option, a table that does not match the session);
+/* Returns OK (*res filled); ARG (a missing option or one out of range, named, before anything is
+ * sent; a table that does not match the session);
  * IO; CRYPTO (the key); RPC, REVERT, TIMEOUT (the chain); VERIFY (the active client posted a
  * gradient that is not the session's head's: refused, nothing of it applied). */
 BBVFL_API BBVFL_WARN_UNUSED_RESULT bbvfl_status bbvfl_client_run(const bbvfl_client_opts *opts,
