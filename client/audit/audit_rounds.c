@@ -344,12 +344,8 @@ void bbvfl_au_on_sum_claimed(st_t *S, const bbvfl_cev *ev) {
    sum recomputed from the submitted bytes, packed at sum_bits as the contract's adder lays it out. */
 static void verify_claim(st_t *S, const bbvfl_cev *ev, const rslot *h) {
   size_t coords = (size_t)h->L.coords, slen = bbvfl_packed_len(coords, S->p.sum_bits);
-  int have = S->claim_have && S->claim_round == ev->round;
+  int have = S->claim_have && S->claim_round == ev->round; /* none: fails as a wrong claim */
   S->claim_have = 0;
-  if (!have) {
-    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "a RoundCompleted without a sum and without SumClaimed");
-    return;
-  }
   uint8_t *ps = malloc(slen ? slen : 1), hash[32];
   bbvfl_err e = {0};
   if (!ps) {
@@ -360,9 +356,10 @@ static void verify_claim(st_t *S, const bbvfl_cev *ev, const rslot *h) {
     bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "the submitted bytes' sum: %s", e.msg);
   } else {
     bbvfl_keccak256(ps, slen, hash);
-    if (memcmp(hash, S->claim_hash, 32))
+    if (!have || memcmp(hash, S->claim_hash, 32))
       bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL,
-                    "the sum hash claimed (postSum) is not keccak256 of the sum the submitted bytes add up to");
+                    "the sum hash claimed (postSum) is not keccak256 of the sum the submitted bytes add up to%s",
+                    have ? "" : " (no SumClaimed before the claim's RoundCompleted)");
     else
       bbvfl_au_ok(S, BBVFL_AC_SUMS);
   }

@@ -91,11 +91,6 @@ int bbvfl_oc_claimed_sum(cl *c, const bbvfl_cev *rc, uint64_t coords, bbvfl_err 
     goto out;
   }
   if (claim_sum(c, r, rc, sc.client, (size_t)coords, mine, slen, pl, plen, list, &k, err) < 0) goto out;
-  if (k != rc->participants) {
-    bbvfl_fail(err, BBVFL_E_STATE, "round %llu: %zu payloads on chain for a claim over %u submissions",
-               (unsigned long long)r, k, (unsigned)rc->participants);
-    goto out;
-  }
   ret = bbvfl_cdec_round_sum(&c->cp, mine, slen, c->sum, coords, err);
 out:
   for (size_t i = 0; pl && i < n; i++) free(pl[i]);

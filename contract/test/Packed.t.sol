@@ -346,6 +346,37 @@ contract PackedTest is Base {
         assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "session finished");
     }
 
+    /// Issue 26, a passive participant's wrong claim that the active client's gradient follows:
+    /// the dispute excludes that claimer (not the active client), rolls back to the round with the
+    /// recomputed sum, and the same active client posts the round's gradient again.
+    function test_optimistic_passive_wrong_claim_after_gradient_redone() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 300, 16, 3));
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        address act = agg.active();
+        uint256 ci = (indexOf(act) + 1) % 3;
+        address cheat = clientAddr(ci);
+        bytes memory bad = sumOf(all(3), 0, 2);
+        vm.prank(cheat);
+        agg.postSum(0, keccak256(bad));
+        // the active client computed the right sum itself and posts its gradient on the claim
+        vm.prank(act);
+        agg.postGradient(0, new bytes(300 * 4), "");
+        assertEq(agg.currentRound(), 1, "moved on");
+        vx.recordLogs();
+        vm.prank(clientAddr((ci + 1) % 3));
+        agg.dispute(0, cheat, keccak256(bad), payloads(agg, 0));
+        (bytes memory got,, bool found) = lastSum(0);
+        assertTrue(found, "recomputed sum emitted");
+        assertEq(got, sumOf(all(3), 0, 0), "recomputed sum");
+        assertEq(agg.currentRound(), 0, "rolled back");
+        assertEq(agg.active(), act, "the active client stays");
+        assertEq(agg.participants().length, 2, "the claimer excluded");
+        // the round waits for its gradient again: the next round's claim is refused until then
+        vm.prank(act);
+        agg.postGradient(0, new bytes(300 * 4), "");
+        assertEq(agg.currentRound(), 1, "redone");
+    }
+
     /// A dispute after the window (roundTimeoutBlocks after the claim) is refused.
     function test_optimistic_dispute_after_deadline_refused() public {
         BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 3));
