@@ -4,8 +4,9 @@
  * checks each claim and disputes a wrong one within the dispute window. The payloads come from the
  * round's SubmittedPayload logs (what the contract hashed at submit); their bit-sliced sum
  * (vfl/packing.h, the contract's adder) is hashed and compared with the claimed hash. A wrong
- * claim is disputed with dispute(round, claimer, sumHash, payloads); the contract recomputes it, excludes the claimer,
- * elects a new active client if the claimer was active and rolls the session back to the round
+ * claim is disputed with dispute(round, claimer, sumHash, payloads); the contract recomputes the
+ * sum, excludes the claimer, elects a new active client if the claimer was active and rolls the
+ * session back to the round
  * (SumDisputed, then RoundCompleted with the right sum). Another client's dispute of the same
  * claim (ours then reverts NoClaim) is the same outcome. One honest client suffices. */
 #include "vfl/onchain_int.h"
@@ -59,7 +60,6 @@ static int claim_sum(cl *c, uint64_t r, const bbvfl_cev *rc, const uint8_t claim
   uint64_t back = r >= OC_DONE_RING - 1 ? r - (OC_DONE_RING - 1) : UINT64_MAX;
   uint64_t pfrom = back != UINT64_MAX && c->done_blk[back % OC_DONE_RING] ? c->done_blk[back % OC_DONE_RING]
                                                                           : c->sess->deploy_block;
-  if (pfrom > rc->block_number) pfrom = c->sess->deploy_block;
   if (claim_payloads(c, r, pfrom, vlen, rc->participants, claimer, pl, plen, &got, err) < 0) return -1;
   *k = 0;
   for (size_t i = 0; i < n; i++) {
