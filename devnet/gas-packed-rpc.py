@@ -127,7 +127,7 @@ def session(m, b, p, lv, k, mode, hr):
         for i in range(m):
             sub += int(send(addrs[i], agg, sel("submit(uint64,bytes)") + word(r) + word(64) + enc_bytes(qs[i]))["gasUsed"], 16)
         if mode == "optimistic":
-            g = int(send(addrs[0], agg, sel("postSum(uint64,bytes)") + word(r) + word(64) + enc_bytes(s))["gasUsed"], 16)
+            g = int(send(addrs[0], agg, sel("postSum(uint64,bytes32)") + word(r) + keccak(s))["gasUsed"], 16)
         else:
             heads, tails, off = b"", b"", 32 * m
             for q in qs:

@@ -10,7 +10,7 @@
 #   --hashed-only  the hashed-mode rows only (after a change to BbvflHashAggregator alone: the lane
 #               rows and the naive baseline do not depend on it).
 #   --packed-only  the packed rows only (BbvflPackedAggregator: aggregate() with the payloads;
-#               BbvflOptimisticAggregator: postSum() by a participant, no payloads), M=5, B=10,
+#               BbvflOptimisticAggregator: postSum(round, keccak256(sum)) by a participant), M=5, B=10,
 #               P=16, b=16, K=5 and 45; --quick with it: K=45 only.
 #   GAS_REPORT_VERBOSE=1 prints every transaction hash and its gas on stderr.
 #
@@ -236,7 +236,7 @@ EOF
 
 # packed modes: one session; mode aggregate (BbvflPackedAggregator, the deployer sends
 # aggregate(round, payloads)) or optimistic (BbvflOptimisticAggregator, client 0 sends
-# postSum(round, sum)); prints "first steady submit-per-tx aggregate-or-postSum" as run_hashed.
+# postSum(round, keccak256(sum))); prints "first steady submit-per-tx aggregate-or-postSum" as run_hashed.
 run_packed() { # m b p levels k mode
   local m=$1 b=$2 p=$3 lv=$4 k=$5 mode=$6 n
   n=$((k * b * p))
@@ -270,7 +270,7 @@ run_packed() { # m b p levels k mode
       list="$list${list:+,}${qs[$i]}"
     done
     if [ "$mode" = optimistic ]; then
-      g=$(send "$(client_addr 0)" "$agg" "postSum(uint64,bytes)" "$r" "${qs[$m]}")
+      g=$(send "$(client_addr 0)" "$agg" "postSum(uint64,bytes32)" "$r" "$(cast keccak "${qs[$m]}")")
     else
       g=$(send "$deployer" "$agg" "aggregate(uint64,bytes[])" "$r" "[$list]")
     fi

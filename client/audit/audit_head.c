@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/headcheck.h"
+#include "binding/packing.h"
 #include "core/schedule.h"
 
 static const char *const TRUSTED[] = {
@@ -83,13 +84,19 @@ static int make(st_t *S, const bbvfl_cev *ev) {
   return 0;
 }
 
-/* RoundCompleted of a TRAIN round: the sum as emitted and its count, what the clients use. */
+/* RoundCompleted of a TRAIN round: the sum as emitted and its count, what the clients use
+   (optimistic mode: a claim emits no sum, the clients sum the payloads: the head slot's sum). */
 void bbvfl_au_head_sum(st_t *S, const bbvfl_cev *ev) {
   if (S->hc_off || !bbvfl_au_is_train(S, ev->round)) return;
   bbvfl_round_layout L = bbvfl_au_layout(S, ev->round);
   bbvfl_err e = {0};
   S->hc_sum_round = UINT64_MAX;
-  if (bbvfl_cdec_round_sum(&S->p, ev->data, ev->data_len, S->hc_sum, L.coords, &e) < 0) return; /* `sums` says */
+  if (S->p.cfg.wire == BBVFL_WIRE_OPTIMISTIC && ev->data_len == 0) { /* a claim: the payloads' sum (`sums` checks it) */
+    rslot *h = bbvfl_au_head(S);
+    if (!h || h->sum_unknown) return;
+    memcpy(S->hc_sum, h->sum, (size_t)L.coords * sizeof *S->hc_sum);
+  } else if (bbvfl_cdec_round_sum(&S->p, ev->data, ev->data_len, S->hc_sum, L.coords, &e) < 0)
+    return; /* `sums` says */
   S->hc_sum_round = ev->round;
   S->hc_contributors = ev->participants;
   for (size_t i = 0; i < S->hc_nlp; i++) free(S->hc_lp[i]);

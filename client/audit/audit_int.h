@@ -150,6 +150,11 @@ typedef struct {
   size_t hc_lplen[MAX_CLIENTS];
   int hc_lpwho[MAX_CLIENTS];
   size_t hc_nlp;
+  /* optimistic mode: the latest SumClaimed (its round and sumHash), checked at the claim's
+     RoundCompleted, which follows it in the same transaction and carries no sum */
+  int claim_have;
+  uint64_t claim_round;
+  uint8_t claim_hash[32];
 } st_t;
 
 /* ------------------------------------------------------------------ audit_state.c */
@@ -197,6 +202,7 @@ void bbvfl_au_schedule_digest(st_t *S, uint32_t e);
 
 /* audit_replay.c: one decoded log of the contract or its token, in (block, logIndex) order. */
 void bbvfl_au_dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx);
+void bbvfl_au_on_sum_claimed(st_t *S, const bbvfl_cev *ev);
 void bbvfl_au_on_registered(st_t *S, const bbvfl_cev *ev);
 void bbvfl_au_on_committed(st_t *S, const bbvfl_cev *ev);
 void bbvfl_au_on_revealed(st_t *S, const bbvfl_cev *ev);

@@ -356,6 +356,7 @@ void bbvfl_au_dispatch(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     case BBVFL_EV_ELECTED: bbvfl_au_on_elected(S, ev, fx); break;
     case BBVFL_EV_SUBMITTED:
     case BBVFL_EV_SUBMITTED_PAYLOAD: bbvfl_au_on_submitted(S, ev, fx); break;
+    case BBVFL_EV_SUM_CLAIMED: bbvfl_au_on_sum_claimed(S, ev); break;
     case BBVFL_EV_ROUND_COMPLETED: bbvfl_au_on_round_completed(S, ev, fx); break;
     case BBVFL_EV_GRADIENT_POSTED: bbvfl_au_on_gradient(S, ev, fx); break;
     case BBVFL_EV_METRICS_POSTED: bbvfl_au_on_metrics(S, ev); bbvfl_au_settle(S); break;

@@ -333,11 +333,48 @@ static void lane_contributors(st_t *S, const bbvfl_cev *ev, const rslot *h) {
             "round completed with %u valid submissions from %zu participants", h->nsub_valid, np);
 }
 
+/* Optimistic mode: SumClaimed(round, claimer, sumHash), just before the claim's RoundCompleted. */
+void bbvfl_au_on_sum_claimed(st_t *S, const bbvfl_cev *ev) {
+  S->claim_have = 1;
+  S->claim_round = ev->round;
+  memcpy(S->claim_hash, ev->word, 32);
+}
+
+/* Optimistic mode, a claim's RoundCompleted (no sum): the claimed sumHash against keccak256 of the
+   sum recomputed from the submitted bytes, packed at sum_bits as the contract's adder lays it out. */
+static void verify_claim(st_t *S, const bbvfl_cev *ev, const rslot *h) {
+  size_t coords = (size_t)h->L.coords, slen = bbvfl_packed_len(coords, S->p.sum_bits);
+  int have = S->claim_have && S->claim_round == ev->round; /* none: fails as a wrong claim */
+  S->claim_have = 0;
+  uint8_t *ps = malloc(slen ? slen : 1), hash[32];
+  bbvfl_err e = {0};
+  if (!ps) {
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "out of memory");
+    return;
+  }
+  if (bbvfl_pack(h->sum, coords, S->p.sum_bits, ps, slen, &e) < 0) {
+    bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "the submitted bytes' sum: %s", e.msg);
+  } else {
+    bbvfl_keccak256(ps, slen, hash);
+    if (!have || memcmp(hash, S->claim_hash, 32))
+      bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL,
+                    "the sum hash claimed (postSum) is not keccak256 of the sum the submitted bytes add up to%s",
+                    have ? "" : " (no SumClaimed before the claim's RoundCompleted)");
+    else
+      bbvfl_au_ok(S, BBVFL_AC_SUMS);
+  }
+  free(ps);
+}
+
 /* The emitted sum against the one recomputed from the submitted bytes (mod 2^16 masked). */
 static void verify_sum(st_t *S, const bbvfl_cev *ev, const rslot *h) {
   size_t coords = (size_t)h->L.coords;
   if (h->sum_unknown) {
     bbvfl_au_fail(S, BBVFL_AC_SUMS, ev, 1, ev->round, -1, NULL, "a submission's bytes could not be recovered: sum unverifiable");
+    return;
+  }
+  if (S->p.cfg.wire == BBVFL_WIRE_OPTIMISTIC && ev->data_len == 0) {
+    verify_claim(S, ev, h);
     return;
   }
   uint32_t *got = malloc((coords ? coords : 1) * sizeof *got);

@@ -217,23 +217,25 @@ int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out,
 
 int bbvfl_cenc_post_sum(uint64_t round, const uint8_t *sum, size_t n, uint8_t **out, size_t *len, bbvfl_err *err) {
   bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "postSum(uint64,bytes)");
+  uint8_t h[32];
+  bbvfl_keccak256(sum, n, h);
+  bbvfl_abi_builder_init(&b, "postSum(uint64,bytes32)");
   bbvfl_abi_put_u64(&b, round);
-  bbvfl_abi_put_bytes(&b, sum, n);
+  bbvfl_abi_put_word(&b, h);
   return bbvfl_abi_builder_finish(&b, out, len, err);
 }
 
-int bbvfl_cenc_dispute(uint64_t round, const uint8_t claimer[20], const uint8_t *sum, size_t sum_len,
+int bbvfl_cenc_dispute(uint64_t round, const uint8_t claimer[20], const uint8_t sum_hash[32],
                        const uint8_t *const *payloads, const size_t *lens, size_t n, uint8_t **out, size_t *len,
                        bbvfl_err *err) {
   bbvfl_abi_value args;
   if (bbvfl_abi_value_list(&args, BBVFL_ABI_TUPLE, 4, err) < 0) return -1;
   bbvfl_abi_value_u64(&args.items[0], round);
   bbvfl_abi_value_address(&args.items[1], claimer);
-  int rc = bbvfl_abi_value_bytes(&args.items[2], sum, sum_len, err);
-  if (rc == 0) rc = bbvfl_abi_value_list(&args.items[3], BBVFL_ABI_ARRAY, n, err);
+  bbvfl_abi_value_fixed_bytes(&args.items[2], sum_hash, 32);
+  int rc = bbvfl_abi_value_list(&args.items[3], BBVFL_ABI_ARRAY, n, err);
   for (size_t i = 0; rc == 0 && i < n; i++) rc = bbvfl_abi_value_bytes(&args.items[3].items[i], payloads[i], lens[i], err);
-  if (rc == 0) rc = bbvfl_abi_encode_call("dispute(uint64,address,bytes,bytes[])", &args, out, len, err);
+  if (rc == 0) rc = bbvfl_abi_encode_call("dispute(uint64,address,bytes32,bytes[])", &args, out, len, err);
   bbvfl_abi_value_clear(&args);
   return rc;
 }

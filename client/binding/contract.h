@@ -168,10 +168,12 @@ int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out,
                       bbvfl_err *err);
 /* aggregate(uint64,bytes[]) (hashed mode): the submitted payloads of the round's submitters in
  * client index order; anyone may call it, the contract checks each against its stored hash. */
-/* postSum(uint64,bytes) (optimistic mode): the round's packed sum without the payloads. */
+/* postSum(uint64,bytes32) (optimistic mode): keccak256 of the round's packed sum `sum` (n bytes,
+ * hashed here), without the sum or the payloads. */
 int bbvfl_cenc_post_sum(uint64_t round, const uint8_t *sum, size_t n, uint8_t **out, size_t *len, bbvfl_err *err);
-/* dispute(uint64,address,bytes,bytes[]) (optimistic mode): the claimed sum and the round's payloads. */
-int bbvfl_cenc_dispute(uint64_t round, const uint8_t claimer[20], const uint8_t *sum, size_t sum_len,
+/* dispute(uint64,address,bytes32,bytes[]) (optimistic mode): the claimed sum hash (SumClaimed's
+ * sumHash) and the round's payloads. */
+int bbvfl_cenc_dispute(uint64_t round, const uint8_t claimer[20], const uint8_t sum_hash[32],
                        const uint8_t *const *payloads, const size_t *lens, size_t n, uint8_t **out, size_t *len,
                        bbvfl_err *err);
 int bbvfl_cenc_aggregate(uint64_t round, const uint8_t *const *payloads, const size_t *lens, size_t n,
@@ -249,8 +251,9 @@ typedef enum {
   BBVFL_EV_SUBMITTED_PAYLOAD,     /* SubmittedPayload(uint64 indexed round, address indexed client, bytes q): the
                                      hashed mode's submission (instead of Submitted), the payload in the log; the
                                      decoder also fills word = keccak256(q) (what the contract stored) */
-  BBVFL_EV_SUM_CLAIMED,           /* SumClaimed(uint64 indexed round, address indexed claimer): optimistic
-                                     mode's postSum (client = the claimer) */
+  BBVFL_EV_SUM_CLAIMED,           /* SumClaimed(uint64 indexed round, address indexed claimer, bytes32
+                                     sumHash): optimistic mode's postSum (client = the claimer, word =
+                                     keccak256 of the claimed packed sum) */
   BBVFL_EV_SUM_DISPUTED,          /* SumDisputed(uint64 indexed round, address indexed claimer, address indexed
                                      disputer): client = the claimer, to = the disputer */
   BBVFL_EV_COUNT
@@ -285,7 +288,7 @@ typedef struct {
                                submissions the sum covers; RoundReopened: n */
   uint64_t bitmap;          /* RoundReopened: the participants' client indexes */
   uint8_t word[32];         /* Committed commitment, Revealed secret, Elected seed, Submitted dataHash,
-                               SubmittedPayload keccak256(q) */
+                               SubmittedPayload keccak256(q), SumClaimed sumHash */
   uint32_t auroc_micro, accuracy_micro, submissions;
   uint64_t loss_micro;
   bbvfl_u256 amount;        /* RewardsPaid amount, Transfer and Approval value */

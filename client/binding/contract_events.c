@@ -139,11 +139,12 @@ static int dec_round_reopened(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err
   return 0;
 }
 
-/* SumClaimed(round, claimer) and SumDisputed(round, claimer, disputer) (optimistic mode) */
+/* SumClaimed(round, claimer, sumHash) and SumDisputed(round, claimer, disputer) (optimistic mode) */
 static int dec_sum_claim(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
   (void)err;
   o->round = val_u64(&it[0]);
   val_addr(&it[1], o->client);
+  memcpy(o->word, it[2].word, 32);
   return 0;
 }
 
@@ -206,7 +207,8 @@ static const ev_def EV[BBVFL_EV_COUNT] = {
                            dec_token_move},
     [BBVFL_EV_SUBMITTED_PAYLOAD] = {"SubmittedPayload(uint64,address,bytes)",
                                     "SubmittedPayload(uint64 indexed,address indexed,bytes)", dec_submitted_payload},
-    [BBVFL_EV_SUM_CLAIMED] = {"SumClaimed(uint64,address)", "SumClaimed(uint64 indexed,address indexed)", dec_sum_claim},
+    [BBVFL_EV_SUM_CLAIMED] = {"SumClaimed(uint64,address,bytes32)", "SumClaimed(uint64 indexed,address indexed,bytes32)",
+                              dec_sum_claim},
     [BBVFL_EV_SUM_DISPUTED] = {"SumDisputed(uint64,address,address)",
                                "SumDisputed(uint64 indexed,address indexed,address indexed)", dec_sum_disputed},
 };

@@ -16,8 +16,8 @@ uint64_t bbvfl_fit_wire_bytes(const bbvfl_fit_setup *s, uint64_t n) {
 }
 
 uint64_t bbvfl_fit_sum_bytes(const bbvfl_fit_setup *s, uint64_t n) {
-  if (s->masked || s->wire != BBVFL_WIRE_OPTIMISTIC) return 0;
-  return bbvfl_packed_len((size_t)n, bbvfl_pack_bits(s->M * s->levels));
+  (void)n; /* the claim is keccak256 of the packed sum, whatever its length */
+  return s->masked || s->wire != BBVFL_WIRE_OPTIMISTIC ? 0 : 32;
 }
 
 static unsigned lane_bytes(const bbvfl_fit_setup *s) {
@@ -39,8 +39,8 @@ uint64_t bbvfl_fit_aggregate_call_gas(uint64_t calldata_len, uint64_t got) {
 
 uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n) {
   uint64_t sum = bbvfl_fit_sum_bytes(s, n);
-  /* postSum(uint64,bytes): selector, round, offset, length, the padded packed sum */
-  if (sum) return bbvfl_fit_aggregate_call_gas(4 + 3 * 32 + (sum + 31) / 32 * 32, 0);
+  /* postSum(uint64,bytes32): selector, round, the sum's hash */
+  if (sum) return bbvfl_fit_aggregate_call_gas(4 + 32 + sum, 0);
   /* aggregate(uint64,bytes[]): selector, round, offset, count, M offsets, M x (length, padded bytes) */
   uint64_t pad = (bbvfl_fit_wire_bytes(s, n) + 31) / 32 * 32;
   uint64_t len = 4 + 3 * 32 + (uint64_t)s->M * (32 + 32 + pad);

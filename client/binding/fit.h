@@ -42,7 +42,7 @@ typedef struct {
   int wire;            /* bbvfl_wire_mode (binding/packing.h), read for BBVFL_WIRE_PACKED (values
                           bit-packed at bbvfl_pack_bits(b) bits, twice: submit and aggregate()) and
                           BBVFL_WIRE_OPTIMISTIC (packed once; the round's postSum() carries only the
-                          packed sum, at bbvfl_pack_bits(M b) bits); any other value: a byte per
+                          32-byte hash of the sum); any other value: a byte per
                           value (two when masked), as hashed/masked say */
 } bbvfl_fit_setup;
 
@@ -54,7 +54,8 @@ typedef struct {
 
 /* Bytes n values take in a submission's calldata. */
 uint64_t bbvfl_fit_wire_bytes(const bbvfl_fit_setup *s, uint64_t n);
-/* Bytes the round's sum of n values takes in an optimistic postSum() (0 in every other mode). */
+/* Bytes an optimistic round's postSum() carries for its sum (the 32-byte hash; 0 in every other
+ * mode). */
 uint64_t bbvfl_fit_sum_bytes(const bbvfl_fit_setup *s, uint64_t n);
 /* Gas limits the client signs with (onchain/onchain_*.c call these). via_self: the submission goes
  * through the account's own execute() (bbvfl client --submit-via-self). */

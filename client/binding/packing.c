@@ -99,7 +99,7 @@ int bbvfl_wire_cost_of(bbvfl_wire_mode mode, unsigned m, uint32_t levels, size_t
   if (m == 0 || n == 0 || levels == 0)
     return bbvfl_fail(err, BBVFL_E_ARG, "wire cost: M, n and b must be >= 1 (got %u, %zu, %u)", m, n, (unsigned)levels);
   memset(out, 0, sizeof *out);
-  unsigned vb = bbvfl_pack_bits(levels), sb = bbvfl_pack_bits((uint32_t)m * levels);
+  unsigned vb = bbvfl_pack_bits(levels);
   switch (mode) {
     case BBVFL_WIRE_LANES: out->submit_bytes = n; break;
     case BBVFL_WIRE_HASHED:
@@ -112,7 +112,7 @@ int bbvfl_wire_cost_of(bbvfl_wire_mode mode, unsigned m, uint32_t levels, size_t
       break;
     case BBVFL_WIRE_OPTIMISTIC:
       out->submit_bytes = bbvfl_packed_len(n, vb);
-      out->aggregate_bytes = bbvfl_packed_len(n, sb);
+      out->aggregate_bytes = 32; /* postSum(round, keccak256(sum)): the hash alone */
       break;
     default: return bbvfl_fail(err, BBVFL_E_ARG, "wire cost: unknown aggregation mode %d", (int)mode);
   }

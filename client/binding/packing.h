@@ -40,13 +40,14 @@ typedef enum {
   BBVFL_WIRE_LANES = 0,      /* BbvflAggregator: one byte per value, no aggregate() */
   BBVFL_WIRE_HASHED = 1,     /* BbvflHashAggregator: one byte per value, twice (submit + aggregate) */
   BBVFL_WIRE_PACKED = 2,     /* BbvflPackedAggregator: packed values, twice */
-  BBVFL_WIRE_OPTIMISTIC = 3  /* BbvflOptimisticAggregator: packed values once + the packed sum */
+  BBVFL_WIRE_OPTIMISTIC = 3  /* BbvflOptimisticAggregator: packed values once + keccak256 of the sum */
 } bbvfl_wire_mode;
 
 /* Wire size of one round of n values per client with m clients and levels b. */
 typedef struct {
   size_t submit_bytes;    /* payload bytes of one submission */
-  size_t aggregate_bytes; /* payload bytes of the round's aggregate() or postSum() (0: lanes) */
+  size_t aggregate_bytes; /* payload bytes of the round's aggregate() or postSum() (0: lanes; 32: the
+                             optimistic claim, keccak256 of the sum) */
   double calldata_gas_per_value_cancun; /* 16 gas per payload byte (all bytes non-zero), / (m*n) */
   double calldata_gas_per_value_prague; /* the EIP-7623 floor, 40 gas per non-zero byte, / (m*n) */
 } bbvfl_wire_cost;

@@ -24,9 +24,11 @@ int bbvfl_oc_take_contributors(cl *c, uint64_t r, unsigned n, bbvfl_err *err) {
   return 0;
 }
 
-/* A RoundCompleted event's sum into c->sum (coords values). */
+/* A RoundCompleted event's sum into c->sum (coords values). Optimistic mode: a claim's
+   RoundCompleted has no sum (the payloads' sum, bbvfl_oc_claimed_sum); a dispute's has it. */
 int bbvfl_oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_err *err) {
   if (bbvfl_oc_take_contributors(c, ev->round, ev->participants, err) < 0) return -1;
+  if (c->wire == BBVFL_WIRE_OPTIMISTIC && ev->data_len == 0) return bbvfl_oc_claimed_sum(c, ev, coords, err);
   return bbvfl_cdec_round_sum(&c->cp, ev->data, ev->data_len, c->sum, coords, err);
 }
 

@@ -117,7 +117,9 @@ static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, 
   size_t nb = L.rows / B ? L.rows / B : 1; /* a window's minibatches; lr: its rows in B-row blocks */
   const size_t *rows = NULL;               /* the window's training rows: positions of the epoch's schedule */
   if (!L.curv && ((uint64_t)L.first + nb) * B <= c->cp.cfg.train_rows) rows = bbvfl_schedule_batch(&c->sched, L.epoch, L.first);
-  if (bbvfl_cdec_round_sum(&c->cp, rc.data, rc.data_len, c->sum, L.coords, err) < 0) {
+  if (c->wire == BBVFL_WIRE_OPTIMISTIC && rc.data_len == 0 ? bbvfl_oc_claimed_sum(c, &rc, L.coords, err) < 0 /* a claim */
+                                                           : bbvfl_cdec_round_sum(&c->cp, rc.data, rc.data_len, c->sum,
+                                                                                  L.coords, err) < 0) {
     bbvfl_wrap(err, "round %llu: the RoundCompleted sum", (unsigned long long)r);
     goto out;
   }

@@ -261,5 +261,10 @@ void bbvfl_oc_head_check_free(cl *c);
    active); 2: corrected and this client is now the active client (the caller takes over); -1: error.
    Other modes: 0 at once. */
 int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+/* Optimistic mode (onchain_dispute.c): the sum of a claimed round (its RoundCompleted rc, which
+   carries no sum) into c->sum (coords values): the sum of the payloads the claim covers, read from
+   the round's SubmittedPayload logs. Whether the claimed hash matches is bbvfl_oc_check_claim's
+   business (a wrong claim is disputed and the round redone with this same sum). 0 or -1. */
+int bbvfl_oc_claimed_sum(cl *c, const bbvfl_cev *rc, uint64_t coords, bbvfl_err *err);
 
 #endif

@@ -21,13 +21,15 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   SB-bit bit-sliced, same blocks (7 planes for M = 5, b = 16).
 /// - BbvflPackedAggregator: aggregate(round, payloads) as in the hashed mode, with the packed
 ///   payloads (client index order), summed from the packing.
-/// - BbvflOptimisticAggregator (no aggregate()): a participant may postSum(round, sum): the sum without the payloads. The
-///   contract checks only the round (head, complete, not aggregated) and the length, stores one
-///   word (block << 192 | low 192 bits of keccak256(round, claimer, keccak256(sum), the participants'
-///   stored payload hashes in index order)), emits RoundCompleted(round, n, sum) and
-///   SumClaimed(round, claimer), and the round proceeds as if aggregated. Within
-///   roundTimeoutBlocks blocks after the claim anyone may dispute(round, claimer, sum,
-///   payloads) with the payloads of the round (client index order, read from the
+/// - BbvflOptimisticAggregator (no aggregate()): a participant may postSum(round, sumHash):
+///   keccak256 of the round's packed sum (the SB-bit bit-sliced layout above), without the sum or
+///   the payloads: the values are on chain once (the submissions' calldata and SubmittedPayload
+///   logs) and every reader sums them itself. The contract checks only the round (head, complete,
+///   not aggregated), stores one word (block << 192 | low 192 bits of keccak256(round, claimer,
+///   sumHash, the participants' stored payload hashes in index order)), emits SumClaimed(round,
+///   claimer, sumHash) and RoundCompleted(round, n, empty sum), and the round proceeds as if
+///   aggregated. Within roundTimeoutBlocks blocks after the claim anyone may dispute(round,
+///   claimer, sumHash, payloads) with the payloads of the round (client index order, read from the
 ///   SubmittedPayload logs): the contract checks them against the claim's stored hashes
 ///   (ClaimMismatch), recomputes the sum and, when it differs, excludes the claimer (Excluded
 ///   reason 4; a new active client is elected, reason 3, if it was the active one), rolls the
@@ -449,14 +451,15 @@ contract BbvflPackedAggregator is BbvflPacked {
 
 /// @title Optimistic packed mode: postSum(round, sum) and dispute() (see BbvflPacked).
 /// @notice The claim word of round r is claim block << 192 | the low 192 bits of the claim's
-/// commitment keccak256(r, claimer, keccak256(sum), the participants' stored payload hashes in
+/// commitment keccak256(r, claimer, sumHash, the participants' stored payload hashes in
 /// index order), one fresh word per round (a mapping by round, never overwritten by another round).
 contract BbvflOptimisticAggregator is BbvflPacked {
     // round => claim word (see the contract's notice); 0: no claim standing
     mapping(uint256 => uint256) private _claims;
 
-    /// Optimistic mode: `claimer` posted the sum of `round` (RoundCompleted in the same transaction).
-    event SumClaimed(uint64 indexed round, address indexed claimer);
+    /// Optimistic mode: `claimer` claimed keccak256(packed sum) of `round` is sumHash (RoundCompleted,
+    /// with an empty sum, follows in the same transaction; the sum is the payloads').
+    event SumClaimed(uint64 indexed round, address indexed claimer, bytes32 sumHash);
     /// Optimistic mode: `disputer` proved the sum `claimer` posted for `round` wrong; the session
     /// rolled back to `round` (RoundCompleted with the recomputed sum follows).
     event SumDisputed(uint64 indexed round, address indexed claimer, address indexed disputer);
@@ -482,20 +485,23 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         return true;
     }
 
-    /// Optimistic mode: a participant posts head's sum without the payloads (see the header).
-    /// One pass over the participants' hash words checks that the round is complete and lays
-    /// out the commitment; the sum is copied to memory once, for its hash and for the log.
-    function postSum(uint64 round, bytes calldata sum) external {
+    /// Optimistic mode: a participant posts keccak256 of head's packed sum, without the sum or
+    /// the payloads (see the header). One pass over the participants' hash words checks that the
+    /// round is complete and lays out the commitment.
+    function postSum(uint64 round, bytes32 sumHash) external {
         uint256 w = _client[msg.sender];
         if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
         if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
         Hot memory h = _hot;
         (uint256 f, uint256 o) = _commitHashes(round, _headReady(h, round));
-        uint256 slen = _plen(_dataLen(round), SB);
-        if (!(sum.length == slen)) _revert(BadLength.selector, slen, sum.length);
-        uint256 c = _emitSum(round, h.n, sum, f, o);
+        uint256 c;
+        assembly ("memory-safe") {
+            mstore(add(f, 0x40), sumHash)
+            c := and(keccak256(f, sub(o, f)), M192)
+        }
         _claims[round] = (block.number << 192) | c;
-        emit SumClaimed(round, msg.sender);
+        emit SumClaimed(round, msg.sender, sumHash);
+        emit RoundCompleted(round, h.n, "");
         _done(h, round);
     }
 
@@ -527,32 +533,14 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         if (!complete) _revert(RoundNotComplete.selector, round);
     }
 
-    /// Emits RoundCompleted(round, np, sum) from one memory copy of the sum (laid out at o, after
-    /// the commitment at f), stores keccak256(sum) in the commitment and returns its low 192 bits.
-    function _emitSum(uint64 round, uint8 np, bytes calldata sum, uint256 f, uint256 o) private returns (uint256 c) {
-        bytes32 topic = RoundCompleted.selector;
-        assembly ("memory-safe") {
-            let slen := sum.length
-            let padded := and(add(slen, 31), not(31))
-            mstore(o, np)
-            mstore(add(o, 0x20), 0x40)
-            mstore(add(o, 0x40), slen)
-            mstore(add(add(o, 0x60), sub(padded, 0x20)), 0)
-            calldatacopy(add(o, 0x60), sum.offset, slen)
-            mstore(add(f, 0x40), keccak256(add(o, 0x60), slen))
-            c := and(keccak256(f, sub(o, f)), M192)
-            log2(o, add(0x60, padded), topic, round)
-        }
-    }
-
     /// Anyone proves the claimed sum of `round` wrong with the round's payloads (see the header).
-    function dispute(uint64 round, address claimer, bytes calldata sum, bytes[] calldata payloads) external {
+    function dispute(uint64 round, address claimer, bytes32 sumHash, bytes[] calldata payloads) external {
         Hot memory h = _hot;
         uint256 c = _claimStanding(h, round);
         uint256 n = _dataLen(round);
-        if (!(_claimHash(round, claimer, sum, payloads, _plen(n, VB)) == c & M192)) _revert(ClaimMismatch.selector);
+        if (!(_claimHash(round, claimer, sumHash, payloads, _plen(n, VB)) == c & M192)) _revert(ClaimMismatch.selector);
         bytes memory s = _sum(payloads, n);
-        if (!(keccak256(s) != _hash(sum))) _revert(SumCorrect.selector, round);
+        if (!(keccak256(s) != sumHash)) _revert(SumCorrect.selector, round);
         delete _claims[round];
         _rollback(h, round, claimer);
         emit SumDisputed(round, claimer, msg.sender);
@@ -573,8 +561,8 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         if (!(e >= _unsettled)) _revert(EpochSettled.selector, e);
     }
 
-    /// Low 192 bits of keccak256(round, claimer, keccak256(sum), the payloads' hashes' low 192 bits).
-    function _claimHash(uint64 round, address claimer, bytes calldata sum, bytes[] calldata payloads, uint256 plen)
+    /// Low 192 bits of keccak256(round, claimer, sumHash, the payloads' hashes' low 192 bits).
+    function _claimHash(uint64 round, address claimer, bytes32 sumHash, bytes[] calldata payloads, uint256 plen)
         private
         pure
         returns (uint256)
@@ -585,11 +573,10 @@ contract BbvflOptimisticAggregator is BbvflPacked {
             f := mload(0x40)
             mstore(0x40, add(f, shl(5, add(np, 3))))
         }
-        bytes32 hs = _hash(sum);
         assembly ("memory-safe") {
             mstore(f, round)
             mstore(add(f, 0x20), claimer)
-            mstore(add(f, 0x40), hs)
+            mstore(add(f, 0x40), sumHash)
         }
         for (uint256 i = 0; i < np; i = _inc(i)) {
             bytes calldata p = payloads[i];

@@ -246,33 +246,49 @@ contract PackedTest is Base {
         // only a participant may claim
         vm.prank(ANYONE);
         vx.expectPartialRevert(BbvflBase.NotRegistered.selector);
-        agg.postSum(0, s);
+        agg.postSum(0, keccak256(s));
+        vx.recordLogs();
         vm.prank(clientAddr(1));
-        vx.expectPartialRevert(BbvflBase.BadLength.selector);
-        agg.postSum(0, bytes.concat(s, hex"00"));
-        vm.prank(clientAddr(1));
-        agg.postSum(0, s);
+        agg.postSum(0, keccak256(s));
+        // the claim carries only keccak256(sum): SumClaimed(round, claimer, sumHash), then
+        // RoundCompleted with an empty sum (the values are on chain once, in the submissions)
+        VmExtraLogs[] memory lg = _logs();
+        bool claimed;
+        for (uint256 i = 0; i < lg.length; i++) {
+            if (lg[i].topics[0] == BbvflOptimisticAggregator.SumClaimed.selector) {
+                assertEq(uint256(lg[i].topics[1]), 0, "claim round");
+                assertEq(address(uint160(uint256(lg[i].topics[2]))), clientAddr(1), "claimer");
+                assertEq(abi.decode(lg[i].data, (bytes32)), keccak256(s), "claimed hash");
+                claimed = true;
+            }
+            if (lg[i].topics[0] == RC) {
+                (uint8 np, bytes memory es) = abi.decode(lg[i].data, (uint8, bytes));
+                assertEq(np, 3, "contributors");
+                assertEq(es.length, 0, "no sum in the claim's RoundCompleted");
+            }
+        }
+        assertTrue(claimed, "SumClaimed emitted");
         vm.prank(clientAddr(2));
         vx.expectPartialRevert(BbvflBase.AlreadyAggregated.selector);
-        agg.postSum(0, s);
+        agg.postSum(0, keccak256(s));
         // a correct sum's dispute is refused
         bytes[] memory ok = payloads(agg, 0);
         vm.prank(clientAddr(2));
         vx.expectPartialRevert(BbvflOptimisticAggregator.SumCorrect.selector);
-        agg.dispute(0, clientAddr(1), s, ok);
+        agg.dispute(0, clientAddr(1), keccak256(s), ok);
         // the wrong claimer, sum or payloads do not match the claim
         vx.expectPartialRevert(BbvflOptimisticAggregator.ClaimMismatch.selector);
-        agg.dispute(0, clientAddr(2), s, ok);
+        agg.dispute(0, clientAddr(2), keccak256(s), ok);
         bytes[] memory ps = payloads(agg, 0);
         ps[2] = ps[1];
         vx.expectPartialRevert(BbvflOptimisticAggregator.ClaimMismatch.selector);
-        agg.dispute(0, clientAddr(1), s, ps);
+        agg.dispute(0, clientAddr(1), keccak256(s), ps);
         bytes memory s1 = sumOf(all(3), 0, 1);
         vx.expectPartialRevert(BbvflOptimisticAggregator.ClaimMismatch.selector);
-        agg.dispute(0, clientAddr(1), s1, ok);
+        agg.dispute(0, clientAddr(1), keccak256(s1), ok);
         // no claim on round 1
         vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
-        agg.dispute(1, clientAddr(1), s, ok);
+        agg.dispute(1, clientAddr(1), keccak256(s), ok);
         vm.prank(agg.active());
         agg.postGradient(0, new bytes(300 * 4), "");
         assertEq(agg.currentRound(), 1, "round 0 done");
@@ -288,7 +304,7 @@ contract PackedTest is Base {
         uint256 ci = indexOf(cheat);
         bytes memory bad = sumOf(all(3), 0, 1);
         vm.prank(cheat);
-        agg.postSum(0, bad);
+        agg.postSum(0, keccak256(bad));
         vm.prank(cheat);
         agg.postGradient(0, new bytes(300 * 4), "");
         assertEq(agg.currentRound(), 1, "moved on");
@@ -298,7 +314,7 @@ contract PackedTest is Base {
         vm.roll(block.number + c.roundTimeoutBlocks);
         vx.recordLogs();
         vm.prank(clientAddr(honest));
-        agg.dispute(0, cheat, bad, ps0);
+        agg.dispute(0, cheat, keccak256(bad), ps0);
         (bytes memory got, uint256 n, bool found) = lastSum(0);
         assertTrue(found, "recomputed sum emitted");
         assertEq(n, 3, "contributors of the recomputed sum");
@@ -308,10 +324,10 @@ contract PackedTest is Base {
         assertTrue(agg.active() != cheat, "new active client");
         vm.prank(cheat);
         vx.expectPartialRevert(BbvflBase.ClientExcluded.selector);
-        agg.postSum(1, bad);
+        agg.postSum(1, keccak256(bad));
         // the disputed claim is gone
         vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
-        agg.dispute(0, cheat, bad, ps0);
+        agg.dispute(0, cheat, keccak256(bad), ps0);
         // the round is redone: a new gradient, then round 1 (submitted before) and round 2
         vm.prank(agg.active());
         agg.postGradient(0, new bytes(300 * 4), "");
@@ -319,15 +335,46 @@ contract PackedTest is Base {
         uint256 k;
         for (uint256 i = 0; i < 3; i++) if (i != ci) two[k++] = i;
         vm.prank(agg.active());
-        agg.postSum(1, sumOf(two, 1, 0));
+        agg.postSum(1, keccak256(sumOf(two, 1, 0)));
         vm.prank(agg.active());
         agg.postGradient(1, new bytes(300 * 4), "");
         for (uint256 i = 0; i < 3; i++) if (i != ci) submitAs(agg, i, 2);
         vm.prank(clientAddr(two[0]));
-        agg.postSum(2, sumOf(two, 2, 0));
+        agg.postSum(2, keccak256(sumOf(two, 2, 0)));
         vm.prank(agg.active());
         agg.postGradient(2, new bytes(300 * 4), "");
         assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "session finished");
+    }
+
+    /// Issue 26, a passive participant's wrong claim that the active client's gradient follows:
+    /// the dispute excludes that claimer (not the active client), rolls back to the round with the
+    /// recomputed sum, and the same active client posts the round's gradient again.
+    function test_optimistic_passive_wrong_claim_after_gradient_redone() public {
+        BbvflOptimisticAggregator agg = startO(cfg(3, 300, 16, 3));
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        address act = agg.active();
+        uint256 ci = (indexOf(act) + 1) % 3;
+        address cheat = clientAddr(ci);
+        bytes memory bad = sumOf(all(3), 0, 2);
+        vm.prank(cheat);
+        agg.postSum(0, keccak256(bad));
+        // the active client computed the right sum itself and posts its gradient on the claim
+        vm.prank(act);
+        agg.postGradient(0, new bytes(300 * 4), "");
+        assertEq(agg.currentRound(), 1, "moved on");
+        vx.recordLogs();
+        vm.prank(clientAddr((ci + 1) % 3));
+        agg.dispute(0, cheat, keccak256(bad), payloads(agg, 0));
+        (bytes memory got,, bool found) = lastSum(0);
+        assertTrue(found, "recomputed sum emitted");
+        assertEq(got, sumOf(all(3), 0, 0), "recomputed sum");
+        assertEq(agg.currentRound(), 0, "rolled back");
+        assertEq(agg.active(), act, "the active client stays");
+        assertEq(agg.participants().length, 2, "the claimer excluded");
+        // the round waits for its gradient again: the next round's claim is refused until then
+        vm.prank(act);
+        agg.postGradient(0, new bytes(300 * 4), "");
+        assertEq(agg.currentRound(), 1, "redone");
     }
 
     /// A dispute after the window (roundTimeoutBlocks after the claim) is refused.
@@ -336,15 +383,15 @@ contract PackedTest is Base {
         for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
         bytes memory bad = sumOf(all(3), 0, 2);
         vm.prank(clientAddr(0));
-        agg.postSum(0, bad);
+        agg.postSum(0, keccak256(bad));
         uint256 claimedAt = block.number;
         bytes[] memory ps = payloads(agg, 0);
         vm.roll(claimedAt + c.roundTimeoutBlocks + 1);
         vx.expectPartialRevert(BbvflOptimisticAggregator.DisputeTooLate.selector);
-        agg.dispute(0, clientAddr(0), bad, ps);
+        agg.dispute(0, clientAddr(0), keccak256(bad), ps);
         // the last block of the window is still in time
         vm.roll(claimedAt + c.roundTimeoutBlocks);
-        agg.dispute(0, clientAddr(0), bad, ps);
+        agg.dispute(0, clientAddr(0), keccak256(bad), ps);
         assertEq(agg.participants().length, 2, "claimer excluded");
     }
 
@@ -356,7 +403,7 @@ contract PackedTest is Base {
         BbvflOptimisticAggregator agg = startO(k);
         for (uint256 i = 0; i < 2; i++) submitAs(agg, i, 0);
         vm.prank(clientAddr(0));
-        agg.postSum(0, sumOf(all(2), 0, 0));
+        agg.postSum(0, keccak256(sumOf(all(2), 0, 0)));
         vm.prank(agg.active());
         agg.postGradient(0, new bytes(20 * 4), "");
         // eval round 1: 4 rows of 20 values (c.dim is the row length; the round has 80 values)
@@ -364,10 +411,10 @@ contract PackedTest is Base {
         for (uint256 i = 0; i < 2; i++) submitAs(agg, i, 1);
         bytes memory bad = sumOf(all(2), 1, 3);
         vm.prank(clientAddr(1));
-        agg.postSum(1, bad);
+        agg.postSum(1, keccak256(bad));
         assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "ended");
         vm.prank(clientAddr(0));
-        agg.dispute(1, clientAddr(1), bad, payloads(agg, 1));
+        agg.dispute(1, clientAddr(1), keccak256(bad), payloads(agg, 1));
         assertEq(uint256(agg.phase()), uint256(BbvflBase.Phase.Ended), "ended again with the right sum");
         assertEq(agg.participants().length, 1, "claimer excluded");
     }
@@ -379,7 +426,7 @@ contract PackedTest is Base {
         for (uint64 r = 0; r < 2; r++) {
             for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
             vm.prank(clientAddr(0));
-            agg.postSum(r, r == 1 ? sumOf(all(3), r, 1) : sumOf(all(3), r, 0));
+            agg.postSum(r, keccak256(r == 1 ? sumOf(all(3), r, 1) : sumOf(all(3), r, 0)));
             vm.prank(agg.active());
             agg.postGradient(r, new bytes(40 * 4), "");
         }
@@ -390,7 +437,7 @@ contract PackedTest is Base {
         vm.prank(agg.active());
         agg.payRewards(0);
         vx.expectPartialRevert(BbvflOptimisticAggregator.EpochSettled.selector);
-        agg.dispute(1, clientAddr(0), bad, ps);
+        agg.dispute(1, clientAddr(0), keccak256(bad), ps);
     }
 
     /// After a roll-back, a claim of a later round made before it no longer stands, and an
@@ -404,22 +451,22 @@ contract PackedTest is Base {
         address cheat = clientAddr(0);
         bytes memory bad = sumOf(all(3), 0, 1);
         vm.prank(cheat);
-        agg.postSum(0, bad);
+        agg.postSum(0, keccak256(bad));
         vm.prank(agg.active());
         agg.postGradient(0, new bytes(40 * 4), "");
         bytes memory s1 = sumOf(all(3), 1, 0);
         vm.prank(clientAddr(1));
-        agg.postSum(1, s1);
+        agg.postSum(1, keccak256(s1));
         assertEq(agg.currentRound(), 1, "round 1 aggregated");
         bytes[] memory ps = payloads(agg, 0);
         vm.prank(clientAddr(2));
-        agg.dispute(0, cheat, bad, ps);
+        agg.dispute(0, cheat, keccak256(bad), ps);
         assertEq(agg.currentRound(), 0, "rolled back to round 0");
         bytes[] memory ps1 = new bytes[](3);
         for (uint256 i = 0; i < 3; i++) ps1[i] = payload(i, 1);
         // round 1's claim was made before the roll-back: not disputable until round 1 is claimed again
         vx.expectPartialRevert(BbvflOptimisticAggregator.NoClaim.selector);
-        agg.dispute(1, clientAddr(1), s1, ps1);
+        agg.dispute(1, clientAddr(1), keccak256(s1), ps1);
     }
 
     /// A round claimed again after a roll-back: the new claim replaces the erased one, so a
@@ -429,13 +476,13 @@ contract PackedTest is Base {
         address cheat = clientAddr(0);
         for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
         vm.prank(cheat);
-        agg.postSum(0, sumOf(all(3), 0, 1));
+        agg.postSum(0, keccak256(sumOf(all(3), 0, 1)));
         vm.prank(agg.active());
         agg.postGradient(0, new bytes(40 * 4), "");
         for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 1);
         vm.prank(clientAddr(1));
-        agg.postSum(1, sumOf(all(3), 1, 0));
-        agg.dispute(0, cheat, sumOf(all(3), 0, 1), payloads(agg, 0));
+        agg.postSum(1, keccak256(sumOf(all(3), 1, 0)));
+        agg.dispute(0, cheat, keccak256(sumOf(all(3), 0, 1)), payloads(agg, 0));
         vm.prank(agg.active());
         agg.postGradient(0, new bytes(40 * 4), "");
         uint256[] memory two = new uint256[](2);
@@ -443,11 +490,11 @@ contract PackedTest is Base {
         two[1] = 2;
         bytes memory bad = sumOf(two, 1, 2);
         vm.prank(clientAddr(2));
-        agg.postSum(1, bad);
+        agg.postSum(1, keccak256(bad));
         bytes[] memory ps = new bytes[](2);
         address[] memory parts = agg.participants();
         for (uint256 k = 0; k < 2; k++) ps[k] = payload(indexOf(parts[k]), 1);
-        agg.dispute(1, clientAddr(2), bad, ps);
+        agg.dispute(1, clientAddr(2), keccak256(bad), ps);
         assertEq(agg.participants().length, 1, "second claimer excluded");
     }
 
@@ -460,10 +507,10 @@ contract PackedTest is Base {
         bytes memory s = sumOf(all(3), 0, 0);
         vm.prank(clientAddr(0));
         vx.expectPartialRevert(BbvflBase.RoundNotComplete.selector);
-        agg.postSum(0, s);
+        agg.postSum(0, keccak256(s));
         submitAs(agg, 1, 0);
         vm.prank(clientAddr(0));
-        agg.postSum(0, s);
+        agg.postSum(0, keccak256(s));
         assertEq(agg.currentRound(), 0, "waits for the gradient");
     }
 }

@@ -627,7 +627,7 @@ static void test_fit_windows(void **st) {
   assert_int_equal(bbvfl_fit_window(&fm, &ch, 1600, 10, 4000, 16, &Km, 0, &Em, 0, &err), 0);
   assert_true(Km < K);
   /* packed values take 5 bits at b = 16 (5 planes of 256 values: 160 bytes), twice; the optimistic
-     postSum() carries only the sum, at 7 bits for M b = 64: larger windows, in that order */
+     postSum() carries only the 32-byte hash of the sum: larger windows, in that order */
   bbvfl_fit_setup fp = fs;
   fp.wire = BBVFL_WIRE_PACKED;
   assert_int_equal(bbvfl_fit_wire_bytes(&fp, 512), 320);
@@ -638,7 +638,7 @@ static void test_fit_windows(void **st) {
   assert_true(Kp > K);
   bbvfl_fit_setup fo = fp;
   fo.wire = BBVFL_WIRE_OPTIMISTIC;
-  assert_int_equal(bbvfl_fit_sum_bytes(&fo, 512), 448);
+  assert_int_equal(bbvfl_fit_sum_bytes(&fo, 512), 32);
   assert_true(bbvfl_fit_aggregate_gas(&fo, 512) < bbvfl_fit_aggregate_gas(&fp, 512));
   /* what a block holds: the postSum() uses no payload bytes, only the sum's */
   assert_true(bbvfl_fit_round_used_gas(&fp, 5120, 0) - bbvfl_fit_round_used_gas(&fo, 5120, 0) >=
