@@ -69,7 +69,7 @@ int bbvfl_session_check_setup(const bbvfl_session *s, bbvfl_err *err) {
   long lanes = (long)t->M * t->mech.b;
   if (s->cparams.masked && lanes >= 65536)
     return bbvfl_fail(err, BBVFL_E_ARG, "--masked needs M*b < 65536 (the masked lanes are 16 bits), got %ld", lanes);
-  if (lanes > 65535)
+  if (!bbvfl_pbm_lanes_fit(t->M, t->mech.b))
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", lanes);
   if (t->staleness < 0 || t->staleness > 8)
     return bbvfl_fail(err, BBVFL_E_ARG, "--staleness %d must be in 0..8", t->staleness);
