@@ -15,10 +15,9 @@
 static void compare_stored_sum(st_t *S, size_t k, const char *blk, uint32_t *got) {
   uint64_t rr = S->ring_round[k];
   size_t coords = S->ring_coords[k];
-  uint8_t cd[36], *out = NULL, *sum = NULL;
+  uint8_t cd[BBVFL_CENC_ROUND_SUM_LEN], *out = NULL, *sum = NULL;
   size_t olen = 0, slen = 0;
-  bbvfl_abi_selector("roundSum(uint64)", cd);
-  bbvfl_cenc_word_u64(rr, cd + 4);
+  bbvfl_cenc_round_sum(rr, cd);
   bbvfl_err e = {0};
   if (bbvfl_rpc_eth_call(S->rpc, NULL, S->r->contract, cd, sizeof cd, blk, &out, &olen, &e) < 0) {
     if (e.code == BBVFL_E_REVERT)

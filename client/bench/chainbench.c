@@ -253,38 +253,6 @@ static uint64_t gas_with_margin(uint64_t est, uint64_t extra, uint64_t limit) {
   return g > limit ? limit : g;
 }
 
-static void put_word_u64(uint8_t w[32], uint64_t v) {
-  memset(w, 0, 32);
-  for (int i = 0; i < 8; i++) w[31 - i] = (uint8_t)(v >> (8 * i));
-}
-
-/* submit(uint256,uint256[]) calldata of the naive contract. */
-static int naive_submit_calldata(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len,
-                                 bbvfl_err *err) {
-  size_t l = 4 + 32 * 3 + 32 * n;
-  uint8_t *d = calloc(1, l);
-  if (!d) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  bbvfl_abi_selector("submit(uint256,uint256[])", d);
-  put_word_u64(d + 4, round);
-  put_word_u64(d + 36, 64);
-  put_word_u64(d + 68, n);
-  for (size_t j = 0; j < n; j++) d[4 + 96 + 32 * j + 31] = q[j];
-  *out = d;
-  *len = l;
-  return 0;
-}
-
-static int sel_calldata(const char *sig, const uint64_t *args, size_t nargs, uint8_t **out, size_t *len,
-                        bbvfl_err *err) {
-  uint8_t *d = calloc(1, 4 + 32 * nargs);
-  if (!d) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  bbvfl_abi_selector(sig, d);
-  for (size_t i = 0; i < nargs; i++) put_word_u64(d + 4 + 32 * i, args[i]);
-  *out = d;
-  *len = 4 + 32 * nargs;
-  return 0;
-}
-
 /* anvil's evm_snapshot / evm_revert; id is the snapshot's id as the node returned it. */
 static int snapshot(pool_client *c, char *id, size_t n, bbvfl_err *err) {
   json_t *res = NULL;
@@ -424,10 +392,8 @@ static int setup_naive(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
                        bbvfl_err *err) {
   /* a third, random word after the two constructor arguments: the ABI decoder ignores it, and it
    * makes every deployment's bytes unique (see jitter_gas) */
-  uint8_t args[96];
-  put_word_u64(args, (uint64_t)cfg->M);
-  put_word_u64(args + 32, (uint64_t)cfg->B * cfg->P);
-  put_word_u64(args + 64, jitter_gas(0) << 16 | jitter_gas(0));
+  uint8_t args[BBVFL_CENC_NAIVE_ARGS_LEN];
+  bbvfl_cenc_naive_args((uint64_t)cfg->M, (uint64_t)cfg->B * cfg->P, jitter_gas(0) << 16 | jitter_gas(0), args);
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
   int r = bbvfl_deploy(p->c[0].s, "NaiveAggregator", args, sizeof args, TX_TIMEOUT_S, addr, &rc, err);
@@ -438,7 +404,7 @@ static int setup_naive(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   for (int i = 0; i < cfg->M; i++) {
     uint8_t *d = NULL;
     size_t len;
-    if (sel_calldata("register()", NULL, 0, &d, &len, err) != 0 ||
+    if (bbvfl_cenc_naive_register(&d, &len, err) != 0 ||
         tx_owned(&p->c[i], addr, d, len, jitter_gas(200000), NULL, err) != 0)
       return bbvfl_wrap(err, "registering benchmark client %d with the naive contract", i);
   }
@@ -548,7 +514,7 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
       }
       free(w[i].data);
       w[i].data = NULL;
-      if ((naive ? naive_submit_calldata(rd, q, n, &w[i].data, &w[i].len, err)
+      if ((naive ? bbvfl_cenc_naive_submit(rd, q, n, &w[i].data, &w[i].len, err)
                  : bbvfl_cenc_submit(rd, q, qlen, &w[i].data, &w[i].len, err)) != 0)
         goto out;
     }
@@ -596,11 +562,10 @@ int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cb
       }
     }
     if (naive) {
-      uint64_t arg = rd;
       uint8_t *d = NULL;
       size_t len;
       bbvfl_receipt rcpt;
-      if (sel_calldata("aggregate(uint256)", &arg, 1, &d, &len, err) != 0) goto out;
+      if (bbvfl_cenc_naive_aggregate(rd, &d, &len, err) != 0) goto out;
       uint64_t g = 0;
       if (k == 0 && estimate(&p->c[0], r.to, d, len, "the naive aggregate() call", limit, &g, err) != 0) {
         free(d);
