@@ -187,28 +187,8 @@ static json_t *ju256(const bbvfl_u256 *v) {
   return json_string(d);
 }
 
-json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
-  json_t *o = json_object();
-  bbvfl_audit_verdict v = bbvfl_audit_verdict_of(r);
-  json_object_set_new(o, "verdict", json_string(bbvfl_audit_verdict_name(v)));
-  json_object_set_new(o, "ok", json_boolean(v == BBVFL_AV_PASS));
-  json_object_set_new(o, "exit_status", json_integer(bbvfl_audit_exit_status(v)));
-  json_object_set_new(o, "complete", json_boolean(r->nmissing == 0));
-  json_t *miss = json_array();
-  for (unsigned i = 0; i < r->nmissing; i++) json_array_append_new(miss, json_string(r->missing[i]));
-  json_object_set_new(o, "missing", miss);
-  json_object_set_new(o, "contract", jaddr(r->contract));
-  json_object_set_new(o, "token", jaddr(r->token));
-  json_object_set_new(o, "chain_id", json_integer((json_int_t)r->chain_id));
-  json_object_set_new(o, "from_block", json_integer((json_int_t)r->from_block));
-  json_object_set_new(o, "to_block", json_integer((json_int_t)r->to_block));
-  json_object_set_new(o, "deploy_block", r->has_deploy ? json_integer((json_int_t)r->deploy_block) : json_null());
-  json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
-  json_object_set_new(o, "code_matches_artifact", r->code_known ? json_boolean(r->code_matches) : json_null());
-  json_object_set_new(o, "summary", json_pack("{s:i,s:i,s:i,s:i}", "checks", BBVFL_AC_COUNT, "passed",
-                                              (int)bbvfl_rep_count_status(r, BBVFL_AS_PASS), "failed",
-                                              (int)bbvfl_rep_count_status(r, BBVFL_AS_FAIL), "skipped",
-                                              (int)bbvfl_rep_count_status(r, BBVFL_AS_SKIP)));
+/* "checks": every check's status, counts and first failure. */
+static json_t *json_checks(const bbvfl_audit_result *r) {
   json_t *checks = json_array();
   for (int c = 0; c < BBVFL_AC_COUNT; c++) {
     const bbvfl_audit_check *k = &r->checks[c];
@@ -230,17 +210,11 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
     }
     json_array_append_new(checks, j);
   }
-  json_object_set_new(o, "checks", checks);
-  json_t *tr = json_array();
-  for (size_t i = 0; bbvfl_audit_trusted(i); i++) json_array_append_new(tr, json_string(bbvfl_audit_trusted(i)));
-  json_object_set_new(o, "trusted", tr);
-  json_object_set_new(o, "head",
-                      json_pack("{s:I,s:I,s:I,s:I,s:f,s:f}", "rounds", (json_int_t)r->head_rounds, "exact",
-                                (json_int_t)r->head_exact, "batches", (json_int_t)r->head_batches,
-                                "curvature_rounds_not_replayed", (json_int_t)r->head_curv_skipped,
-                                "max_rel_dev_gradient", r->head_max_dev_grad, "max_rel_dev_params",
-                                r->head_max_dev_params));
+  return checks;
+}
 
+/* "params": the contract's Config and what follows from it. */
+static json_t *json_params(const bbvfl_audit_result *r) {
   const bbvfl_cconfig *c = &r->params.cfg;
   json_t *pj =
       json_pack("{s:i,s:i,s:i,s:i,s:f,s:b,s:i,s:i,s:i,s:i,s:I,s:o,s:o}", "clients", c->clients, "batch", (int)c->batch,
@@ -262,8 +236,41 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
     json_object_set_new(pj, "aggregation", json_string(aggregation_name(c)));
     json_object_set_new(pj, "max_coords", json_integer(r->params.max_coords));
   }
-  json_object_set_new(o, "params", pj);
+  return pj;
+}
 
+/* "figures"."epsilon": the privacy figures (per person first; reproducible noise: none). */
+static json_t *json_epsilon(const bbvfl_audit_result *r) {
+  json_t *eps = json_object();
+  /* per person first (names kept for scripts; each with its level); reproducible noise: none */
+  const int void_eps = r->has_eps && r->priv.reproducible;
+  json_object_set_new(eps, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
+  json_object_set_new(eps, "delta", json_real(r->delta));
+  json_object_set_new(eps, "sample", r->has_eps && !void_eps ? json_real(r->eps_sample) : json_null());
+  json_object_set_new(eps, "sample_level", json_string("per_person"));
+  json_object_set_new(eps, "feature", r->has_eps && !void_eps ? json_real(r->eps_feature) : json_null());
+  json_object_set_new(eps, "feature_level", json_string("per_party"));
+  if (void_eps) json_object_set_new(eps, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
+  json_object_set_new(eps, "labels",
+                      r->has_eps ? json_pack("{s:s, s:o, s:s}", "level", "labels", "epsilon",
+                                             isfinite(bbvfl_privacy_shown(&r->priv, &r->priv.labels))
+                                                 ? json_real(r->priv.labels.epsilon)
+                                                 : json_null(),
+                                             "method", void_eps ? "none" : r->priv.labels.method)
+                                 : json_null());
+  json_object_set_new(eps, "masked_feature",
+                      r->has_masked_eps && !void_eps ? json_real(r->eps_masked_feature) : json_null());
+  json_object_set_new(eps, "masked_feature_level", json_string("per_party_masked"));
+  json_object_set_new(eps, "masked_participants",
+                      r->has_masked_eps ? json_integer((json_int_t)r->masked_participants) : json_null());
+  json_object_set_new(eps, "at_grid_edge", json_boolean(r->eps_at_edge));
+  json_object_set_new(eps, "levels", r->has_eps ? bbvfl_privacy_json(&r->priv) : json_null());
+  json_object_set_new(eps, "declared_by_session", r->has_declared ? bbvfl_privacy_json(&r->declared) : json_null());
+  return eps;
+}
+
+/* "figures": what the chain shows, round by round, client by client, epoch by epoch. */
+static json_t *json_figures(const bbvfl_audit_result *r) {
   json_t *fig = json_object();
   json_object_set_new(fig, "logs", json_integer((json_int_t)r->logs));
   json_object_set_new(fig, "rounds", json_integer((json_int_t)r->rounds_completed));
@@ -316,32 +323,48 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   }
   json_object_set_new(fig, "metrics_per_epoch", me);
   json_object_set_new(fig, "schedule", sc);
-  json_t *eps = json_object();
-  /* per person first (names kept for scripts; each with its level); reproducible noise: none */
-  const int void_eps = r->has_eps && r->priv.reproducible;
-  json_object_set_new(eps, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
-  json_object_set_new(eps, "delta", json_real(r->delta));
-  json_object_set_new(eps, "sample", r->has_eps && !void_eps ? json_real(r->eps_sample) : json_null());
-  json_object_set_new(eps, "sample_level", json_string("per_person"));
-  json_object_set_new(eps, "feature", r->has_eps && !void_eps ? json_real(r->eps_feature) : json_null());
-  json_object_set_new(eps, "feature_level", json_string("per_party"));
-  if (void_eps) json_object_set_new(eps, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
-  json_object_set_new(eps, "labels",
-                      r->has_eps ? json_pack("{s:s, s:o, s:s}", "level", "labels", "epsilon",
-                                             isfinite(bbvfl_privacy_shown(&r->priv, &r->priv.labels))
-                                                 ? json_real(r->priv.labels.epsilon)
-                                                 : json_null(),
-                                             "method", void_eps ? "none" : r->priv.labels.method)
-                                 : json_null());
-  json_object_set_new(eps, "masked_feature",
-                      r->has_masked_eps && !void_eps ? json_real(r->eps_masked_feature) : json_null());
-  json_object_set_new(eps, "masked_feature_level", json_string("per_party_masked"));
-  json_object_set_new(eps, "masked_participants",
-                      r->has_masked_eps ? json_integer((json_int_t)r->masked_participants) : json_null());
-  json_object_set_new(eps, "at_grid_edge", json_boolean(r->eps_at_edge));
-  json_object_set_new(eps, "levels", r->has_eps ? bbvfl_privacy_json(&r->priv) : json_null());
-  json_object_set_new(eps, "declared_by_session", r->has_declared ? bbvfl_privacy_json(&r->declared) : json_null());
-  json_object_set_new(fig, "epsilon", eps);
+  json_object_set_new(fig, "epsilon", json_epsilon(r));
+  return fig;
+}
+
+json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
+  json_t *o = json_object();
+  bbvfl_audit_verdict v = bbvfl_audit_verdict_of(r);
+  json_object_set_new(o, "verdict", json_string(bbvfl_audit_verdict_name(v)));
+  json_object_set_new(o, "ok", json_boolean(v == BBVFL_AV_PASS));
+  json_object_set_new(o, "exit_status", json_integer(bbvfl_audit_exit_status(v)));
+  json_object_set_new(o, "complete", json_boolean(r->nmissing == 0));
+  json_t *miss = json_array();
+  for (unsigned i = 0; i < r->nmissing; i++) json_array_append_new(miss, json_string(r->missing[i]));
+  json_object_set_new(o, "missing", miss);
+  json_object_set_new(o, "contract", jaddr(r->contract));
+  json_object_set_new(o, "token", jaddr(r->token));
+  json_object_set_new(o, "chain_id", json_integer((json_int_t)r->chain_id));
+  json_object_set_new(o, "from_block", json_integer((json_int_t)r->from_block));
+  json_object_set_new(o, "to_block", json_integer((json_int_t)r->to_block));
+  json_object_set_new(o, "deploy_block", r->has_deploy ? json_integer((json_int_t)r->deploy_block) : json_null());
+  json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
+  json_object_set_new(o, "code_matches_artifact", r->code_known ? json_boolean(r->code_matches) : json_null());
+  json_object_set_new(o, "summary", json_pack("{s:i,s:i,s:i,s:i}", "checks", BBVFL_AC_COUNT, "passed",
+                                              (int)bbvfl_rep_count_status(r, BBVFL_AS_PASS), "failed",
+                                              (int)bbvfl_rep_count_status(r, BBVFL_AS_FAIL), "skipped",
+                                              (int)bbvfl_rep_count_status(r, BBVFL_AS_SKIP)));
+  json_t *checks = json_checks(r);
+  json_object_set_new(o, "checks", checks);
+  json_t *tr = json_array();
+  for (size_t i = 0; bbvfl_audit_trusted(i); i++) json_array_append_new(tr, json_string(bbvfl_audit_trusted(i)));
+  json_object_set_new(o, "trusted", tr);
+  json_object_set_new(o, "head",
+                      json_pack("{s:I,s:I,s:I,s:I,s:f,s:f}", "rounds", (json_int_t)r->head_rounds, "exact",
+                                (json_int_t)r->head_exact, "batches", (json_int_t)r->head_batches,
+                                "curvature_rounds_not_replayed", (json_int_t)r->head_curv_skipped,
+                                "max_rel_dev_gradient", r->head_max_dev_grad, "max_rel_dev_params",
+                                r->head_max_dev_params));
+
+  json_t *pj = json_params(r);
+  json_object_set_new(o, "params", pj);
+
+  json_t *fig = json_figures(r);
   json_object_set_new(o, "figures", fig);
   return o;
 }
