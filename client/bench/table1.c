@@ -18,6 +18,7 @@
 
 #include "bench/bench.h"
 #include "common/fsutil.h"
+#include "dp/mech.h"
 #include "ml/metrics.h"
 #include "vfl/offchain.h"
 
@@ -443,7 +444,7 @@ int bbvfl_bench_table1_check(const bbvfl_bench_table1_opts *o, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o->floor_n);
   for (int i = 0; i < o->nM; i++)
     for (int j = 0; j < o->nb; j++)
-      if (o->Ms[i] * o->bs[j] >= 65536)
+      if (!bbvfl_pbm_lanes_fit(o->Ms[i], o->bs[j]))
         return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o->Ms[i], o->bs[j]);
   return 0;
 }
