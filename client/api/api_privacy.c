@@ -4,6 +4,7 @@
 
 #include "api/api_int.h"
 #include "dp/privacy.h"
+#include "core/cfgprivacy.h"
 
 const char *bbvfl_level_name(bbvfl_level level) {
   switch (level) {
@@ -34,21 +35,11 @@ static bbvfl_status epsilon_of(const struct bbvfl_config *c, bbvfl_level level, 
     return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "the feature-set level needs the training row count (0 given)");
   if (rows > INT_MAX) return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "%zu training rows is too many", rows);
   const bbvfl_offchain_cfg *o = &c->off;
-  bbvfl_privacy_in in = {.kind = o->mech.kind,
-                         .b = o->mech.b,
-                         .beta = o->mech.beta,
-                         .clip = o->mech.clip,
-                         .sigma = o->mech.sigma,
-                         .P = o->P,
-                         .M = o->M,
-                         .epochs = o->epochs,
-                         .rows = level == BBVFL_LEVEL_FEATURE_SET ? (int)rows : 0,
-                         .delta = c->delta,
-                         .label_eps = o->label_eps,
-                         .rowdp = o->rowdp};
+  /* the one place a training setup becomes the accountant's input (core/cfgprivacy.h): LR's
+     curvature rounds count as further releases there, as in `bbvfl train` */
   bbvfl_privacy p;
   bbvfl_err ierr = {0};
-  if (bbvfl_privacy_compute(&in, &p, NULL, &ierr) != 0) return bbvfl_api_from(&ierr, err);
+  if (bbvfl_cfg_privacy(o, rows, 0, 0, c->delta, &p, &ierr) != 0) return bbvfl_api_from(&ierr, err);
   const bbvfl_privacy_eps *e = level == BBVFL_LEVEL_ROW_FEATURE  ? &p.row_feature
                                : level == BBVFL_LEVEL_ROW_SAMPLE ? &p.row_sample
                                : level == BBVFL_LEVEL_FEATURE_SET ? &p.feature_set

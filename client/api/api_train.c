@@ -19,7 +19,7 @@ _Static_assert(BBVFL_HIDDEN_LAYERS_MAX == BBVFL_MAX_HIDDEN, "include/bbvfl/train
 /* PBM sums clients x b per lane of the aggregator: ARG (with the product) above the widest lane,
  * 65535. */
 static bbvfl_status lanes_fit(long clients, int b, bbvfl_error *err) {
-  if (clients * b > 65535)
+  if (!bbvfl_pbm_lanes_fit(clients, b))
     return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "clients x b = %ld exceeds 65535, the widest lane of the aggregator",
                           clients * b);
   return BBVFL_STATUS_OK;
@@ -237,11 +237,9 @@ static bbvfl_status check_against(const bbvfl_table *table, const struct bbvfl_c
   if (c->partition) {
     bbvfl_partition part;
     bbvfl_err ierr = {0};
-    if (bbvfl_partition_parse(c->partition, table->ds.d, &part, &ierr) != 0) return bbvfl_api_from(&ierr, err);
-    int pm = part.M;
+    if (bbvfl_partition_for(c->partition, table->ds.d, c->off.M, "the partition", "the config has", &part, &ierr) != 0)
+      return bbvfl_api_from(&ierr, err);
     bbvfl_partition_free(&part);
-    if (pm != c->off.M)
-      return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "the partition names %d clients but the config has %d", pm, c->off.M);
   } else if ((size_t)c->off.M > table->ds.d) {
     return bbvfl_api_fail(err, BBVFL_STATUS_ARG,
                           "%d clients but the data has only %zu feature columns: every client needs at least one",

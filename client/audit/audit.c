@@ -8,6 +8,7 @@
 
 #include "audit/audit_int.h"
 #include "common/fsutil.h"
+#include "dp/mech.h"
 
 static const char *const CHECK_NAMES[BBVFL_AC_COUNT] = {
     "params", "registration", "election", "submissions", "sums",
@@ -50,7 +51,7 @@ static int check_params(st_t *S, bbvfl_err *err) {
   uint64_t maxc = bbvfl_cconfig_max_coords(&d);
   unsigned sum_max = (unsigned)d.clients * d.levels;
   unsigned bits = d.masked ? 16 : sum_max < 256 ? 8 : 16;
-  if (maxc == 0 || maxc > (1u << 20) || (!d.masked && sum_max >= 65536))
+  if (maxc == 0 || maxc > (1u << 20) || (!d.masked && !bbvfl_pbm_lanes_fit(d.clients, d.levels)))
     return bbvfl_fail(err, BBVFL_E_STATE, "params() returned an impossible session (%llu values in the largest round, "
                       "M*b = %u)", (unsigned long long)maxc, sum_max);
   if (d.train_rounds != p->cfg.train_rounds || d.eval_rounds != p->cfg.eval_rounds || total != p->total_rounds ||

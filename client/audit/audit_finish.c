@@ -9,16 +9,17 @@
 #include "audit/audit_int.h"
 #include "dp/accountant.h"
 #include "eth/abi.h"
+#include "core/cfgprivacy.h"
+#include "offchain/offchain.h"
 
 /* roundSum(rr) of the stored slot k as of block blk against the sum recomputed for that round
  * (got: scratch of max_coords values). */
 static void compare_stored_sum(st_t *S, size_t k, const char *blk, uint32_t *got) {
   uint64_t rr = S->ring_round[k];
   size_t coords = S->ring_coords[k];
-  uint8_t cd[36], *out = NULL, *sum = NULL;
+  uint8_t cd[BBVFL_CENC_ROUND_SUM_LEN], *out = NULL, *sum = NULL;
   size_t olen = 0, slen = 0;
-  bbvfl_abi_selector("roundSum(uint64)", cd);
-  bbvfl_cenc_word_u64(rr, cd + 4);
+  bbvfl_cenc_round_sum(rr, cd);
   bbvfl_err e = {0};
   if (bbvfl_rpc_eth_call(S->rpc, NULL, S->r->contract, cd, sizeof cd, blk, &out, &olen, &e) < 0) {
     if (e.code == BBVFL_E_REVERT)
@@ -147,23 +148,32 @@ static void privacy_figures(st_t *S) {
   bbvfl_err e = {0};
   unsigned M = c->clients;
   unsigned parts = c->masked && S->min_reopen && S->min_reopen < M ? (unsigned)S->min_reopen : M;
-  bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = c->levels, .beta = c->beta_micro / 1e6,
-                          .P = (int)c->dim, .M = (int)M, .delta = r->delta,
-                          /* each curvature epoch releases its curvature rows once more (LR's sqn) */
-                          .epochs = (int)(c->epochs + bbvfl_cconfig_curv_epochs(c->epochs, c->curv_every)),
-                          .rows = c->train_rows <= INT_MAX ? (int)c->train_rows : 0,
-                          .masked = c->masked, .participants = (int)parts,
-                          .colluding = parts > 1 ? BBVFL_ACCT_COLLUDING_DEFAULT : 0,
-                          /* as the session file declares (the chain shows neither the label draw
-                             nor where the noise came from) */
-                          .label_eps = S->o->declared_label_eps,
-                          .reproducible = S->o->declared_reproducible};
-  if (pin.beta <= 0) {
+  /* the accountant's input from the one place that builds it (core/cfgprivacy.h), for the setup the
+     chain shows: each curvature epoch (LR's sqn, the contract's round layout) releases its
+     curvature rows once more, so it counts as an epoch */
+  bbvfl_offchain_cfg t;
+  bbvfl_offchain_defaults(&t);
+  t.model = BBVFL_MODEL_MLP;
+  t.mech.kind = BBVFL_MECH_PBM;
+  t.mech.b = c->levels;
+  t.mech.beta = c->beta_micro / 1e6;
+  t.mech.clip = 0;
+  t.mech.sigma = 0;
+  t.P = (int)c->dim;
+  t.M = (int)M;
+  t.epochs = (int)(c->epochs + bbvfl_cconfig_curv_epochs(c->epochs, c->curv_every));
+  memset(&t.rowdp, 0, sizeof t.rowdp);
+  /* as the session file declares (the chain shows neither the label draw nor where the noise came from) */
+  t.label_eps = S->o->declared_label_eps;
+  t.seeded_noise = S->o->declared_reproducible;
+  const size_t rows = c->train_rows <= INT_MAX ? c->train_rows : 0;
+  const int releases = t.epochs;
+  if (!(t.mech.beta > 0)) {
     r->checks[BBVFL_AC_PRIVACY].status = BBVFL_AS_SKIP;
     note(r, BBVFL_AC_PRIVACY, "beta = 0: the outputs carry no information about the inputs");
     return;
   }
-  if (bbvfl_privacy_compute(&pin, &r->priv, NULL, &e) < 0) {
+  if (bbvfl_cfg_privacy(&t, rows, c->masked, (int)parts, r->delta, &r->priv, &e) < 0) {
     bbvfl_au_fail(S, BBVFL_AC_PRIVACY, NULL, 0, 0, -1, NULL, "accountant: %s", e.msg);
     return;
   }
@@ -178,26 +188,26 @@ static void privacy_figures(st_t *S) {
     r->eps_masked_feature = r->priv.masked_row_feature.epsilon;
   }
   char lab[128];
-  if (pin.label_eps > 0)
-    snprintf(lab, sizeof lab, "; labels %.4g (rr, as the session file declares)", pin.label_eps);
+  if (t.label_eps > 0)
+    snprintf(lab, sizeof lab, "; labels %.4g (rr, as the session file declares)", t.label_eps);
   else
     snprintf(lab, sizeof lab, "; labels unprotected (no label DP declared)");
-  if (pin.reproducible)
+  if (t.seeded_noise)
     snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
-             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases): every epsilon is %s", c->levels, pin.beta,
-             c->dim, c->clients, c->epochs, pin.epochs, BBVFL_PRIVACY_VOID);
+             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases): every epsilon is %s", c->levels, t.mech.beta,
+             c->dim, c->clients, c->epochs, releases, BBVFL_PRIVACY_VOID);
   else
     snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
              "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases), not end-to-end: per person %.4g (%s), per party "
              "%.4g (%s) at delta %g%s%s",
-             c->levels, pin.beta, c->dim, c->clients, c->epochs, pin.epochs, r->priv.row_sample.epsilon,
+             c->levels, t.mech.beta, c->dim, c->clients, c->epochs, releases, r->priv.row_sample.epsilon,
              r->priv.row_sample.method, r->priv.row_feature.epsilon, r->priv.row_feature.method, r->delta,
              c->masked ? " (local mode; masked bound in figures)" : "", lab);
   const bbvfl_rowdp *d = S->o->declared_rowdp;
-  if (d && d->on && !pin.reproducible) { /* the session file's declaration: what the accountant gives if it is true */
-    pin.rowdp = *d;
+  if (d && d->on && !t.seeded_noise) { /* the session file's declaration: what the accountant gives if it is true */
+    t.rowdp = *d;
     bbvfl_err e2 = {0};
-    if (bbvfl_privacy_compute(&pin, &r->declared, NULL, &e2) == 0) {
+    if (bbvfl_cfg_privacy(&t, rows, c->masked, (int)parts, r->delta, &r->declared, &e2) == 0) {
       r->has_declared = 1;
       size_t used = strlen(r->checks[BBVFL_AC_PRIVACY].note);
       snprintf(r->checks[BBVFL_AC_PRIVACY].note + used, sizeof r->checks[BBVFL_AC_PRIVACY].note - used,

@@ -13,35 +13,9 @@
 
 int bbvfl_audit_decode_submit(const uint8_t *in, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
                               char *why, size_t whyn) {
-  uint8_t sel[4];
-  bbvfl_abi_selector("submit(uint64,bytes)", sel);
-  if (len < 4 + 64 || memcmp(in, sel, 4)) {
-    snprintf(why, whyn, "transaction is not a direct submit(uint64,bytes) call");
-    return -1;
-  }
-  const uint8_t *a = in + 4;
-  size_t alen = len - 4;
-  for (int i = 0; i < 24; i++)
-    if (a[i]) {
-      snprintf(why, whyn, "round argument does not fit uint64");
-      return -1;
-    }
-  uint64_t r = 0, off = 0, l = 0;
-  for (int i = 24; i < 32; i++) r = r << 8 | a[i];
-  for (int i = 32; i < 56; i++)
-    if (a[i]) goto bad;
-  for (int i = 56; i < 64; i++) off = off << 8 | a[i];
-  if (off > alen || alen - off < 32) goto bad;
-  for (size_t i = 0; i < 24; i++)
-    if (a[off + i]) goto bad;
-  for (size_t i = 24; i < 32; i++) l = l << 8 | a[off + i];
-  if (l > alen - off - 32) goto bad;
-  *round = r;
-  *q = a + off + 32;
-  *qlen = (size_t)l;
-  return 0;
-bad:
-  snprintf(why, whyn, "malformed bytes argument in submit calldata");
+  bbvfl_err e = {0};
+  if (bbvfl_cdec_submit(in, len, round, q, qlen, &e) == 0) return 0; /* the binding's decoder (binding/contract.h) */
+  snprintf(why, whyn, "%.100s", e.msg); /* the decoder's messages are short */
   return -1;
 }
 

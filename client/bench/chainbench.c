@@ -1,5 +1,6 @@
 /* The lean on-chain aggregation driver (see chainbench.h for what is timed and how). */
 #include "bench/chainbench.h"
+#include "bench/chainbench_int.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,128 +19,7 @@
 #include "eth/sender.h"
 #include "binding/contract.h"
 
-#define TX_TIMEOUT_S 60.0
 #define STALL_S 2
-
-typedef struct {
-  bbvfl_key key;
-  bbvfl_rpc *rpc;
-  bbvfl_sender *s;
-} pool_client;
-
-struct bbvfl_cbench_pool {
-  char url[512];
-  int n;
-  pool_client *c;
-  uint64_t chain_id, block_gas_limit;
-};
-
-/* ------------------------------------------------------------------ pool */
-
-static int client_open(pool_client *c, const char *url, uint64_t chain_id, bbvfl_err *err) {
-  c->rpc = bbvfl_rpc_new(url, NULL, err);
-  if (!c->rpc) return -1;
-  c->s = bbvfl_sender_new(c->rpc, &c->key, chain_id, err);
-  if (!c->s) return -1;
-  bbvfl_sender_set_fee_ttl(c->s, 3600); /* fees once; refetched when the node objects */
-  bbvfl_sender_set_sync(c->s, 1);
-  return 0;
-}
-
-static void client_close(pool_client *c) {
-  bbvfl_sender_free(c->s);
-  bbvfl_rpc_free(c->rpc);
-  bbvfl_key_wipe(&c->key);
-  c->s = NULL;
-  c->rpc = NULL;
-}
-
-static int read_block_gas_limit(bbvfl_rpc *rpc, uint64_t *out, bbvfl_err *err) {
-  json_t *blk = NULL;
-  if (bbvfl_rpc_get_block(rpc, "latest", 0, &blk, err) != 0) return -1;
-  int rc = bbvfl_rpc_parse_u64(json_object_get(blk, "gasLimit"), out, err);
-  json_decref(blk);
-  return rc != 0 ? bbvfl_wrap(err, "reading the block gas limit of the latest block") : 0;
-}
-
-bbvfl_cbench_pool *bbvfl_cbench_pool_new(const char *rpc_url, const bbvfl_key *funder, int n,
-                                         unsigned fund_eth, bbvfl_err *err) {
-  if (n < 1 || n > 64) {
-    bbvfl_fail(err, BBVFL_E_ARG, "benchmark clients must be 1..64 (got %d)", n);
-    return NULL;
-  }
-  bbvfl_cbench_pool *p = calloc(1, sizeof *p);
-  pool_client f;
-  memset(&f, 0, sizeof f);
-  /* n clients and one more key: the driver's own, for the interleaved floor transfers */
-  if (!p || !(p->c = calloc((size_t)n + 1, sizeof *p->c))) {
-    free(p);
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    return NULL;
-  }
-  p->n = n;
-  snprintf(p->url, sizeof p->url, "%s", rpc_url);
-  f.key = *funder;
-  f.rpc = bbvfl_rpc_new(rpc_url, NULL, err);
-  if (!f.rpc || bbvfl_rpc_chain_id(f.rpc, &p->chain_id, err) != 0 ||
-      read_block_gas_limit(f.rpc, &p->block_gas_limit, err) != 0)
-    goto fail;
-  f.s = bbvfl_sender_new(f.rpc, &f.key, p->chain_id, err);
-  if (!f.s) goto fail;
-  bbvfl_sender_set_fee_ttl(f.s, 3600);
-  bbvfl_sender_set_sync(f.s, 1);
-  char wei[64];
-  snprintf(wei, sizeof wei, "%u000000000000000000", fund_eth ? fund_eth : 1);
-  bbvfl_u256 amount;
-  if (bbvfl_u256_from_string(wei, &amount, err) != 0) goto fail;
-  uint8_t (*addrs)[20] = calloc((size_t)n + 1, sizeof *addrs);
-  if (!addrs) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto fail;
-  }
-  for (int i = 0; i <= n; i++) {
-    if (bbvfl_key_generate(&p->c[i].key, err) != 0) {
-      free(addrs);
-      goto fail;
-    }
-    memcpy(addrs[i], p->c[i].key.addr, 20);
-  }
-  size_t bad;
-  int funded = bbvfl_sender_fund(f.s, (const uint8_t(*)[20])addrs, (size_t)n + 1, &amount, TX_TIMEOUT_S, &bad, err);
-  free(addrs);
-  if (funded != 0) {
-    bbvfl_wrap(err, "funding benchmark client %zu from the funding account", bad);
-    goto fail;
-  }
-  for (int i = 0; i <= n; i++)
-    if (client_open(&p->c[i], rpc_url, p->chain_id, err) != 0) goto fail;
-  bbvfl_sender_free(f.s);
-  bbvfl_rpc_free(f.rpc);
-  bbvfl_key_wipe(&f.key);
-  return p;
-fail:
-  bbvfl_sender_free(f.s);
-  bbvfl_rpc_free(f.rpc);
-  bbvfl_key_wipe(&f.key);
-  bbvfl_cbench_pool_free(p);
-  return NULL;
-}
-
-void bbvfl_cbench_pool_free(bbvfl_cbench_pool *p) {
-  if (!p) return;
-  for (int i = 0; i <= p->n; i++) client_close(&p->c[i]);
-  free(p->c);
-  free(p);
-}
-
-int bbvfl_cbench_pool_size(const bbvfl_cbench_pool *p) { return p->n; }
-uint64_t bbvfl_cbench_pool_block_gas_limit(const bbvfl_cbench_pool *p) { return p->block_gas_limit; }
-
-void bbvfl_cbench_result_free(bbvfl_cbench_result *r) {
-  if (!r) return;
-  free(r->rounds);
-  memset(r, 0, sizeof *r);
-}
 
 /* ------------------------------------------------------------------ one session */
 
@@ -251,38 +131,6 @@ static int estimate(pool_client *c, const uint8_t *to, const uint8_t *data, size
 static uint64_t gas_with_margin(uint64_t est, uint64_t extra, uint64_t limit) {
   uint64_t g = est + est / 2 + extra;
   return g > limit ? limit : g;
-}
-
-static void put_word_u64(uint8_t w[32], uint64_t v) {
-  memset(w, 0, 32);
-  for (int i = 0; i < 8; i++) w[31 - i] = (uint8_t)(v >> (8 * i));
-}
-
-/* submit(uint256,uint256[]) calldata of the naive contract. */
-static int naive_submit_calldata(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len,
-                                 bbvfl_err *err) {
-  size_t l = 4 + 32 * 3 + 32 * n;
-  uint8_t *d = calloc(1, l);
-  if (!d) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  bbvfl_abi_selector("submit(uint256,uint256[])", d);
-  put_word_u64(d + 4, round);
-  put_word_u64(d + 36, 64);
-  put_word_u64(d + 68, n);
-  for (size_t j = 0; j < n; j++) d[4 + 96 + 32 * j + 31] = q[j];
-  *out = d;
-  *len = l;
-  return 0;
-}
-
-static int sel_calldata(const char *sig, const uint64_t *args, size_t nargs, uint8_t **out, size_t *len,
-                        bbvfl_err *err) {
-  uint8_t *d = calloc(1, 4 + 32 * nargs);
-  if (!d) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  bbvfl_abi_selector(sig, d);
-  for (size_t i = 0; i < nargs; i++) put_word_u64(d + 4 + 32 * i, args[i]);
-  *out = d;
-  *len = 4 + 32 * nargs;
-  return 0;
 }
 
 /* anvil's evm_snapshot / evm_revert; id is the snapshot's id as the node returned it. */
@@ -424,10 +272,8 @@ static int setup_naive(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
                        bbvfl_err *err) {
   /* a third, random word after the two constructor arguments: the ABI decoder ignores it, and it
    * makes every deployment's bytes unique (see jitter_gas) */
-  uint8_t args[96];
-  put_word_u64(args, (uint64_t)cfg->M);
-  put_word_u64(args + 32, (uint64_t)cfg->B * cfg->P);
-  put_word_u64(args + 64, jitter_gas(0) << 16 | jitter_gas(0));
+  uint8_t args[BBVFL_CENC_NAIVE_ARGS_LEN];
+  bbvfl_cenc_naive_args((uint64_t)cfg->M, (uint64_t)cfg->B * cfg->P, jitter_gas(0) << 16 | jitter_gas(0), args);
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
   int r = bbvfl_deploy(p->c[0].s, "NaiveAggregator", args, sizeof args, TX_TIMEOUT_S, addr, &rc, err);
@@ -438,7 +284,7 @@ static int setup_naive(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   for (int i = 0; i < cfg->M; i++) {
     uint8_t *d = NULL;
     size_t len;
-    if (sel_calldata("register()", NULL, 0, &d, &len, err) != 0 ||
+    if (bbvfl_cenc_naive_register(&d, &len, err) != 0 ||
         tx_owned(&p->c[i], addr, d, len, jitter_gas(200000), NULL, err) != 0)
       return bbvfl_wrap(err, "registering benchmark client %d with the naive contract", i);
   }
@@ -458,217 +304,292 @@ static int check_cfg(const bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *c, bbvf
   return 0;
 }
 
+/* One benchmark session's working state (bbvfl_cbench_run and its steps; main thread). */
+typedef struct {
+  bbvfl_cbench_pool *p;
+  const bbvfl_cbench_cfg *cfg;
+  bbvfl_cbench_result *res;
+  run r;
+  worker *w;
+  pthread_t *th;
+  int nth, barriers, active, naive, masked;
+  uint32_t per_epoch;
+  uint64_t total, limit, post_limit;
+  size_t n, qlen;
+  uint8_t *q, *grad, *fparams;
+  float *h;
+  pool_client *drv; /* the driver's own key and connection (main thread only) */
+  bbvfl_rng rng;
+  bbvfl_mech mech;
+} bench;
+
+/* Fresh random gradient bytes: finite, small floats. */
+static void random_grad(bench *x) {
+  for (size_t j = 0; j < 4 * x->n; j++) x->grad[j] = (uint8_t)bbvfl_rng_u32(&x->rng);
+  for (size_t j = 0; j < 4 * x->n; j += 4) x->grad[j] = (uint8_t)(x->grad[j] & 0x3c);
+}
+
+/* The lock, the signals and the M client threads. */
+static int start_workers(bench *x, bbvfl_err *err) {
+  run *r = &x->r;
+  if (pthread_mutex_init(&r->mu, NULL) != 0) return bbvfl_fail(err, BBVFL_E_STATE, "cannot create the benchmark's thread lock");
+  if (pthread_cond_init(&r->go, NULL) != 0 || pthread_cond_init(&r->fin, NULL) != 0) {
+    pthread_mutex_destroy(&r->mu);
+    return bbvfl_fail(err, BBVFL_E_STATE, "cannot create the benchmark's thread signals");
+  }
+  x->barriers = 1;
+  for (int i = 0; i < r->M; i++) {
+    x->w[i].r = r;
+    x->w[i].c = &x->p->c[i];
+  }
+  for (; x->nth < r->M; x->nth++)
+    if (pthread_create(&x->th[x->nth], NULL, worker_main, &x->w[x->nth]) != 0)
+      return bbvfl_fail(err, BBVFL_E_STATE, "cannot start benchmark client thread %d", x->nth);
+  return 0;
+}
+
+/* Every client's submission of contract round rd, encoded; the first round sets the gas limit. */
+static int encode_submissions(bench *x, uint64_t k, uint64_t rd, bbvfl_err *err) {
+  for (int i = 0; i < x->r.M; i++) {
+    if (x->masked) {
+      bbvfl_rng_bytes(&x->rng, x->q, x->qlen);
+    } else {
+      for (size_t j = 0; j < x->n; j++) x->h[j] = (float)(2.0 * bbvfl_rng_uniform(&x->rng) - 1.0);
+      bbvfl_pbm_quantize(&x->mech, x->h, x->n, &x->rng, x->q);
+    }
+    free(x->w[i].data);
+    x->w[i].data = NULL;
+    if ((x->naive ? bbvfl_cenc_naive_submit(rd, x->q, x->n, &x->w[i].data, &x->w[i].len, err)
+                  : bbvfl_cenc_submit(rd, x->q, x->qlen, &x->w[i].data, &x->w[i].len, err)) != 0)
+      return -1;
+  }
+  if (k == 0) {
+    uint64_t est;
+    if (estimate(&x->p->c[0], x->r.to, x->w[0].data, x->w[0].len, "one submission", x->limit, &est, err) != 0) return -1;
+    x->r.gas_limit = gas_with_margin(est, 30000 + 8 * x->qlen, x->limit);
+    x->res->submit_gas_limit = x->r.gas_limit;
+  }
+  return 0;
+}
+
+/* Starts the round's submissions in every thread and waits for them all. */
+static void submit_all(bench *x) {
+  run *r = &x->r;
+  pthread_mutex_lock(&r->mu);
+  r->ndone = 0;
+  r->gen++;
+  pthread_cond_broadcast(&r->go);
+  while (r->ndone < r->M) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += STALL_S;
+    if (pthread_cond_timedwait(&r->fin, &r->mu, &dl) == ETIMEDOUT && r->ndone < r->M) {
+      /* a submission has sat unmined for STALL_S seconds while the others are done: anvil's
+       * automine can leave a transaction that arrived during a block's mining in the pool until
+       * the next transaction comes; mine a block for it (counted, and the round's time shows it) */
+      pthread_mutex_unlock(&r->mu);
+      json_t *ign = NULL;
+      bbvfl_err e2 = {0};
+      if (bbvfl_rpc_call(x->drv->rpc, "evm_mine", json_array(), &ign, &e2) == 0) x->res->stalls++;
+      json_decref(ign);
+      pthread_mutex_lock(&r->mu);
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+/* The naive contract's aggregate() call of round rd (its time ends the round: *t1). */
+static int naive_aggregate(bench *x, uint64_t k, uint64_t rd, bbvfl_cbench_round *out_r, double *t1, bbvfl_err *err) {
+  uint8_t *d = NULL;
+  size_t len;
+  bbvfl_receipt rcpt;
+  if (bbvfl_cenc_naive_aggregate(rd, &d, &len, err) != 0) return -1;
+  uint64_t g = 0;
+  if (k == 0 && estimate(&x->p->c[0], x->r.to, d, len, "the naive aggregate() call", x->limit, &g, err) != 0) {
+    free(d);
+    return -1;
+  }
+  if (k == 0) x->post_limit = gas_with_margin(g, 20000, x->limit);
+  if (tx_owned(&x->p->c[0], x->r.to, d, len, x->post_limit, &rcpt, err) != 0)
+    return bbvfl_wrap(err, "naive aggregate() of round %llu", (unsigned long long)rd);
+  *t1 = bbvfl_now();
+  out_r->gas += rcpt.gas_used;
+  if (rcpt.gas_used > out_r->max_tx_gas) out_r->max_tx_gas = rcpt.gas_used;
+  bbvfl_receipt_clear(&rcpt);
+  return 0;
+}
+
+/* The active client's gradient post of TRAIN round rd. */
+static int post_gradient(bench *x, uint64_t rd, bbvfl_cbench_round *out_r, bbvfl_err *err) {
+  uint8_t *d = NULL;
+  size_t len;
+  bbvfl_receipt rcpt;
+  random_grad(x);
+  if (bbvfl_cenc_post_gradient(rd, x->grad, 4 * x->n, x->fparams, 4 * ((size_t)x->cfg->P + 1), &d, &len, err) != 0)
+    return -1;
+  if (!x->post_limit) {
+    uint64_t g;
+    if (estimate(&x->p->c[x->active], x->r.to, d, len, "the gradient post", x->limit, &g, err) != 0) {
+      free(d);
+      return -1;
+    }
+    x->post_limit = gas_with_margin(g, 20000, x->limit);
+  }
+  double tp = bbvfl_now();
+  if (tx_owned(&x->p->c[x->active], x->r.to, d, len, x->post_limit, &rcpt, err) != 0)
+    return bbvfl_wrap(err, "gradient post of round %llu", (unsigned long long)rd);
+  out_r->post_ms = (bbvfl_now() - tp) * 1e3;
+  out_r->post_gas = rcpt.gas_used;
+  bbvfl_receipt_clear(&rcpt);
+  return 0;
+}
+
+/* A bare signed 1-wei transfer to receipt, on the chain as it is now (not part of the round). */
+static int floor_transfer(bench *x, uint64_t k, bbvfl_cbench_round *out_r, bbvfl_err *err) {
+  const bbvfl_u256 one = bbvfl_u256_from_u64(1);
+  bbvfl_receipt fr;
+  double tf = bbvfl_now();
+  if (bbvfl_sender_transact(x->drv->s, x->p->c[0].key.addr, &one, NULL, 0, 21000, TX_TIMEOUT_S, &fr, err) != 0) {
+    bbvfl_receipt_clear(&fr);
+    return bbvfl_wrap(err, "the interleaved floor transfer after round %llu", (unsigned long long)k);
+  }
+  out_r->floor_ms = (bbvfl_now() - tf) * 1e3;
+  bbvfl_receipt_clear(&fr);
+  return 0;
+}
+
+/* Round k of the run (contract round rd): the M submissions, the naive aggregate() or the check
+ * that exactly one completed the round, the gradient post, the floor transfer. */
+static int one_round(bench *x, uint64_t k, uint64_t rd, bbvfl_err *err) {
+  const bbvfl_cbench_cfg *cfg = x->cfg;
+  const int M = x->r.M;
+  bbvfl_cbench_round *out_r = &x->res->rounds[k];
+  out_r->round = k;
+  out_r->contract_round = rd;
+  out_r->epoch = (uint32_t)(k / x->per_epoch);
+  out_r->train = x->naive || rd % x->per_epoch < cfg->T;
+  if (encode_submissions(x, k, rd, err) != 0) return -1;
+  submit_all(x);
+  double t0 = x->w[0].t_start, t1 = 0;
+  int ncompleted = 0;
+  for (int i = 0; i < M; i++) {
+    const worker *wi = &x->w[i];
+    if (wi->rc != 0) {
+      if (err) *err = wi->err;
+      return bbvfl_wrap(err, "round %llu, submission of benchmark client %d", (unsigned long long)rd, i);
+    }
+    if (wi->t_start < t0) t0 = wi->t_start;
+    out_r->gas += wi->gas;
+    if (wi->gas > out_r->max_tx_gas) out_r->max_tx_gas = wi->gas;
+    if (wi->completed) {
+      ncompleted++;
+      t1 = wi->t_done;
+    }
+  }
+  if (x->naive) {
+    if (naive_aggregate(x, k, rd, out_r, &t1, err) != 0) return -1;
+  } else if (ncompleted != 1) {
+    return bbvfl_fail(err, BBVFL_E_STATE, "round %llu: %d of the %d submissions reported RoundCompleted (expected 1)",
+                      (unsigned long long)rd, ncompleted, M);
+  }
+  out_r->agg_ms = (t1 - t0) * 1e3;
+  if (!x->naive && out_r->train && post_gradient(x, rd, out_r, err) != 0) return -1;
+  if (cfg->floor_each_round && floor_transfer(x, k, out_r, err) != 0) return -1;
+  return 0;
+}
+
+/* Stops the threads and frees what the run allocated (not the result). */
+static void bench_end(bench *x) {
+  run *r = &x->r;
+  if (x->nth > 0) {
+    pthread_mutex_lock(&r->mu);
+    r->stop = 1;
+    pthread_cond_broadcast(&r->go);
+    pthread_mutex_unlock(&r->mu);
+    for (int i = 0; i < x->nth; i++) pthread_join(x->th[i], NULL);
+  }
+  if (x->barriers) {
+    pthread_cond_destroy(&r->go);
+    pthread_cond_destroy(&r->fin);
+    pthread_mutex_destroy(&r->mu);
+  }
+  if (x->w)
+    for (int i = 0; i < r->M; i++) free(x->w[i].data);
+  free(x->w);
+  free(x->q);
+  free(x->h);
+  free(x->grad);
+  free(x->fparams);
+  free(x->th);
+}
+
+/* The run's buffers, its result's rounds and the RoundCompleted topic. */
+static int bench_init(bench *x, bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cbench_result *res,
+                      bbvfl_err *err) {
+  memset(x, 0, sizeof *x);
+  x->p = p;
+  x->cfg = cfg;
+  x->res = res;
+  x->naive = cfg->kind == BBVFL_CBENCH_NAIVE;
+  x->masked = cfg->kind == BBVFL_CBENCH_MASKED;
+  x->per_epoch = x->naive ? cfg->T : cfg->T + cfg->V;
+  x->total = (uint64_t)cfg->epochs * x->per_epoch;
+  x->n = (size_t)cfg->B * cfg->P;
+  x->qlen = x->masked ? 2 * x->n : x->n;
+  x->limit = tx_limit(p);
+  x->r.M = cfg->M;
+  x->drv = &p->c[p->n];
+  x->w = calloc((size_t)cfg->M, sizeof *x->w);
+  x->q = malloc(x->qlen ? x->qlen : 1);
+  x->h = malloc(x->n * sizeof *x->h);
+  x->grad = malloc(4 * x->n);
+  x->fparams = calloc((size_t)cfg->P + 1, 4);
+  x->th = calloc((size_t)cfg->M, sizeof *x->th);
+  res->rounds = calloc(x->total, sizeof *res->rounds);
+  if (!x->w || !x->q || !x->h || !x->grad || !x->fparams || !x->th || !res->rounds)
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  res->nrounds = x->total;
+  uint8_t t[32];
+  bbvfl_cev_topic(BBVFL_EV_ROUND_COMPLETED, t);
+  x->r.completed_topic[0] = '0';
+  x->r.completed_topic[1] = 'x';
+  for (int i = 0; i < 32; i++) snprintf(x->r.completed_topic + 2 + 2 * i, 3, "%02x", t[i]);
+  return 0;
+}
+
 int bbvfl_cbench_run(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, bbvfl_cbench_result *res, bbvfl_err *err) {
   memset(res, 0, sizeof *res);
   if (check_cfg(p, cfg, err) != 0) return -1;
-  const int M = cfg->M, naive = cfg->kind == BBVFL_CBENCH_NAIVE, masked = cfg->kind == BBVFL_CBENCH_MASKED;
-  const uint32_t per_epoch = naive ? cfg->T : cfg->T + cfg->V;
-  const uint64_t total = (uint64_t)cfg->epochs * per_epoch;
-  const size_t n = (size_t)cfg->B * cfg->P;
-  const size_t qlen = masked ? 2 * n : n;
-  const uint64_t limit = tx_limit(p);
-
-  run r;
-  memset(&r, 0, sizeof r);
-  r.M = M;
-  worker *w = calloc((size_t)M, sizeof *w);
-  uint8_t *q = malloc(qlen ? qlen : 1);
-  float *h = malloc(n * sizeof *h);
-  uint8_t *grad = malloc(4 * n), *fparams = calloc((size_t)cfg->P + 1, 4);
-  pthread_t *th = calloc((size_t)M, sizeof *th);
-  int nth = 0, barriers = 0, rc = -1, active = 0;
-  pool_client *drv = &p->c[p->n]; /* the driver's own key and connection (main thread only) */
-  res->rounds = calloc(total, sizeof *res->rounds);
-  if (!w || !q || !h || !grad || !fparams || !th || !res->rounds) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  res->nrounds = total;
-  {
-    uint8_t t[32];
-    bbvfl_cev_topic(BBVFL_EV_ROUND_COMPLETED, t);
-    r.completed_topic[0] = '0';
-    r.completed_topic[1] = 'x';
-    for (int i = 0; i < 32; i++) snprintf(r.completed_topic + 2 + 2 * i, 3, "%02x", t[i]);
-  }
+  const int M = cfg->M;
+  bench x;
+  int rc = -1;
   char snap0[80] = "", snap_e[80] = "";
+  if (bench_init(&x, p, cfg, res, err) != 0) goto out;
   if (cfg->reset && snapshot(&p->c[0], snap0, sizeof snap0, err) != 0) goto out;
   double t_setup = bbvfl_now();
-  if (naive ? setup_naive(p, cfg, r.to, res, err) : setup_bbvfl(p, cfg, r.to, &active, res, err)) goto out;
+  if (x.naive ? setup_naive(p, cfg, x.r.to, res, err) : setup_bbvfl(p, cfg, x.r.to, &x.active, res, err)) goto out;
   res->setup_s = bbvfl_now() - t_setup;
   if (cfg->reset >= 2 && snapshot(&p->c[0], snap_e, sizeof snap_e, err) != 0) goto out;
 
-  bbvfl_rng rng;
   /* the seed mixed with a fresh random word: two runs never send byte-identical submissions (after
    * an evm_revert the node would answer an identical one with its forgotten receipt) */
-  bbvfl_rng_init_seeded(&rng, cfg->seed ^ (jitter_gas(0) << 32 | jitter_gas(0)),
+  bbvfl_rng_init_seeded(&x.rng, cfg->seed ^ (jitter_gas(0) << 32 | jitter_gas(0)),
                         bbvfl_rng_stream(BBVFL_STREAM_TEST, 0x62656e63));
-  bbvfl_mech mech = {.kind = BBVFL_MECH_PBM, .b = cfg->b, .beta = cfg->beta, .C = 1.0};
-  for (size_t j = 0; j < 4 * n; j++) grad[j] = (uint8_t)bbvfl_rng_u32(&rng);
-  for (size_t j = 0; j < 4 * n; j += 4) grad[j] = (uint8_t)(grad[j] & 0x3c); /* finite, small floats */
-
-  if (pthread_mutex_init(&r.mu, NULL) != 0) {
-    bbvfl_fail(err, BBVFL_E_STATE, "cannot create the benchmark's thread lock");
-    goto out;
-  }
-  if (pthread_cond_init(&r.go, NULL) != 0 || pthread_cond_init(&r.fin, NULL) != 0) {
-    pthread_mutex_destroy(&r.mu);
-    bbvfl_fail(err, BBVFL_E_STATE, "cannot create the benchmark's thread signals");
-    goto out;
-  }
-  barriers = 1;
-  for (int i = 0; i < M; i++) {
-    w[i].r = &r;
-    w[i].c = &p->c[i];
-  }
-  for (; nth < M; nth++)
-    if (pthread_create(&th[nth], NULL, worker_main, &w[nth]) != 0) {
-      bbvfl_fail(err, BBVFL_E_STATE, "cannot start benchmark client thread %d", nth);
-      goto out;
-    }
-
-  uint64_t post_limit = 0;
-  for (uint64_t k = 0; k < total; k++) {
-    bbvfl_cbench_round *out_r = &res->rounds[k];
+  x.mech = (bbvfl_mech){.kind = BBVFL_MECH_PBM, .b = cfg->b, .beta = cfg->beta, .C = 1.0};
+  random_grad(&x);
+  if (start_workers(&x, err) != 0) goto out;
+  for (uint64_t k = 0; k < x.total; k++) {
     /* with reset every epoch replays the first epoch's rounds on the contract */
-    const uint64_t rd = cfg->reset >= 2 ? k % per_epoch : k;
+    const uint64_t rd = cfg->reset >= 2 ? k % x.per_epoch : k;
     if (cfg->reset >= 2 && k > 0 && rd == 0) {
       if (revert_to(p, M, snap_e, err) != 0 || snapshot(&p->c[0], snap_e, sizeof snap_e, err) != 0) goto out;
     }
-    out_r->round = k;
-    out_r->contract_round = rd;
-    out_r->epoch = (uint32_t)(k / per_epoch);
-    out_r->train = naive || rd % per_epoch < cfg->T;
-    for (int i = 0; i < M; i++) {
-      if (masked) {
-        bbvfl_rng_bytes(&rng, q, qlen);
-      } else {
-        for (size_t j = 0; j < n; j++) h[j] = (float)(2.0 * bbvfl_rng_uniform(&rng) - 1.0);
-        bbvfl_pbm_quantize(&mech, h, n, &rng, q);
-      }
-      free(w[i].data);
-      w[i].data = NULL;
-      if ((naive ? naive_submit_calldata(rd, q, n, &w[i].data, &w[i].len, err)
-                 : bbvfl_cenc_submit(rd, q, qlen, &w[i].data, &w[i].len, err)) != 0)
-        goto out;
-    }
-    if (k == 0) {
-      uint64_t est;
-      if (estimate(&p->c[0], r.to, w[0].data, w[0].len, "one submission", limit, &est, err) != 0) goto out;
-      r.gas_limit = gas_with_margin(est, 30000 + 8 * qlen, limit);
-      res->submit_gas_limit = r.gas_limit;
-    }
-    pthread_mutex_lock(&r.mu);
-    r.ndone = 0;
-    r.gen++;
-    pthread_cond_broadcast(&r.go);
-    while (r.ndone < M) {
-      struct timespec dl;
-      clock_gettime(CLOCK_REALTIME, &dl);
-      dl.tv_sec += STALL_S;
-      if (pthread_cond_timedwait(&r.fin, &r.mu, &dl) == ETIMEDOUT && r.ndone < M) {
-        /* a submission has sat unmined for STALL_S seconds while the others are done: anvil's
-         * automine can leave a transaction that arrived during a block's mining in the pool until
-         * the next transaction comes; mine a block for it (counted, and the round's time shows it) */
-        pthread_mutex_unlock(&r.mu);
-        json_t *ign = NULL;
-        bbvfl_err e2 = {0};
-        if (bbvfl_rpc_call(drv->rpc, "evm_mine", json_array(), &ign, &e2) == 0) res->stalls++;
-        json_decref(ign);
-        pthread_mutex_lock(&r.mu);
-      }
-    }
-    pthread_mutex_unlock(&r.mu);
-    double t0 = w[0].t_start, t1 = 0;
-    int ncompleted = 0;
-    for (int i = 0; i < M; i++) {
-      if (w[i].rc != 0) {
-        if (err) *err = w[i].err;
-        bbvfl_wrap(err, "round %llu, submission of benchmark client %d", (unsigned long long)rd, i);
-        goto out;
-      }
-      if (w[i].t_start < t0) t0 = w[i].t_start;
-      out_r->gas += w[i].gas;
-      if (w[i].gas > out_r->max_tx_gas) out_r->max_tx_gas = w[i].gas;
-      if (w[i].completed) {
-        ncompleted++;
-        t1 = w[i].t_done;
-      }
-    }
-    if (naive) {
-      uint64_t arg = rd;
-      uint8_t *d = NULL;
-      size_t len;
-      bbvfl_receipt rcpt;
-      if (sel_calldata("aggregate(uint256)", &arg, 1, &d, &len, err) != 0) goto out;
-      uint64_t g = 0;
-      if (k == 0 && estimate(&p->c[0], r.to, d, len, "the naive aggregate() call", limit, &g, err) != 0) {
-        free(d);
-        goto out;
-      }
-      if (k == 0) post_limit = gas_with_margin(g, 20000, limit);
-      if (tx_owned(&p->c[0], r.to, d, len, post_limit, &rcpt, err) != 0) {
-        bbvfl_wrap(err, "naive aggregate() of round %llu", (unsigned long long)rd);
-        goto out;
-      }
-      t1 = bbvfl_now();
-      out_r->gas += rcpt.gas_used;
-      if (rcpt.gas_used > out_r->max_tx_gas) out_r->max_tx_gas = rcpt.gas_used;
-      bbvfl_receipt_clear(&rcpt);
-    } else if (ncompleted != 1) {
-      bbvfl_fail(err, BBVFL_E_STATE, "round %llu: %d of the %d submissions reported RoundCompleted (expected 1)",
-                 (unsigned long long)rd, ncompleted, M);
-      goto out;
-    }
-    out_r->agg_ms = (t1 - t0) * 1e3;
-    if (!naive && out_r->train) {
-      uint8_t *d = NULL;
-      size_t len;
-      bbvfl_receipt rcpt;
-      for (size_t j = 0; j < 4 * n; j++) grad[j] = (uint8_t)bbvfl_rng_u32(&rng);
-      for (size_t j = 0; j < 4 * n; j += 4) grad[j] = (uint8_t)(grad[j] & 0x3c); /* finite, small floats */
-      if (bbvfl_cenc_post_gradient(rd, grad, 4 * n, fparams, 4 * ((size_t)cfg->P + 1), &d, &len, err) != 0) goto out;
-      if (!post_limit) {
-        uint64_t g;
-        if (estimate(&p->c[active], r.to, d, len, "the gradient post", limit, &g, err) != 0) {
-          free(d);
-          goto out;
-        }
-        post_limit = gas_with_margin(g, 20000, limit);
-      }
-      double tp = bbvfl_now();
-      if (tx_owned(&p->c[active], r.to, d, len, post_limit, &rcpt, err) != 0) {
-        bbvfl_wrap(err, "gradient post of round %llu", (unsigned long long)rd);
-        goto out;
-      }
-      out_r->post_ms = (bbvfl_now() - tp) * 1e3;
-      out_r->post_gas = rcpt.gas_used;
-      bbvfl_receipt_clear(&rcpt);
-    }
-    if (cfg->floor_each_round) {
-      /* a bare signed 1-wei transfer to receipt, on the chain as it is now (not part of the round) */
-      const bbvfl_u256 one = bbvfl_u256_from_u64(1);
-      bbvfl_receipt fr;
-      double tf = bbvfl_now();
-      if (bbvfl_sender_transact(drv->s, p->c[0].key.addr, &one, NULL, 0, 21000, TX_TIMEOUT_S, &fr, err) != 0) {
-        bbvfl_receipt_clear(&fr);
-        bbvfl_wrap(err, "the interleaved floor transfer after round %llu", (unsigned long long)k);
-        goto out;
-      }
-      out_r->floor_ms = (bbvfl_now() - tf) * 1e3;
-      bbvfl_receipt_clear(&fr);
-    }
-        if (cfg->on_round) cfg->on_round(cfg->ctx, k + 1, total);
+    if (one_round(&x, k, rd, err) != 0) goto out;
+    if (cfg->on_round) cfg->on_round(cfg->ctx, k + 1, x.total);
   }
   rc = 0;
 out:
-  if (nth > 0) {
-    pthread_mutex_lock(&r.mu);
-    r.stop = 1;
-    pthread_cond_broadcast(&r.go);
-    pthread_mutex_unlock(&r.mu);
-    for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
-  }
+  bench_end(&x);
   if (snap0[0]) {
     bbvfl_err e2 = {0};
     if (revert_to(p, M, snap0, &e2) != 0 && rc == 0) {
@@ -676,19 +597,6 @@ out:
       rc = -1;
     }
   }
-  if (barriers) {
-    pthread_cond_destroy(&r.go);
-    pthread_cond_destroy(&r.fin);
-    pthread_mutex_destroy(&r.mu);
-  }
-  if (w)
-    for (int i = 0; i < M; i++) free(w[i].data);
-  free(w);
-  free(q);
-  free(h);
-  free(grad);
-  free(fparams);
-  free(th);
   if (rc != 0) bbvfl_cbench_result_free(res);
   return rc;
 }

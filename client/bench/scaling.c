@@ -9,6 +9,7 @@
 
 #include "bench/bench.h"
 #include "common/fsutil.h"
+#include "dp/mech.h"
 
 void bbvfl_bench_scaling_defaults(bbvfl_bench_scaling_opts *o) {
   memset(o, 0, sizeof *o);
@@ -261,7 +262,7 @@ int bbvfl_bench_scaling_check(const bbvfl_bench_scaling_opts *o, bbvfl_err *err)
   if (o->floor_n < 1 || o->floor_n > 100000)
     return bbvfl_fail(err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o->floor_n);
   for (int i = 0; i < o->nM; i++)
-    if (o->Ms[i] * o->b >= 65536)
+    if (!bbvfl_pbm_lanes_fit(o->Ms[i], o->b))
       return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o->Ms[i], o->b);
   return 0;
 }

@@ -18,6 +18,7 @@
 
 #include "bench/bench.h"
 #include "common/fsutil.h"
+#include "dp/mech.h"
 #include "ml/metrics.h"
 #include "offchain/offchain.h"
 
@@ -140,25 +141,10 @@ out:
   return o;
 }
 
-int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o, bbvfl_bench_progress *pr, json_t **out, bbvfl_err *err) {
-  *out = NULL;
-  json_t *top = json_object(), *rows = json_array();
-  bbvfl_dataset ds;
-  memset(&ds, 0, sizeof ds);
-  int loaded = 0, rc = -1;
-  const int nrow = o->nM * o->nb;
-  bbvfl_bench_stats *off = calloc((size_t)nrow, sizeof *off); /* the off-chain training aggregation, per epoch */
-  double *off_eval = calloc((size_t)nrow, sizeof *off_eval);
-  size_t T = 0, V = 0;
-  if (!top || !rows || !off || !off_eval) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  /* 1. off-chain: the trainer's own aggregation timer, per epoch */
-  bbvfl_csv_opts co = {0};
-  if (bbvfl_csv_load(o->data ? o->data : bbvfl_default_data_path(), &co, &ds, err) != 0) goto out;
-  loaded = 1;
-  bbvfl_bench_progress_note(pr, "bench table1: off-chain runs (the trainer's in-process aggregator) ...");
+/* 1. off-chain: the trainer's own aggregation timer per epoch, for every (M, b); *T, *V: the
+ * rounds per epoch of the paper's round structure. */
+static int offchain_rows(const bbvfl_bench_table1_opts *o, const bbvfl_dataset *ds, bbvfl_bench_stats *off,
+                         double *off_eval, size_t *T, size_t *V, bbvfl_err *err) {
   for (int i = 0; i < o->nM; i++)
     for (int j = 0; j < o->nb; j++) {
       bbvfl_offchain_cfg cfg;
@@ -176,10 +162,8 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
       cfg.eval_rows_per_round = cfg.B;
       bbvfl_offchain_result res;
       memset(&res, 0, sizeof res);
-      if (bbvfl_offchain_train(&ds, &cfg, &res, err) != 0) {
-        bbvfl_wrap(err, "off-chain run M=%d b=%d", o->Ms[i], o->bs[j]);
-        goto out;
-      }
+      if (bbvfl_offchain_train(ds, &cfg, &res, err) != 0)
+        return bbvfl_wrap(err, "off-chain run M=%d b=%d", o->Ms[i], o->bs[j]);
       double tr[1024], ev[1024];
       int ne = res.epochs < 1024 ? res.epochs : 1024;
       for (int k = 0; k < ne; k++) {
@@ -189,125 +173,119 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
       int idx = i * o->nb + j;
       off[idx] = bbvfl_bench_stats_of(tr, (size_t)ne);
       off_eval[idx] = bbvfl_median(ev, (size_t)ne);
-      T = res.T;
-      V = res.V;
+      *T = res.T;
+      *V = res.V;
       bbvfl_offchain_result_free(&res);
     }
-  if (T < 1) {
-    bbvfl_fail(err, BBVFL_E_ARG, "the data set gives no training round at batch size %d", o->batch);
-    goto out;
+  if (*T < 1) return bbvfl_fail(err, BBVFL_E_ARG, "the data set gives no training round at batch size %d", o->batch);
+  return 0;
+}
+
+/* The demo's columns of a plain row (--demo): `bbvfl demo` at the same M and b. */
+static int demo_columns(const bbvfl_bench_table1_opts *o, bbvfl_bench_progress *pr, bbvfl_bench_round_ctx *pc,
+                        const bbvfl_cbench_cfg *c, size_t T, size_t V, json_t *row, bbvfl_err *err) {
+  char dd[4096];
+  snprintf(dd, sizeof dd, "%s/demo-M%d-b%d", o->demo_dir, c->M, c->b);
+  snprintf(pc->label, sizeof pc->label, "bbvfl demo M=%d b=%d (%d client processes)", c->M, c->b, c->M);
+  bbvfl_bench_progress_step(pr, 0, pc->label);
+  json_t *rep = NULL;
+  if (run_demo(o, c->M, c->b, dd, &rep, err) != 0) return -1;
+  json_object_set(row, "demo_onchain_s", json_object_get(rep, "onchain_agg_s_per_epoch"));
+  json_object_set(row, "demo_gas_per_coordinate", json_object_get(rep, "gas_per_coordinate"));
+  json_object_set(row, "demo_wall_s", json_object_get(rep, "wall_s"));
+  json_object_set(row, "demo_auroc", json_object_get(rep, "auroc"));
+  json_decref(rep);
+  bbvfl_bench_progress_step(pr, (uint64_t)o->epochs * (T + V), pc->label);
+  return 0;
+}
+
+/* One on-chain row: configuration (M = Ms[i], b = bs[j], plain or masked) run by the lean driver,
+ * with its off-chain figures, the demo's and the paper's beside it. *row: new reference. */
+static int onchain_config(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o, bbvfl_bench_progress *pr,
+                          bbvfl_bench_round_ctx *pc, const bbvfl_bench_stats *off, const double *off_eval, size_t T,
+                          size_t V, double floor_ms, int i, int j, int masked, json_t **rowp, bbvfl_err *err) {
+  int idx = i * o->nb + j, ep = masked ? o->masked_epochs : o->epochs;
+  bbvfl_cbench_cfg c = {.kind = masked ? BBVFL_CBENCH_MASKED : BBVFL_CBENCH_PLAIN,
+                        .M = o->Ms[i],
+                        .B = (uint32_t)o->batch,
+                        .P = (uint32_t)o->P,
+                        .b = o->bs[j],
+                        .beta = o->beta,
+                        .T = (uint32_t)T,
+                        .V = (uint32_t)V,
+                        .epochs = (uint32_t)ep,
+                        .seed = o->seed,
+                        .reset = o->reset,
+                        .floor_each_round = 1,
+                        .on_round = bbvfl_bench_on_round,
+                        .ctx = pc};
+  snprintf(pc->label, sizeof pc->label, "on-chain M=%d b=%d %s", c.M, c.b, masked ? "masked" : "plain");
+  bbvfl_cbench_result r;
+  if (bbvfl_cbench_run(e->pool, &c, &r, err) != 0)
+    return bbvfl_wrap(err, "on-chain run M=%d b=%d (%s)", c.M, c.b, masked ? "masked" : "plain");
+  json_t *row = onchain_row(&r, c.M, c.B, c.P, ep, floor_ms, off[idx].median);
+  bbvfl_cbench_result_free(&r);
+  if (!row) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  json_object_set_new(row, "M", json_integer(c.M));
+  json_object_set_new(row, "b", json_integer(c.b));
+  json_object_set_new(row, "masked", json_boolean(masked));
+  if (o->demo && !masked && demo_columns(o, pr, pc, &c, T, V, row, err) != 0) {
+    json_decref(row);
+    return -1;
   }
-  /* 2. the floor, in the same run on the same node */
-  bbvfl_bench_progress_note(pr, "bench table1: floor (signed 1-wei transfer to receipt, eth_sendRawTransactionSync) ...");
-  bbvfl_bench_floor_result fl;
-  if (bbvfl_bench_floor_measure(e->rpc_url, o->floor_n, 10, 1, &fl, err) != 0) goto out;
-  /* 3. on-chain rows */
-  uint64_t total = 0;
-  for (int i = 0; i < o->nM; i++)
-    total += (uint64_t)o->nb * ((uint64_t)o->epochs * (o->demo ? 2 : 1) + (uint64_t)o->masked_epochs) * (T + V);
-  total += (uint64_t)o->naive_rounds;
-  bbvfl_bench_progress_add_total(pr, total);
-  bbvfl_bench_round_ctx pc = {.pr = pr};
-  for (int i = 0; i < o->nM; i++)
-    for (int j = 0; j < o->nb; j++)
-      for (int masked = 0; masked <= (o->masked_epochs > 0); masked++) {
-        int idx = i * o->nb + j, ep = masked ? o->masked_epochs : o->epochs;
-        bbvfl_cbench_cfg c = {.kind = masked ? BBVFL_CBENCH_MASKED : BBVFL_CBENCH_PLAIN,
-                              .M = o->Ms[i],
-                              .B = (uint32_t)o->batch,
-                              .P = (uint32_t)o->P,
-                              .b = o->bs[j],
-                              .beta = o->beta,
-                              .T = (uint32_t)T,
-                              .V = (uint32_t)V,
-                              .epochs = (uint32_t)ep,
-                              .seed = o->seed,
-                              .reset = o->reset,
-                              .floor_each_round = 1,
-                              .on_round = bbvfl_bench_on_round,
-                              .ctx = &pc};
-        snprintf(pc.label, sizeof pc.label, "on-chain M=%d b=%d %s", c.M, c.b, masked ? "masked" : "plain");
-        bbvfl_cbench_result r;
-        if (bbvfl_cbench_run(e->pool, &c, &r, err) != 0) {
-          bbvfl_wrap(err, "on-chain run M=%d b=%d (%s)", c.M, c.b, masked ? "masked" : "plain");
-          goto out;
-        }
-        json_t *row = onchain_row(&r, c.M, c.B, c.P, ep, fl.total.median, off[idx].median);
-        bbvfl_cbench_result_free(&r);
-        if (!row) {
-          bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-          goto out;
-        }
-        json_object_set_new(row, "M", json_integer(c.M));
-        json_object_set_new(row, "b", json_integer(c.b));
-        json_object_set_new(row, "masked", json_boolean(masked));
-        if (o->demo && !masked) {
-          char dd[4096];
-          snprintf(dd, sizeof dd, "%s/demo-M%d-b%d", o->demo_dir, c.M, c.b);
-          snprintf(pc.label, sizeof pc.label, "bbvfl demo M=%d b=%d (%d client processes)", c.M, c.b, c.M);
-          bbvfl_bench_progress_step(pr, 0, pc.label);
-          json_t *rep = NULL;
-          if (run_demo(o, c.M, c.b, dd, &rep, err) != 0) {
-            json_decref(row);
-            goto out;
-          }
-          json_object_set(row, "demo_onchain_s", json_object_get(rep, "onchain_agg_s_per_epoch"));
-          json_object_set(row, "demo_gas_per_coordinate", json_object_get(rep, "gas_per_coordinate"));
-          json_object_set(row, "demo_wall_s", json_object_get(rep, "wall_s"));
-          json_object_set(row, "demo_auroc", json_object_get(rep, "auroc"));
-          json_decref(rep);
-          bbvfl_bench_progress_step(pr, (uint64_t)o->epochs * (T + V), pc.label);
-        }
-        bbvfl_bench_set_range(row, "offchain_s", &off[idx]);
-        json_object_set_new(row, "offchain_eval_s", json_real(off_eval[idx]));
-        for (size_t k = 0; k < sizeof PAPER / sizeof PAPER[0]; k++)
-          if (PAPER[k].M == c.M && PAPER[k].b == c.b) {
-            json_object_set_new(row, "paper_offchain_s", json_real(PAPER[k].off));
-            json_object_set_new(row, "paper_onchain_s", json_real(PAPER[k].on));
-          }
-        json_array_append_new(rows, row);
-      }
-  /* 4. the naive baseline at the first M and the last b */
-  double naive_gpc = 0, naive_ms = 0;
-  if (o->naive_rounds > 0) {
-    bbvfl_cbench_cfg c = {.kind = BBVFL_CBENCH_NAIVE,
-                          .M = o->Ms[0],
-                          .B = (uint32_t)o->batch,
-                          .P = (uint32_t)o->P,
-                          .b = o->bs[o->nb - 1],
-                          .beta = o->beta,
-                          .T = (uint32_t)o->naive_rounds,
-                          .V = 0,
-                          .epochs = 1,
-                          .seed = o->seed,
-                          .reset = o->reset,
-                          .on_round = bbvfl_bench_on_round,
-                          .ctx = &pc};
-    snprintf(pc.label, sizeof pc.label, "naive contract M=%d b=%d", c.M, c.b);
-    bbvfl_cbench_result r;
-    if (bbvfl_cbench_run(e->pool, &c, &r, err) != 0) {
-      bbvfl_wrap(err, "naive baseline run");
-      goto out;
+  bbvfl_bench_set_range(row, "offchain_s", &off[idx]);
+  json_object_set_new(row, "offchain_eval_s", json_real(off_eval[idx]));
+  for (size_t k = 0; k < sizeof PAPER / sizeof PAPER[0]; k++)
+    if (PAPER[k].M == c.M && PAPER[k].b == c.b) {
+      json_object_set_new(row, "paper_offchain_s", json_real(PAPER[k].off));
+      json_object_set_new(row, "paper_onchain_s", json_real(PAPER[k].on));
     }
-    double g = 0, *ms = calloc(r.nrounds, sizeof *ms);
-    if (!ms) {
-      bbvfl_cbench_result_free(&r);
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-    for (size_t k = 0; k < r.nrounds; k++) {
-      g += (double)r.rounds[k].gas;
-      ms[k] = r.rounds[k].agg_ms;
-    }
-    naive_gpc = g / (double)r.nrounds / ((double)c.M * c.B * c.P);
-    naive_ms = bbvfl_median(ms, r.nrounds);
-    free(ms);
+  *rowp = row;
+  return 0;
+}
+
+/* 4. the naive baseline at the first M and the last b: top's "naive", *gpc and *ms. */
+static int naive_baseline(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o, bbvfl_bench_round_ctx *pc, json_t *top,
+                          double *gpc, double *round_ms, bbvfl_err *err) {
+  bbvfl_cbench_cfg c = {.kind = BBVFL_CBENCH_NAIVE,
+                        .M = o->Ms[0],
+                        .B = (uint32_t)o->batch,
+                        .P = (uint32_t)o->P,
+                        .b = o->bs[o->nb - 1],
+                        .beta = o->beta,
+                        .T = (uint32_t)o->naive_rounds,
+                        .V = 0,
+                        .epochs = 1,
+                        .seed = o->seed,
+                        .reset = o->reset,
+                        .on_round = bbvfl_bench_on_round,
+                        .ctx = pc};
+  snprintf(pc->label, sizeof pc->label, "naive contract M=%d b=%d", c.M, c.b);
+  bbvfl_cbench_result r;
+  if (bbvfl_cbench_run(e->pool, &c, &r, err) != 0) return bbvfl_wrap(err, "naive baseline run");
+  double g = 0, *ms = calloc(r.nrounds, sizeof *ms);
+  if (!ms) {
     bbvfl_cbench_result_free(&r);
-    json_object_set_new(top, "naive", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "M", c.M, "B", (int)c.B, "P",
-                                                 (int)c.P, "b", c.b, "rounds", o->naive_rounds,
-                                                 "gas_per_coordinate", naive_gpc, "round_ms", naive_ms));
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   }
-  bbvfl_bench_progress_end(pr);
+  for (size_t k = 0; k < r.nrounds; k++) {
+    g += (double)r.rounds[k].gas;
+    ms[k] = r.rounds[k].agg_ms;
+  }
+  *gpc = g / (double)r.nrounds / ((double)c.M * c.B * c.P);
+  *round_ms = bbvfl_median(ms, r.nrounds);
+  free(ms);
+  bbvfl_cbench_result_free(&r);
+  json_object_set_new(top, "naive", json_pack("{s:i, s:i, s:i, s:i, s:i, s:f, s:f}", "M", c.M, "B", (int)c.B, "P",
+                                               (int)c.P, "b", c.b, "rounds", o->naive_rounds, "gas_per_coordinate",
+                                               *gpc, "round_ms", *round_ms));
+  return 0;
+}
+
+/* The table's top-level figures and configuration. */
+static void table1_top(json_t *top, const bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
+                       const bbvfl_bench_floor_result *flr, size_t T, size_t V, double naive_gpc, double naive_ms) {
+  const bbvfl_bench_floor_result fl = *flr;
   json_object_set_new(top, "mode", json_string("table1"));
   json_object_set_new(top, "floor_ms", json_real(fl.total.median));
   json_object_set_new(top, "floor", bbvfl_bench_stats_json(&fl.total));
@@ -330,6 +308,50 @@ int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o,
                                                     "same chain (evm_revert after it)"
                                                   : "every epoch from the post-setup snapshot (evm_revert), replaying "
                                                     "the session's first epoch on a chain of the same length"));
+}
+
+int bbvfl_bench_table1_run(bbvfl_bench_env *e, const bbvfl_bench_table1_opts *o, bbvfl_bench_progress *pr, json_t **out, bbvfl_err *err) {
+  *out = NULL;
+  json_t *top = json_object(), *rows = json_array();
+  bbvfl_dataset ds;
+  memset(&ds, 0, sizeof ds);
+  int loaded = 0, rc = -1;
+  const int nrow = o->nM * o->nb;
+  bbvfl_bench_stats *off = calloc((size_t)nrow, sizeof *off); /* the off-chain training aggregation, per epoch */
+  double *off_eval = calloc((size_t)nrow, sizeof *off_eval);
+  size_t T = 0, V = 0;
+  if (!top || !rows || !off || !off_eval) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  bbvfl_csv_opts co = {0};
+  if (bbvfl_csv_load(o->data ? o->data : bbvfl_default_data_path(), &co, &ds, err) != 0) goto out;
+  loaded = 1;
+  bbvfl_bench_progress_note(pr, "bench table1: off-chain runs (the trainer's in-process aggregator) ...");
+  if (offchain_rows(o, &ds, off, off_eval, &T, &V, err) != 0) goto out;
+  /* 2. the floor, in the same run on the same node */
+  bbvfl_bench_progress_note(pr, "bench table1: floor (signed 1-wei transfer to receipt, eth_sendRawTransactionSync) ...");
+  bbvfl_bench_floor_result fl;
+  if (bbvfl_bench_floor_measure(e->rpc_url, o->floor_n, 10, 1, &fl, err) != 0) goto out;
+  /* 3. on-chain rows */
+  uint64_t total = 0;
+  for (int i = 0; i < o->nM; i++)
+    total += (uint64_t)o->nb * ((uint64_t)o->epochs * (o->demo ? 2 : 1) + (uint64_t)o->masked_epochs) * (T + V);
+  total += (uint64_t)o->naive_rounds;
+  bbvfl_bench_progress_add_total(pr, total);
+  bbvfl_bench_round_ctx pc = {.pr = pr};
+  for (int i = 0; i < o->nM; i++)
+    for (int j = 0; j < o->nb; j++)
+      for (int masked = 0; masked <= (o->masked_epochs > 0); masked++) {
+        json_t *row = NULL;
+        if (onchain_config(e, o, pr, &pc, off, off_eval, T, V, fl.total.median, i, j, masked, &row, err) != 0)
+          goto out;
+        json_array_append_new(rows, row);
+      }
+  double naive_gpc = 0, naive_ms = 0;
+  if (o->naive_rounds > 0 && naive_baseline(e, o, &pc, top, &naive_gpc, &naive_ms, err) != 0) goto out;
+  bbvfl_bench_progress_end(pr);
+  table1_top(top, e, o, &fl, T, V, naive_gpc, naive_ms);
   json_object_set_new(top, "table1", rows);
   rows = NULL;
   *out = top;
@@ -422,7 +444,7 @@ int bbvfl_bench_table1_check(const bbvfl_bench_table1_opts *o, bbvfl_err *err) {
     return bbvfl_fail(err, BBVFL_E_ARG, "--floor-n must be in 1..100000 (got %d)", o->floor_n);
   for (int i = 0; i < o->nM; i++)
     for (int j = 0; j < o->nb; j++)
-      if (o->Ms[i] * o->bs[j] >= 65536)
+      if (!bbvfl_pbm_lanes_fit(o->Ms[i], o->bs[j]))
         return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %d*%d does not fit 16-bit lanes", o->Ms[i], o->bs[j]);
   return 0;
 }

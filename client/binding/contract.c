@@ -9,7 +9,7 @@
 #include "eth/hex.h"
 #include "eth/keccak.h"
 
-/* ------------------------------------------------------------------ encoders */
+/* ------------------------------------------------------------------ the round layout (encoders: binding/contract_enc.c) */
 
 uint32_t bbvfl_cconfig_windows(uint32_t R, uint32_t K) { return K ? (uint32_t)(((uint64_t)R + K - 1) / K) : 0; }
 
@@ -117,188 +117,6 @@ uint64_t bbvfl_cconfig_max_coords(const bbvfl_cconfig *c) {
   uint64_t tr = (uint64_t)c->window * c->batch, ev = c->eval_rows ? c->eval_rows_per_round : 0;
   if (ev > c->eval_rows) ev = c->eval_rows;
   return (tr > ev ? tr : ev) * c->dim;
-}
-
-int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_cconfig d = *c;
-  if (bbvfl_cconfig_derive(&d, err) < 0) return -1;
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, NULL);
-  bbvfl_abi_put_u64(&b, d.clients);
-  bbvfl_abi_put_u64(&b, d.batch);
-  bbvfl_abi_put_u64(&b, d.dim);
-  bbvfl_abi_put_u64(&b, d.levels);
-  bbvfl_abi_put_u64(&b, d.beta_micro);
-  bbvfl_abi_put_bool(&b, d.masked);
-  bbvfl_abi_put_u64(&b, d.batches_per_epoch);
-  bbvfl_abi_put_u64(&b, d.window);
-  bbvfl_abi_put_u64(&b, d.eval_rows);
-  bbvfl_abi_put_u64(&b, d.eval_rows_per_round);
-  bbvfl_abi_put_u64(&b, d.train_rows);
-  bbvfl_abi_put_u64(&b, d.test_rows);
-  bbvfl_abi_put_u64(&b, d.staleness);
-  bbvfl_abi_put_bool(&b, d.hashed);
-  bbvfl_abi_put_u64(&b, d.epochs);
-  bbvfl_abi_put_u256(&b, &d.reward_per_submission);
-  bbvfl_abi_put_u256(&b, &d.reward_pool);
-  bbvfl_abi_put_u64(&b, d.commit_blocks);
-  bbvfl_abi_put_u64(&b, d.reveal_blocks);
-  bbvfl_abi_put_u64(&b, d.active_blocks);
-  bbvfl_abi_put_u64(&b, d.round_timeout_blocks);
-  bbvfl_abi_put_u64(&b, d.curv_every);
-  bbvfl_abi_put_u64(&b, d.curv_rows);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-static int enc_noarg(const char *sig, uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, sig);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-static int enc_word(const char *sig, const uint8_t w[32], uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, sig);
-  bbvfl_abi_put_fixed_bytes(&b, w, 32);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_register(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "register(bytes)");
-  bbvfl_abi_put_bytes(&b, pubkey, 64);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_register_label_holder(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "registerLabelHolder(bytes)");
-  bbvfl_abi_put_bytes(&b, pubkey, 64);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_post_label_gradient(uint64_t round, const uint8_t *grad, size_t grad_len, uint8_t **out,
-                                   size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "postLabelGradient(uint64,bytes)");
-  bbvfl_abi_put_u64(&b, round);
-  bbvfl_abi_put_bytes(&b, grad, grad_len);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_commit(const uint8_t commitment[32], uint8_t **out, size_t *len, bbvfl_err *err) {
-  return enc_word("commit(bytes32)", commitment, out, len, err);
-}
-
-int bbvfl_cenc_reveal(const uint8_t secret[32], uint8_t **out, size_t *len, bbvfl_err *err) {
-  return enc_word("reveal(bytes32)", secret, out, len, err);
-}
-
-int bbvfl_cenc_finalize_election(uint8_t **out, size_t *len, bbvfl_err *err) {
-  return enc_noarg("finalizeElection()", out, len, err);
-}
-
-int bbvfl_cenc_reelect(uint8_t **out, size_t *len, bbvfl_err *err) {
-  return enc_noarg("reelect()", out, len, err);
-}
-
-int bbvfl_cenc_expire_round(uint8_t **out, size_t *len, bbvfl_err *err) {
-  return enc_noarg("expireRound()", out, len, err);
-}
-
-int bbvfl_cenc_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len,
-                      bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "submit(uint64,bytes)");
-  bbvfl_abi_put_u64(&b, round);
-  bbvfl_abi_put_bytes(&b, q, n);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_post_sum(uint64_t round, const uint8_t *sum, size_t n, uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  uint8_t h[32];
-  bbvfl_keccak256(sum, n, h);
-  bbvfl_abi_builder_init(&b, "postSum(uint64,bytes32)");
-  bbvfl_abi_put_u64(&b, round);
-  bbvfl_abi_put_word(&b, h);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_dispute(uint64_t round, const uint8_t claimer[20], const uint8_t sum_hash[32],
-                       const uint8_t *const *payloads, const size_t *lens, size_t n, uint8_t **out, size_t *len,
-                       bbvfl_err *err) {
-  bbvfl_abi_value args;
-  if (bbvfl_abi_value_list(&args, BBVFL_ABI_TUPLE, 4, err) < 0) return -1;
-  bbvfl_abi_value_u64(&args.items[0], round);
-  bbvfl_abi_value_address(&args.items[1], claimer);
-  bbvfl_abi_value_fixed_bytes(&args.items[2], sum_hash, 32);
-  int rc = bbvfl_abi_value_list(&args.items[3], BBVFL_ABI_ARRAY, n, err);
-  for (size_t i = 0; rc == 0 && i < n; i++) rc = bbvfl_abi_value_bytes(&args.items[3].items[i], payloads[i], lens[i], err);
-  if (rc == 0) rc = bbvfl_abi_encode_call("dispute(uint64,address,bytes32,bytes[])", &args, out, len, err);
-  bbvfl_abi_value_clear(&args);
-  return rc;
-}
-
-int bbvfl_cenc_aggregate(uint64_t round, const uint8_t *const *payloads, const size_t *lens, size_t n,
-                         uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_value args;
-  if (bbvfl_abi_value_list(&args, BBVFL_ABI_TUPLE, 2, err) < 0) return -1;
-  bbvfl_abi_value_u64(&args.items[0], round);
-  int rc = bbvfl_abi_value_list(&args.items[1], BBVFL_ABI_ARRAY, n, err);
-  for (size_t i = 0; rc == 0 && i < n; i++) rc = bbvfl_abi_value_bytes(&args.items[1].items[i], payloads[i], lens[i], err);
-  if (rc == 0) rc = bbvfl_abi_encode_call("aggregate(uint64,bytes[])", &args, out, len, err);
-  bbvfl_abi_value_clear(&args);
-  return rc;
-}
-
-int bbvfl_cenc_post_gradient(uint64_t round, const uint8_t *grad, size_t grad_len,
-                             const uint8_t *params, size_t params_len, uint8_t **out, size_t *len,
-                             bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "postGradient(uint64,bytes,bytes)");
-  bbvfl_abi_put_u64(&b, round);
-  bbvfl_abi_put_bytes(&b, grad, grad_len);
-  bbvfl_abi_put_bytes(&b, params, params_len);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_post_metrics(uint32_t epoch, uint32_t auroc_micro, uint32_t accuracy_micro,
-                            uint64_t loss_micro, uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "postMetrics(uint32,uint32,uint32,uint64)");
-  bbvfl_abi_put_u64(&b, epoch);
-  bbvfl_abi_put_u64(&b, auroc_micro);
-  bbvfl_abi_put_u64(&b, accuracy_micro);
-  bbvfl_abi_put_u64(&b, loss_micro);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-int bbvfl_cenc_pay_rewards(uint32_t epoch, uint8_t **out, size_t *len, bbvfl_err *err) {
-  bbvfl_abi_builder b;
-  bbvfl_abi_builder_init(&b, "payRewards(uint32)");
-  bbvfl_abi_put_u64(&b, epoch);
-  return bbvfl_abi_builder_finish(&b, out, len, err);
-}
-
-void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]) {
-  uint8_t buf[52];
-  memcpy(buf, secret, 32);
-  memcpy(buf + 32, sender, 20);
-  bbvfl_keccak256(buf, sizeof buf, out);
-}
-
-void bbvfl_election_seed(const uint8_t (*secrets)[32], size_t n, uint8_t S[32]) {
-  bbvfl_keccak_ctx c;
-  bbvfl_keccak_init(&c);
-  for (size_t i = 0; i < n; i++) bbvfl_keccak_update(&c, secrets[i], 32);
-  bbvfl_keccak_final(&c, S);
-}
-
-uint64_t bbvfl_election_pick(const uint8_t S[32], uint64_t n) {
-  bbvfl_u256 v;
-  memcpy(v.be, S, 32);
-  return bbvfl_u256_mod_u64(&v, n);
 }
 
 /* ------------------------------------------------------------------ view decoders */
@@ -482,6 +300,34 @@ int bbvfl_cdec_word(const uint8_t *d, size_t len, uint8_t out[32], bbvfl_err *er
 
 int bbvfl_cdec_address(const uint8_t *d, size_t len, uint8_t out[20], bbvfl_err *err) {
   return word_addr(d, len, 0, out, "view", err);
+}
+
+int bbvfl_cdec_submit(const uint8_t *cd, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
+                      bbvfl_err *err) {
+  uint8_t sel[4];
+  bbvfl_abi_selector("submit(uint64,bytes)", sel);
+  if (len < 4 + 64 || memcmp(cd, sel, 4))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "transaction is not a direct submit(uint64,bytes) call");
+  const uint8_t *a = cd + 4;
+  size_t alen = len - 4;
+  for (int i = 0; i < 24; i++)
+    if (a[i]) return bbvfl_fail(err, BBVFL_E_PARSE, "round argument does not fit uint64");
+  uint64_t r = 0, off = 0, l = 0;
+  for (int i = 24; i < 32; i++) r = r << 8 | a[i];
+  for (int i = 32; i < 56; i++)
+    if (a[i]) goto bad;
+  for (int i = 56; i < 64; i++) off = off << 8 | a[i];
+  if (off > alen || alen - off < 32) goto bad;
+  for (size_t i = 0; i < 24; i++)
+    if (a[off + i]) goto bad;
+  for (size_t i = 24; i < 32; i++) l = l << 8 | a[off + i];
+  if (l > alen - off - 32) goto bad;
+  *round = r;
+  *q = a + off + 32;
+  *qlen = (size_t)l;
+  return 0;
+bad:
+  return bbvfl_fail(err, BBVFL_E_PARSE, "malformed bytes argument in submit calldata");
 }
 
 int bbvfl_cdec_sum(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,
@@ -708,16 +554,6 @@ int bbvfl_token_balance(bbvfl_rpc *rpc, const uint8_t token[20], const uint8_t h
   int rc = word_u256(d, l, 0, out, "balanceOf(address)", err);
   free(d);
   return rc;
-}
-
-void bbvfl_cenc_word_u64(uint64_t v, uint8_t out[32]) {
-  memset(out, 0, 32);
-  for (int k = 0; k < 8; k++) out[31 - k] = (uint8_t)(v >> (8 * k));
-}
-
-void bbvfl_cenc_word_address(const uint8_t addr[20], uint8_t out[32]) {
-  memset(out, 0, 12);
-  memcpy(out + 12, addr, 20);
 }
 
 int bbvfl_aggc_round_payloads(bbvfl_aggc *a, uint64_t round, uint64_t from_block, const uint8_t (*clients)[20],

@@ -185,6 +185,19 @@ int bbvfl_cenc_post_gradient(uint64_t round, const uint8_t *grad, size_t grad_le
 int bbvfl_cenc_post_metrics(uint32_t epoch, uint32_t auroc_micro, uint32_t accuracy_micro,
                             uint64_t loss_micro, uint8_t **out, size_t *len, bbvfl_err *err);
 int bbvfl_cenc_pay_rewards(uint32_t epoch, uint8_t **out, size_t *len, bbvfl_err *err);
+/* roundSum(uint64): the view's call data, fixed size (the caller picks the block to ask at). */
+#define BBVFL_CENC_ROUND_SUM_LEN 36
+void bbvfl_cenc_round_sum(uint64_t round, uint8_t out[BBVFL_CENC_ROUND_SUM_LEN]);
+
+/* NaiveAggregator (contract/src, the baseline bench/chainbench measures): its constructor
+ * arguments (uint256 m, uint256 coordinates) followed by a salt word the ABI decoder ignores (it
+ * makes each deployment's bytes unique), register(), submit(uint256,uint256[]) of the n values
+ * q[0..n) and aggregate(uint256). */
+#define BBVFL_CENC_NAIVE_ARGS_LEN 96
+void bbvfl_cenc_naive_args(uint64_t m, uint64_t coords, uint64_t salt, uint8_t out[BBVFL_CENC_NAIVE_ARGS_LEN]);
+int bbvfl_cenc_naive_register(uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_naive_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len, bbvfl_err *err);
+int bbvfl_cenc_naive_aggregate(uint64_t round, uint8_t **out, size_t *len, bbvfl_err *err);
 
 /* The election commitment keccak256(abi.encodePacked(secret, sender)). */
 void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]);
@@ -208,6 +221,12 @@ int bbvfl_cdec_bytes(const uint8_t *data, size_t len, uint8_t **out, size_t *out
 int bbvfl_cdec_u64(const uint8_t *data, size_t len, uint64_t *out, bbvfl_err *err);
 int bbvfl_cdec_word(const uint8_t *data, size_t len, uint8_t out[32], bbvfl_err *err);
 int bbvfl_cdec_address(const uint8_t *data, size_t len, uint8_t out[20], bbvfl_err *err);
+
+/* submit(uint64,bytes) call data (a client's transaction input, as bbvfl_cenc_submit writes it)
+ * back to its round and payload: *q points into cd (not copied), *qlen bytes. Returns 0, or -1
+ * with err (BBVFL_E_PARSE: not a submit call, a round over uint64, a malformed bytes argument). */
+int bbvfl_cdec_submit(const uint8_t *cd, size_t len, uint64_t *round, const uint8_t **q, size_t *qlen,
+                      bbvfl_err *err);
 
 /* A plain-mode (8-bit or 16-bit lanes) sum as bytes -> n uint32 values. */
 int bbvfl_cdec_sum(const uint8_t *sum, size_t sum_len, unsigned lane_bits, uint32_t *out, size_t n,

@@ -27,7 +27,7 @@ int bbvfl_lr_setup_init(bbvfl_lr_setup *st, const bbvfl_offchain_cfg *c, int ncl
     st->mech.C = st->clip;
   }
   if (bbvfl_mech_check(&st->mech, err) != 0) return -1;
-  if (st->mech.kind == BBVFL_MECH_PBM && (long)c->M * st->mech.b > 65535)
+  if (st->mech.kind == BBVFL_MECH_PBM && !bbvfl_pbm_lanes_fit(c->M, st->mech.b))
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * st->mech.b);
   st->nclasses = nclasses;
   st->K = nclasses == 2 ? 1 : nclasses;

@@ -79,12 +79,7 @@ int bbvfl_vfl_data_prepare_dp(const bbvfl_dataset *ds, uint64_t seed, double tes
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto fail;
   }
-  if (partition ? bbvfl_partition_parse(partition, ds->d, &v->part, err) : bbvfl_partition_even(ds->d, M, &v->part, err))
-    goto fail;
-  if (v->part.M != M) {
-    bbvfl_fail(err, BBVFL_E_ARG, "the partition names %d clients but there are %d", v->part.M, M);
-    goto fail;
-  }
+  if (bbvfl_partition_for(partition, ds->d, M, "the partition", "there are", &v->part, err) < 0) goto fail;
   for (int m = 0; m < M; m++)
     if (v->part.off[m + 1] == v->part.off[m]) {
       bbvfl_fail(err, BBVFL_E_ARG, "client %d holds no columns in the partition", m);

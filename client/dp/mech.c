@@ -20,6 +20,8 @@ const char *bbvfl_mech_name(bbvfl_mech_kind k) {
   return "?";
 }
 
+int bbvfl_pbm_lanes_fit(long clients, long b) { return clients * b <= BBVFL_MAX_LANE; }
+
 int bbvfl_mech_check(const bbvfl_mech *m, bbvfl_err *err) {
   switch (m->kind) {
   case BBVFL_MECH_NPQ: return 0;

@@ -34,6 +34,12 @@ const char *bbvfl_mech_name(bbvfl_mech_kind k);
 /* Checks the parameters of the selected kind (error names the bad one). */
 int bbvfl_mech_check(const bbvfl_mech *m, bbvfl_err *err);
 
+/* The widest lane of the aggregator: a PBM lane sums every client's value of 0..b. */
+#define BBVFL_MAX_LANE 65535
+/* The one home of the lane rule: 1 when `clients` PBM values of 0..b add up within a lane
+ * (clients * b <= BBVFL_MAX_LANE), else 0. Callers word their own error. */
+int bbvfl_pbm_lanes_fit(long clients, long b);
+
 /* PBM quantization of n values (clamped to [-C, C]) into q[n] in 0..b. */
 void bbvfl_pbm_quantize(const bbvfl_mech *m, const float *h, size_t n, bbvfl_rng *r, uint8_t *q);
 /* Estimate of the sum of M clients' embeddings from the integer sums s[n]. */

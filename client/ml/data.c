@@ -480,3 +480,12 @@ bad:
   return bbvfl_fail(err, BBVFL_E_ARG,
                     "partition '%s': expected column indices or ranges like 0-5,7 per client, clients separated by '/'", spec);
 }
+
+int bbvfl_partition_for(const char *spec, size_t d, int M, const char *who, const char *against, bbvfl_partition *p,
+                        bbvfl_err *err) {
+  if ((spec ? bbvfl_partition_parse(spec, d, p, err) : bbvfl_partition_even(d, M, p, err)) < 0) return -1;
+  if (p->M == M) return 0;
+  int n = p->M;
+  bbvfl_partition_free(p);
+  return bbvfl_fail(err, BBVFL_E_ARG, "%s names %d clients but %s %d", who, n, against, M);
+}

@@ -66,5 +66,11 @@ int bbvfl_partition_even(size_t d, int M, bbvfl_partition *p, bbvfl_err *err);
  * inclusive), e.g. "0-5/6-11/12,13,20-29". Every column index must be < d, at most once. */
 int bbvfl_partition_parse(const char *spec, size_t d, bbvfl_partition *p, bbvfl_err *err);
 void bbvfl_partition_free(bbvfl_partition *p);
+/* The one home of the partition's client count: spec parsed (NULL: the even split of d columns
+ * over M), and it must name exactly M clients. On a mismatch *p is freed and err (BBVFL_E_ARG)
+ * reads "<who> names <n> clients but <against> <M>" (who, against: the caller's words, e.g.
+ * "--partition", "--clients is"). Returns 0, or -1 with err (*p then holds nothing). */
+int bbvfl_partition_for(const char *spec, size_t d, int M, const char *who, const char *against, bbvfl_partition *p,
+                        bbvfl_err *err);
 
 #endif

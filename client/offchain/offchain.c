@@ -227,7 +227,7 @@ int bbvfl_offchain_train(const bbvfl_dataset *ds, const bbvfl_offchain_cfg *cin,
   if (c->staleness < 0 || c->staleness > BBVFL_MAX_STALENESS)
     return bbvfl_fail(err, BBVFL_E_ARG, "--staleness must be in 0..%d, got %d", BBVFL_MAX_STALENESS, c->staleness);
   if (bbvfl_mech_check(&c->mech, err) != 0) return -1;
-  if (c->mech.kind == BBVFL_MECH_PBM && (long)c->M * c->mech.b > 65535)
+  if (c->mech.kind == BBVFL_MECH_PBM && !bbvfl_pbm_lanes_fit(c->M, c->mech.b))
     return bbvfl_fail(err, BBVFL_E_ARG, "M*b = %ld exceeds 65535, the widest lane of the aggregator", (long)c->M * c->mech.b);
 
   /* split, standardisation, partition: identical in every client (core/setup.h) */

@@ -86,11 +86,7 @@ static int prepare(bbvfl_lrun *x, const bbvfl_dataset *ds, bbvfl_err *err) {
   x->M = o->s->train.M;
   if (x->M < 1 || x->M > BBVFL_LOCAL_MAX_CLIENTS)
     return bbvfl_fail(err, BBVFL_E_ARG, "a local session runs 1..%d clients, got %d", BBVFL_LOCAL_MAX_CLIENTS, x->M);
-  if ((o->partition ? bbvfl_partition_parse(o->partition, ds->d, &x->part, err)
-                    : bbvfl_partition_even(ds->d, x->M, &x->part, err)) < 0)
-    return -1;
-  if (x->part.M != x->M)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--partition names %d clients but --clients is %d", x->part.M, x->M);
+  if (bbvfl_partition_for(o->partition, ds->d, x->M, "--partition", "--clients is", &x->part, err) < 0) return -1;
   if (snprintf(x->run, sizeof x->run, "%s", o->run_dir) >= (int)sizeof x->run)
     return bbvfl_fail(err, BBVFL_E_ARG, "run folder path too long");
   char keys[1100];

@@ -18,6 +18,9 @@
 
 #include "bbvfl/bbvfl.h"
 #include "dp/privacy.h"
+#include "api/api_int.h"
+#include "ml/optim.h"
+#include "core/cfgprivacy.h"
 #include "offchain/offchain.h"
 
 static char DATA[4096];
@@ -324,6 +327,42 @@ static void test_config_epsilon(void **st) {
   bbvfl_config_destroy(c);
 }
 
+/* Every epsilon through one function: the public API's epsilon of an LR configuration whose sqn
+ * curvature rounds release the rows again is bbvfl_cfg_privacy's (the one `bbvfl train` prints),
+ * not the plain epochs' figure. */
+static void test_config_epsilon_lr(void **st) {
+  (void)st;
+  bbvfl_error err;
+  bbvfl_config *c = NULL;
+  assert_int_equal(bbvfl_config_create(&c, &err), BBVFL_STATUS_OK);
+  bbvfl_epsilon plain, e;
+  assert_int_equal(bbvfl_config_epsilon(c, BBVFL_LEVEL_ROW_FEATURE, 455, &plain, &err), BBVFL_STATUS_OK);
+  c->off.model = BBVFL_MODEL_LR;
+  c->off.opt.kind = BBVFL_OPT_SQN;
+  c->off.sqn_pairs = BBVFL_SQN_PAIRS_GLOBAL;
+  c->off.sqn_interval = 1;
+  c->off.B = 0; /* full batch: one round per epoch, epochs - 1 curvature rounds */
+  c->off.P = 1;
+  bbvfl_privacy p;
+  bbvfl_err ierr = {0};
+  assert_int_equal(bbvfl_cfg_privacy(&c->off, 455, 0, 0, c->delta, &p, &ierr), 0);
+  for (int level = BBVFL_LEVEL_ROW_FEATURE; level <= BBVFL_LEVEL_FEATURE_SET; level++) {
+    assert_int_equal(bbvfl_config_epsilon(c, (bbvfl_level)level, 455, &e, &err), BBVFL_STATUS_OK);
+    const bbvfl_privacy_eps *want = level == BBVFL_LEVEL_ROW_FEATURE  ? &p.row_feature
+                                    : level == BBVFL_LEVEL_ROW_SAMPLE ? &p.row_sample
+                                                                      : &p.feature_set;
+    assert_true(isfinite(e.epsilon));
+    assert_true(e.epsilon == want->epsilon);
+  }
+  /* the curvature rounds count: more releases than the MLP's epochs at P = 1 */
+  c->off.opt.kind = BBVFL_OPT_ADAM;
+  bbvfl_epsilon no_curv;
+  assert_int_equal(bbvfl_config_epsilon(c, BBVFL_LEVEL_ROW_FEATURE, 455, &no_curv, &err), BBVFL_STATUS_OK);
+  assert_true(p.row_feature.epsilon > no_curv.epsilon);
+  (void)plain;
+  bbvfl_config_destroy(c);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_version),
@@ -333,6 +372,7 @@ int main(void) {
       cmocka_unit_test(test_train_equals_trainer),
       cmocka_unit_test(test_train_unseeded_and_refusals),
       cmocka_unit_test(test_config_epsilon),
+      cmocka_unit_test(test_config_epsilon_lr),
   };
   return cmocka_run_group_tests(tests, setup, NULL);
 }

@@ -89,6 +89,21 @@ static void test_encoders_vs_cast(void **state) {
   assert_int_equal(bbvfl_cenc_register(pub, &cd, &len, &err), 0);
   expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "register(bytes)", hp, NULL}));
   free(cd);
+  uint8_t rs[BBVFL_CENC_ROUND_SUM_LEN];
+  bbvfl_cenc_round_sum(18446744073709551615ULL, rs);
+  expect_hex(rs, sizeof rs, run_cast((const char *[]){cast, "calldata", "roundSum(uint64)", "18446744073709551615", NULL}));
+  assert_int_equal(bbvfl_cenc_naive_submit(123456789012ULL, q, 4, &cd, &len, &err), 0);
+  char arr[64];
+  snprintf(arr, sizeof arr, "[%u,%u,%u,%u]", q[0], q[1], q[2], q[3]);
+  expect_hex(cd, len,
+             run_cast((const char *[]){cast, "calldata", "submit(uint256,uint256[])", "123456789012", arr, NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_naive_aggregate(4000000000ULL, &cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "aggregate(uint256)", "4000000000", NULL}));
+  free(cd);
+  assert_int_equal(bbvfl_cenc_naive_register(&cd, &len, &err), 0);
+  expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "register()", NULL}));
+  free(cd);
   assert_int_equal(bbvfl_cenc_register_label_holder(pub, &cd, &len, &err), 0);
   expect_hex(cd, len, run_cast((const char *[]){cast, "calldata", "registerLabelHolder(bytes)", hp, NULL}));
   free(cd);
@@ -702,10 +717,83 @@ static void test_log_filters(void **state) {
   assert_int_equal(bbvfl_log_filter_address(&f, agg, &err), -1);
 }
 
+/* The encoders and the decoder the audit and the benchmark use (one home: the binding), against
+ * byte strings `cast calldata` / `cast abi-encode` printed for the same arguments. */
+static void test_binding_known_bytes(void **state) {
+  (void)state;
+  bbvfl_err err = {0};
+  uint8_t rs[BBVFL_CENC_ROUND_SUM_LEN];
+  bbvfl_cenc_round_sum(300, rs);
+  expect_hex(rs, sizeof rs, "0xaa972f74000000000000000000000000000000000000000000000000000000000000012c");
+  uint8_t args[BBVFL_CENC_NAIVE_ARGS_LEN];
+  bbvfl_cenc_naive_args(3, 64, 258, args);
+  expect_hex(args, sizeof args,
+             "0x0000000000000000000000000000000000000000000000000000000000000003"
+             "0000000000000000000000000000000000000000000000000000000000000040"
+             "0000000000000000000000000000000000000000000000000000000000000102");
+  uint8_t *cd = NULL;
+  size_t len = 0;
+  assert_int_equal(bbvfl_cenc_naive_register(&cd, &len, &err), 0);
+  expect_hex(cd, len, "0x1aa3a008");
+  free(cd);
+  assert_int_equal(bbvfl_cenc_naive_aggregate(7, &cd, &len, &err), 0);
+  expect_hex(cd, len, "0x407b72690000000000000000000000000000000000000000000000000000000000000007");
+  free(cd);
+  const uint8_t q[3] = {1, 0, 255};
+  assert_int_equal(bbvfl_cenc_naive_submit(5, q, 3, &cd, &len, &err), 0);
+  expect_hex(cd, len,
+             "0x2f344195"
+             "0000000000000000000000000000000000000000000000000000000000000005"
+             "0000000000000000000000000000000000000000000000000000000000000040"
+             "0000000000000000000000000000000000000000000000000000000000000003"
+             "0000000000000000000000000000000000000000000000000000000000000001"
+             "0000000000000000000000000000000000000000000000000000000000000000"
+             "00000000000000000000000000000000000000000000000000000000000000ff");
+  free(cd);
+  /* submit(uint64,bytes) of 9, 0x0102ff as cast writes it, decoded; then what the decoder refuses */
+  static const char submit_hex[] =
+      "0xec459679"
+      "0000000000000000000000000000000000000000000000000000000000000009"
+      "0000000000000000000000000000000000000000000000000000000000000040"
+      "0000000000000000000000000000000000000000000000000000000000000003"
+      "0102ff0000000000000000000000000000000000000000000000000000000000";
+  uint8_t sub[4 + 4 * 32];
+  size_t sl = sizeof sub;
+  assert_int_equal(bbvfl_hex_decode_fixed(submit_hex, sub, sl, &err), 0);
+  uint64_t round = 0;
+  const uint8_t *pq = NULL;
+  size_t ql = 0;
+  assert_int_equal(bbvfl_cdec_submit(sub, sl, &round, &pq, &ql, &err), 0);
+  assert_int_equal(round, 9);
+  assert_int_equal(ql, 3);
+  const uint8_t qb[3] = {1, 2, 255};
+  assert_memory_equal(pq, qb, 3);
+  /* and it reads back what bbvfl_cenc_submit writes */
+  assert_int_equal(bbvfl_cenc_submit(9, qb, 3, &cd, &len, &err), 0);
+  assert_int_equal(len, sl);
+  assert_memory_equal(cd, sub, sl);
+  free(cd);
+  sub[4 + 31 + 32 + 32] = 4; /* the bytes claim 4 bytes: still inside the padding, so accepted */
+  assert_int_equal(bbvfl_cdec_submit(sub, sl, &round, &pq, &ql, &err), 0);
+  sub[4 + 31 + 32 + 32] = 33; /* 33 bytes: past the end */
+  assert_int_equal(bbvfl_cdec_submit(sub, sl, &round, &pq, &ql, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  sub[4 + 31 + 32 + 32] = 3;
+  sub[4] = 1; /* a round over uint64 */
+  assert_int_equal(bbvfl_cdec_submit(sub, sl, &round, &pq, &ql, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  sub[4] = 0;
+  sub[0] ^= 1; /* another function */
+  assert_int_equal(bbvfl_cdec_submit(sub, sl, &round, &pq, &ql, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_PARSE);
+  assert_int_equal(bbvfl_cdec_submit(sub, 4 + 63, &round, &pq, &ql, &err), -1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_encoders_vs_cast),
       cmocka_unit_test(test_view_decoders),
+      cmocka_unit_test(test_binding_known_bytes),
       cmocka_unit_test(test_curvature_layout),
       cmocka_unit_test(test_event_decoders),
       cmocka_unit_test(test_event_table_vs_abi),
