@@ -329,20 +329,6 @@ static void probs_at(const bbvfl_hcheck *h, const float *W, const float *x, doub
   for (int k = 0; k < K; k++) p[k] = exp(zz[k] - mx) / s;
 }
 
-/* dLoss/dlogits of class c (c < 0: none, zeros) given probabilities p, over denominator B. */
-static void dl_of(const bbvfl_hcheck *h, const double *p, int c, double *dl) {
-  int K = h->K;
-  if (c < 0) {
-    for (int k = 0; k < K; k++) dl[k] = 0;
-    return;
-  }
-  if (K == 1) {
-    dl[0] = (p[0] - c) / (double)h->B;
-    return;
-  }
-  for (int k = 0; k < K; k++) dl[k] = (p[k] - (k == c)) / (double)h->B;
-}
-
 /* The class a posted gradient row g (P values) implies: the candidate (classes, and with
    allow_none the zero row) whose dl W^T is nearest; *dist in label units (B |g - dl W^T| / |W|_F). */
 static int implied_class(const bbvfl_hcheck *h, const float *W, const double *p, const float *g, int allow_none,
@@ -352,13 +338,18 @@ static int implied_class(const bbvfl_hcheck *h, const float *W, const double *p,
   for (size_t i = 0; i < (size_t)P * K; i++) wf += (double)W[i] * W[i];
   wf = sqrt(wf);
   int best = -1;
-  double bestr = INFINITY, dl[256];
+  double bestr = INFINITY, pw[256];
+  /* dl of class c is (p - onehot(c)) / B (K = 1: (p - c) / B), so its row dl W^T is
+     (p W^T - W[., c]) / B: p W^T once per row, not once per class */
+  for (int j = 0; j < P; j++) {
+    double s = 0;
+    for (int k = 0; k < K; k++) s += p[k] * W[(size_t)j * K + k];
+    pw[j] = s;
+  }
   for (int c = allow_none ? -1 : 0; c < h->nclasses; c++) {
-    dl_of(h, p, c, dl);
     double r2 = 0;
     for (int j = 0; j < P; j++) {
-      double s = 0;
-      for (int k = 0; k < K; k++) s += dl[k] * W[(size_t)j * K + k];
+      double s = c < 0 ? 0 : K == 1 ? (pw[j] - c * (double)W[j]) / (double)h->B : (pw[j] - W[(size_t)j * K + c]) / (double)h->B;
       double d = (double)g[j] - s;
       r2 += d * d;
     }

@@ -37,8 +37,12 @@ int bbvfl_schedule_init(bbvfl_schedule *s, const uint8_t S[32], size_t n_train, 
     return bbvfl_fail(err, BBVFL_E_ARG, "%zu training rows are fewer than one batch of %zu", n_train, B);
   if ((uint64_t)n_train > (UINT64_C(1) << 56))
     return bbvfl_fail(err, BBVFL_E_ARG, "%zu training rows: the schedule supports at most 2^56", n_train);
-  s->perm = malloc(n_train * sizeof *s->perm);
-  if (!s->perm) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  s->perm[0] = malloc(n_train * sizeof *s->perm[0]);
+  s->perm[1] = malloc(n_train * sizeof *s->perm[1]);
+  if (!s->perm[0] || !s->perm[1]) {
+    bbvfl_schedule_free(s);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
   memcpy(s->S, S, 32);
   s->n = n_train;
   s->B = B;
@@ -48,15 +52,23 @@ int bbvfl_schedule_init(bbvfl_schedule *s, const uint8_t S[32], size_t n_train, 
 
 void bbvfl_schedule_free(bbvfl_schedule *s) {
   if (!s) return;
-  free(s->perm);
-  s->perm = NULL;
+  for (int i = 0; i < 2; i++) {
+    free(s->perm[i]);
+    s->perm[i] = NULL;
+    s->have[i] = 0;
+  }
 }
 
 const size_t *bbvfl_schedule_batch(bbvfl_schedule *s, uint64_t epoch, size_t k) {
-  if (!s->have || s->epoch != epoch) {
-    bbvfl_schedule_perm(s->S, epoch, s->n, s->perm);
-    s->epoch = epoch;
-    s->have = 1;
+  int i = -1;
+  if (s->have[s->last] && s->epoch[s->last] == epoch) i = s->last;
+  else if (s->have[!s->last] && s->epoch[!s->last] == epoch) i = !s->last;
+  if (i < 0) { /* a third epoch: it replaces the one used less recently */
+    i = !s->last;
+    bbvfl_schedule_perm(s->S, epoch, s->n, s->perm[i]);
+    s->epoch[i] = epoch;
+    s->have[i] = 1;
   }
-  return s->perm + k * s->B;
+  s->last = i;
+  return s->perm[i] + k * s->B;
 }

@@ -46,15 +46,42 @@ int bbvfl_mech_check(const bbvfl_mech *m, bbvfl_err *err) {
   return bbvfl_fail(err, BBVFL_E_ARG, "unknown mechanism");
 }
 
+/* Each value is bbvfl_rng_binomial(r, b, 0.5 + beta x / C), drawing the same words in the same
+   order; the words of a chunk of values come from one bbvfl_rng_u64_fill (the per-call cost of
+   the key stream dominated the draws) and are wiped afterwards. */
 void bbvfl_pbm_quantize(const bbvfl_mech *m, const float *h, size_t n, bbvfl_rng *r, uint8_t *q) {
+  enum { WORDS = 2048 };
+  uint64_t w[WORDS], t[WORDS];
+  uint8_t kind[WORDS]; /* per value: 0 draws b words, 1 is b (p >= 1), 2 is 0 (p <= 0) */
+  unsigned b = (unsigned)m->b;
+  size_t per = b ? WORDS / b : WORDS; /* values per chunk: b <= 255 words each */
   double k = m->beta / m->C;
-  for (size_t i = 0; i < n; i++) {
-    double x = h[i];
-    if (x > m->C) x = m->C;
-    if (x < -m->C) x = -m->C;
-    if (x != x) x = 0; /* NaN cannot leak as anything but the no-information value */
-    q[i] = (uint8_t)bbvfl_rng_binomial(r, (unsigned)m->b, 0.5 + k * x);
+  for (size_t i0 = 0; i0 < n; i0 += per) {
+    size_t i1 = n - i0 < per ? n : i0 + per, need = 0;
+    for (size_t i = i0; i < i1; i++) {
+      double x = h[i];
+      if (x > m->C) x = m->C;
+      if (x < -m->C) x = -m->C;
+      if (x != x) x = 0; /* NaN cannot leak as anything but the no-information value */
+      int always;
+      t[i - i0] = bbvfl_bernoulli_threshold(0.5 + k * x, &always);
+      kind[i - i0] = always ? 1 : t[i - i0] == 0 ? 2 : 0;
+      if (kind[i - i0] == 0) need += b;
+    }
+    bbvfl_rng_u64_fill(r, w, need);
+    const uint64_t *wp = w;
+    for (size_t i = i0; i < i1; i++) {
+      unsigned c = 0;
+      if (kind[i - i0] == 0) {
+        for (unsigned j = 0; j < b; j++) c += wp[j] < t[i - i0];
+        wp += b;
+      } else if (kind[i - i0] == 1) {
+        c = b;
+      }
+      q[i] = (uint8_t)c;
+    }
   }
+  bbvfl_secret_wipe(w, sizeof w);
 }
 
 void bbvfl_pbm_estimate(const bbvfl_mech *m, int M, const uint32_t *s, size_t n, float *h_hat) {

@@ -114,6 +114,50 @@ uint64_t bbvfl_rng_u64(bbvfl_rng *r) {
   return lo | (uint64_t)bbvfl_rng_u32(r) << 32;
 }
 
+void bbvfl_rng_u64_fill(bbvfl_rng *r, uint64_t *out, size_t n) {
+  /* the rest of the current block one word at a time (a u64 may straddle two blocks) */
+  while (n > 0 && r->pos < 16) {
+    *out++ = bbvfl_rng_u64(r);
+    n--;
+  }
+  /* whole blocks (8 values each) straight into out, at most up to the counter's wrap (libsodium's
+     limit: counter + blocks <= 2^32; the nonce moves on there as in bbvfl_rng_u32) */
+  size_t nb = n / 8;
+  if (nb > 0) {
+    uint8_t k[crypto_stream_chacha20_ietf_KEYBYTES], nn[crypto_stream_chacha20_ietf_NONCEBYTES];
+    for (int i = 0; i < 8; i++) put_le32(k + 4 * i, r->key[i]);
+    (void)sodium_ensure();
+    uint8_t *bytes = (uint8_t *)out;
+    size_t done = 0;
+    while (done < nb) {
+      uint64_t room = (uint64_t)UINT32_MAX + 1 - r->counter;
+      size_t take = nb - done < room ? nb - done : (size_t)room;
+      for (int i = 0; i < 3; i++) put_le32(nn + 4 * i, r->nonce[i]);
+      memset(bytes + 64 * done, 0, 64 * take);
+      crypto_stream_chacha20_ietf_xor_ic(bytes + 64 * done, bytes + 64 * done, 64 * take, nn, r->counter, k);
+      r->counter += (uint32_t)take;
+      if (r->counter == 0) r->nonce[0]++;
+      done += take;
+    }
+    sodium_memzero(k, sizeof k);
+    /* the key-stream bytes as the u64 values bbvfl_rng_u64 makes of them (two little-endian words,
+       the first low), in place; the last block stays in r, used up, as after the single calls */
+    for (size_t i = 0; i < 8 * nb; i++) {
+      const uint8_t *b = bytes + 8 * i;
+      out[i] = (uint64_t)le32(b) | (uint64_t)le32(b + 4) << 32;
+    }
+    for (int i = 0; i < 8; i++) {
+      uint64_t v = out[8 * nb - 8 + (size_t)i];
+      r->block[2 * i] = (uint32_t)v;
+      r->block[2 * i + 1] = (uint32_t)(v >> 32);
+    }
+    r->pos = 16;
+    out += 8 * nb;
+    n -= 8 * nb;
+  }
+  for (size_t i = 0; i < n; i++) out[i] = bbvfl_rng_u64(r);
+}
+
 void bbvfl_rng_bytes(bbvfl_rng *r, void *out, size_t n) {
   uint8_t *o = out;
   while (n > 0) {

@@ -59,6 +59,10 @@ enum { BBVFL_STREAM_SPLIT = 1, BBVFL_STREAM_INIT = 2, BBVFL_STREAM_NOISE = 3, BB
 
 uint32_t bbvfl_rng_u32(bbvfl_rng *r);
 uint64_t bbvfl_rng_u64(bbvfl_rng *r);
+/* out[0..n-1] = n successive bbvfl_rng_u64(r) values, leaving r exactly as those calls would (the
+ * same later outputs, the same bytes in a checkpoint); whole key-stream blocks are generated many
+ * at a time. out is caller-owned: it holds noise, wipe it (bbvfl_secret_wipe) when done. */
+void bbvfl_rng_u64_fill(bbvfl_rng *r, uint64_t *out, size_t n);
 void bbvfl_rng_bytes(bbvfl_rng *r, void *out, size_t n);
 /* Uniform in [0, 1) with 53 random bits. */
 double bbvfl_rng_uniform(bbvfl_rng *r);

@@ -22,24 +22,72 @@ static inline uint64_t rotl64(uint64_t v, unsigned n) {
   return n ? (v << n) | (v >> (64 - n)) : v;
 }
 
+/* One lane of rho and pi: B[y, 2x+3y] = rot(A[x, y] ^ D[x], r[x, y]) (theta's D folded in). Every
+   index is a constant, so the lanes stay in registers and each rotation is an immediate. */
+#define RHO_PI(x, y) b[(y) + 5 * ((2 * (x) + 3 * (y)) % 5)] = rotl64(a[(x) + 5 * (y)] ^ d[(x)], rot[(x) + 5 * (y)])
+/* chi on row y */
+#define CHI(y)                                                                                       \
+  do {                                                                                               \
+    a[5 * (y) + 0] = b[5 * (y) + 0] ^ (~b[5 * (y) + 1] & b[5 * (y) + 2]);                            \
+    a[5 * (y) + 1] = b[5 * (y) + 1] ^ (~b[5 * (y) + 2] & b[5 * (y) + 3]);                            \
+    a[5 * (y) + 2] = b[5 * (y) + 2] ^ (~b[5 * (y) + 3] & b[5 * (y) + 4]);                            \
+    a[5 * (y) + 3] = b[5 * (y) + 3] ^ (~b[5 * (y) + 4] & b[5 * (y) + 0]);                            \
+    a[5 * (y) + 4] = b[5 * (y) + 4] ^ (~b[5 * (y) + 0] & b[5 * (y) + 1]);                            \
+  } while (0)
+
 static void keccak_f1600(uint64_t a[25]) {
-  uint64_t b[25], c[5], d[5];
   for (int round = 0; round < 24; round++) {
+    uint64_t b[25], c[5], d[5];
     /* theta */
-    for (int x = 0; x < 5; x++) c[x] = a[x] ^ a[x + 5] ^ a[x + 10] ^ a[x + 15] ^ a[x + 20];
-    for (int x = 0; x < 5; x++) d[x] = c[(x + 4) % 5] ^ rotl64(c[(x + 1) % 5], 1);
-    for (int i = 0; i < 25; i++) a[i] ^= d[i % 5];
-    /* rho and pi: B[y, 2x+3y] = rot(A[x, y], r[x, y]) */
-    for (int x = 0; x < 5; x++)
-      for (int y = 0; y < 5; y++) b[y + 5 * ((2 * x + 3 * y) % 5)] = rotl64(a[x + 5 * y], rot[x + 5 * y]);
+    c[0] = a[0] ^ a[5] ^ a[10] ^ a[15] ^ a[20];
+    c[1] = a[1] ^ a[6] ^ a[11] ^ a[16] ^ a[21];
+    c[2] = a[2] ^ a[7] ^ a[12] ^ a[17] ^ a[22];
+    c[3] = a[3] ^ a[8] ^ a[13] ^ a[18] ^ a[23];
+    c[4] = a[4] ^ a[9] ^ a[14] ^ a[19] ^ a[24];
+    d[0] = c[4] ^ rotl64(c[1], 1);
+    d[1] = c[0] ^ rotl64(c[2], 1);
+    d[2] = c[1] ^ rotl64(c[3], 1);
+    d[3] = c[2] ^ rotl64(c[4], 1);
+    d[4] = c[3] ^ rotl64(c[0], 1);
+    /* rho and pi */
+    RHO_PI(0, 0);
+    RHO_PI(0, 1);
+    RHO_PI(0, 2);
+    RHO_PI(0, 3);
+    RHO_PI(0, 4);
+    RHO_PI(1, 0);
+    RHO_PI(1, 1);
+    RHO_PI(1, 2);
+    RHO_PI(1, 3);
+    RHO_PI(1, 4);
+    RHO_PI(2, 0);
+    RHO_PI(2, 1);
+    RHO_PI(2, 2);
+    RHO_PI(2, 3);
+    RHO_PI(2, 4);
+    RHO_PI(3, 0);
+    RHO_PI(3, 1);
+    RHO_PI(3, 2);
+    RHO_PI(3, 3);
+    RHO_PI(3, 4);
+    RHO_PI(4, 0);
+    RHO_PI(4, 1);
+    RHO_PI(4, 2);
+    RHO_PI(4, 3);
+    RHO_PI(4, 4);
     /* chi */
-    for (int y = 0; y < 5; y++)
-      for (int x = 0; x < 5; x++)
-        a[x + 5 * y] = b[x + 5 * y] ^ (~b[(x + 1) % 5 + 5 * y] & b[(x + 2) % 5 + 5 * y]);
+    CHI(0);
+    CHI(1);
+    CHI(2);
+    CHI(3);
+    CHI(4);
     /* iota */
     a[0] ^= round_consts[round];
   }
 }
+
+#undef RHO_PI
+#undef CHI
 
 static uint64_t load_le64(const uint8_t *p) {
   uint64_t v = 0;

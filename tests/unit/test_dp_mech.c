@@ -92,6 +92,34 @@ static void test_pbm_clamp(void **st) {
   assert_int_equal(bbvfl_mech_parse("pbmx", &k), -1);
 }
 
+/* The quantizer draws exactly what one bbvfl_rng_binomial per value draws, value by value (its
+   words come in chunks): the same q and the same generator state after, for b 1..255 and values
+   inside, at and beyond +-C (p = 1 and p = 0 draw nothing), NaN included. */
+static void test_pbm_same_draws(void **st) {
+  (void)st;
+  const int bs[4] = {1, 16, 200, 255};
+  static float h[5000];
+  static uint8_t q[5000], want[5000];
+  for (int t = 0; t < 4; t++)
+    for (int half = 0; half <= 1; half++) {
+      bbvfl_mech mech = {.kind = BBVFL_MECH_PBM, .b = bs[t], .beta = half ? 0.5 : 0.2, .C = 2.0};
+      bbvfl_rng a, b;
+      bbvfl_rng_init_seeded(&a, 4, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)t));
+      for (size_t i = 0; i < 5000; i++) h[i] = (float)(((double)((i * 7919) % 1000) / 1000.0 - 0.5) * 6.0);
+      h[17] = NAN;
+      (void)bbvfl_rng_u32(&a); /* start mid-block */
+      b = a;
+      bbvfl_pbm_quantize(&mech, h, 5000, &a, q);
+      double k = mech.beta / mech.C;
+      for (size_t i = 0; i < 5000; i++) {
+        double x = h[i] != h[i] ? 0 : h[i] > 2.0 ? 2.0 : h[i] < -2.0 ? -2.0 : h[i];
+        want[i] = (uint8_t)bbvfl_rng_binomial(&b, (unsigned)bs[t], 0.5 + k * x);
+      }
+      assert_memory_equal(q, want, sizeof q);
+      assert_memory_equal(&a, &b, sizeof a);
+    }
+}
+
 static void test_sum_exact(void **st) {
   (void)st;
   /* odd lengths, many clients (more than one 257-client chunk), extreme values */
@@ -165,6 +193,7 @@ static void test_gaussian(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_pbm_unbiased_variance), cmocka_unit_test(test_pbm_clamp),
+                                     cmocka_unit_test(test_pbm_same_draws),
                                      cmocka_unit_test(test_sum_exact), cmocka_unit_test(test_sum_full_lanes),
                                      cmocka_unit_test(test_gaussian)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));

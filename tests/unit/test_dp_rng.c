@@ -149,6 +149,28 @@ static void test_streams(void **st) {
   for (int k = 0; k < 7; k++) assert_true(abs(cnt[k] - 10000) < 500);
 }
 
+/* bbvfl_rng_u64_fill is n successive bbvfl_rng_u64 calls: the same values and the same state
+   after (what a checkpoint stores), from any position in a block, across the counter's wrap. */
+static void test_fill(void **st) {
+  (void)st;
+  static uint64_t got[3000], want[3000];
+  const size_t ns[7] = {0, 1, 7, 8, 9, 64, 2999};
+  for (int start = 0; start < 17; start += 3)
+    for (int wrap = 0; wrap <= 1; wrap++)
+      for (int t = 0; t < 7; t++) {
+        bbvfl_rng a, b;
+        bbvfl_rng_init_seeded(&a, 9, bbvfl_rng_stream(BBVFL_STREAM_NOISE, (uint32_t)start));
+        if (wrap) a.counter = UINT32_MAX - 3; /* the nonce moves on within the fill */
+        for (int i = 0; i < start; i++) (void)bbvfl_rng_u32(&a);
+        b = a;
+        bbvfl_rng_u64_fill(&a, got, ns[t]);
+        for (size_t i = 0; i < ns[t]; i++) want[i] = bbvfl_rng_u64(&b);
+        assert_memory_equal(got, want, ns[t] * sizeof *got);
+        assert_memory_equal(&a, &b, sizeof a);
+        assert_int_equal(bbvfl_rng_u64(&a), bbvfl_rng_u64(&b));
+      }
+}
+
 static void test_binomial_moments(void **st) {
   (void)st;
   bbvfl_rng r;
@@ -186,6 +208,6 @@ static void test_binomial_moments(void **st) {
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_rfc8439_block), cmocka_unit_test(test_rfc8439_encryption),
                                      cmocka_unit_test(test_rfc8439_appendix_a1), cmocka_unit_test(test_streams),
-                                     cmocka_unit_test(test_binomial_moments)};
+                                     cmocka_unit_test(test_fill), cmocka_unit_test(test_binomial_moments)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, NULL, NULL));
 }

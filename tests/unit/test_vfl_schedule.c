@@ -62,6 +62,15 @@ static void test_batches(void **st) {
   b = bbvfl_schedule_batch(&s, 3, 0);
   for (int i = 0; i < 10; i++) e3[i] = b[i];
   assert_memory_not_equal(e2, e3, sizeof e2);
+  /* the cache holds the two epochs used last: moving between epochs (a pipelined client) or on
+     to a third one always gives that epoch's permutation */
+  size_t want[3][455];
+  for (int e = 0; e < 3; e++) bbvfl_schedule_perm(S, (uint64_t)e + 2, 455, want[e]);
+  const int order[10] = {0, 1, 0, 1, 2, 1, 2, 0, 0, 2};
+  for (int t = 0; t < 10; t++)
+    for (size_t k = 0; k < 45; k += 11)
+      assert_memory_equal(bbvfl_schedule_batch(&s, (uint64_t)order[t] + 2, k), want[order[t]] + k * 10,
+                          10 * sizeof(size_t));
   bbvfl_schedule_free(&s);
   assert_int_equal(bbvfl_schedule_init(&s, S, 5, 10, &err), -1);
 }

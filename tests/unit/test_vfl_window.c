@@ -477,13 +477,22 @@ static void test_plan_rule(void **st) {
  * epochs), an evaluation round of a non-last epoch all of its epoch's windows but the latest s, of
  * the last epoch all of them. Checked against the plan (core/plan.h) and against the round loop
  * (core/rounds.h: the training rounds finished before each start), with and without the on-chain
- * client's bound on open rounds. A rule where s = 1 behaves as s = 0 (or 2 as 1) fails here. */
+ * client's bound on open rounds, from the start and restarted from each checkpoint. A rule where
+ * s = 1 behaves as s = 0 (or 2 as 1), or evaluation rounds are not pipelined, fails here. */
 typedef struct {
   const bbvfl_rounds_sched *sc;
   uint64_t trained;  /* training rounds finished so far */
   uint64_t seen[15]; /* trained at each start */
   uint64_t next;     /* the round finish expects next (each once, in order) */
+  uint64_t cp[15];   /* first_open of the checkpoint written before each start */
 } pipe_ctx;
+static int pipe_checkpoint(void *ctx, uint64_t r, uint64_t first_open, bbvfl_err *err) {
+  (void)err;
+  pipe_ctx *x = ctx;
+  assert_int_equal(first_open, x->next); /* every round below it finished, none above */
+  x->cp[r] = first_open;
+  return 0;
+}
 static int pipe_finish(void *ctx, uint64_t r, bbvfl_err *err) {
   (void)err;
   pipe_ctx *x = ctx;
@@ -524,10 +533,19 @@ static void test_pipelining_rule(void **st) {
       bbvfl_rounds_sched sc = {.T = 3, .V = 2, .staleness = (unsigned)s, .one_open = 0,
                                .slots = bounded ? (size_t)s + 2 + 2 : 0, .epochs = 3};
       pipe_ctx x = {.sc = &sc};
-      bbvfl_rounds_ops ops = {.finish = pipe_finish, .checkpoint = NULL, .start = pipe_start};
+      bbvfl_rounds_ops ops = {.finish = pipe_finish, .checkpoint = pipe_checkpoint, .start = pipe_start};
       assert_int_equal(bbvfl_rounds_run(&sc, 0, 0, 15, &ops, &x, &err), 0);
       assert_int_equal(x.next, 15); /* every round finished once */
       for (uint64_t r = 0; r < 15; r++) assert_int_equal(x.seen[r], want[s][r]);
+      /* a restart from the checkpoint written before round r (rounds cp[r] .. r-1 submitted
+         before it, not finished) walks the rest exactly as the run without a restart */
+      for (uint64_t r = 0; r < 15; r++) {
+        pipe_ctx y = {.sc = &sc, .next = x.cp[r]};
+        for (uint64_t p = 0; p < x.cp[r]; p++) y.trained += (uint64_t)bbvfl_rounds_is_train(&sc, p);
+        assert_int_equal(bbvfl_rounds_run(&sc, r, x.cp[r], 15, &ops, &y, &err), 0);
+        assert_int_equal(y.next, 15);
+        for (uint64_t q = r; q < 15; q++) assert_int_equal(y.seen[q], want[s][q]);
+      }
     }
   }
   /* lane storage: one round open, every earlier round finished before the next starts */
