@@ -104,10 +104,12 @@ static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_e
           "set multiplot layout 1,2\nset logscale x\nset xrange [1:2e4]\nset xlabel 'epsilon (row level, one client; NPQ drawn at 1e4)'\n"
           "set key bottom right\nset grid\n"
           "e(x) = (x != x || x > 1e4) ? 1e4 : x\nci(x) = x == x ? x : 0\n"
-          "set title 'feature inversion gain (1 - MSE / MSE of the mean)'\nset ylabel 'gain (chance 0)'\n"
+          "set title 'inversion gain (below -0.5 not drawn)'\n"
+          "set ylabel 'gain (chance 0)'\nset yrange [-0.5:1]\n"
           "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):10:(ci($14)) "
           "with yerrorlines title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\n"
-          "set title 'membership inference advantage (TPR - FPR), 95%% CI of the mean'\nset ylabel 'advantage (chance 0)'\n"
+          "set title 'membership advantage TPR - FPR (95%% CI)'\nset autoscale y\n"
+          "set ylabel 'advantage (chance 0)'\n"
           "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):11:(ci($15)) "
           "with yerrorlines title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\nunset multiplot\n");
   if (fclose(f) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s", path);
