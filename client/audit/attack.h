@@ -44,6 +44,15 @@ int bbvfl_attack_membership(const double *sh_in, size_t n_sh_in, const double *s
                             const double *tg_in, size_t n_tg_in, const double *tg_out, size_t n_tg_out,
                             bbvfl_membership *out, bbvfl_err *err);
 
+/* One figure over seeds: mean, sample standard deviation (n - 1) and the half-width of the mean's
+ * 95% confidence interval, Student's t at n - 1 degrees of freedom times sd / sqrt(n). NAN values
+ * are skipped (n counts the rest); fewer than 2 values: sd and ci NAN (one value: its mean). */
+typedef struct {
+  double mean, sd, ci;
+  int n;
+} bbvfl_attack_est;
+void bbvfl_attack_estimate(const double *v, int n, bbvfl_attack_est *out);
+
 /* The whole off-chain measurement of one configuration. */
 typedef struct {
   bbvfl_offchain_cfg cfg; /* the run attacked (its tap is the attack's own) */

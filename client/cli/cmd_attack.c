@@ -29,23 +29,28 @@ extern char **environ;
 typedef struct {
   char name[48];
   bbvfl_attack_cfg a;
-  bbvfl_attack_result r;
+  bbvfl_attack_result r;      /* one run, or the mean over seeds */
+  int nseeds;                 /* 0: one run (no interval) */
+  bbvfl_attack_est inv, mia;  /* inversion gain and membership advantage over the seeds */
 } attack_row;
 
 static void print_header(void) {
-  printf("%-26s %9s %6s | %7s %7s %7s | %7s %7s | %7s %7s\n", "configuration", "epsilon", "acc", "label", "chance",
-         "RR", "inv", "chance", "MIA adv", "+-band");
+  printf("%-26s %9s %6s | %7s %7s %7s | %7s %7s | %7s %7s %7s\n", "configuration", "epsilon", "acc", "label", "chance",
+         "RR", "inv", "+-95%", "MIA adv", "+-95%", "+-band");
 }
 
-/* membership advantage's chance band: 2 sd of TPR - FPR of a coin over the rows scored */
-static double mia_band(const bbvfl_attack_result *r) {
-  return r->mia_in && r->mia_out ? 2 * sqrt(0.25 / (double)r->mia_in + 0.25 / (double)r->mia_out) : NAN;
+/* membership advantage's chance band: 2 sd of TPR - FPR of a coin over the rows scored, for the
+   mean over nseeds independent runs (each scoring as many rows) when nseeds > 1 */
+static double mia_band(const bbvfl_attack_result *r, int nseeds) {
+  double b = r->mia_in && r->mia_out ? 2 * sqrt(0.25 / (double)r->mia_in + 0.25 / (double)r->mia_out) : NAN;
+  return nseeds > 1 ? b / sqrt((double)nseeds) : b;
 }
 
 static void print_row(const attack_row *w) {
   const bbvfl_attack_result *r = &w->r;
-  printf("%-26s %9.3g %6.3f | %7.3f %7.3f %7.3f | %7.3f %7.3f | %7.3f %7.3f\n", w->name, r->epsilon, r->test_accuracy,
-         r->label_acc, r->label_chance, r->label_rr, r->inv.gain, 0.0, r->mia.advantage, mia_band(r));
+  printf("%-26s %9.3g %6.3f | %7.3f %7.3f %7.3f | %7.3f %7.3f | %7.3f %7.3f %7.3f\n", w->name, r->epsilon,
+         r->test_accuracy, r->label_acc, r->label_chance, r->label_rr, r->inv.gain, w->inv.ci, r->mia.advantage,
+         w->mia.ci, mia_band(r, w->nseeds));
   fflush(stdout);
 }
 
@@ -63,7 +68,10 @@ static json_t *row_json(const attack_row *w) {
   json_object_set_new(o, "inversion_gain", json_real(r->inv.gain));
   json_object_set_new(o, "membership_advantage", json_real(r->mia.advantage));
   json_object_set_new(o, "membership_accuracy", json_real(r->mia.accuracy));
-  json_object_set_new(o, "membership_chance_band", train_json_num(mia_band(r)));
+  json_object_set_new(o, "membership_chance_band", train_json_num(mia_band(r, w->nseeds)));
+  json_object_set_new(o, "seeds", json_integer(w->nseeds));
+  json_object_set_new(o, "inversion_gain_ci95", train_json_num(w->inv.ci));
+  json_object_set_new(o, "membership_advantage_ci95", train_json_num(w->mia.ci));
   return o;
 }
 
@@ -74,16 +82,18 @@ static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_e
   FILE *f = fopen(path, "w");
   if (!f) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s: %s", path, strerror(errno));
   fprintf(f, "configuration,family,epsilon,test_accuracy,label_acc,label_chance,label_rr,inversion_mse,"
-             "inversion_mse_baseline,inversion_gain,membership_advantage,membership_accuracy,membership_chance_band\n");
+             "inversion_mse_baseline,inversion_gain,membership_advantage,membership_accuracy,membership_chance_band,"
+             "inversion_gain_ci95,membership_advantage_ci95,seeds\n");
   for (int i = 0; i < n; i++) {
     const bbvfl_attack_result *r = &rows[i].r;
     char fam[sizeof rows[i].name];
     memcpy(fam, rows[i].name, sizeof fam);
     char *sp = strchr(fam, ' ');
     if (sp) *sp = 0;
-    fprintf(f, "%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", rows[i].name, fam, r->epsilon,
-            r->test_accuracy, r->label_acc, r->label_chance, r->label_rr, r->inv.mse, r->inv.mse_base, r->inv.gain,
-            r->mia.advantage, r->mia.accuracy, mia_band(r));
+    fprintf(f, "%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", rows[i].name, fam,
+            r->epsilon, r->test_accuracy, r->label_acc, r->label_chance, r->label_rr, r->inv.mse, r->inv.mse_base,
+            r->inv.gain, r->mia.advantage, r->mia.accuracy, mia_band(r, rows[i].nseeds), rows[i].inv.ci,
+            rows[i].mia.ci, rows[i].nseeds);
   }
   if (fclose(f) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s", path);
   snprintf(path, sizeof path, "%s/attack.gp", dir);
@@ -93,13 +103,15 @@ static int write_outputs(const char *dir, const attack_row *rows, int n, bbvfl_e
           "set terminal pngcairo size 1100,420 noenhanced\nset output 'attack.png'\nset datafile separator ','\n"
           "set multiplot layout 1,2\nset logscale x\nset xrange [1:2e4]\nset xlabel 'epsilon (row level, one client; NPQ drawn at 1e4)'\n"
           "set key bottom right\nset grid\n"
-          "e(x) = (x != x || x > 1e4) ? 1e4 : x\n"
-          "set title 'feature inversion gain (1 - MSE / MSE of the mean)'\nset ylabel 'gain (chance 0)'\n"
-          "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):10 "
-          "with linespoints title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\n"
-          "set title 'membership inference advantage (TPR - FPR)'\nset ylabel 'advantage (chance 0)'\n"
-          "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):11 "
-          "with linespoints title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\nunset multiplot\n");
+          "e(x) = (x != x || x > 1e4) ? 1e4 : x\nci(x) = x == x ? x : 0\n"
+          "set title 'inversion gain (below -0.5 not drawn)'\n"
+          "set ylabel 'gain (chance 0)'\nset yrange [-0.5:1]\n"
+          "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):10:(ci($14)) "
+          "with yerrorlines title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\n"
+          "set title 'membership advantage TPR - FPR (95%% CI)'\nset autoscale y\n"
+          "set ylabel 'advantage (chance 0)'\n"
+          "plot for [fam in 'npq pbm row afe'] 'attack.csv' every ::1 using (strcol(2) eq fam ? e($3) : 1/0):11:(ci($15)) "
+          "with yerrorlines title fam, 0 with lines dt 2 lc rgb 'black' title 'chance'\nunset multiplot\n");
   if (fclose(f) != 0) return bbvfl_fail(err, BBVFL_E_IO, "cannot write %s", path);
   pid_t pid;
   char *const argv[] = {"gnuplot", "attack.gp", NULL};
@@ -190,25 +202,18 @@ static int attack_session(const char *session, const char *rpc, const char *data
   return 0;
 }
 
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* the median of n values (NAN ones last, ignored; all NAN: NAN) */
-static double median(double *v, int n) {
-  int k = 0;
-  for (int i = 0; i < n; i++)
-    if (!isnan(v[i])) v[k++] = v[i];
-  if (!k) return NAN;
-  qsort(v, (size_t)k, sizeof *v, cmp_dbl);
-  return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
-}
-
-/* Row w over seeds 1..nseeds (nseeds 0: its own seed once): each figure the median. */
+/* Row w over seeds 1..nseeds (nseeds 0: its own seed once): each figure the mean over the seeds,
+   with the 95% interval of the inversion gain's and the membership advantage's means. */
 static int run_row(const bbvfl_dataset *ds, attack_row *w, int nseeds, bbvfl_err *err) {
-  if (nseeds <= 0) return bbvfl_attack_offchain(ds, &w->a, &w->r, err);
-  double f[9][64];
+  w->nseeds = nseeds;
+  if (nseeds <= 0) {
+    if (bbvfl_attack_offchain(ds, &w->a, &w->r, err) != 0) return -1;
+    bbvfl_attack_estimate(&w->r.inv.gain, 1, &w->inv);
+    bbvfl_attack_estimate(&w->r.mia.advantage, 1, &w->mia);
+    return 0;
+  }
+  enum { NF = 10 };
+  double f[NF][64];
   bbvfl_attack_result r;
   for (int s = 0; s < nseeds; s++) {
     bbvfl_attack_cfg a = w->a;
@@ -216,13 +221,19 @@ static int run_row(const bbvfl_dataset *ds, attack_row *w, int nseeds, bbvfl_err
     a.cfg.split_seed = 0;
     if (bbvfl_attack_offchain(ds, &a, &r, err) != 0) return -1;
     if (s == 0) w->r = r;
-    double v[9] = {r.epsilon, r.test_accuracy, r.label_acc, r.label_chance, r.inv.mse, r.inv.mse_base, r.inv.gain,
-                   r.mia.advantage, r.mia.accuracy};
-    for (int k = 0; k < 9; k++) f[k][s] = v[k];
+    double v[NF] = {r.epsilon,         r.test_accuracy,   r.label_acc, r.label_chance, r.inv.mse, r.inv.mse_base,
+                    r.inv.gain,        r.mia.advantage,   r.mia.accuracy, r.label_rr};
+    for (int k = 0; k < NF; k++) f[k][s] = v[k];
   }
-  double *dst[9] = {&w->r.epsilon, &w->r.test_accuracy, &w->r.label_acc, &w->r.label_chance, &w->r.inv.mse,
-                    &w->r.inv.mse_base, &w->r.inv.gain, &w->r.mia.advantage, &w->r.mia.accuracy};
-  for (int k = 0; k < 9; k++) *dst[k] = median(f[k], nseeds);
+  double *dst[NF] = {&w->r.epsilon, &w->r.test_accuracy, &w->r.label_acc,    &w->r.label_chance, &w->r.inv.mse,
+                     &w->r.inv.mse_base, &w->r.inv.gain, &w->r.mia.advantage, &w->r.mia.accuracy, &w->r.label_rr};
+  bbvfl_attack_est e;
+  for (int k = 0; k < NF; k++) {
+    bbvfl_attack_estimate(f[k], nseeds, &e);
+    *dst[k] = e.mean;
+  }
+  bbvfl_attack_estimate(f[6], nseeds, &w->inv);
+  bbvfl_attack_estimate(f[7], nseeds, &w->mia);
   return 0;
 }
 
@@ -240,13 +251,17 @@ static int table_rows(const bbvfl_attack_cfg *base, const train_common *tc, int 
     w->a.cfg.label_eps = 0;
     snprintf(w->name, sizeof w->name, "pbm beta=%g", betas[i]);
   }
-  const double noises[] = {1, 2, 4};
+  /* row mode along epsilon: its releases' beta sets it (the DP-SGD noise adds little: README) */
+  const double row_betas[] = {0.2, 0.05, 0.01};
   for (int i = 0; i < (bench ? 3 : 1); i++) {
-    double z = bench ? noises[i] : tc->dpsgd_noise;
+    double rb = row_betas[i], z = tc->dpsgd_noise;
     w = &rows[n++];
-    w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.label_eps = 0;
+    w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = rb, w->a.cfg.label_eps = 0;
     w->a.cfg.rowdp = (bbvfl_rowdp){1, tc->dpsgd_clip, z, tc->scale_eps, 0, 0};
-    snprintf(w->name, sizeof w->name, "row dpsgd noise=%g", z);
+    if (bench)
+      snprintf(w->name, sizeof w->name, "row beta=%g noise=%g", rb, z);
+    else
+      snprintf(w->name, sizeof w->name, "row dpsgd noise=%g", z);
   }
   w = &rows[n++];
   w->a = *base, w->a.cfg.mech.kind = BBVFL_MECH_PBM, w->a.cfg.mech.beta = 0.2, w->a.cfg.rowdp.on = 0;
@@ -299,7 +314,7 @@ static int attack_main(int argc, char **argv, int bench) {
   tc.epochs = bench ? 30 : 10;
   afe_flags af;
   afe_flags_defaults(&af);
-  int clients = 5, b = 16, shadows = 2, victim = 0, sweep = bench, as_json = 0, nseeds = bench ? 3 : 0;
+  int clients = 5, b = 16, shadows = 2, victim = 0, sweep = bench, as_json = 0, nseeds = bench ? 10 : 0;
   double beta = 0.2, clip = 1.0, sigma = 1.0, test_frac = bench ? 0.8 : 0.2;
   const char *mechanism = "pbm", *out_dir = bench ? "runs/bench-attacks" : "runs/attack", *session = NULL, *rpc = NULL, *victim_addr = NULL,
              *only = NULL;
@@ -325,8 +340,9 @@ static int attack_main(int argc, char **argv, int bench) {
   opts[no++] = (cli_opt){"only", OPT_STR, &only, "LIST",
                          "--sweep: run only these rows of the table, 0-based indices separated by commas (default: all)"};
   opts[no++] = (cli_opt){"seeds", OPT_INT, &nseeds, "N",
-                         bench ? "seeds 1..N per configuration, each figure the median (default 3)"
-                               : "seeds 1..N per configuration, each figure the median (default 0: --seed once)"};
+                         bench ? "seeds 1..N per configuration, each figure the mean, with 95% intervals (default 10)"
+                               : "seeds 1..N per configuration, each figure the mean, with 95% intervals (default 0:\n"
+                                 "--seed once)"};
   opts[no++] = (cli_opt){"session", OPT_STR, &session, "FILE",
                          "attack that session's chain (the file bbvfl deploy/demo wrote) instead of a run off chain"};
   opts[no++] = (cli_opt){"rpc", OPT_STR, &rpc, "URL", "--session: the chain's JSON-RPC endpoint (default: the file's)"};
@@ -350,10 +366,12 @@ static int attack_main(int argc, char **argv, int bench) {
   if (bench)
     spec.details = "The attack table (bbvfl attack --sweep) with the membership attack given a chance: an\n"
                 "overfit target (30 epochs, learning rate 0.01, 80% of the rows held out: --test-frac 0.8),\n"
-                "each figure the median over seeds 1..N (--seeds, default 3). Configurations: npq, pbm beta\n"
-                "0.2/0.1/0.05, row mode with DP-SGD noise 1/2/4, pbm with label DP, afe sigma 0.5/1/2/4.\n"
-                "Chance: label inference the majority class, inversion gain 0, membership advantage 0 (with\n"
-                "its 2-sd band for the rows scored). Writes attack.csv and attack.png under --out.";
+                "each figure the mean over seeds 1..N (--seeds, default 10), the inversion gain and the\n"
+                "membership advantage with the 95% interval of their mean (Student's t over the seeds).\n"
+                "Configurations: npq, pbm beta 0.2/0.1/0.05, row mode at beta 0.2/0.05/0.01 (DP-SGD noise\n"
+                "--dpsgd-noise, default 2), pbm with label DP, afe sigma 0.5/1/2/4. Chance: label inference\n"
+                "the majority class, inversion gain 0, membership advantage 0 (+-band: 2 sd of a coin's\n"
+                "advantage, for the mean over the seeds). Writes attack.csv and attack.png under --out.";
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;
   if (bench && !(tc.lr > 0)) tc.lr = 0.01;
   if (nseeds < 0 || nseeds > 64) {

@@ -54,6 +54,31 @@ static void test_membership_threshold(void **st) {
   assert_int_equal(bbvfl_attack_membership(sin, 0, sout, 4, tin, 3, tout, 4, &m, NULL), -1);
 }
 
+/* the estimate over seeds: mean, sd (n - 1), Student's t half-width; NAN skipped; one value: no interval */
+static void test_estimate(void **st) {
+  (void)st;
+  bbvfl_attack_est e;
+  double v[] = {0.1, 0.3, NAN, 0.2, 0.4};
+  bbvfl_attack_estimate(v, 5, &e);
+  assert_int_equal(e.n, 4);
+  assert_true(fabs(e.mean - 0.25) < 1e-12);
+  double sd = sqrt((0.0225 + 0.0025 + 0.0025 + 0.0225) / 3);
+  assert_true(fabs(e.sd - sd) < 1e-12);
+  assert_true(fabs(e.ci - 3.182 * sd / 2) < 1e-12); /* t(0.975, 3) */
+  bbvfl_attack_estimate(v, 2, &e);                  /* t(0.975, 1) = 12.706 */
+  assert_true(fabs(e.ci - 12.706 * sqrt(0.02) / sqrt(2.0)) < 1e-12);
+  double w[40];
+  for (int i = 0; i < 40; i++) w[i] = i % 2 ? 1.0 : -1.0;
+  bbvfl_attack_estimate(w, 40, &e); /* df 39: the expansion, t = 2.0227 */
+  assert_true(fabs(e.ci / (e.sd / sqrt(40.0)) - 2.0227) < 1e-3);
+  bbvfl_attack_estimate(v, 1, &e);
+  assert_int_equal(e.n, 1);
+  assert_true(e.mean == 0.1 && isnan(e.ci) && isnan(e.sd));
+  bbvfl_attack_estimate(v + 2, 1, &e);
+  assert_int_equal(e.n, 0);
+  assert_true(isnan(e.mean));
+}
+
 static void tiny(bbvfl_attack_cfg *a) {
   bbvfl_attack_defaults(a);
   a->cfg.epochs = 2;
@@ -89,6 +114,7 @@ static void test_attack_run(void **st) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_inversion_synthetic), cmocka_unit_test(test_membership_threshold),
+                                     cmocka_unit_test(test_estimate),
                                      cmocka_unit_test(test_attack_run)};
   return cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown);
 }
