@@ -1,30 +1,66 @@
 #!/usr/bin/env python3
 """No file of client/ over 700 lines and no function over 150 (issue 25's limits): run by ctest
-`sizes`. A function is counted from the line that opens it (a definition ending in `{` at column 0's
-indentation, or a lone `{` in column 0) to its closing `}` in column 0, both included.
+`sizes`. A function is counted from the line of its opening `{` to the line of its closing `}`, both
+included (comments and strings are ignored when matching braces).
 Usage: check_sizes.py CLIENT_DIR [MAX_FILE_LINES [MAX_FUNCTION_LINES]]"""
 import os
 import re
 import sys
 
-DEF = re.compile(r"^[A-Za-z_][^;=]*\)\s*\{\s*$")
+def strip(text):
+    """The C text with comments, strings and character constants blanked (newlines kept)."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append(re.sub(r"[^\n]", " ", text[i:j]))
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(" " * (min(j, n - 1) - i + 1))
+            i = j + 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
-def functions(lines):
-    start = name = None
-    for i, line in enumerate(lines):
-        if start is None and (DEF.match(line) or line.startswith("{")) and not line.startswith(("typedef", "struct", "enum", "union")):
-            head = line if "(" in line else (lines[i - 1] if i else "")
-            m = re.search(r"(\w+)\s*\(", head)
-            if line.startswith("{") and i:
-                j = i - 1
-                while j >= 0 and "(" not in lines[j]:
-                    j -= 1
-                m = re.search(r"(\w+)\s*\(", lines[j]) if j >= 0 else None
-            name, start = (m.group(1) if m else "?"), i
-        elif start is not None and line.startswith("}"):
-            yield name, start + 1, i - start + 1
-            start = None
+def functions(text):
+    """(name, first line, lines) of every function body at file scope: a `{` at depth 0 whose
+    declaration (the text since the previous `;`, `}` or preprocessor line) has a parameter list and
+    is not a struct, union, enum or an initializer."""
+    code = strip(text)
+    depth, decl_start, start, name = 0, 0, None, None
+    line = 1
+    for i, c in enumerate(code):
+        if c == "\n":
+            line += 1
+        elif c == "{":
+            if depth == 0:
+                decl = code[decl_start:i]
+                decl = "\n".join(l for l in decl.split("\n") if not l.lstrip().startswith("#"))
+                m = re.search(r"(\w+)\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*$", decl)
+                if m and "=" not in decl and not re.search(r"\b(struct|union|enum)\s*\w*\s*$", decl):
+                    start, name = line, m.group(1)
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                if start is not None:
+                    yield name, start, line - start + 1
+                start = None
+                decl_start = i + 1
+        elif c == ";" and depth == 0:
+            decl_start = i + 1
 
 
 def main():
@@ -45,7 +81,7 @@ def main():
             if n > max_file:
                 bad.append(f"{p}: {n} lines (at most {max_file})")
             if f.endswith(".c"):
-                for name, line, length in functions(lines):
+                for name, line, length in functions("\n".join(lines)):
                     nfns += 1
                     if length > max_fn:
                         bad.append(f"{p}:{line}: {name} is {length} lines (at most {max_fn})")
