@@ -129,6 +129,70 @@ static size_t finite_only(double *L, size_t n) {
   return k;
 }
 
+/* Label inference: the latest read of each training position against its true label, beside the
+   majority class and randomized response's rate. */
+static int label_figures(const bbvfl_dataset *ds, const bbvfl_attack_chain_cfg *c, const chain_obs *o,
+                         const bbvfl_vfl_data *vd, bbvfl_attack_chain_result *out, bbvfl_err *err) {
+  bbvfl_attack_result *R = &out->r;
+  size_t *cls = calloc((size_t)(c->nclasses > 0 ? c->nclasses : 1), sizeof *cls), ok = 0, n = 0, maj = 0;
+  if (!cls) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < o->ntr; i++) {
+    if (o->label[i] < 0) continue;
+    int y = ds->y[vd->train[i]];
+    ok += o->label[i] == y;
+    if (y >= 0 && y < c->nclasses) cls[y]++;
+    n++;
+  }
+  for (int k = 0; k < c->nclasses; k++)
+    if (cls[k] > maj) maj = cls[k];
+  free(cls);
+  out->label_rows = n;
+  R->label_acc = n ? (double)ok / (double)n : NAN;
+  R->label_chance = n ? (double)maj / (double)n : NAN;
+  R->label_rr = c->train->label_eps > 0 ? exp(c->train->label_eps) / (exp(c->train->label_eps) + c->nclasses - 1) : NAN;
+  return 0;
+}
+
+/* Feature inversion: aux = the test rows' last evaluation releases with their columns (cols, d per
+   row), victims = the training rows' last-epoch releases. */
+static int inversion(const chain_obs *o, const bbvfl_vfl_data *vd, const float *cols, size_t d,
+                     bbvfl_attack_chain_result *out, bbvfl_err *err) {
+  size_t P = o->P, na = 0, nv = 0;
+  for (size_t i = 0; i < o->nte; i++) na += o->hvte[i];
+  for (size_t i = 0; i < o->ntr; i++) nv += o->hvtr[i];
+  float *ar_rel = malloc((na + 1) * P * sizeof *ar_rel), *ar_x = malloc((na + 1) * d * sizeof *ar_x);
+  float *vr = malloc((nv + 1) * P * sizeof *vr), *vx = malloc((nv + 1) * d * sizeof *vx);
+  int rc = -1;
+  if (!ar_rel || !ar_x || !vr || !vx) {
+    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    goto out;
+  }
+  na = nv = 0;
+  for (size_t i = 0; i < o->nte; i++) {
+    if (!o->hvte[i]) continue;
+    for (size_t k = 0; k < P; k++) ar_rel[na * P + k] = (float)o->vte[i * P + k];
+    memcpy(ar_x + na * d, cols + vd->test[i] * d, d * sizeof *ar_x);
+    na++;
+  }
+  for (size_t i = 0; i < o->ntr; i++) {
+    if (!o->hvtr[i]) continue;
+    for (size_t k = 0; k < P; k++) vr[nv * P + k] = (float)o->vtr[i * P + k];
+    memcpy(vx + nv * d, cols + vd->train[i] * d, d * sizeof *vx);
+    nv++;
+  }
+  out->inv_aux = na, out->inv_victims = nv;
+  if (bbvfl_attack_inversion(ar_rel, ar_x, na, vr, vx, nv, P, d, 0, &out->r.inv, err) != 0)
+    bbvfl_wrap(err, "inversion (the victim's releases on chain)");
+  else
+    rc = 0;
+out:
+  free(ar_rel);
+  free(ar_x);
+  free(vr);
+  free(vx);
+  return rc;
+}
+
 int bbvfl_attack_chain(const bbvfl_dataset *ds, const bbvfl_attack_chain_cfg *c, bbvfl_attack_chain_result *out,
                        bbvfl_err *err) {
   memset(out, 0, sizeof *out);
@@ -144,7 +208,7 @@ int bbvfl_attack_chain(const bbvfl_dataset *ds, const bbvfl_attack_chain_cfg *c,
   bbvfl_audit_result ar;
   memset(&ar, 0, sizeof ar);
   int have_ar = 0, rc = -1;
-  float *cols = NULL, *ar_rel = NULL, *ar_x = NULL, *vr = NULL, *vx = NULL;
+  float *cols = NULL;
   double *Lin = NULL, *Lout = NULL, *sin = NULL, *sout = NULL;
   int *ytr = NULL, *yte = NULL;
   size_t d = 0;
@@ -196,55 +260,7 @@ int bbvfl_attack_chain(const bbvfl_dataset *ds, const bbvfl_attack_chain_cfg *c,
       R->test_accuracy = ar.epochs[e].accuracy_micro / 1e6;
       break;
     }
-  /* labels: the latest read of each training position against its true label */
-  size_t *cls = calloc((size_t)(c->nclasses > 0 ? c->nclasses : 1), sizeof *cls), ok = 0, n = 0, maj = 0;
-  if (!cls) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < o.ntr; i++) {
-    if (o.label[i] < 0) continue;
-    int y = ds->y[vd.train[i]];
-    ok += o.label[i] == y;
-    if (y >= 0 && y < c->nclasses) cls[y]++;
-    n++;
-  }
-  for (int k = 0; k < c->nclasses; k++)
-    if (cls[k] > maj) maj = cls[k];
-  free(cls);
-  out->label_rows = n;
-  R->label_acc = n ? (double)ok / (double)n : NAN;
-  R->label_chance = n ? (double)maj / (double)n : NAN;
-  R->label_rr = c->train->label_eps > 0 ? exp(c->train->label_eps) / (exp(c->train->label_eps) + c->nclasses - 1) : NAN;
-  /* inversion: aux = the test rows' last evaluation releases with their columns, victims = the
-     training rows' last-epoch releases */
-  size_t na = 0, nv = 0;
-  for (size_t i = 0; i < o.nte; i++) na += o.hvte[i];
-  for (size_t i = 0; i < o.ntr; i++) nv += o.hvtr[i];
-  ar_rel = malloc((na + 1) * P * sizeof *ar_rel), ar_x = malloc((na + 1) * d * sizeof *ar_x);
-  vr = malloc((nv + 1) * P * sizeof *vr), vx = malloc((nv + 1) * d * sizeof *vx);
-  if (!ar_rel || !ar_x || !vr || !vx) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  na = nv = 0;
-  for (size_t i = 0; i < o.nte; i++) {
-    if (!o.hvte[i]) continue;
-    for (size_t k = 0; k < P; k++) ar_rel[na * P + k] = (float)o.vte[i * P + k];
-    memcpy(ar_x + na * d, cols + vd.test[i] * d, d * sizeof *ar_x);
-    na++;
-  }
-  for (size_t i = 0; i < o.ntr; i++) {
-    if (!o.hvtr[i]) continue;
-    for (size_t k = 0; k < P; k++) vr[nv * P + k] = (float)o.vtr[i * P + k];
-    memcpy(vx + nv * d, cols + vd.train[i] * d, d * sizeof *vx);
-    nv++;
-  }
-  out->inv_aux = na, out->inv_victims = nv;
-  if (bbvfl_attack_inversion(ar_rel, ar_x, na, vr, vx, nv, P, d, 0, &R->inv, err) != 0) {
-    bbvfl_wrap(err, "inversion (the victim's releases on chain)");
-    goto out;
-  }
+  if (label_figures(ds, c, &o, &vd, out, err) != 0 || inversion(&o, &vd, cols, d, out, err) != 0) goto out;
   /* membership: each row's loss at the final posted head from its latest sum */
   R->mia.advantage = R->mia.accuracy = NAN;
   if (c->shadows > 0) {
@@ -279,10 +295,6 @@ out:
   obs_free(&o);
   bbvfl_vfl_data_free(&vd);
   free(cols);
-  free(ar_rel);
-  free(ar_x);
-  free(vr);
-  free(vx);
   free(Lin);
   free(Lout);
   free(sin);

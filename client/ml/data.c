@@ -86,213 +86,206 @@ void bbvfl_dataset_free(bbvfl_dataset *ds) {
   memset(ds, 0, sizeof *ds);
 }
 
-int bbvfl_csv_parse(const char *text, size_t len, const char *src, const bbvfl_csv_opts *o,
-                    bbvfl_dataset *ds, bbvfl_err *err) {
-  bbvfl_csv_opts dflt = {0};
-  if (!o) o = &dflt;
-  memset(ds, 0, sizeof *ds);
-  char *buf = malloc(len + 1);
-  if (!buf) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory reading %s", src);
-  memcpy(buf, text, len);
-  buf[len] = '\0';
-  if (memchr(buf, '\0', len)) {
-    free(buf);
-    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: contains a NUL byte: not a text CSV file", src);
-  }
-  /* lines */
-  size_t nlines = 0, cap = 0;
-  char **lines = NULL;
-  int rc = -1;
-  fields fl = {0};
-  char **labels = NULL, **hdr = NULL;
-  size_t ncols = 0;
-  for (char *p = buf; *p;) {
+/* The parse of one CSV text: what bbvfl_csv_parse's steps share. Every pointer into buf. */
+typedef struct {
+  const char *src;
+  char *buf;           /* the text, owned; lines and fields point into it */
+  char **lines;        /* owned array */
+  size_t nlines;
+  fields fl;           /* the last line split */
+  char **hdr;          /* ncols header names (into buf), owned array */
+  size_t ncols, label_col, id_col;
+  char **labels;       /* n label cells (into buf), owned array */
+  int all_numeric;     /* every label cell is a finite number: classes sort numerically */
+} csv_parse;
+
+/* buf into lines (CR LF or LF; trailing blank lines dropped); at least a header and a data row. */
+static int csv_lines(csv_parse *P, bbvfl_err *err) {
+  size_t cap = 0;
+  for (char *p = P->buf; *p;) {
     char *nl = strchr(p, '\n');
     if (nl) *nl = '\0';
     size_t l = strlen(p);
     if (l > 0 && p[l - 1] == '\r') p[l - 1] = '\0';
-    if (nlines == cap) {
+    if (P->nlines == cap) {
       cap = cap ? 2 * cap : 1024;
-      char **nlp = realloc(lines, cap * sizeof *nlp);
-      if (!nlp) {
-        bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory reading %s", src);
-        goto out;
-      }
-      lines = nlp;
+      char **nlp = realloc(P->lines, cap * sizeof *nlp);
+      if (!nlp) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory reading %s", P->src);
+      P->lines = nlp;
     }
-    lines[nlines++] = p;
+    P->lines[P->nlines++] = p;
     if (!nl) break;
     p = nl + 1;
   }
-  while (nlines > 0 && lines[nlines - 1][0] == '\0') nlines--; /* trailing blank lines */
-  if (nlines == 0) {
-    bbvfl_fail(err, BBVFL_E_PARSE, "%s: the file is empty (expected a header row and data rows)", src);
-    goto out;
-  }
-  if (nlines == 1) {
-    bbvfl_fail(err, BBVFL_E_PARSE, "%s: only a header row, no data rows", src);
-    goto out;
-  }
-  /* header */
-  if (split_line(lines[0], &fl, err) != 0) goto out;
-  ncols = fl.n;
-  hdr = calloc(ncols, sizeof *hdr);
-  if (!hdr) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
+  while (P->nlines > 0 && P->lines[P->nlines - 1][0] == '\0') P->nlines--; /* trailing blank lines */
+  if (P->nlines == 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: the file is empty (expected a header row and data rows)", P->src);
+  if (P->nlines == 1) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: only a header row, no data rows", P->src);
+  return 0;
+}
+
+/* The header: names non-empty and distinct; the label column (o->label, else the last) and the id
+   column (o->id_column, optional) found. */
+static int csv_header(csv_parse *P, const bbvfl_csv_opts *o, bbvfl_err *err) {
+  const char *src = P->src;
+  if (split_line(P->lines[0], &P->fl, err) != 0) return -1;
+  size_t ncols = P->ncols = P->fl.n;
+  char **hdr = P->hdr = calloc(ncols, sizeof *hdr);
+  if (!hdr) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   for (size_t j = 0; j < ncols; j++) {
-    hdr[j] = fl.f[j];
-    if (!hdr[j][0]) {
-      bbvfl_fail(err, BBVFL_E_PARSE, "%s: line 1 (header): column %zu has an empty name", src, j + 1);
-      goto out;
-    }
+    hdr[j] = P->fl.f[j];
+    if (!hdr[j][0]) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: line 1 (header): column %zu has an empty name", src, j + 1);
     for (size_t k = 0; k < j; k++)
-      if (strcmp(hdr[k], hdr[j]) == 0) {
-        bbvfl_fail(err, BBVFL_E_PARSE, "%s: line 1 (header): column name '%s' appears twice (columns %zu and %zu)",
-                   src, hdr[j], k + 1, j + 1);
-        goto out;
-      }
+      if (strcmp(hdr[k], hdr[j]) == 0)
+        return bbvfl_fail(err, BBVFL_E_PARSE, "%s: line 1 (header): column name '%s' appears twice (columns %zu and %zu)",
+                          src, hdr[j], k + 1, j + 1);
   }
-  size_t label_col = ncols - 1, id_col = (size_t)-1;
+  P->label_col = ncols - 1;
+  P->id_col = (size_t)-1;
   if (o->label) {
-    label_col = (size_t)-1;
+    P->label_col = (size_t)-1;
     for (size_t j = 0; j < ncols; j++)
-      if (strcmp(hdr[j], o->label) == 0) label_col = j;
-    if (label_col == (size_t)-1) {
-      bbvfl_fail(err, BBVFL_E_ARG, "%s: no label column named '%s' in the header (first column: '%s', last: '%s')",
-                 src, o->label, hdr[0], hdr[ncols - 1]);
-      goto out;
-    }
+      if (strcmp(hdr[j], o->label) == 0) P->label_col = j;
+    if (P->label_col == (size_t)-1)
+      return bbvfl_fail(err, BBVFL_E_ARG, "%s: no label column named '%s' in the header (first column: '%s', last: '%s')",
+                        src, o->label, hdr[0], hdr[ncols - 1]);
   }
   if (o->id_column) {
     for (size_t j = 0; j < ncols; j++)
-      if (strcmp(hdr[j], o->id_column) == 0) id_col = j;
-    if (id_col == (size_t)-1) {
-      bbvfl_fail(err, BBVFL_E_ARG, "%s: no id column named '%s' in the header", src, o->id_column);
-      goto out;
-    }
-    if (id_col == label_col) {
-      bbvfl_fail(err, BBVFL_E_ARG, "%s: the id column and the label column are the same ('%s')", src, o->id_column);
-      goto out;
-    }
+      if (strcmp(hdr[j], o->id_column) == 0) P->id_col = j;
+    if (P->id_col == (size_t)-1)
+      return bbvfl_fail(err, BBVFL_E_ARG, "%s: no id column named '%s' in the header", src, o->id_column);
+    if (P->id_col == P->label_col)
+      return bbvfl_fail(err, BBVFL_E_ARG, "%s: the id column and the label column are the same ('%s')", src, o->id_column);
   }
-  size_t d = ncols - 1 - (id_col != (size_t)-1);
-  if (d == 0) {
-    bbvfl_fail(err, BBVFL_E_PARSE, "%s: no feature columns (only label%s)", src, id_col != (size_t)-1 ? " and id" : "");
-    goto out;
-  }
-  size_t n = nlines - 1;
+  return 0;
+}
+
+/* ds's shape, feature names and buffers (n rows, d features), and P->labels. */
+static int csv_alloc(csv_parse *P, bbvfl_dataset *ds, bbvfl_err *err) {
+  int has_id = P->id_col != (size_t)-1;
+  size_t d = P->ncols - 1 - (size_t)has_id;
+  if (d == 0) return bbvfl_fail(err, BBVFL_E_PARSE, "%s: no feature columns (only label%s)", P->src, has_id ? " and id" : "");
+  size_t n = P->nlines - 1;
   ds->n = n;
   ds->d = d;
   ds->x = malloc(n * d * sizeof *ds->x);
   ds->y = malloc(n * sizeof *ds->y);
   ds->feature_names = calloc(d, sizeof *ds->feature_names);
-  ds->label_name = xstrdup(hdr[label_col]);
-  labels = calloc(n, sizeof *labels);
-  if (!ds->x || !ds->y || !ds->feature_names || !labels || !ds->label_name) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory for %zu x %zu table", n, d);
+  ds->label_name = xstrdup(P->hdr[P->label_col]);
+  P->labels = calloc(n, sizeof *P->labels);
+  if (!ds->x || !ds->y || !ds->feature_names || !P->labels || !ds->label_name)
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory for %zu x %zu table", n, d);
+  for (size_t j = 0, k = 0; j < P->ncols; j++) {
+    if (j == P->label_col || j == P->id_col) continue;
+    ds->feature_names[k] = xstrdup(P->hdr[j]);
+    if (!ds->feature_names[k++]) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  return 0;
+}
+
+/* Data row i (file line i + 2): its features into ds->x, its label cell into P->labels[i]. */
+static int csv_row(csv_parse *P, size_t i, bbvfl_dataset *ds, bbvfl_err *err) {
+  const char *src = P->src;
+  size_t line = i + 2, ncols = P->ncols;
+  fields *fl = &P->fl;
+  if (split_line(P->lines[i + 1], fl, err) != 0) return -1;
+  if (fl->n != ncols)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu has %zu field%s, the header has %zu columns", src, line, fl->n,
+                      fl->n == 1 ? "" : "s", ncols);
+  for (size_t j = 0, k = 0; j < ncols; j++) {
+    if (j == P->id_col) continue;
+    double v;
+    if (j == P->label_col) {
+      if (!fl->f[j][0])
+        return bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu, column %zu ('%s'): the label is empty", src, line, j + 1,
+                          P->hdr[j]);
+      P->labels[i] = fl->f[j];
+      if (parse_num(fl->f[j], &v) != 0 || !isfinite(v)) P->all_numeric = 0;
+      continue;
+    }
+    if (!fl->f[j][0])
+      return bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu, column %zu ('%s'): empty cell (missing values are not supported)",
+                        src, line, j + 1, P->hdr[j]);
+    if (parse_num(fl->f[j], &v) != 0)
+      return bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu, column %zu ('%s'): '%.40s' is not a number", src, line, j + 1,
+                        P->hdr[j], fl->f[j]);
+    if (!isfinite(v) || fabs(v) > 3.4e38)
+      return bbvfl_fail(err, BBVFL_E_PARSE,
+                        "%s: line %zu, column %zu ('%s'): '%.40s' is not a finite number (NaN and infinity are not allowed)",
+                        src, line, j + 1, P->hdr[j], fl->f[j]);
+    ds->x[i * ds->d + k++] = (float)v;
+  }
+  return 0;
+}
+
+/* The classes: the distinct label values, sorted (numerically when every one is a number), into
+   ds->class_names, and each row's class index into ds->y. At least two. */
+static int csv_classes(csv_parse *P, bbvfl_dataset *ds, bbvfl_err *err) {
+  size_t n = ds->n;
+  int num = P->all_numeric;
+  char **u = malloc(n * sizeof *u);
+  if (!u) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  memcpy(u, P->labels, n * sizeof *u);
+  qsort(u, n, sizeof *u, num ? cmp_label_num : cmp_label_str);
+  size_t nu = 0;
+  for (size_t i = 0; i < n; i++)
+    if (nu == 0 || (num ? cmp_label_num(&u[nu - 1], &u[i]) : strcmp(u[nu - 1], u[i])) != 0) u[nu++] = u[i];
+  if (nu < 2) {
+    free(u);
+    return bbvfl_fail(err, BBVFL_E_PARSE, "%s: the label column '%s' has only one value ('%s'): need at least two classes",
+                      P->src, P->hdr[P->label_col], P->labels[0]);
+  }
+  ds->nclasses = (int)nu;
+  ds->class_names = calloc(nu, sizeof *ds->class_names);
+  if (!ds->class_names) {
+    free(u);
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  for (size_t k = 0; k < nu; k++) ds->class_names[k] = xstrdup(u[k]);
+  for (size_t i = 0; i < n; i++) {
+    const char *key = P->labels[i];
+    size_t lo = 0, hi = nu;
+    while (hi - lo > 1) { /* binary search in the sorted distinct labels */
+      size_t mid = (lo + hi) / 2;
+      int c = num ? cmp_label_num(&key, &u[mid]) : strcmp(key, u[mid]);
+      if (c < 0) hi = mid;
+      else lo = mid;
+    }
+    ds->y[i] = (int)lo;
+  }
+  free(u);
+  for (size_t k = 0; k < nu; k++)
+    if (!ds->class_names[k]) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  return 0;
+}
+
+int bbvfl_csv_parse(const char *text, size_t len, const char *src, const bbvfl_csv_opts *o,
+                    bbvfl_dataset *ds, bbvfl_err *err) {
+  bbvfl_csv_opts dflt = {0};
+  if (!o) o = &dflt;
+  memset(ds, 0, sizeof *ds);
+  csv_parse P = {.src = src, .all_numeric = 1};
+  P.buf = malloc(len + 1);
+  if (!P.buf) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory reading %s", src);
+  memcpy(P.buf, text, len);
+  P.buf[len] = '\0';
+  int rc = -1;
+  if (memchr(P.buf, '\0', len)) {
+    bbvfl_fail(err, BBVFL_E_PARSE, "%s: contains a NUL byte: not a text CSV file", src);
     goto out;
   }
-  for (size_t j = 0, k = 0; j < ncols; j++) {
-    if (j == label_col || j == id_col) continue;
-    ds->feature_names[k] = xstrdup(hdr[j]);
-    if (!ds->feature_names[k++]) {
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-  }
-  int all_numeric = 1;
-  for (size_t i = 0; i < n; i++) {
-    size_t line = i + 2;
-    if (split_line(lines[i + 1], &fl, err) != 0) goto out;
-    if (fl.n != ncols) {
-      bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu has %zu field%s, the header has %zu columns", src, line, fl.n,
-                 fl.n == 1 ? "" : "s", ncols);
-      goto out;
-    }
-    for (size_t j = 0, k = 0; j < ncols; j++) {
-      if (j == id_col) continue;
-      if (j == label_col) {
-        if (!fl.f[j][0]) {
-          bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu, column %zu ('%s'): the label is empty", src, line, j + 1, hdr[j]);
-          goto out;
-        }
-        labels[i] = fl.f[j];
-        double v;
-        if (parse_num(fl.f[j], &v) != 0 || !isfinite(v)) all_numeric = 0;
-        continue;
-      }
-      double v;
-      if (!fl.f[j][0]) {
-        bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu, column %zu ('%s'): empty cell (missing values are not supported)",
-                   src, line, j + 1, hdr[j]);
-        goto out;
-      }
-      if (parse_num(fl.f[j], &v) != 0) {
-        bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu, column %zu ('%s'): '%.40s' is not a number", src, line, j + 1,
-                   hdr[j], fl.f[j]);
-        goto out;
-      }
-      if (!isfinite(v) || fabs(v) > 3.4e38) {
-        bbvfl_fail(err, BBVFL_E_PARSE, "%s: line %zu, column %zu ('%s'): '%.40s' is not a finite number (NaN and infinity are not allowed)",
-                   src, line, j + 1, hdr[j], fl.f[j]);
-        goto out;
-      }
-      ds->x[i * d + k++] = (float)v;
-    }
-  }
-  /* classes: distinct label values, sorted */
-  {
-    char **u = malloc(n * sizeof *u);
-    if (!u) {
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-    memcpy(u, labels, n * sizeof *u);
-    qsort(u, n, sizeof *u, all_numeric ? cmp_label_num : cmp_label_str);
-    size_t nu = 0;
-    for (size_t i = 0; i < n; i++)
-      if (nu == 0 || (all_numeric ? cmp_label_num(&u[nu - 1], &u[i]) : strcmp(u[nu - 1], u[i])) != 0) u[nu++] = u[i];
-    if (nu < 2) {
-      free(u);
-      bbvfl_fail(err, BBVFL_E_PARSE, "%s: the label column '%s' has only one value ('%s'): need at least two classes",
-                 src, hdr[label_col], labels[0]);
-      goto out;
-    }
-    ds->nclasses = (int)nu;
-    ds->class_names = calloc(nu, sizeof *ds->class_names);
-    if (!ds->class_names) {
-      free(u);
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-    for (size_t k = 0; k < nu; k++) ds->class_names[k] = xstrdup(u[k]);
-    for (size_t i = 0; i < n; i++) {
-      const char *key = labels[i];
-      size_t lo = 0, hi = nu;
-      while (hi - lo > 1) { /* binary search in the sorted distinct labels */
-        size_t mid = (lo + hi) / 2;
-        int c = all_numeric ? cmp_label_num(&key, &u[mid]) : strcmp(key, u[mid]);
-        if (c < 0) hi = mid;
-        else lo = mid;
-      }
-      ds->y[i] = (int)lo;
-    }
-    free(u);
-    for (size_t k = 0; k < nu; k++)
-      if (!ds->class_names[k]) {
-        bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-        goto out;
-      }
-  }
+  if (csv_lines(&P, err) != 0 || csv_header(&P, o, err) != 0 || csv_alloc(&P, ds, err) != 0) goto out;
+  for (size_t i = 0; i < ds->n; i++)
+    if (csv_row(&P, i, ds, err) != 0) goto out;
+  if (csv_classes(&P, ds, err) != 0) goto out;
   rc = 0;
 out:
-  free(fl.f);
-  free(hdr);
-  free(labels);
-  free(lines);
-  free(buf);
+  free(P.fl.f);
+  free(P.hdr);
+  free(P.labels);
+  free(P.lines);
+  free(P.buf);
   if (rc != 0) bbvfl_dataset_free(ds);
   return rc;
 }
