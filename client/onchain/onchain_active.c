@@ -552,11 +552,12 @@ int bbvfl_oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *e
 /* Evaluates the head on the first `count` evaluation rounds of epoch e from their RoundCompleted
    sums (into c->probs). */
 int bbvfl_oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
-  uint64_t per = c->T + c->V;
-  for (size_t k = 0; k < count; k++) {
-    uint64_t r = e * per + c->T + k;
+  uint64_t r0 = bbvfl_cconfig_epoch_start(&c->cp.cfg, e), r1 = bbvfl_cconfig_epoch_start(&c->cp.cfg, e + 1);
+  for (uint64_t r = r0; r < r1; r++) {
     bbvfl_round_layout L;
     if (bbvfl_cconfig_round(&c->cp.cfg, r, &L, err) < 0) return -1;
+    if (L.train) continue;
+    if (L.index >= count) break;
     bbvfl_cev ev;
     if (bbvfl_oc_find_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) < 0) return -1;
     int ok = bbvfl_oc_sum_from_event(c, &ev, L.coords, err);
@@ -584,7 +585,9 @@ int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
                       (unsigned long long)r);
   c->is_active = 1;
   uint64_t blk0 = c->blk; /* the round's events may precede the settling transactions below */
-  uint64_t per = c->T + c->V, e = r / per, pos = r % per;
+  bbvfl_round_layout Lr; /* r's place: its epoch, and the evaluation rounds of it before r */
+  if (bbvfl_cconfig_round(&c->cp.cfg, r, &Lr, err) < 0) return -1;
+  uint64_t e = Lr.epoch;
   if (!c->have_head && bbvfl_oc_init_head(c, err) < 0) return -1;
   bbvfl_vhead_epoch(&c->head, (int)e);
   static const uint8_t zero[32];
@@ -623,7 +626,7 @@ int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
     bbvfl_oc_log(c, "round %llu: no gradient posted yet: the head starts from the session's initialisation",
           (unsigned long long)r);
   }
-  if (e > 0 && (!have_fr || fr < e * per)) {
+  if (e > 0 && (!have_fr || fr < bbvfl_cconfig_epoch_start(&c->cp.cfg, e))) {
     /* no training round of epoch e was posted: the head is the one epoch e-1 ended with */
     bbvfl_epoch_state st;
     if (bbvfl_aggc_epoch_state(&c->agg, (uint32_t)(e - 1), &st, err) < 0) return -1;
@@ -639,7 +642,7 @@ int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
   c->loss_sum = c->agg_sum = 0;
   c->trained = 0;
   c->takeover_epoch = (int)e;
-  if (pos > c->T && bbvfl_oc_rebuild_eval(c, e, pos - c->T, err) < 0) return -1;
+  if (!Lr.train && Lr.index > 0 && bbvfl_oc_rebuild_eval(c, e, Lr.index, err) < 0) return -1;
   c->blk = blk0;
   return 0;
 }

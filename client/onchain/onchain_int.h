@@ -169,7 +169,10 @@ int bbvfl_oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind 
                      bbvfl_err *err);
 int bbvfl_oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
 int bbvfl_oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap);
-static inline int bbvfl_oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
+/* 1: round r takes a gradient (a training window or, LR with sqn, a curvature round), as the one
+   round layout says (binding/contract.h bbvfl_cconfig_round; the rounds do not repeat every T + V
+   once curvature rounds begin); 0: an evaluation round, or r past the session. */
+int bbvfl_oc_is_train_round(const cl *c, uint64_t r);
 /* The slot of round r (the ring of unfinished rounds). */
 static inline bbvfl_oc_slot *bbvfl_oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
 /* Sends a transaction of the active client without waiting (its receipt is awaited by

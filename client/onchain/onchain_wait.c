@@ -15,6 +15,12 @@ void bbvfl_oc_path_in(const cl *c, char *out, size_t cap, const char *name) {
   snprintf(out, cap, "%s/%s", c->dir, name);
 }
 
+int bbvfl_oc_is_train_round(const cl *c, uint64_t r) {
+  bbvfl_round_layout L;
+  bbvfl_err e = {0};
+  return bbvfl_cconfig_round(&c->cp.cfg, r, &L, &e) == 0 && L.train;
+}
+
 void bbvfl_oc_rpc_wait_log(void *ctx, const char *msg) { bbvfl_oc_log((const cl *)ctx, "%s", msg); }
 
 void bbvfl_oc_sender_status(void *ctx, const bbvfl_sender_status *st) {
