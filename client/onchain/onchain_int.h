@@ -1,16 +1,22 @@
 /* Private to the on-chain client (client/onchain/onchain*.c): the state of one client process and
  * the helpers its files share. Not a public header: nothing outside client/onchain/onchain*.c includes
- * it. The files by concern:
- *   onchain.c         setup, registration and election, bbvfl_onchain_run
+ * it. The files by role (each sets up, frees and changes its own part of `cl`, below):
+ *   onchain.c         setup (data, then the roles in order), registration and election, bbvfl_onchain_run
  *   onchain_summary.c the summary (summary.json), written once with the session's privacy
- *   onchain_wait.c    transactions, event queries, waiting (timeouts, expiry, re-election nudges)
- *   onchain_rounds.c  the round loop: windows, pipelining (staleness), submissions, gradients
- *   onchain_active.c  the active client's duties: sums, the head, metrics, rewards, takeover
+ *   onchain_wait.c    connection and sender: the node, transactions (submission gas and encoding, the
+ *                     active client's transactions in flight), event queries, waiting (timeouts,
+ *                     expiry, re-election nudges)
+ *   onchain_rounds.c  rounds in flight: windows, pipelining (staleness), submissions, gradients
+ *   onchain_sums.c    the round sums (lane: RoundCompleted; hashed: the payloads, aggregate())
+ *   onchain_active.c  the active client's duties: the head, metrics, rewards, takeover
  *   onchain_labels.c  labels split across clients (label holders)
  *   onchain_ckpt.c    checkpoints and restart
  *   onchain_lr.c      the LR model's steps (`--model lr`): forward, the head, the gradient step
  *   onchain_hcheck.c  a passive client's check of the active client's posts (core/headcheck.h)
- *   onchain_dispute.c optimistic mode: a passive client's check of each posted sum, its dispute */
+ *   onchain_dispute.c optimistic mode: a passive client's check of each posted sum, its dispute
+ * Calls go one way (no ring): onchain.c -> every role; rounds -> active, labels, sums, lr, hcheck,
+ * dispute, ckpt, wait; active -> labels, sums, lr, wait; labels -> sums, wait; sums -> lr, wait;
+ * hcheck, dispute, ckpt -> wait; wait -> masked.c only. */
 #ifndef BBVFL_VFL_ONCHAIN_INT_H
 #define BBVFL_VFL_ONCHAIN_INT_H
 
@@ -264,5 +270,21 @@ void bbvfl_oc_head_check_free(cl *c);
    active); 2: corrected and this client is now the active client (the caller takes over); -1: error.
    Other modes: 0 at once. */
 int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+
+/* Role set-up and tear-down, each in the file that owns the state (docs/ARCHITECTURE.md "On-chain
+   client roles"): the connection (node, contract parameters) and the sender (onchain_wait.c);
+   the slots of the rounds in flight (onchain_rounds.c; maxrows: rows of the largest round); the
+   label state (onchain_labels.c: the rows' labels, label DP, the dLoss/dlogits buffers; after the
+   election, the declared holders and the client list). The *_free/close functions take a
+   half-built state. */
+int bbvfl_oc_conn_open(cl *c, uint64_t *chain_id, bbvfl_err *err);
+int bbvfl_oc_sender_open(cl *c, uint64_t chain_id, bbvfl_err *err);
+void bbvfl_oc_conn_close(cl *c);
+void bbvfl_oc_out_free(cl *c);
+int bbvfl_oc_rounds_init(cl *c, size_t maxrows, bbvfl_err *err);
+void bbvfl_oc_rounds_free(cl *c);
+int bbvfl_oc_labels_init(cl *c, bbvfl_err *err);
+int bbvfl_oc_labels_holders(cl *c, bbvfl_err *err);
+void bbvfl_oc_labels_free(cl *c);
 
 #endif

@@ -202,10 +202,50 @@ int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
   return 0;
 }
 
-/* A label holder that is not active, EVAL round: its scores with the head of the last
-   GradientPosted, from the RoundCompleted sum (rcev), or in hashed mode (rcev NULL) from the
-   payloads. */
-int bbvfl_oc_holder_eval(cl *c, bbvfl_oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err) {
-  if (rcev ? bbvfl_oc_sum_from_event(c, rcev, sl->L.coords, err) < 0 : bbvfl_oc_round_sum(c, sl, NULL, err) < 0) return -1;
-  return bbvfl_oc_active_eval(c, sl, err);
+/* ------------------------------------------------------------------ the label state */
+
+int bbvfl_oc_labels_init(cl *c, bbvfl_err *err) {
+  if (bbvfl_oc_init_label_rows(c, err) < 0 || bbvfl_oc_label_dp(c, err) < 0) return -1;
+  for (size_t i = 0; i < c->neval; i++) c->yeval[i] = c->ylab[c->data.test[i]]; /* -1: not labelled here */
+  size_t maxrows = c->n / c->sess->cparams.dim;
+  c->dlog = calloc(maxrows * (size_t)c->K, sizeof *c->dlog);
+  c->dlog_in = calloc(maxrows * (size_t)c->K, sizeof *c->dlog_in);
+  c->dlog_be = malloc(4 * maxrows * (size_t)c->K);
+  if (!c->dlog || !c->dlog_in || !c->dlog_be) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  return 0;
+}
+
+int bbvfl_oc_labels_holders(cl *c, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  bbvfl_onchain_result *res = c->res;
+  if (bbvfl_aggc_label_holders(&c->agg, &c->holders, err) < 0 || bbvfl_aggc_clients(&c->agg, &c->addrs, &c->naddrs, err) < 0)
+    return -1;
+  c->split = c->holders != 0;
+  c->holder = (int)(c->holders >> res->index & 1);
+  c->own_all = cfg->has_labels && !cfg->label_rows;
+  res->label_split = c->split;
+  res->label_holder = c->holder;
+  if (!c->holder != !cfg->label_rows)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "this client registered %s a label holder but now runs %s --label-rows: restart it with the "
+                      "flags it registered with",
+                      c->holder ? "as" : "not as", cfg->label_rows ? "with" : "without");
+  if (c->split && c->sess->train.model == BBVFL_MODEL_LR)
+    return bbvfl_fail(err, BBVFL_E_STATE, "labels split across clients (--label-rows) are not built for --model lr");
+  for (size_t i = 0; i < c->neval; i++) res->labelled_test_rows += c->yeval[i] >= 0;
+  if (c->split)
+    bbvfl_oc_log(c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
+                 "labelled here",
+                 (unsigned long long)c->holders,
+                 c->holder ? "holds some labels" : (c->own_all ? "holds every label" : "holds none"),
+                 res->labelled_test_rows, c->neval);
+  return 0;
+}
+
+void bbvfl_oc_labels_free(cl *c) {
+  free(c->ylab);
+  free(c->dlog);
+  free(c->dlog_in);
+  free(c->dlog_be);
+  free(c->addrs);
 }

@@ -48,31 +48,6 @@ static int encode_submission(cl *c, bbvfl_oc_slot *sl, uint8_t **cd, size_t *len
   return bbvfl_cenc_submit(sl->r, c->mc.lanes, 2 * sl->L.coords, cd, len, err);
 }
 
-uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords) {
-  /* the one gas model the window sizing uses too (binding/fit.h) */
-  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels};
-  return bbvfl_fit_submit_gas(&fs, coords, c->cfg->submit_via_self);
-}
-
-int bbvfl_oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err) {
-  *to = c->agg.address;
-  if (!c->cfg->submit_via_self) return 0;
-  /* execute(address to, bytes data): selector, to, offset 0x40, length, data zero-padded */
-  size_t pad = (*len + 31) / 32 * 32, n = 4 + 32 * 3 + pad;
-  uint8_t *w = calloc(n, 1);
-  if (!w) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  bbvfl_abi_selector("execute(address,bytes)", w);
-  bbvfl_cenc_word_address(c->agg.address, w + 4);
-  bbvfl_cenc_word_u64(0x40, w + 36);
-  bbvfl_cenc_word_u64(*len, w + 68);
-  memcpy(w + 100, *cd, *len);
-  free(*cd);
-  *cd = w;
-  *len = n;
-  *to = c->me;
-  return 0;
-}
-
 /* The table rows of round r into sl->rows. */
 static void round_rows(cl *c, bbvfl_oc_slot *sl) {
   const bbvfl_round_layout *L = &sl->L;
@@ -505,4 +480,30 @@ int bbvfl_oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed,
   uint64_t total = c->cp.total_rounds;
   if (bbvfl_oc_save_progress(c, total, total, err) < 0) return bbvfl_wrap(err, "final checkpoint");
   return 0;
+}
+
+/* ------------------------------------------------------------------ the slots of the rounds in flight */
+
+int bbvfl_oc_rounds_init(cl *c, size_t maxrows, bbvfl_err *err) {
+  /* the unfinished rounds: s windows ahead, the evaluation rounds beside them, the one in hand */
+  c->nslots = (size_t)c->stale + c->V + 2;
+  c->slots = calloc(c->nslots, sizeof *c->slots);
+  if (!c->slots) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < c->nslots; i++) {
+    c->slots[i].r = UINT64_MAX;
+    c->slots[i].rows = malloc(maxrows * sizeof *c->slots[i].rows);
+    c->slots[i].q = malloc(c->n);
+    if (!c->slots[i].rows || !c->slots[i].q) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  return 0;
+}
+
+void bbvfl_oc_rounds_free(cl *c) {
+  for (size_t i = 0; c->slots && i < c->nslots; i++) {
+    bbvfl_pending_clear(&c->slots[i].tx);
+    free(c->slots[i].rows);
+    free(c->slots[i].q);
+  }
+  free(c->slots);
+  c->slots = NULL;
 }

@@ -1,6 +1,9 @@
 #include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 #include "onchain/onchain_int.h"
 
+#include "eth/abi.h"
+#include "binding/fit.h"
+
 void bbvfl_oc_log(const cl *c, const char *fmt, ...) {
   if (!c->cfg->log) return;
   va_list ap;
@@ -429,4 +432,215 @@ int bbvfl_oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *w
     delay *= 1.5;
     if (delay > 0.02) delay = 0.02;
   }
+}
+
+/* ------------------------------------------------------------------ submissions: gas and the way in */
+
+uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords) {
+  /* the one gas model the window sizing uses too (binding/fit.h) */
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels};
+  return bbvfl_fit_submit_gas(&fs, coords, c->cfg->submit_via_self);
+}
+
+int bbvfl_oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err) {
+  *to = c->agg.address;
+  if (!c->cfg->submit_via_self) return 0;
+  /* execute(address to, bytes data): selector, to, offset 0x40, length, data zero-padded */
+  size_t pad = (*len + 31) / 32 * 32, n = 4 + 32 * 3 + pad;
+  uint8_t *w = calloc(n, 1);
+  if (!w) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  bbvfl_abi_selector("execute(address,bytes)", w);
+  bbvfl_cenc_word_address(c->agg.address, w + 4);
+  bbvfl_cenc_word_u64(0x40, w + 36);
+  bbvfl_cenc_word_u64(*len, w + 68);
+  memcpy(w + 100, *cd, *len);
+  free(*cd);
+  *cd = w;
+  *len = n;
+  *to = c->me;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ the active client's transactions in flight */
+
+int bbvfl_oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err) {
+  if (c->nout == c->capout) {
+    size_t cap = c->capout ? 2 * c->capout : 8;
+    bbvfl_oc_out *o = realloc(c->out, cap * sizeof *o);
+    if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    c->out = o;
+    c->capout = cap;
+  }
+  double t0 = bbvfl_now();
+  bbvfl_oc_out *o = &c->out[c->nout];
+  int rc = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, gas, &o->p, err);
+  c->res->send_s += bbvfl_now() - t0;
+  if (rc < 0) return bbvfl_wrap(err, "%s", what);
+  o->what = what;
+  o->kind = kind;
+  o->round = UINT64_MAX;
+  c->nout++;
+  return 0;
+}
+
+/* 1 when the chain holds round r's RoundCompleted (from the session's deployment on: one log
+   query by round), 0 when not, -1 on an RPC error. */
+static int round_completed(cl *c, uint64_t r, bbvfl_err *err) {
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(r, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_ROUND_COMPLETED, t1, c->sess->deploy_block, BBVFL_BLOCK_LATEST, &logs, err) <
+      0)
+    return bbvfl_wrap(err, "round %llu: was it aggregated by another sender?", (unsigned long long)r);
+  int found = 0;
+  for (size_t k = 0; k < json_array_size(logs) && !found; k++) {
+    bbvfl_cev ev;
+    int d = bbvfl_cev_decode(json_array_get(logs, k), &ev, err);
+    if (d < 0) {
+      json_decref(logs);
+      return -1;
+    }
+    found = d == 1 && ev.kind == BBVFL_EV_ROUND_COMPLETED && ev.round == r && !memcmp(ev.emitter, c->agg.address, 20);
+    bbvfl_cev_clear(&ev);
+  }
+  json_decref(logs);
+  return found;
+}
+
+int bbvfl_oc_out_wait(cl *c, bbvfl_err *err) {
+  int rc = 0;
+  double t0 = bbvfl_now();
+  for (size_t i = 0; i < c->nout; i++) {
+    bbvfl_receipt r;
+    bbvfl_err e = {0};
+    int ok = bbvfl_sender_wait_tracked(c->snd, &c->out[i].p, c->cfg->round_timeout_s, &r, &e);
+    if (ok == 0 && c->out[i].kind == OC_GAS_PAYOUT && c->cfg->confirmations) {
+      /* a payout cannot be undone: it counts once it is confirmations deep in a block still canonical */
+      ok = bbvfl_sender_confirm(c->snd, &r, c->cfg->confirmations, 2 * c->cfg->round_timeout_s, &e);
+      if (ok == 0)
+        bbvfl_oc_log(c, "%s: %u confirmations (block %llu)", c->out[i].what, c->cfg->confirmations,
+               (unsigned long long)r.block_number);
+    }
+    switch (c->out[i].kind) {
+    case OC_GAS_SUBMIT: c->res->gas_submit += r.gas_used; break;
+    case OC_GAS_AGGREGATE: c->res->gas_aggregate += r.gas_used; break;
+    case OC_GAS_GRADIENT: c->res->gas_gradient += r.gas_used; break;
+    default: c->res->gas_other += r.gas_used; break;
+    }
+    if (r.block_number > c->blk) c->blk = r.block_number;
+    bbvfl_receipt_clear(&r);
+    if (ok < 0 && c->out[i].kind == OC_GAS_AGGREGATE && e.code == BBVFL_E_REVERT) {
+      /* Anyone may aggregate: when another sender's aggregate() of the round landed first (a
+         stranger with a higher tip in the same block, a demoted or a new active client), this one
+         reverts, and replaying it as a call on the block before does not even say why. The chain
+         decides: the round's RoundCompleted exists. Its sum is the one this client computed (the
+         contract checked every payload against its stored hash). */
+      bbvfl_err e3 = {0};
+      if (round_completed(c, c->out[i].round, &e3) == 1) { /* an RPC error keeps the revert */
+        bbvfl_oc_log(c, "round %llu: %s reverted; the round was aggregated by another sender (RoundCompleted on chain)",
+               (unsigned long long)c->out[i].round, c->out[i].what);
+        ok = 0;
+      }
+    }
+    if (ok < 0 && rc == 0) {
+      rc = -1;
+      *err = e;
+      bbvfl_wrap(err, "%s", c->out[i].what);
+    }
+    bbvfl_pending_clear(&c->out[i].p);
+  }
+  c->nout = 0;
+  c->res->send_s += bbvfl_now() - t0;
+  return rc;
+}
+
+/* One event of the session for `round`, searched from the deploy block. 0 found, -1 missing/error. */
+int bbvfl_oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+  uint64_t blk = c->blk;
+  c->blk = c->sess->deploy_block;
+  int f = bbvfl_oc_query_event(c, kind, round, ev, err);
+  c->blk = blk;
+  if (f < 0) return -1;
+  if (f == 0)
+    return bbvfl_fail(err, BBVFL_E_STATE, "%s for round %llu is not in the node's logs", bbvfl_cev_signature(kind),
+                      (unsigned long long)round);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ the connection and the sender */
+
+int bbvfl_oc_conn_open(cl *c, uint64_t *chain_id, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  const bbvfl_session *s = c->sess;
+  const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
+  bbvfl_rpc_opts ro = {.timeout_s = cfg->round_timeout_s + 5,
+                       .retries = 3,
+                       .down_timeout_s = cfg->node_down_timeout_s,
+                       .rate_wait_s = cfg->rate_limit_wait_s,
+                       .max_log_range = cfg->max_log_range,
+                       .on_wait = bbvfl_oc_rpc_wait_log,
+                       .on_wait_ctx = c};
+  c->rpc = bbvfl_rpc_new(url, &ro, err);
+  if (!c->rpc) return -1;
+  if (bbvfl_rpc_chain_id(c->rpc, chain_id, err) < 0) return bbvfl_wrap(err, "connecting to %s", url);
+  if (*chain_id != s->chain_id)
+    return bbvfl_fail(err, BBVFL_E_STATE, "the node at %s has chain id %llu, the session was deployed on %llu", url,
+                      (unsigned long long)*chain_id, (unsigned long long)s->chain_id);
+  bbvfl_aggc_init(&c->agg, c->rpc, s->contract);
+  c->agg.depth = cfg->confirmations; /* act on events only once they are this deep (a reorg no deeper keeps them) */
+  if (bbvfl_aggc_params(&c->agg, &c->cp, err) < 0)
+    return bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
+  return 0;
+}
+
+int bbvfl_oc_sender_open(cl *c, uint64_t chain_id, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  if (cfg->submit_via_self) {
+    /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
+       and submit nothing */
+    json_t *code = NULL;
+    char me[43];
+    bbvfl_addr_checksum(c->me, me);
+    if (bbvfl_rpc_call(c->rpc, "eth_getCode", json_pack("[s,s]", me, "latest"), &code, err) < 0) return -1;
+    const char *hx = json_string_value(code);
+    int empty = !hx || !strcmp(hx, "0x") || !strcmp(hx, "0x0");
+    json_decref(code);
+    if (empty)
+      return bbvfl_fail(err, BBVFL_E_STATE,
+                        "--submit-via-self: the account %s has no code (set its EIP-7702 delegation to a contract "
+                        "with execute(address,bytes), e.g. with cast send --auth DELEGATE, before starting the client)",
+                        me);
+  }
+  c->blk = c->sess->deploy_block;
+  c->snd = bbvfl_sender_new(c->rpc, cfg->key, chain_id, err);
+  if (!c->snd) return -1;
+  bbvfl_sender_set_sync(c->snd, 1);
+  bbvfl_sender_set_fee_ttl(c->snd, 600);
+  bbvfl_sender_set_status(c->snd, bbvfl_oc_sender_status, c);
+  if (cfg->reprice_blocks)
+    bbvfl_sender_set_reprice_blocks(c->snd, cfg->reprice_blocks > 0 ? (unsigned)cfg->reprice_blocks : 0);
+  if (cfg->max_fee_gwei > 0) {
+    bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(cfg->max_fee_gwei * 1e9 + 0.5));
+    bbvfl_sender_set_max_fee(c->snd, &cap);
+  }
+  return 0;
+}
+
+void bbvfl_oc_conn_close(cl *c) {
+  if (c->snd && c->res) {
+    bbvfl_u256 wei;
+    bbvfl_sender_fees(c->snd, &c->res->fee_gas, &wei);
+    bbvfl_u256_to_dec(&wei, c->res->fee_wei);
+  }
+  bbvfl_sender_free(c->snd);
+  bbvfl_rpc_free(c->rpc);
+  c->snd = NULL;
+  c->rpc = NULL;
+}
+
+void bbvfl_oc_out_free(cl *c) {
+  for (size_t i = 0; i < c->nout; i++) bbvfl_pending_clear(&c->out[i].p);
+  free(c->out);
+  c->out = NULL;
+  c->nout = c->capout = 0;
 }
