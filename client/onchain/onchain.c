@@ -209,7 +209,6 @@ static int load_data(cl *c, bbvfl_err *err) {
   c->K = cfg->ds->nclasses == 2 ? 1 : cfg->ds->nclasses;
   c->neval = s->cparams.eval_rows;
   c->hashed = s->cparams.hashed;
-  c->stale = s->cparams.staleness;
   if (cfg->submit_via_self && !c->hashed)
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "--submit-via-self needs a hashed-mode session: lane mode's submissions are audited from the "
@@ -293,7 +292,7 @@ static int init_learning(cl *c, bbvfl_err *err) {
     free(cols);
     if (prc < 0) return -1;
     c->have_party = 1;
-    if ((c->is_active || (c->split && c->holder)) && bbvfl_oc_init_head(c, err) < 0) return -1;
+    if ((c->is_active || (c->lab.split && c->lab.holder)) && bbvfl_oc_init_head(c, err) < 0) return -1;
   }
   if (bbvfl_schedule_init(&c->sched, c->res->S, c->data.n_train, c->B, err) < 0) return -1;
   c->have_sched = 1;
@@ -312,7 +311,7 @@ static int run_session(cl *c, bbvfl_err *err) {
   c->res->participants = c->cp.cfg.clients;
   c->res->n_train = c->data.n_train;
   if (start_masked(c, chain_id, err) < 0 || bbvfl_oc_labels_holders(c, err) < 0) return -1;
-  if (c->is_active && !c->cfg->has_labels && !c->split)
+  if (c->is_active && !c->cfg->has_labels && !c->lab.split)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "this client was elected active client but holds no labels (--labels): in this session every "
                       "client that may be elected must hold the label column");
@@ -321,7 +320,6 @@ static int run_session(cl *c, bbvfl_err *err) {
   int resumed = bbvfl_oc_load_progress(c, &start, &first_open, err);
   if (resumed < 0) return -1;
   if (resumed) bbvfl_oc_log(c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
-  c->ev_blk = c->sess->deploy_block;
   if (bbvfl_oc_run_rounds(c, start, first_open, resumed, err) < 0) return -1;
   c->res->was_active = c->is_active;
   if (c->masked) c->res->participants = c->mc.min_parts;
@@ -335,9 +333,9 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   memset(&c, 0, sizeof c);
   c.sess = cfg->sess;
   c.res = res;
-  c.slot = 1;
-  c.takeover_epoch = -1;
-  c.disputed_round = UINT64_MAX;
+  c.ck.slot = 1;
+  c.act.takeover_epoch = -1;
+  c.disp.round = UINT64_MAX;
   double t_start = bbvfl_now();
   bbvfl_onchain_cfg local = *cfg;
   if (local.round_timeout_s <= 0) local.round_timeout_s = 120;
@@ -348,7 +346,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   if (check_data(&c, err) < 0) return -1;
   int rc = load_data(&c, err) < 0 ? -1 : run_session(&c, err);
   res->wall_s = bbvfl_now() - t_start;
-  if (!c.is_active && !(c.split && c.holder)) {
+  if (!c.is_active && !(c.lab.split && c.lab.holder)) {
     free(res->per_epoch);
     free(res->agg_s);
     res->per_epoch = NULL;

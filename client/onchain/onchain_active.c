@@ -24,15 +24,22 @@ static int dump_y(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err) {
 }
 
 int bbvfl_oc_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
-  if (c->lr) return bbvfl_oc_lr_active_train(c, sl, err);
+  if (c->lr) {
+    double loss = 0;
+    size_t nb = 0;
+    if (bbvfl_oc_lr_active_train(c, sl, &loss, &nb, err) < 0) return -1;
+    c->act.loss_sum += loss;
+    c->act.trained += nb;
+    return 0;
+  }
   size_t B = c->B, P = c->cp.cfg.dim, nb = sl->L.nb;
-  for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->ylab[sl->rows[i]]; /* the labels trained on */
-  if (c->cfg->dump_q_dir && !c->split && dump_y(c, sl, err) < 0) return -1;
-  if (c->split && !c->own_all) {
+  for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->lab.ylab[sl->rows[i]]; /* the labels trained on */
+  if (c->cfg->dump_q_dir && !c->lab.split && dump_y(c, sl, err) < 0) return -1;
+  if (c->lab.split && !c->lab.own_all) {
     double loss = 0;
     if (bbvfl_oc_active_split_step(c, sl, &loss, err) < 0) return -1; /* labels split across clients */
-    c->loss_sum += loss * (double)nb;
-    c->trained += nb;
+    c->act.loss_sum += loss * (double)nb;
+    c->act.trained += nb;
     return 0;
   }
   if (c->cfg->tamper) { /* test-only (bbvfl-tamper): NULL in release builds */
@@ -46,8 +53,8 @@ int bbvfl_oc_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
     if (bbvfl_vhead_train(&c->head, c->sum + k * B * P, NULL, c->yb + k * B, B, &loss, c->grad + k * B * P, NULL,
                           err) < 0)
       return bbvfl_wrap(err, "batch %zu of the window", k);
-    c->loss_sum += loss;
-    c->trained++;
+    c->act.loss_sum += loss;
+    c->act.trained++;
   }
   c->res->learn_s += bbvfl_now() - t1;
   return 0;
@@ -83,16 +90,16 @@ int bbvfl_oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
   bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
   memset(em, 0, sizeof *em);
   em->epoch = (int)e + 1;
-  em->agg_train_s = c->agg_sum;
-  c->res->agg_s[e] = c->agg_sum;
-  if (!c->split || c->own_all) {
+  em->agg_train_s = c->act.agg_sum;
+  c->res->agg_s[e] = c->act.agg_sum;
+  if (!c->lab.split || c->lab.own_all) {
     /* an epoch this client took over mid-way: the mean over the rounds it trained */
-    size_t nt = c->takeover_epoch == (int)e ? c->trained : c->lr ? bbvfl_oc_lr_batches(c) : c->cp.cfg.batches_per_epoch;
-    em->train_loss = nt ? c->loss_sum / (double)nt : 0;
+    size_t nt = c->act.takeover_epoch == (int)e ? c->act.trained : c->lr ? bbvfl_oc_lr_batches(c) : c->cp.cfg.batches_per_epoch;
+    em->train_loss = nt ? c->act.loss_sum / (double)nt : 0;
     bbvfl_oc_metrics_of(c, c->probs, c->yeval, c->neval, em);
     return 0;
   }
-  em->train_loss = c->lrows_n > 0 ? c->lrows_loss / c->lrows_n : 0;
+  em->train_loss = c->lab.lrows_n > 0 ? c->lab.lrows_loss / c->lab.lrows_n : 0;
   size_t m = c->res->labelled_test_rows, K = (size_t)c->K, j = 0;
   if (m == 0) return 0;
   float *p = malloc(m * K * sizeof *p);
@@ -116,7 +123,7 @@ int bbvfl_oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err) {
 int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
   bbvfl_epoch_metrics *em = &c->res->per_epoch[e];
   if (bbvfl_oc_fill_metrics(c, e, err) < 0) return -1;
-  if (c->split && !c->own_all && c->res->labelled_test_rows == 0)
+  if (c->lab.split && !c->lab.own_all && c->res->labelled_test_rows == 0)
     bbvfl_oc_log(c, "epoch %u: this active client holds no test labels: the metrics it posts are zeros", e + 1);
   bbvfl_epoch_state st;
   if (bbvfl_aggc_epoch_state(&c->agg, e, &st, err) < 0) return -1;
@@ -139,7 +146,7 @@ int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
     if (rc < 0) return -1;
   }
   bbvfl_oc_log(c, "epoch %u: train loss %.4f, test loss %.4f, AUROC %.4f, accuracy %.4f, on-chain aggregation %.4f s", e + 1,
-        em->train_loss, em->test_loss, em->auroc, em->accuracy, c->agg_sum);
+        em->train_loss, em->test_loss, em->auroc, em->accuracy, c->act.agg_sum);
   return 0;
 }
 
@@ -206,7 +213,7 @@ int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
                       "round %llu: this client was elected the new active client, but taking the head over is not "
                       "built for --model lr (docs/LR.md)",
                       (unsigned long long)r);
-  if (!c->cfg->has_labels && !c->split)
+  if (!c->cfg->has_labels && !c->lab.split)
     return bbvfl_fail(err, BBVFL_E_STATE,
                       "round %llu: this client was elected the new active client but holds no labels (--labels)",
                       (unsigned long long)r);
@@ -260,15 +267,15 @@ int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
     if (!st.metrics_posted || !st.rewards_paid) {
       bbvfl_oc_log(c, "epoch %llu: metrics or rewards missing; settling it", (unsigned long long)e);
       if (bbvfl_oc_rebuild_eval(c, e - 1, c->V, err) < 0) return -1;
-      c->loss_sum = c->agg_sum = 0;
-      c->trained = 0;
-      c->takeover_epoch = (int)(e - 1);
+      c->act.loss_sum = c->act.agg_sum = 0;
+      c->act.trained = 0;
+      c->act.takeover_epoch = (int)(e - 1);
       if (bbvfl_oc_post_epoch(c, (uint32_t)(e - 1), err) < 0) return -1;
     }
   }
-  c->loss_sum = c->agg_sum = 0;
-  c->trained = 0;
-  c->takeover_epoch = (int)e;
+  c->act.loss_sum = c->act.agg_sum = 0;
+  c->act.trained = 0;
+  c->act.takeover_epoch = (int)e;
   if (!Lr.train && Lr.index > 0 && bbvfl_oc_rebuild_eval(c, e, Lr.index, err) < 0) return -1;
   c->blk = blk0;
   return 0;
@@ -281,3 +288,10 @@ int bbvfl_oc_holder_eval(cl *c, bbvfl_oc_slot *sl, const bbvfl_cev *rcev, bbvfl_
   if (rcev ? bbvfl_oc_sum_from_event(c, rcev, sl->L.coords, err) < 0 : bbvfl_oc_round_sum(c, sl, NULL, err) < 0) return -1;
   return bbvfl_oc_active_eval(c, sl, err);
 }
+
+void bbvfl_oc_active_epoch_start(cl *c) {
+  c->act.loss_sum = c->act.agg_sum = 0;
+  c->act.trained = 0;
+}
+
+void bbvfl_oc_active_agg_time(cl *c, double dt) { c->act.agg_sum += dt; }

@@ -66,12 +66,12 @@ static int hashed_sum_from_chain(cl *c, bbvfl_oc_slot *sl, uint64_t from, bbvfl_
   c->blk = blk;
   if (f <= 0) return f;
   int ok = bbvfl_oc_sum_from_event(c, &ev, sl->L.coords, err);
-  if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = ev.block_number;
+  if (ok == 0 && !sl->L.train) bbvfl_oc_set_done_blk(c, sl->r, ev.block_number);
   bbvfl_cev_clear(&ev);
   return ok < 0 ? -1 : 1;
 }
 
-/* The payloads of one hashed round: pl[i] (plen[i] bytes) of client c->addrs[i], NULL when not
+/* The payloads of one hashed round: pl[i] (plen[i] bytes) of client c->lab.addrs[i], NULL when not
    summed; got of them. */
 typedef struct {
   size_t n, got;
@@ -95,7 +95,7 @@ static int wait_payloads(cl *c, bbvfl_oc_slot *sl, oc_payloads *P, bbvfl_err *er
   size_t np = 0;
   int rc = -1;
   uint64_t back = sl->r >= OC_DONE_RING - 1 ? sl->r - (OC_DONE_RING - 1) : UINT64_MAX;
-  uint64_t from = back != UINT64_MAX && c->done_blk[back % OC_DONE_RING] ? c->done_blk[back % OC_DONE_RING]
+  uint64_t from = back != UINT64_MAX && c->conn.done_blk[back % OC_DONE_RING] ? c->conn.done_blk[back % OC_DONE_RING]
                                                                          : c->sess->deploy_block;
   double t0 = bbvfl_now(), delay = POLL_MIN_S, last_parts = -1, last_nudge = 0;
   for (;;) {
@@ -111,7 +111,7 @@ static int wait_payloads(cl *c, bbvfl_oc_slot *sl, oc_payloads *P, bbvfl_err *er
       if (reopened_at(c, sl->r, from, &ro, err) < 0) goto out;
       if (ro > from) from = ro;
     }
-    if (bbvfl_aggc_round_payloads(&c->agg, sl->r, from, (const uint8_t(*)[20])c->addrs, n,
+    if (bbvfl_aggc_round_payloads(&c->agg, sl->r, from, (const uint8_t(*)[20])c->lab.addrs, n,
                                   packed ? bbvfl_packed_len(sl->L.coords, c->cp.value_bits)
                                          : (size_t)sl->L.coords * (c->masked ? 2 : 1),
                                   P->pl, P->plen, &P->got, err) < 0)
@@ -119,12 +119,12 @@ static int wait_payloads(cl *c, bbvfl_oc_slot *sl, oc_payloads *P, bbvfl_err *er
     size_t have = 0;
     for (size_t k = 0; k < np; k++)
       for (size_t i = 0; i < n; i++)
-        if (!memcmp(parts[k], c->addrs[i], 20) && P->pl[i]) have++;
+        if (!memcmp(parts[k], c->lab.addrs[i], 20) && P->pl[i]) have++;
     if (have == np && np > 0) {
       /* only the participants' payloads are summed (an excluded client may have submitted ahead) */
       for (size_t i = 0; i < n; i++) {
         int in = 0;
-        for (size_t k = 0; k < np && !in; k++) in = !memcmp(parts[k], c->addrs[i], 20);
+        for (size_t k = 0; k < np && !in; k++) in = !memcmp(parts[k], c->lab.addrs[i], 20);
         if (!in && P->pl[i]) {
           free(P->pl[i]);
           P->pl[i] = NULL;
@@ -222,9 +222,9 @@ static int send_aggregate(cl *c, const bbvfl_oc_slot *sl, const uint8_t **list, 
     ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
   }
   if (ok == 0) ok = bbvfl_oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), what, OC_GAS_AGGREGATE, err);
-  if (ok == 0) c->out[c->nout - 1].round = sl->r;
+  if (ok == 0) c->conn.out[c->conn.nout - 1].round = sl->r;
   free(cd);
-  if (ok == 0 && !sl->L.train) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
+  if (ok == 0 && !sl->L.train) bbvfl_oc_set_done_blk(c, sl->r, c->blk);
   return ok;
 }
 
@@ -240,15 +240,15 @@ static int hashed_sum(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
     int f = hashed_sum_from_chain(c, sl, c->sess->deploy_block, err);
     if (f != 0) return f < 0 ? -1 : 0;
   }
-  if (c->wire == BBVFL_WIRE_OPTIMISTIC && sl->r == c->disputed_round) {
+  if (c->wire == BBVFL_WIRE_OPTIMISTIC && sl->r == c->disp.round) {
     /* the dispute re-aggregated the round: its sum is the RoundCompleted in the SumDisputed block */
-    int f = hashed_sum_from_chain(c, sl, c->disputed_blk, err);
+    int f = hashed_sum_from_chain(c, sl, c->disp.blk, err);
     if (f <= 0) return f < 0 ? -1 : bbvfl_fail(err, BBVFL_E_STATE, "round %llu: no RoundCompleted with the dispute",
                                                (unsigned long long)sl->r);
     return 0;
   }
   int packed = c->wire >= BBVFL_WIRE_PACKED;
-  oc_payloads P = {.n = c->naddrs};
+  oc_payloads P = {.n = c->lab.naddrs};
   P.pl = calloc(P.n ? P.n : 1, sizeof *P.pl);
   P.plen = calloc(P.n ? P.n : 1, sizeof *P.plen);
   if (!P.pl || !P.plen) {
@@ -283,10 +283,10 @@ int bbvfl_oc_round_sum(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, bbvfl_
   int f = rc ? bbvfl_oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err) : 0;
   if (f < 0) return -1;
   if (!f) {
-    c->blk = c->ev_blk;
+    c->blk = c->conn.ev_blk;
     if (bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &ev, err) != 0) return -1;
   }
-  if (ev.block_number > c->ev_blk) c->ev_blk = ev.block_number;
+  bbvfl_oc_raise_ev_blk(c, ev.block_number);
   int ok = bbvfl_oc_sum_from_event(c, &ev, sl->L.coords, err);
   bbvfl_cev_clear(&ev);
   return ok;
