@@ -96,7 +96,6 @@ static int read_session(st_t *S, bbvfl_err *err) {
   memcpy(res->token, S->p.token, 20);
   if (check_params(S, err) < 0) return -1;
   S->hashed = S->p.cfg.hashed;
-  S->per = (uint64_t)S->p.cfg.train_rounds + S->p.cfg.eval_rounds;
   S->max_coords = (size_t)bbvfl_cconfig_max_coords(&S->p.cfg);
   res->train_rows = S->p.cfg.train_rows;
   return 0;

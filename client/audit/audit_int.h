@@ -89,7 +89,6 @@ typedef struct {
   bbvfl_audit_result *r;
   bbvfl_rpc *rpc;
   bbvfl_cparams p;         /* params(); T, V, totalRounds, maxCoords recomputed by the auditor */
-  uint64_t per;            /* T + V */
   size_t max_coords;       /* values in the largest round */
   int hashed;
   int raw_ok;              /* node answers eth_getRawTransactionByHash */

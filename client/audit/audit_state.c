@@ -160,7 +160,7 @@ int bbvfl_au_round_acceptable(const st_t *S, uint64_t r) {
 
 int bbvfl_au_epoch_complete(const st_t *S, uint64_t e) {
   if (!S->elected) return 0;
-  uint64_t last = (e + 1) * S->per - 1;
+  uint64_t last = bbvfl_cconfig_epoch_start(&S->p.cfg, e + 1) - 1; /* the one round layout (curvature rounds) */
   if (last < S->round) return 1;
   return last == S->round && S->complete;
 }

@@ -119,21 +119,9 @@ static void bbvfl_oc_cl_free(cl *c) {
   if (c->have_head) bbvfl_vhead_free(&c->head);
   if (c->have_sched) bbvfl_schedule_free(&c->sched);
   if (c->have_data) bbvfl_vfl_data_free(&c->data);
-  if (c->snd && c->res) {
-    bbvfl_u256 wei;
-    bbvfl_sender_fees(c->snd, &c->res->fee_gas, &wei);
-    bbvfl_u256_to_dec(&wei, c->res->fee_wei);
-  }
-  bbvfl_sender_free(c->snd);
-  bbvfl_rpc_free(c->rpc);
-  for (size_t i = 0; c->slots && i < c->nslots; i++) {
-    bbvfl_pending_clear(&c->slots[i].tx);
-    free(c->slots[i].rows);
-    free(c->slots[i].q);
-  }
-  free(c->slots);
-  for (size_t i = 0; i < c->nout; i++) bbvfl_pending_clear(&c->out[i].p);
-  free(c->out);
+  bbvfl_oc_rounds_free(c);
+  bbvfl_oc_out_free(c);
+  bbvfl_oc_conn_close(c);
   if (c->masked) bbvfl_mclient_free(&c->mc);
   free(c->sum);
   free(c->grad);
@@ -142,11 +130,7 @@ static void bbvfl_oc_cl_free(cl *c) {
   free(c->head_be);
   free(c->yb);
   free(c->yeval);
-  free(c->ylab);
-  free(c->dlog);
-  free(c->dlog_in);
-  free(c->dlog_be);
-  free(c->addrs);
+  bbvfl_oc_labels_free(c);
 }
 
 void bbvfl_onchain_result_free(bbvfl_onchain_result *r) {
@@ -176,32 +160,14 @@ static int bbvfl_oc_check_params(const cl *c, bbvfl_err *err) {
   return 0;
 }
 
-int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err) {
-  memset(res, 0, sizeof *res);
-  cl c;
-  memset(&c, 0, sizeof c);
-  c.cfg = cfg;
-  c.sess = cfg->sess;
-  c.res = res;
-  c.slot = 1;
-  c.takeover_epoch = -1;
-  c.disputed_round = UINT64_MAX;
-  double t_start = bbvfl_now();
-  int rc = -1;
-  bbvfl_onchain_cfg local = *cfg;
-  if (local.round_timeout_s <= 0) local.round_timeout_s = 120;
-  c.cfg = &local;
-  const bbvfl_session *s = c.sess;
-  if (snprintf(c.dir, sizeof c.dir, "%s", cfg->state_dir) >= (int)sizeof c.dir)
-    return bbvfl_fail(err, BBVFL_E_ARG, "--state-dir is too long");
-  memcpy(c.me, cfg->key->addr, 20);
-
-  /* the data first: a bad file, column list or label column is reported before anything touches
-     the chain (and before --state-dir is created: a refused start leaves nothing behind) */
-  if (cfg->ds->n != s->n_rows) {
+/* The data against the session, before anything touches the chain (and before --state-dir is
+   created: a refused start leaves nothing behind): the row count and the label column's classes. */
+static int check_data(const cl *c, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  const bbvfl_session *s = c->sess;
+  if (cfg->ds->n != s->n_rows)
     return bbvfl_fail(err, BBVFL_E_ARG, "the data file has %zu rows but the session was set up for %llu", cfg->ds->n,
                       (unsigned long long)s->n_rows);
-  }
   if (s->n_classes > 0) {
     int same = cfg->ds->nclasses == s->n_classes;
     for (int k = 0; same && k < s->n_classes; k++) same = strcmp(cfg->ds->class_names[k], s->classes[k]) == 0;
@@ -217,194 +183,93 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         have, want);
     }
   }
-  if (!cfg->seeded_noise && bbvfl_oc_noise_key_load(&c, err) < 0) return -1;
-  const uint8_t *nkey = cfg->seeded_noise ? NULL : c.noise_key;
+  return 0;
+}
+
+/* This client's columns of the table (DP preprocessing with its noise key) and the session's
+   sizes; -1 when the split does not give the session's rows. */
+static int load_data(cl *c, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  const bbvfl_session *s = c->sess;
+  if (!cfg->seeded_noise && bbvfl_oc_noise_key_load(c, err) < 0) return -1;
+  const uint8_t *nkey = cfg->seeded_noise ? NULL : c->noise_key;
   if (bbvfl_vfl_data_prepare_dp(cfg->ds, s->train.seed, s->train.test_frac, 1, cfg->columns, &s->train.rowdp,
-                                cfg->seeded_noise, nkey, &c.data, err) < 0)
+                                cfg->seeded_noise, nkey, &c->data, err) < 0)
     return bbvfl_wrap(err, "--columns");
-  c.have_data = 1;
-  c.B = s->cparams.batch;
-  c.n = bbvfl_cconfig_max_coords(&s->cparams);
-  c.T = s->cparams.train_rounds;
-  c.V = s->cparams.eval_rounds;
-  if (c.data.n_train != s->cparams.train_rows || c.data.n_test != s->cparams.test_rows) {
-    bbvfl_fail(err, BBVFL_E_ARG,
-               "with this data file the split gives %zu training / %zu test rows, but the session has %u / %u: is "
-               "it the session's table?",
-               c.data.n_train, c.data.n_test, s->cparams.train_rows, s->cparams.test_rows);
-    goto out;
-  }
-  c.K = cfg->ds->nclasses == 2 ? 1 : cfg->ds->nclasses;
-  c.neval = s->cparams.eval_rows;
-  c.hashed = s->cparams.hashed;
-  c.stale = s->cparams.staleness;
-  if (cfg->submit_via_self && !c.hashed) {
-    bbvfl_fail(err, BBVFL_E_ARG,
-               "--submit-via-self needs a hashed-mode session: lane mode's submissions are audited from the "
-               "submit() calldata, which a call through the account's execute() wraps");
-    goto out;
-  }
+  c->have_data = 1;
+  c->B = s->cparams.batch;
+  c->n = bbvfl_cconfig_max_coords(&s->cparams);
+  c->T = s->cparams.train_rounds;
+  c->V = s->cparams.eval_rounds;
+  if (c->data.n_train != s->cparams.train_rows || c->data.n_test != s->cparams.test_rows)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "with this data file the split gives %zu training / %zu test rows, but the session has %u / %u: "
+                      "is it the session's table?",
+                      c->data.n_train, c->data.n_test, s->cparams.train_rows, s->cparams.test_rows);
+  c->K = cfg->ds->nclasses == 2 ? 1 : cfg->ds->nclasses;
+  c->neval = s->cparams.eval_rows;
+  c->hashed = s->cparams.hashed;
+  if (cfg->submit_via_self && !c->hashed)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "--submit-via-self needs a hashed-mode session: lane mode's submissions are audited from the "
+                      "submit() calldata, which a call through the account's execute() wraps");
+  return 0;
+}
 
-  const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
-  bbvfl_rpc_opts ro = {.timeout_s = local.round_timeout_s + 5,
-                       .retries = 3,
-                       .down_timeout_s = cfg->node_down_timeout_s,
-                       .rate_wait_s = cfg->rate_limit_wait_s,
-                       .max_log_range = cfg->max_log_range,
-                       .on_wait = bbvfl_oc_rpc_wait_log,
-                       .on_wait_ctx = &c};
-  c.rpc = bbvfl_rpc_new(url, &ro, err);
-  if (!c.rpc) goto out;
-  uint64_t chain_id;
-  if (bbvfl_rpc_chain_id(c.rpc, &chain_id, err) < 0) {
-    bbvfl_wrap(err, "connecting to %s", url);
-    goto out;
-  }
-  if (chain_id != s->chain_id) {
-    bbvfl_fail(err, BBVFL_E_STATE, "the node at %s has chain id %llu, the session was deployed on %llu", url,
-               (unsigned long long)chain_id, (unsigned long long)s->chain_id);
-    goto out;
-  }
-  bbvfl_aggc_init(&c.agg, c.rpc, s->contract);
-  c.agg.depth = cfg->confirmations; /* act on events only once they are this deep (a reorg no deeper keeps them) */
-  if (bbvfl_aggc_params(&c.agg, &c.cp, err) < 0) {
-    bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
-    goto out;
-  }
-  if (bbvfl_oc_check_params(&c, err) < 0) goto out;
-  c.wire = c.cp.cfg.wire;
-  if (cfg->submit_via_self) {
-    /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
-       and submit nothing */
-    json_t *code = NULL;
-    char me[43];
-    bbvfl_addr_checksum(c.me, me);
-    if (bbvfl_rpc_call(c.rpc, "eth_getCode", json_pack("[s,s]", me, "latest"), &code, err) < 0) goto out;
-    const char *hx = json_string_value(code);
-    int empty = !hx || !strcmp(hx, "0x") || !strcmp(hx, "0x0");
-    json_decref(code);
-    if (empty) {
-      bbvfl_fail(err, BBVFL_E_STATE,
-                 "--submit-via-self: the account %s has no code (set its EIP-7702 delegation to a contract with "
-                 "execute(address,bytes), e.g. with cast send --auth DELEGATE, before starting the client)",
-                 me);
-      goto out;
-    }
-  }
-  c.blk = s->deploy_block;
-  c.snd = bbvfl_sender_new(c.rpc, cfg->key, chain_id, err);
-  if (!c.snd) goto out;
-  bbvfl_sender_set_sync(c.snd, 1);
-  bbvfl_sender_set_fee_ttl(c.snd, 600);
-  bbvfl_sender_set_status(c.snd, bbvfl_oc_sender_status, &c);
-  if (cfg->reprice_blocks) bbvfl_sender_set_reprice_blocks(c.snd, cfg->reprice_blocks > 0 ? (unsigned)cfg->reprice_blocks : 0);
-  if (cfg->max_fee_gwei > 0) {
-    bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(cfg->max_fee_gwei * 1e9 + 0.5));
-    bbvfl_sender_set_max_fee(c.snd, &cap);
-  }
-
-  size_t maxrows = c.n / s->cparams.dim; /* rows of the largest round */
-  c.sum = malloc(c.n * sizeof *c.sum);
-  c.grad = malloc(c.n * sizeof *c.grad);
-  c.grad_be = malloc(4 * c.n);
-  c.probs = calloc(c.neval * (size_t)c.K + 1, sizeof *c.probs);
-  c.yb = malloc(maxrows * sizeof *c.yb);
-  c.yeval = malloc((c.neval + 1) * sizeof *c.yeval);
-  /* the unfinished rounds: s windows ahead, the evaluation rounds beside them, the one in hand */
-  c.nslots = (size_t)c.stale + c.V + 2;
-  c.slots = calloc(c.nslots, sizeof *c.slots);
-  res->epochs = (int)s->cparams.epochs;
+/* The round buffers (c->n values: the largest round) and the result's per-epoch tables. */
+static int alloc_buffers(cl *c, bbvfl_err *err) {
+  size_t maxrows = c->n / c->sess->cparams.dim; /* rows of the largest round */
+  bbvfl_onchain_result *res = c->res;
+  c->sum = malloc(c->n * sizeof *c->sum);
+  c->grad = malloc(c->n * sizeof *c->grad);
+  c->grad_be = malloc(4 * c->n);
+  c->probs = calloc(c->neval * (size_t)c->K + 1, sizeof *c->probs);
+  c->yb = malloc(maxrows * sizeof *c->yb);
+  c->yeval = malloc((c->neval + 1) * sizeof *c->yeval);
+  res->epochs = (int)c->sess->cparams.epochs;
   res->per_epoch = calloc((size_t)res->epochs, sizeof *res->per_epoch);
   res->agg_s = calloc((size_t)res->epochs, sizeof *res->agg_s);
-  if (!c.sum || !c.grad || !c.grad_be || !c.probs || !c.yb || !c.yeval || !c.slots || !res->per_epoch ||
-      !res->agg_s) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  for (size_t i = 0; i < c.nslots; i++) {
-    c.slots[i].r = UINT64_MAX;
-    c.slots[i].rows = malloc(maxrows * sizeof *c.slots[i].rows);
-    c.slots[i].q = malloc(c.n);
-    if (!c.slots[i].rows || !c.slots[i].q) {
-      bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      goto out;
-    }
-  }
-  if (bbvfl_oc_init_label_rows(&c, err) < 0 || bbvfl_oc_label_dp(&c, err) < 0) goto out;
-  for (size_t i = 0; i < c.neval; i++) c.yeval[i] = c.ylab[c.data.test[i]]; /* -1: not labelled here */
-  c.dlog = calloc(maxrows * (size_t)c.K, sizeof *c.dlog);
-  c.dlog_in = calloc(maxrows * (size_t)c.K, sizeof *c.dlog_in);
-  c.dlog_be = malloc(4 * maxrows * (size_t)c.K);
-  if (!c.dlog || !c.dlog_in || !c.dlog_be) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
+  if (!c->sum || !c->grad || !c->grad_be || !c->probs || !c->yb || !c->yeval || !res->per_epoch || !res->agg_s)
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  return bbvfl_oc_rounds_init(c, maxrows, err);
+}
 
-  if (bbvfl_mkdirs(c.dir, 0700, err) < 0) {
-    bbvfl_wrap(err, "--state-dir");
-    goto out;
-  }
-  if (bbvfl_oc_noise_key_save(&c, err) < 0) goto out;
-  if (bbvfl_oc_election(&c, err) < 0) goto out;
-  res->participants = c.cp.cfg.clients;
-  res->n_train = c.data.n_train;
-  if (c.cp.cfg.masked) {
-    if (bbvfl_mclient_init(&c.mc, &c.agg, cfg->key, chain_id, s->deploy_block, (unsigned)res->index, c.n,
-                           c.cp.cfg.levels, err) < 0)
-      goto out;
-    c.masked = 1;
+/* Masked mode's pair keys (after the election: the registered clients) and the start line. */
+static int start_masked(cl *c, uint64_t chain_id, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  bbvfl_onchain_result *res = c->res;
+  if (c->cp.cfg.masked) {
+    if (bbvfl_mclient_init(&c->mc, &c->agg, cfg->key, chain_id, c->sess->deploy_block, (unsigned)res->index, c->n,
+                           c->cp.cfg.levels, err) < 0)
+      return -1;
+    c->masked = 1;
     res->masked = 1;
-    bbvfl_oc_log(&c, "masked mode: pair keys derived for %u registered clients; %u participants", c.mc.mk.nclients,
-          c.mc.nparts);
+    bbvfl_oc_log(c, "masked mode: pair keys derived for %u registered clients; %u participants", c->mc.mk.nclients,
+                 c->mc.nparts);
   }
   if (cfg->dump_q_dir)
-    bbvfl_oc_log(&c, "WARNING: BBVFL_TEST_DUMP_Q is set: this client writes its unmasked q of every round to %s (a test "
-              "hook: plaintext embeddings, never use it in production)",
-          cfg->dump_q_dir);
+    bbvfl_oc_log(c, "WARNING: BBVFL_TEST_DUMP_Q is set: this client writes its unmasked q of every round to %s (a test "
+                 "hook: plaintext embeddings, never use it in production)",
+                 cfg->dump_q_dir);
   char me[43], act[43];
-  bbvfl_addr_checksum(c.me, me);
-  bbvfl_addr_checksum(c.active, act);
-  bbvfl_oc_log(&c, "client %s index %d; active client %s%s", me, res->index, act, c.is_active ? " (this client)" : "");
-  /* labels split across clients: the declared holders (fixed at registration) */
-  if (bbvfl_aggc_label_holders(&c.agg, &c.holders, err) < 0 || bbvfl_aggc_clients(&c.agg, &c.addrs, &c.naddrs, err) < 0)
-    goto out;
-  c.split = c.holders != 0;
-  c.holder = (int)(c.holders >> res->index & 1);
-  c.own_all = cfg->has_labels && !cfg->label_rows;
-  res->label_split = c.split;
-  res->label_holder = c.holder;
-  if (!c.holder != !cfg->label_rows) {
-    bbvfl_fail(err, BBVFL_E_STATE,
-               "this client registered %s a label holder but now runs %s --label-rows: restart it with the flags it "
-               "registered with",
-               c.holder ? "as" : "not as", cfg->label_rows ? "with" : "without");
-    goto out;
-  }
-  if (c.split && s->train.model == BBVFL_MODEL_LR) {
-    bbvfl_fail(err, BBVFL_E_STATE, "labels split across clients (--label-rows) are not built for --model lr");
-    goto out;
-  }
-  for (size_t i = 0; i < c.neval; i++) res->labelled_test_rows += c.yeval[i] >= 0;
-  if (c.split)
-    bbvfl_oc_log(&c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
-              "labelled here",
-          (unsigned long long)c.holders, c.holder ? "holds some labels" : (c.own_all ? "holds every label" : "holds none"),
-          res->labelled_test_rows, c.neval);
-  if (c.is_active && !cfg->has_labels && !c.split) {
-    bbvfl_fail(err, BBVFL_E_STATE,
-               "this client was elected active client but holds no labels (--labels): in this session every client "
-               "that may be elected must hold the label column");
-    goto out;
-  }
+  bbvfl_addr_checksum(c->me, me);
+  bbvfl_addr_checksum(c->active, act);
+  bbvfl_oc_log(c, "client %s index %d; active client %s%s", me, res->index, act, c->is_active ? " (this client)" : "");
+  return 0;
+}
 
-  /* the learning state, exactly as the off-chain trainer builds it */
+/* The learning state, exactly as the off-chain trainer builds it: the LR model's or the party
+   (and the head where this client needs one), then the schedule of S. */
+static int init_learning(cl *c, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  const bbvfl_session *s = c->sess;
   float *cols = NULL;
   size_t ncols = 0;
-  if (bbvfl_vfl_data_client_cols(&c.data, 0, &cols, &ncols, err) < 0) goto out;
-  int index = cfg->party >= 0 ? cfg->party : res->index;
+  if (bbvfl_vfl_data_client_cols(&c->data, 0, &cols, &ncols, err) < 0) return -1;
+  int index = cfg->party >= 0 ? cfg->party : c->res->index;
   if (s->train.model == BBVFL_MODEL_LR) {
-    if (bbvfl_oc_lr_init(&c, cols, ncols, index, err) < 0) goto out;
-    if (c.is_active && bbvfl_oc_lr_init_head(&c, err) < 0) goto out;
+    int lrc = bbvfl_oc_lr_init(c, cols, ncols, index, err); /* takes cols */
+    if (lrc < 0 || (c->is_active && bbvfl_oc_lr_init_head(c, err) < 0)) return -1;
     cols = NULL;
   }
   bbvfl_party_cfg pc = {.index = index,
@@ -414,37 +279,74 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
                         .opt = s->train.opt,
                         .seed = cfg->seed,
                         .seeded_noise = cfg->seeded_noise,
-                        .noise_key = cfg->seeded_noise ? NULL : c.noise_key,
+                        .noise_key = cfg->seeded_noise ? NULL : c->noise_key,
                         .rowdp = s->train.rowdp,
-                        .train_rows = c.data.train,
-                        .n_train = c.data.n_train};
+                        .train_rows = c->data.train,
+                        .n_train = c->data.n_train};
   memcpy(pc.hidden, s->train.hidden, sizeof pc.hidden);
   pc.afe = s->train.afe; /* VFL-AFE's local steps before PBM (session "afe"; off when absent) */
   pc.afe.nclasses = cfg->ds->nclasses;
-  pc.afe.B = c.B;
-  if (!c.lr) {
-    int prc = bbvfl_party_init(&c.party, &pc, cols, cfg->ds->n, ncols, err);
+  pc.afe.B = c->B;
+  if (!c->lr) {
+    int prc = bbvfl_party_init(&c->party, &pc, cols, cfg->ds->n, ncols, err);
     free(cols);
-    if (prc < 0) goto out;
-    c.have_party = 1;
-    if ((c.is_active || (c.split && c.holder)) && bbvfl_oc_init_head(&c, err) < 0) goto out;
+    if (prc < 0) return -1;
+    c->have_party = 1;
+    if ((c->is_active || (c->lab.split && c->lab.holder)) && bbvfl_oc_init_head(c, err) < 0) return -1;
   }
-  if (bbvfl_schedule_init(&c.sched, res->S, c.data.n_train, c.B, err) < 0) goto out;
-  c.have_sched = 1;
+  if (bbvfl_schedule_init(&c->sched, c->res->S, c->data.n_train, c->B, err) < 0) return -1;
+  c->have_sched = 1;
+  return 0;
+}
 
+/* Everything from the connection to the end of the session (the data loaded). */
+static int run_session(cl *c, bbvfl_err *err) {
+  uint64_t chain_id;
+  if (bbvfl_oc_conn_open(c, &chain_id, err) < 0 || bbvfl_oc_check_params(c, err) < 0) return -1;
+  c->wire = c->cp.cfg.wire;
+  if (bbvfl_oc_sender_open(c, chain_id, err) < 0 || alloc_buffers(c, err) < 0 || bbvfl_oc_labels_init(c, err) < 0)
+    return -1;
+  if (bbvfl_mkdirs(c->dir, 0700, err) < 0) return bbvfl_wrap(err, "--state-dir");
+  if (bbvfl_oc_noise_key_save(c, err) < 0 || bbvfl_oc_election(c, err) < 0) return -1;
+  c->res->participants = c->cp.cfg.clients;
+  c->res->n_train = c->data.n_train;
+  if (start_masked(c, chain_id, err) < 0 || bbvfl_oc_labels_holders(c, err) < 0) return -1;
+  if (c->is_active && !c->cfg->has_labels && !c->lab.split)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "this client was elected active client but holds no labels (--labels): in this session every "
+                      "client that may be elected must hold the label column");
+  if (init_learning(c, err) < 0) return -1;
   uint64_t start = 0, first_open = 0;
-  int resumed = bbvfl_oc_load_progress(&c, &start, &first_open, err);
-  if (resumed < 0) goto out;
-  if (resumed) bbvfl_oc_log(&c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
-  c.ev_blk = s->deploy_block;
-  if (bbvfl_oc_run_rounds(&c, start, first_open, resumed, err) < 0) goto out;
-  res->was_active = c.is_active;
-  if (c.masked) res->participants = c.mc.min_parts;
-  bbvfl_oc_log(&c, "session complete");
-  rc = 0;
-out:
+  int resumed = bbvfl_oc_load_progress(c, &start, &first_open, err);
+  if (resumed < 0) return -1;
+  if (resumed) bbvfl_oc_log(c, "resuming at round %llu from the checkpoint", (unsigned long long)start);
+  if (bbvfl_oc_run_rounds(c, start, first_open, resumed, err) < 0) return -1;
+  c->res->was_active = c->is_active;
+  if (c->masked) c->res->participants = c->mc.min_parts;
+  bbvfl_oc_log(c, "session complete");
+  return 0;
+}
+
+int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, bbvfl_err *err) {
+  memset(res, 0, sizeof *res);
+  cl c;
+  memset(&c, 0, sizeof c);
+  c.sess = cfg->sess;
+  c.res = res;
+  c.ck.slot = 1;
+  c.act.takeover_epoch = -1;
+  c.disp.round = UINT64_MAX;
+  double t_start = bbvfl_now();
+  bbvfl_onchain_cfg local = *cfg;
+  if (local.round_timeout_s <= 0) local.round_timeout_s = 120;
+  c.cfg = &local;
+  if (snprintf(c.dir, sizeof c.dir, "%s", cfg->state_dir) >= (int)sizeof c.dir)
+    return bbvfl_fail(err, BBVFL_E_ARG, "--state-dir is too long");
+  memcpy(c.me, cfg->key->addr, 20);
+  if (check_data(&c, err) < 0) return -1;
+  int rc = load_data(&c, err) < 0 ? -1 : run_session(&c, err);
   res->wall_s = bbvfl_now() - t_start;
-  if (!c.is_active && !(c.split && c.holder)) {
+  if (!c.is_active && !(c.lab.split && c.lab.holder)) {
     free(res->per_epoch);
     free(res->agg_s);
     res->per_epoch = NULL;

@@ -6,7 +6,7 @@ int bbvfl_oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvf
   if (c->lr) return 0; /* LR keeps no checkpoints (docs/LR.md "On chain": no restart) */
   double t0 = bbvfl_now();
   char p[1100], name[32];
-  int slot = c->slot ^ 1;
+  int slot = c->ck.slot ^ 1;
   snprintf(name, sizeof name, "party-%d.ckpt", slot);
   bbvfl_oc_path_in(c, p, sizeof p, name);
   if (bbvfl_party_save(&c->party, p, err) < 0) return -1;
@@ -22,13 +22,13 @@ int bbvfl_oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvf
   bbvfl_ckpt_put_u64(&k, first_open);
   bbvfl_ckpt_put_u64(&k, (uint64_t)slot);
   bbvfl_ckpt_put_u64(&k, (uint64_t)c->have_head);
-  bbvfl_ckpt_put_f64(&k, c->loss_sum);
-  bbvfl_ckpt_put_f64(&k, c->agg_sum);
+  bbvfl_ckpt_put_f64(&k, c->act.loss_sum);
+  bbvfl_ckpt_put_f64(&k, c->act.agg_sum);
   bbvfl_ckpt_put_floats(&k, c->probs, c->neval * (size_t)c->K);
   bbvfl_oc_path_in(c, p, sizeof p, "progress.ckpt");
   int rc = bbvfl_ckpt_save(&k, p, "PROGRES2", err);
   bbvfl_ckpt_free(&k);
-  if (rc == 0) c->slot = slot;
+  if (rc == 0) c->ck.slot = slot;
   c->res->ckpt_s += bbvfl_now() - t0;
   return rc;
 }
@@ -48,7 +48,7 @@ int bbvfl_oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_er
   if (bbvfl_ckpt_get_bytes(&k, addr, 20, err) || bbvfl_ckpt_get_bytes(&k, S, 32, err) ||
       bbvfl_ckpt_get_u64(&k, next, err) || bbvfl_ckpt_get_u64(&k, first_open, err) ||
       bbvfl_ckpt_get_u64(&k, &slot, err) || bbvfl_ckpt_get_u64(&k, &hh, err) ||
-      bbvfl_ckpt_get_f64(&k, &c->loss_sum, err) || bbvfl_ckpt_get_f64(&k, &c->agg_sum, err) ||
+      bbvfl_ckpt_get_f64(&k, &c->act.loss_sum, err) || bbvfl_ckpt_get_f64(&k, &c->act.agg_sum, err) ||
       bbvfl_ckpt_get_floats(&k, c->probs, c->neval * (size_t)c->K, err)) {
     bbvfl_wrap(err, "%s", p);
     goto out;
@@ -57,12 +57,12 @@ int bbvfl_oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_er
     bbvfl_fail(err, BBVFL_E_STATE, "%s belongs to another session: use a fresh --state-dir", p);
     goto out;
   }
-  c->slot = (int)(slot & 1);
-  snprintf(name, sizeof name, "party-%d.ckpt", c->slot);
+  c->ck.slot = (int)(slot & 1);
+  snprintf(name, sizeof name, "party-%d.ckpt", c->ck.slot);
   bbvfl_oc_path_in(c, p, sizeof p, name);
   if (bbvfl_party_load(&c->party, p, err) < 0) goto out;
   if (hh && c->have_head) {
-    snprintf(name, sizeof name, "head-%d.ckpt", c->slot);
+    snprintf(name, sizeof name, "head-%d.ckpt", c->ck.slot);
     bbvfl_oc_path_in(c, p, sizeof p, name);
     if (bbvfl_vhead_load(&c->head, p, err) < 0) goto out;
   }

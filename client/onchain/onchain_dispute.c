@@ -28,16 +28,16 @@ static int event_from(cl *c, bbvfl_cev_kind kind, uint64_t r, uint64_t from, bbv
    their number is the claim's count, else those of the current participants and the claimer. */
 static int claim_payloads(cl *c, uint64_t r, uint64_t from, size_t want_len, unsigned count, const uint8_t claimer[20],
                           uint8_t **pl, size_t *plen, size_t *got, bbvfl_err *err) {
-  size_t n = c->naddrs;
-  if (bbvfl_aggc_round_payloads(&c->agg, r, from, (const uint8_t(*)[20])c->addrs, n, want_len, pl, plen, got, err) < 0)
+  size_t n = c->lab.naddrs;
+  if (bbvfl_aggc_round_payloads(&c->agg, r, from, (const uint8_t(*)[20])c->lab.addrs, n, want_len, pl, plen, got, err) < 0)
     return -1;
   if (*got == count) return 0;
   uint8_t(*parts)[20] = NULL;
   size_t np = 0;
   if (bbvfl_aggc_participants(&c->agg, &parts, &np, err) < 0) return -1;
   for (size_t i = 0; i < n; i++) {
-    int in = !memcmp(c->addrs[i], claimer, 20);
-    for (size_t k = 0; k < np && !in; k++) in = !memcmp(parts[k], c->addrs[i], 20);
+    int in = !memcmp(c->lab.addrs[i], claimer, 20);
+    for (size_t k = 0; k < np && !in; k++) in = !memcmp(parts[k], c->lab.addrs[i], 20);
     if (!in && pl[i]) {
       free(pl[i]);
       pl[i] = NULL;
@@ -49,16 +49,16 @@ static int claim_payloads(cl *c, uint64_t r, uint64_t from, size_t want_len, uns
 }
 
 /* The packed sum of the payloads the claim of round r (its RoundCompleted rc, made by claimer)
-   covers, into mine (slen bytes, zeroed here); pl/plen (n = c->naddrs slots, caller frees) hold the
+   covers, into mine (slen bytes, zeroed here); pl/plen (n = c->lab.naddrs slots, caller frees) hold the
    payloads, list/plen[0..*k) the same compacted in client index order (dispute()'s argument). */
 static int claim_sum(cl *c, uint64_t r, const bbvfl_cev *rc, const uint8_t claimer[20], size_t coords, uint8_t *mine,
                      size_t slen, uint8_t **pl, size_t *plen, const uint8_t **list, size_t *k, bbvfl_err *err) {
-  size_t n = c->naddrs, got = 0, vlen = bbvfl_packed_len(coords, c->cp.value_bits);
+  size_t n = c->lab.naddrs, got = 0, vlen = bbvfl_packed_len(coords, c->cp.value_bits);
   memset(mine, 0, slen);
   /* the round's submissions precede its claim; a lower bound: the deploy block (rounds far back:
      the block where an earlier round became done) */
   uint64_t back = r >= OC_DONE_RING - 1 ? r - (OC_DONE_RING - 1) : UINT64_MAX;
-  uint64_t pfrom = back != UINT64_MAX && c->done_blk[back % OC_DONE_RING] ? c->done_blk[back % OC_DONE_RING]
+  uint64_t pfrom = back != UINT64_MAX && c->conn.done_blk[back % OC_DONE_RING] ? c->conn.done_blk[back % OC_DONE_RING]
                                                                           : c->sess->deploy_block;
   if (claim_payloads(c, r, pfrom, vlen, rc->participants, claimer, pl, plen, &got, err) < 0) return -1;
   *k = 0;
@@ -76,7 +76,7 @@ int bbvfl_oc_claimed_sum(cl *c, const bbvfl_cev *rc, uint64_t coords, bbvfl_err 
   uint64_t r = rc->round;
   bbvfl_cev sc;
   memset(&sc, 0, sizeof sc);
-  size_t n = c->naddrs, k = 0, slen = bbvfl_packed_len(coords, c->cp.sum_bits);
+  size_t n = c->lab.naddrs, k = 0, slen = bbvfl_packed_len(coords, c->cp.sum_bits);
   uint8_t **pl = calloc(n ? n : 1, sizeof *pl), *mine = calloc(slen ? slen : 1, 1);
   size_t *plen = calloc(n ? n : 1, sizeof *plen);
   const uint8_t **list = calloc(n ? n : 1, sizeof *list);
@@ -108,10 +108,10 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   /* the claim: the round's first RoundCompleted from where this client's events are */
   bbvfl_cev rc, sc;
   memset(&sc, 0, sizeof sc);
-  c->blk = c->ev_blk;
+  c->blk = c->conn.ev_blk;
   int w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rc, err);
   if (w != 0) return w;
-  size_t n = c->naddrs, k = 0, coords = sl->L.coords;
+  size_t n = c->lab.naddrs, k = 0, coords = sl->L.coords;
   size_t slen = bbvfl_packed_len(coords, c->cp.sum_bits);
   uint8_t **pl = calloc(n ? n : 1, sizeof *pl), *mine = calloc(slen ? slen : 1, 1);
   size_t *plen = calloc(n ? n : 1, sizeof *plen);
@@ -127,7 +127,7 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
     goto out;
   }
   if (claim_sum(c, r, &rc, sc.client, coords, mine, slen, pl, plen, list, &k, err) < 0) goto out;
-  c->done_blk[r % OC_DONE_RING] = rc.block_number;
+  bbvfl_oc_set_done_blk(c, r, rc.block_number);
   uint8_t h[32];
   bbvfl_keccak256(mine, slen, h);
   if (!memcmp(h, sc.word, 32)) {
@@ -166,9 +166,9 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   bbvfl_oc_log(c, "round %llu: sum disputed by %s%s (block %llu): the claimer %s is excluded and the round is redone",
          (unsigned long long)r, by, memcmp(sd.to, c->me, 20) ? "" : " (this client)",
          (unsigned long long)sd.block_number, who);
-  c->disputed_round = r;
-  c->disputed_blk = sd.block_number;
-  if (sd.block_number > c->ev_blk) c->ev_blk = sd.block_number;
+  c->disp.round = r;
+  c->disp.blk = sd.block_number;
+  bbvfl_oc_raise_ev_blk(c, sd.block_number);
   bbvfl_cev_clear(&sd);
   uint8_t act[20];
   if (bbvfl_aggc_active(&c->agg, act, err) < 0) goto out;

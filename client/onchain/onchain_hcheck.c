@@ -21,8 +21,8 @@
 #include "core/headcheck.h"
 
 void bbvfl_oc_head_check_free(cl *c) {
-  bbvfl_hcheck_free(c->hc);
-  c->hc = NULL;
+  bbvfl_hcheck_free(c->hck.st);
+  c->hck.st = NULL;
 }
 
 static int hc_create(cl *c, bbvfl_err *err) {
@@ -35,9 +35,9 @@ static int hc_create(cl *c, bbvfl_err *err) {
                          .lb = c->lr && t->B == 0 ? (size_t)cc->batches_per_epoch * cc->batch : cc->batch,
                          .seed = t->seed, /* the session's head: what the audit replays too */
                          .n_rows = c->data.n_train};
-  if (bbvfl_hcheck_new(&c->hc, &hc, err) < 0) return bbvfl_wrap(err, "the head check");
-  c->hc_next = 0;
-  c->hc_have_poster = 0;
+  if (bbvfl_hcheck_new(&c->hck.st, &hc, err) < 0) return bbvfl_wrap(err, "the head check");
+  c->hck.next = 0;
+  c->hck.have_poster = 0;
   return 0;
 }
 
@@ -85,8 +85,8 @@ static int read_label_posts(cl *c, uint64_t r, uint64_t from_blk, label_posts *l
     }
     int who = -1;
     if (k == 1 && ev.kind == BBVFL_EV_LABEL_GRADIENT_POSTED && ev.round == r && !memcmp(ev.emitter, c->agg.address, 20))
-      for (size_t a = 0; a < c->naddrs; a++)
-        if (!memcmp(c->addrs[a], ev.client, 20)) who = (int)a;
+      for (size_t a = 0; a < c->lab.naddrs; a++)
+        if (!memcmp(c->lab.addrs[a], ev.client, 20)) who = (int)a;
     if (who >= 0 && lp->n < 64) {
       lp->d[lp->n] = malloc(ev.data_len ? ev.data_len : 1);
       if (!lp->d[lp->n]) rc = bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
@@ -123,13 +123,13 @@ static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, 
     bbvfl_wrap(err, "round %llu: the RoundCompleted sum", (unsigned long long)r);
     goto out;
   }
-  if (c->split && read_label_posts(c, r, rc.block_number, &lp, err) < 0) {
+  if (c->lab.split && read_label_posts(c, r, rc.block_number, &lp, err) < 0) {
     bbvfl_wrap(err, "round %llu: the label holders' posts", (unsigned long long)r);
     goto out;
   }
-  if (c->hc_have_poster && memcmp(c->hc_poster, gp->client, 20)) bbvfl_hcheck_takeover(c->hc); /* re-election */
-  memcpy(c->hc_poster, gp->client, 20);
-  c->hc_have_poster = 1;
+  if (c->hck.have_poster && memcmp(c->hck.poster, gp->client, 20)) bbvfl_hcheck_takeover(c->hck.st); /* re-election */
+  memcpy(c->hck.poster, gp->client, 20);
+  c->hck.have_poster = 1;
   bbvfl_hcheck_input in = {.round = r,
                            .epoch = (int)L.epoch,
                            .nb = nb,
@@ -147,7 +147,7 @@ static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, 
                            .label_holder = lp.who,
                            .curv = L.curv};
   bbvfl_hcheck_result res;
-  if (bbvfl_hcheck_round(c->hc, &in, &res, err) < 0) {
+  if (bbvfl_hcheck_round(c->hck.st, &in, &res, err) < 0) {
     bbvfl_wrap(err, "round %llu: the head check", (unsigned long long)r);
     goto out;
   }
@@ -184,9 +184,9 @@ int bbvfl_oc_head_check(cl *c, const bbvfl_oc_slot *sl, const bbvfl_cev *gp, uin
   if (c->res->head_refused) return refuse(c, err);
   double t0 = bbvfl_now();
   int rc = -1, ok = 1;
-  if (!c->hc && hc_create(c, err) < 0) goto out;
+  if (!c->hck.st && hc_create(c, err) < 0) goto out;
   /* rounds this process has not checked (a restart resumes mid-session): from the chain first */
-  for (uint64_t q = c->hc_next; q < sl->r && ok; q++) {
+  for (uint64_t q = c->hck.next; q < sl->r && ok; q++) {
     bbvfl_round_layout Lq;
     if (bbvfl_cconfig_round(&c->cp.cfg, q, &Lq, err) < 0) goto out;
     if (!Lq.train) continue; /* the layout's: curvature rounds (--model lr) move the evaluation rounds */
@@ -198,10 +198,10 @@ int bbvfl_oc_head_check(cl *c, const bbvfl_oc_slot *sl, const bbvfl_cev *gp, uin
     int k = check_one(c, q, &g, c->sess->deploy_block, &ok, err);
     bbvfl_cev_clear(&g);
     if (k < 0) goto out;
-    c->hc_next = q + 1;
+    c->hck.next = q + 1;
   }
   if (ok && check_one(c, sl->r, gp, from_blk, &ok, err) < 0) goto out;
-  if (ok) c->hc_next = sl->r + 1;
+  if (ok) c->hck.next = sl->r + 1;
   rc = 0;
 out:
   c->res->head_s += bbvfl_now() - t0;

@@ -1,16 +1,22 @@
 /* Private to the on-chain client (client/onchain/onchain*.c): the state of one client process and
  * the helpers its files share. Not a public header: nothing outside client/onchain/onchain*.c includes
- * it. The files by concern:
- *   onchain.c         setup, registration and election, bbvfl_onchain_run
+ * it. The files by role (each sets up, frees and changes its own part of `cl`, below):
+ *   onchain.c         setup (data, then the roles in order), registration and election, bbvfl_onchain_run
  *   onchain_summary.c the summary (summary.json), written once with the session's privacy
- *   onchain_wait.c    transactions, event queries, waiting (timeouts, expiry, re-election nudges)
- *   onchain_rounds.c  the round loop: windows, pipelining (staleness), submissions, gradients
- *   onchain_active.c  the active client's duties: sums, the head, metrics, rewards, takeover
+ *   onchain_wait.c    connection and sender: the node, transactions (submission gas and encoding, the
+ *                     active client's transactions in flight), event queries, waiting (timeouts,
+ *                     expiry, re-election nudges)
+ *   onchain_rounds.c  rounds in flight: windows, pipelining (staleness), submissions, gradients
+ *   onchain_sums.c    the round sums (lane: RoundCompleted; hashed: the payloads, aggregate())
+ *   onchain_active.c  the active client's duties: the head, metrics, rewards, takeover
  *   onchain_labels.c  labels split across clients (label holders)
  *   onchain_ckpt.c    checkpoints and restart
  *   onchain_lr.c      the LR model's steps (`--model lr`): forward, the head, the gradient step
  *   onchain_hcheck.c  a passive client's check of the active client's posts (core/headcheck.h)
- *   onchain_dispute.c optimistic mode: a passive client's check of each posted sum, its dispute */
+ *   onchain_dispute.c optimistic mode: a passive client's check of each posted sum, its dispute
+ * Calls go one way (no ring): onchain.c -> every role; rounds -> active, labels, sums, lr, hcheck,
+ * dispute, ckpt, wait; active -> labels, sums, lr, wait; labels -> sums, wait; sums -> lr, wait;
+ * hcheck, dispute, ckpt -> wait; wait -> masked.c only. */
 #ifndef BBVFL_VFL_ONCHAIN_INT_H
 #define BBVFL_VFL_ONCHAIN_INT_H
 
@@ -73,12 +79,88 @@ typedef struct {
   uint64_t round;        /* aggregate(): its round (a revert is then judged by the chain) */
 } bbvfl_oc_out;
 
+/* Connection and sender (onchain_wait.c sets them up, frees them and changes them; the other files
+   use rpc/snd through its functions). */
+typedef struct {
+  bbvfl_rpc *rpc;
+  bbvfl_sender *snd;
+  uint64_t outages_seen; /* bbvfl_rpc_outages at the last check (after_outage) */
+  double last_expire;
+  /* the last expireRound() attempt of round exp_r - 1 reverted with RoundNotTimedOut: the chain
+     has not reached the round's deadline (block exp_deadline, 0: not said); exp_head is the head
+     seen then, exp_moved_t when the head last moved (a chain still heading for the deadline is
+     not a reason to give up) */
+  uint64_t exp_r, exp_deadline, exp_head;
+  double exp_moved_t;
+  uint64_t only_active_late; /* r + 1 once round r was seen with every submission in (waiting for
+                                the active client only: re-election's business, not expiry's) */
+  bbvfl_oc_out *out;     /* the active client's transactions in flight */
+  size_t nout, capout;
+  /* where the events are (changed through bbvfl_oc_set_ev_blk, _raise_ev_blk, _set_done_blk) */
+  uint64_t ev_blk;       /* the events of unfinished rounds are at or after this block */
+  uint64_t done_blk[OC_DONE_RING]; /* hashed: block where round r became done, at r % OC_DONE_RING (0: unknown) */
+} bbvfl_oc_conn;
+
+/* Rounds in flight (onchain_rounds.c): the round structure (binding/contract.h: windows, evaluation
+   rounds, pipelining, hashed aggregation). */
+typedef struct {
+  unsigned stale;        /* staleness s */
+  bbvfl_oc_slot *slots;
+  size_t nslots;
+} bbvfl_oc_rounds;
+
+/* The active client's progress of the open epoch (onchain_active.c). */
+typedef struct {
+  double loss_sum, agg_sum;
+  /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
+  size_t trained;
+  int takeover_epoch;    /* -1: none */
+} bbvfl_oc_active;
+
+/* Labels split across clients (onchain_labels.c; Algorithm 2, lines 11-14; docs/ONCHAIN.md "Labels"). */
+typedef struct {
+  int split;             /* the session has declared label holders */
+  int holder;            /* this client is one of them */
+  int own_all;           /* this client holds every row's label (--labels without --label-rows) */
+  uint64_t holders;      /* labelHolders() bitmap */
+  uint8_t (*addrs)[20];  /* clients() in index order */
+  size_t naddrs;
+  int *ylab;             /* per table row: the label this client holds, or -1 */
+  float *dlog, *dlog_in; /* B x K dLoss/dlogits */
+  uint8_t *dlog_be;
+  double lrows_loss, lrows_n; /* open epoch: loss sum and count over this client's labelled training rows */
+} bbvfl_oc_labels;
+
+/* A passive client's check of the active client (onchain_hcheck.c). */
+typedef struct {
+  struct bbvfl_hcheck *st; /* NULL until the first check */
+  uint64_t next;           /* rounds below it were checked (a restarted process catches up from 0) */
+  uint8_t poster[20];      /* who posted the last gradient checked (another one: a takeover) */
+  int have_poster;
+} bbvfl_oc_hcheck;
+
+/* Optimistic mode's disputes (onchain_dispute.c). */
+typedef struct {
+  uint64_t round;        /* the latest round whose claim was disputed (UINT64_MAX: none) and */
+  uint64_t blk;          /* the block of its SumDisputed (the corrected RoundCompleted is in it; the new
+                            gradient after it) */
+} bbvfl_oc_dispute;
+
+/* The state of one client process. The role sub-structs are each set up, freed and changed by the
+   file named at their type (others read them); the fields at the top level are the session's
+   constants (set once by onchain.c), the learning state (data, party or LR, head, schedule) and
+   the round buffers that the round loop hands from one role to the next. */
 typedef struct {
   const bbvfl_onchain_cfg *cfg;
   const bbvfl_session *sess;
   bbvfl_onchain_result *res;
-  bbvfl_rpc *rpc;
-  bbvfl_sender *snd;
+  bbvfl_oc_conn conn;
+  bbvfl_oc_rounds rd;
+  bbvfl_oc_active act;
+  bbvfl_oc_labels lab;
+  bbvfl_oc_hcheck hck;
+  bbvfl_oc_dispute disp;
+  struct { int slot; } ck; /* checkpoints (onchain_ckpt.c): the slot of the latest one */
   bbvfl_aggc agg;
   bbvfl_cparams cp;
   bbvfl_vfl_data data;
@@ -106,57 +188,14 @@ typedef struct {
   uint8_t *grad_be, *head_be;
   size_t head_len;
   int *yb, *yeval;
-  /* progress of the open epoch (active client) */
-  double loss_sum, agg_sum;
-  int slot;
   /* masked mode (docs/MASKED.md): pair keys and participant set (a round's RoundReopened events are
      at or after its slot's sub_blk) */
   int masked;
   bbvfl_mclient mc;
-  double last_expire;
-  /* the last expireRound() attempt of round exp_r - 1 reverted with RoundNotTimedOut: the chain
-     has not reached the round's deadline (block exp_deadline, 0: not said); exp_head is the head
-     seen then, exp_moved_t when the head last moved (a chain still heading for the deadline is
-     not a reason to give up) */
-  uint64_t exp_r, exp_deadline, exp_head;
-  double exp_moved_t;
-  uint64_t only_active_late; /* r + 1 once round r was seen with every submission in (waiting for
-                                the active client only: re-election's business, not expiry's) */
-  /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
-  size_t trained;
-  int takeover_epoch;    /* -1: none */
-  uint64_t outages_seen; /* bbvfl_rpc_outages at the last check (after_outage) */
-  /* labels split across clients (Algorithm 2, lines 11-14; docs/ONCHAIN.md "Labels") */
-  int split;             /* the session has declared label holders */
-  int holder;            /* this client is one of them */
-  int own_all;           /* this client holds every row's label (--labels without --label-rows) */
-  uint64_t holders;      /* labelHolders() bitmap */
-  uint8_t (*addrs)[20];  /* clients() in index order */
-  size_t naddrs;
-  int *ylab;             /* per table row: the label this client holds, or -1 */
-  float *dlog, *dlog_in; /* B x K dLoss/dlogits */
-  uint8_t *dlog_be;
-  double lrows_loss, lrows_n; /* open epoch: loss sum and count over this client's labelled training rows */
-  /* the round structure (binding/contract.h: windows, evaluation rounds, pipelining, hashed aggregation) */
   int hashed;
   int wire;              /* bbvfl_wire_mode (binding/packing.h): packed/optimistic submissions are bit-packed at
                             cp.value_bits, their sums at cp.sum_bits */
-  uint64_t disputed_round; /* optimistic: the latest round whose claim was disputed (UINT64_MAX: none) and */
-  uint64_t disputed_blk;   /* the block of its SumDisputed (the corrected RoundCompleted is in it; the new
-                              gradient after it) */
-  unsigned stale;        /* staleness s */
-  bbvfl_oc_slot *slots;
-  size_t nslots;
-  uint64_t ev_blk;       /* the events of unfinished rounds are at or after this block */
-  uint64_t done_blk[OC_DONE_RING]; /* hashed: block where round r became done, at r % OC_DONE_RING (0: unknown) */
-  bbvfl_oc_out *out;           /* the active client's transactions in flight */
-  size_t nout, capout;
   struct bbvfl_oc_lr *lr;      /* model lr: its state (onchain_lr.c); NULL: the MLP (party, head) */
-  /* a passive client's check of the active client (onchain_hcheck.c) */
-  struct bbvfl_hcheck *hc;  /* NULL until the first check */
-  uint64_t hc_next;         /* rounds below it were checked (a restarted process catches up from 0) */
-  uint8_t hc_poster[20];    /* who posted the last gradient checked (another one: a takeover) */
-  int hc_have_poster;
 } cl;
 
 void bbvfl_oc_log(const cl *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -169,9 +208,12 @@ int bbvfl_oc_receipt_event(const cl *c, const bbvfl_receipt *rc, bbvfl_cev_kind 
                      bbvfl_err *err);
 int bbvfl_oc_query_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);
 int bbvfl_oc_missing_clients(cl *c, uint64_t round, char *out, size_t cap);
-static inline int bbvfl_oc_is_train_round(const cl *c, uint64_t r) { return r % (c->T + c->V) < c->T; }
+/* 1: round r takes a gradient (a training window or, LR with sqn, a curvature round), as the one
+   round layout says (binding/contract.h bbvfl_cconfig_round; the rounds do not repeat every T + V
+   once curvature rounds begin); 0: an evaluation round, or r past the session. */
+int bbvfl_oc_is_train_round(const cl *c, uint64_t r);
 /* The slot of round r (the ring of unfinished rounds). */
-static inline bbvfl_oc_slot *bbvfl_oc_slot_of(const cl *c, uint64_t r) { return &c->slots[r % c->nslots]; }
+static inline bbvfl_oc_slot *bbvfl_oc_slot_of(const cl *c, uint64_t r) { return &c->rd.slots[r % c->rd.nslots]; }
 /* Sends a transaction of the active client without waiting (its receipt is awaited by
    bbvfl_oc_out_wait): on a chain with a block time several of them land in one block. */
 /* --submit-via-self: re-encodes submit calldata *cd (malloc'd, replaced) as execute(aggregator,
@@ -240,7 +282,7 @@ size_t bbvfl_oc_lr_batches(const cl *c);
 int bbvfl_oc_lr_forward(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
 /* The active client: the head on training round sl's sum (c->grad: the rows' dLoss/dz, c->head_be:
    the biases after it), or the scores of evaluation round sl into c->probs. */
-int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
+int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, double *loss, size_t *batches, bbvfl_err *err);
 int bbvfl_oc_lr_active_eval(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
 /* Training round sl's gradient (c->grad) kept; the logical batches it completes stepped. */
 int bbvfl_oc_lr_apply(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
@@ -266,5 +308,32 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
    the round's SubmittedPayload logs. Whether the claimed hash matches is bbvfl_oc_check_claim's
    business (a wrong claim is disputed and the round redone with this same sum). 0 or -1. */
 int bbvfl_oc_claimed_sum(cl *c, const bbvfl_cev *rc, uint64_t coords, bbvfl_err *err);
+
+/* Role set-up and tear-down, each in the file that owns the state (docs/ARCHITECTURE.md "On-chain
+   client roles"): the connection (node, contract parameters) and the sender (onchain_wait.c);
+   the slots of the rounds in flight (onchain_rounds.c; maxrows: rows of the largest round); the
+   label state (onchain_labels.c: the rows' labels, label DP, the dLoss/dlogits buffers; after the
+   election, the declared holders and the client list). The *_free/close functions take a
+   half-built state. */
+int bbvfl_oc_conn_open(cl *c, uint64_t *chain_id, bbvfl_err *err);
+int bbvfl_oc_sender_open(cl *c, uint64_t chain_id, bbvfl_err *err);
+void bbvfl_oc_conn_close(cl *c);
+void bbvfl_oc_out_free(cl *c);
+int bbvfl_oc_rounds_init(cl *c, size_t maxrows, bbvfl_err *err);
+void bbvfl_oc_rounds_free(cl *c);
+int bbvfl_oc_labels_init(cl *c, bbvfl_err *err);
+int bbvfl_oc_labels_holders(cl *c, bbvfl_err *err);
+void bbvfl_oc_labels_free(cl *c);
+
+/* The event cursors (onchain_wait.c): the events of unfinished rounds from block b on (set; raise:
+   only forward); hashed mode: round r became done in block b. */
+void bbvfl_oc_set_ev_blk(cl *c, uint64_t b);
+void bbvfl_oc_raise_ev_blk(cl *c, uint64_t b);
+void bbvfl_oc_set_done_blk(cl *c, uint64_t r, uint64_t b);
+/* The open epoch's tallies start afresh (a training window of index 0): the active client's
+   (onchain_active.c; dt: time spent on a round's sum) and a label holder's (onchain_labels.c). */
+void bbvfl_oc_active_epoch_start(cl *c);
+void bbvfl_oc_active_agg_time(cl *c, double dt);
+void bbvfl_oc_labels_epoch_start(cl *c);
 
 #endif

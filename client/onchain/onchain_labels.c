@@ -2,12 +2,12 @@
 
 /* ------------------------------------------------------------------ labels split across clients */
 
-/* c->ylab from cfg: every row's label (--labels), the rows of --label-rows, or none. */
+/* c->lab.ylab from cfg: every row's label (--labels), the rows of --label-rows, or none. */
 int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err) {
   const bbvfl_dataset *ds = c->cfg->ds;
-  c->ylab = malloc((ds->n + 1) * sizeof *c->ylab);
-  if (!c->ylab) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  for (size_t i = 0; i < ds->n; i++) c->ylab[i] = c->cfg->has_labels && !c->cfg->label_rows ? ds->y[i] : -1;
+  c->lab.ylab = malloc((ds->n + 1) * sizeof *c->lab.ylab);
+  if (!c->lab.ylab) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < ds->n; i++) c->lab.ylab[i] = c->cfg->has_labels && !c->cfg->label_rows ? ds->y[i] : -1;
   if (!c->cfg->label_rows) return 0;
   if (strchr(c->cfg->label_rows, '/'))
     return bbvfl_fail(err, BBVFL_E_ARG, "--label-rows '%s': one list of row indices and ranges (no '/')",
@@ -15,7 +15,7 @@ int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err) {
   bbvfl_partition p;
   if (bbvfl_partition_parse(c->cfg->label_rows, ds->n, &p, err) < 0)
     return bbvfl_wrap(err, "--label-rows (row indices 0..%zu of the data file)", ds->n - 1);
-  for (size_t k = 0; k < p.off[1]; k++) c->ylab[p.cols[k]] = ds->y[p.cols[k]];
+  for (size_t k = 0; k < p.off[1]; k++) c->lab.ylab[p.cols[k]] = ds->y[p.cols[k]];
   size_t nrows = p.off[1];
   bbvfl_partition_free(&p);
   if (nrows == 0) return bbvfl_fail(err, BBVFL_E_ARG, "--label-rows '%s' names no rows", c->cfg->label_rows);
@@ -33,36 +33,36 @@ int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err) {
 int bbvfl_oc_label_dp(cl *c, bbvfl_err *err) {
   double eps = c->sess->train.label_eps;
   if (!(eps > 0)) return 0;
-  if (bbvfl_rr_labels_keyed(c->ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, c->cfg->seeded_noise,
+  if (bbvfl_rr_labels_keyed(c->lab.ylab, c->data.train, c->data.n_train, c->cfg->ds->nclasses, eps, c->cfg->seeded_noise,
                             c->cfg->seed, c->cfg->seeded_noise ? NULL : c->noise_key, err) < 0)
     return bbvfl_wrap(err, "label randomized response");
   return 0;
 }
 
 /* dLoss/dlogits of this client's labelled rows of each batch of the window (zeros elsewhere, the
-   mean over each batch of B) into c->dlog, all with the head's current parameters (those of the
+   mean over each batch of B) into c->lab.dlog, all with the head's current parameters (those of the
    window's start: a label holder sees the head only at window boundaries); their loss goes to the
    epoch's tally. */
 int bbvfl_oc_own_label_grad(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err) {
   size_t B = c->B, P = c->cp.cfg.dim, K = (size_t)c->K;
-  for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->ylab[sl->rows[i]];
+  for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->lab.ylab[sl->rows[i]];
   double t1 = bbvfl_now();
   for (size_t k = 0; k < sl->L.nb; k++) {
     double ls = 0;
     size_t nheld = 0;
     if (bbvfl_vhead_label_grad(&c->head, c->sum + k * B * P, NULL, c->yb + k * B, B, &ls, &nheld,
-                               c->dlog + k * B * K, err) < 0)
+                               c->lab.dlog + k * B * K, err) < 0)
       return -1;
-    c->lrows_loss += ls;
-    c->lrows_n += (double)nheld;
+    c->lab.lrows_loss += ls;
+    c->lab.lrows_n += (double)nheld;
   }
   c->res->learn_s += bbvfl_now() - t1;
   return 0;
 }
 
 static int bbvfl_oc_holder_of(const cl *c, const uint8_t a[20]) {
-  for (size_t i = 0; i < c->naddrs; i++)
-    if (!memcmp(c->addrs[i], a, 20)) return (int)i;
+  for (size_t i = 0; i < c->lab.naddrs; i++)
+    if (!memcmp(c->lab.addrs[i], a, 20)) return (int)i;
   return -1;
 }
 
@@ -95,8 +95,8 @@ int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint6
                         "round %llu: label holder %s posted a %zu-byte label gradient, expected %zu (rows x K binary32)",
                         (unsigned long long)r, a, ev.data_len, 4 * nk);
       } else if (add) {
-        bbvfl_f32_from_be(ev.data, nk, c->dlog_in);
-        for (size_t j = 0; j < nk; j++) c->dlog[j] += c->dlog_in[j];
+        bbvfl_f32_from_be(ev.data, nk, c->lab.dlog_in);
+        for (size_t j = 0; j < nk; j++) c->lab.dlog[j] += c->lab.dlog_in[j];
       }
       if (rc == 0) *got |= 1ULL << h;
     }
@@ -113,12 +113,12 @@ int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint6
 int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbvfl_err *err) {
   uint64_t r = sl->r;
   size_t nk = sl->L.rows * (size_t)c->K;
-  double l0 = c->lrows_loss, n0 = c->lrows_n;
+  double l0 = c->lab.lrows_loss, n0 = c->lab.lrows_n;
   if (bbvfl_oc_own_label_grad(c, sl, err) < 0) return -1;
-  *loss = c->lrows_n > n0 ? (c->lrows_loss - l0) / (c->lrows_n - n0) : 0;
-  uint64_t need = c->holders & ~(1ULL << c->res->index), got = 0;
+  *loss = c->lab.lrows_n > n0 ? (c->lab.lrows_loss - l0) / (c->lab.lrows_n - n0) : 0;
+  uint64_t need = c->lab.holders & ~(1ULL << c->res->index), got = 0;
   double t0 = bbvfl_now(), delay = POLL_MIN_S;
-  c->blk = c->ev_blk; /* the posts come after the round's submissions */
+  c->blk = c->conn.ev_blk; /* the posts come after the round's submissions */
   while (need) {
     if (bbvfl_oc_scan_label_posts(c, r, nk, need, &got, 1, err) < 0) return -1;
     if (got == need) break;
@@ -127,10 +127,10 @@ int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbv
       char miss[1024];
       size_t used = 0;
       miss[0] = 0;
-      for (size_t i = 0; i < c->naddrs && i < 64; i++) {
+      for (size_t i = 0; i < c->lab.naddrs && i < 64; i++) {
         if (!((need & ~got) >> i & 1)) continue;
         char a[43];
-        bbvfl_addr_checksum(c->addrs[i], a);
+        bbvfl_addr_checksum(c->lab.addrs[i], a);
         int w = snprintf(miss + used, sizeof miss - used, "%s%s (index %zu)", used ? ", " : "", a, i);
         if (w < 0 || (size_t)w >= sizeof miss - used) break;
         used += (size_t)w;
@@ -149,7 +149,7 @@ int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbv
   size_t B = c->B, P = c->cp.cfg.dim;
   int rc = 0;
   for (size_t k = 0; rc == 0 && k < sl->L.nb; k++)
-    rc = bbvfl_vhead_train_dlogits(&c->head, c->sum + k * B * P, NULL, B, c->dlog + k * B * (size_t)c->K,
+    rc = bbvfl_vhead_train_dlogits(&c->head, c->sum + k * B * P, NULL, B, c->lab.dlog + k * B * (size_t)c->K,
                                    c->grad + k * B * P, err);
   c->res->learn_s += bbvfl_now() - t1;
   return rc < 0 ? bbvfl_wrap(err, "the summed label gradients") : 0;
@@ -168,7 +168,7 @@ int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
     int f = rc ? bbvfl_oc_receipt_event(c, rc, BBVFL_EV_ROUND_COMPLETED, r, &ev, err) : 0;
     if (f < 0) return -1;
     if (!f) {
-      c->blk = c->ev_blk;
+      c->blk = c->conn.ev_blk;
       int w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &ev, err);
       if (w != 0) return w;
     }
@@ -182,7 +182,7 @@ int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
   if (check_chain) {
     uint64_t me = 1ULL << c->res->index, got = 0;
     uint64_t blk = c->blk;
-    c->blk = c->ev_blk;
+    c->blk = c->conn.ev_blk;
     int k = bbvfl_oc_scan_label_posts(c, r, nk, me, &got, 0, err);
     c->blk = blk;
     if (k < 0) return -1;
@@ -191,10 +191,10 @@ int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
       return 0;
     }
   }
-  bbvfl_f32_to_be(c->dlog, nk, c->dlog_be);
+  bbvfl_f32_to_be(c->lab.dlog, nk, c->lab.dlog_be);
   uint8_t *cd;
   size_t len;
-  if (bbvfl_cenc_post_label_gradient(r, c->dlog_be, 4 * nk, &cd, &len, err) < 0) return -1;
+  if (bbvfl_cenc_post_label_gradient(r, c->lab.dlog_be, 4 * nk, &cd, &len, err) < 0) return -1;
   int sent = bbvfl_oc_tx(c, cd, len, 120000 + 40 * (uint64_t)(4 * nk), 0, NULL, "postLabelGradient()", err);
   free(cd);
   if (sent < 0) return -1;
@@ -202,10 +202,52 @@ int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
   return 0;
 }
 
-/* A label holder that is not active, EVAL round: its scores with the head of the last
-   GradientPosted, from the RoundCompleted sum (rcev), or in hashed mode (rcev NULL) from the
-   payloads. */
-int bbvfl_oc_holder_eval(cl *c, bbvfl_oc_slot *sl, const bbvfl_cev *rcev, bbvfl_err *err) {
-  if (rcev ? bbvfl_oc_sum_from_event(c, rcev, sl->L.coords, err) < 0 : bbvfl_oc_round_sum(c, sl, NULL, err) < 0) return -1;
-  return bbvfl_oc_active_eval(c, sl, err);
+/* ------------------------------------------------------------------ the label state */
+
+int bbvfl_oc_labels_init(cl *c, bbvfl_err *err) {
+  if (bbvfl_oc_init_label_rows(c, err) < 0 || bbvfl_oc_label_dp(c, err) < 0) return -1;
+  for (size_t i = 0; i < c->neval; i++) c->yeval[i] = c->lab.ylab[c->data.test[i]]; /* -1: not labelled here */
+  size_t maxrows = c->n / c->sess->cparams.dim;
+  c->lab.dlog = calloc(maxrows * (size_t)c->K, sizeof *c->lab.dlog);
+  c->lab.dlog_in = calloc(maxrows * (size_t)c->K, sizeof *c->lab.dlog_in);
+  c->lab.dlog_be = malloc(4 * maxrows * (size_t)c->K);
+  if (!c->lab.dlog || !c->lab.dlog_in || !c->lab.dlog_be) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  return 0;
 }
+
+int bbvfl_oc_labels_holders(cl *c, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  bbvfl_onchain_result *res = c->res;
+  if (bbvfl_aggc_label_holders(&c->agg, &c->lab.holders, err) < 0 || bbvfl_aggc_clients(&c->agg, &c->lab.addrs, &c->lab.naddrs, err) < 0)
+    return -1;
+  c->lab.split = c->lab.holders != 0;
+  c->lab.holder = (int)(c->lab.holders >> res->index & 1);
+  c->lab.own_all = cfg->has_labels && !cfg->label_rows;
+  res->label_split = c->lab.split;
+  res->label_holder = c->lab.holder;
+  if (!c->lab.holder != !cfg->label_rows)
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "this client registered %s a label holder but now runs %s --label-rows: restart it with the "
+                      "flags it registered with",
+                      c->lab.holder ? "as" : "not as", cfg->label_rows ? "with" : "without");
+  if (c->lab.split && c->sess->train.model == BBVFL_MODEL_LR)
+    return bbvfl_fail(err, BBVFL_E_STATE, "labels split across clients (--label-rows) are not built for --model lr");
+  for (size_t i = 0; i < c->neval; i++) res->labelled_test_rows += c->yeval[i] >= 0;
+  if (c->lab.split)
+    bbvfl_oc_log(c, "labels split across clients: label holders (bitmap) 0x%llx; this client %s; %zu of %zu test rows "
+                 "labelled here",
+                 (unsigned long long)c->lab.holders,
+                 c->lab.holder ? "holds some labels" : (c->lab.own_all ? "holds every label" : "holds none"),
+                 res->labelled_test_rows, c->neval);
+  return 0;
+}
+
+void bbvfl_oc_labels_free(cl *c) {
+  free(c->lab.ylab);
+  free(c->lab.dlog);
+  free(c->lab.dlog_in);
+  free(c->lab.dlog_be);
+  free(c->lab.addrs);
+}
+
+void bbvfl_oc_labels_epoch_start(cl *c) { c->lab.lrows_loss = c->lab.lrows_n = 0; }

@@ -145,7 +145,9 @@ static void estimate(cl *c, const bbvfl_oc_slot *sl) {
   bbvfl_pbm_estimate(&l->st.mech, l->M, c->sum, sl->L.coords, l->hsum);
 }
 
-int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
+int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, double *loss, size_t *batches, bbvfl_err *err) {
+  *loss = 0;
+  *batches = 0;
   (void)err;
   struct bbvfl_oc_lr *l = c->lr;
   size_t K = (size_t)l->st.K, a = first_pos(c, sl), end = a + sl->L.rows;
@@ -157,7 +159,7 @@ int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
     bbvfl_f32_to_be(l->head.w, K, c->head_be);
     return 0;
   }
-  for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->ylab[sl->rows[i]]; /* the labels trained on */
+  for (size_t i = 0; i < sl->L.rows; i++) c->yb[i] = c->lab.ylab[sl->rows[i]]; /* the labels trained on */
   /* batch by batch, as the off-chain trainer: z with the biases of the moment, one step per batch */
   for (size_t pos = a; pos < end;) {
     size_t j = pos / l->lb, bend = (j + 1) * l->lb < end ? (j + 1) * l->lb : end, off = pos - a;
@@ -166,9 +168,9 @@ int bbvfl_oc_lr_active_train(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
     memcpy(l->dz + (pos - j * l->lb) * K, c->grad + off * K, (bend - pos) * K * sizeof *l->dz);
     if (bend == (j + 1) * l->lb) {
       bbvfl_lr_head_step(&l->head, l->st.K, l->dz, l->lb);
-      c->loss_sum += l->loss_acc * inv;
+      *loss += l->loss_acc * inv;
       l->loss_acc = 0;
-      c->trained++;
+      (*batches)++;
     }
     pos = bend;
   }

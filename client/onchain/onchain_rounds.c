@@ -48,32 +48,6 @@ static int encode_submission(cl *c, bbvfl_oc_slot *sl, uint8_t **cd, size_t *len
   return bbvfl_cenc_submit(sl->r, c->mc.lanes, 2 * sl->L.coords, cd, len, err);
 }
 
-uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords) {
-  /* the one gas model the window sizing uses too (binding/fit.h) */
-  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels,
-                        .wire = c->wire};
-  return bbvfl_fit_submit_gas(&fs, coords, c->cfg->submit_via_self);
-}
-
-int bbvfl_oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err) {
-  *to = c->agg.address;
-  if (!c->cfg->submit_via_self) return 0;
-  /* execute(address to, bytes data): selector, to, offset 0x40, length, data zero-padded */
-  size_t pad = (*len + 31) / 32 * 32, n = 4 + 32 * 3 + pad;
-  uint8_t *w = calloc(n, 1);
-  if (!w) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  bbvfl_abi_selector("execute(address,bytes)", w);
-  bbvfl_cenc_word_address(c->agg.address, w + 4);
-  bbvfl_cenc_word_u64(0x40, w + 36);
-  bbvfl_cenc_word_u64(*len, w + 68);
-  memcpy(w + 100, *cd, *len);
-  free(*cd);
-  *cd = w;
-  *len = n;
-  *to = c->me;
-  return 0;
-}
-
 /* The table rows of round r into sl->rows. */
 static void round_rows(cl *c, bbvfl_oc_slot *sl) {
   const bbvfl_round_layout *L = &sl->L;
@@ -127,18 +101,18 @@ static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbv
   if (encode_submission(c, sl, &cd, &len, err) < 0) return -1;
   double t0 = bbvfl_now();
   for (;;) {
-    if (bbvfl_sender_check(c->snd, NULL, err) < 0) break;
+    if (bbvfl_sender_check(c->conn.snd, NULL, err) < 0) break;
     uint8_t *out = NULL;
     size_t olen = 0;
     bbvfl_err e = {0};
-    int crc = bbvfl_rpc_eth_call(c->rpc, c->me, c->agg.address, cd, len, NULL, &out, &olen, &e);
+    int crc = bbvfl_rpc_eth_call(c->conn.rpc, c->me, c->agg.address, cd, len, NULL, &out, &olen, &e);
     free(out);
     if (crc == 0) {
-      int ok = bbvfl_sender_send_tracked(c->snd, c->agg.address, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx,
+      int ok = bbvfl_sender_send_tracked(c->conn.snd, c->agg.address, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx,
                                          err);
       free(cd);
       if (ok < 0) return -1;
-      ok = bbvfl_sender_wait_tracked(c->snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
+      ok = bbvfl_sender_wait_tracked(c->conn.snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
       bbvfl_pending_clear(&sl->tx);
       if (rc->gas_used) c->res->gas_submit += rc->gas_used;
       if (ok == 0) bbvfl_oc_log(c, "round %llu: submitted again after the reorg", (unsigned long long)sl->r);
@@ -150,7 +124,7 @@ static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbv
     }
     if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
       char why[400];
-      if (!bbvfl_sender_stall_cause(c->snd, why, sizeof why)) snprintf(why, sizeof why, "no client re-sent them");
+      if (!bbvfl_sender_stall_cause(c->conn.snd, why, sizeof why)) snprintf(why, sizeof why, "no client re-sent them");
       bbvfl_fail(err, BBVFL_E_TIMEOUT, "round %llu did not open again within %.0f s after the chain went back (a reorg): %s",
                  (unsigned long long)sl->r, c->cfg->round_timeout_s, why);
       break;
@@ -169,7 +143,7 @@ static int submission_receipt(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, int *
   memset(rc, 0, sizeof *rc);
   if (!sl->tx.raw) return 0;
   double t0 = bbvfl_now();
-  int ok = bbvfl_sender_wait_tracked(c->snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
+  int ok = bbvfl_sender_wait_tracked(c->conn.snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
   c->res->send_s += bbvfl_now() - t0;
   if (rc->gas_used) c->res->gas_submit += rc->gas_used;
   bbvfl_pending_clear(&sl->tx);
@@ -216,15 +190,15 @@ static int submission_receipt(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, int *
    is refused, an error). 0 done, 2 this client was elected active while waiting. */
 static int read_gradient(cl *c, bbvfl_oc_slot *sl, int check, bbvfl_err *err) {
   bbvfl_cev gp;
-  uint64_t from = c->ev_blk; /* the round's RoundCompleted is at or after it */
-  c->blk = c->ev_blk;
-  if (sl->r == c->disputed_round) { /* optimistic: the corrected sum is in the dispute's block, the gradient after */
-    from = c->disputed_blk;
-    c->blk = c->disputed_blk + 1;
+  uint64_t from = c->conn.ev_blk; /* the round's RoundCompleted is at or after it */
+  c->blk = c->conn.ev_blk;
+  if (sl->r == c->disp.round) { /* optimistic: the corrected sum is in the dispute's block, the gradient after */
+    from = c->disp.blk;
+    c->blk = c->disp.blk + 1;
   }
   int w = bbvfl_oc_wait_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
   if (w != 0) return w;
-  c->ev_blk = gp.block_number;
+  bbvfl_oc_set_ev_blk(c, gp.block_number);
   int rc = 0;
   if (gp.data_len != 4 * sl->L.coords) {
     rc = bbvfl_fail(err, BBVFL_E_PARSE, "round %llu: posted gradient has %zu bytes, expected %llu",
@@ -253,7 +227,7 @@ static int apply_gradient(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
    they and the head come from GradientPosted. 1 taken, 0 not posted yet. */
 static int posted_before(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   bbvfl_cev gp;
-  c->blk = c->ev_blk;
+  c->blk = c->conn.ev_blk;
   int f = bbvfl_oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
   if (f <= 0) return f;
   int rc = 1;
@@ -262,7 +236,7 @@ static int posted_before(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
     rc = -1;
   } else {
     bbvfl_f32_from_be(gp.data, sl->L.coords, c->grad);
-    c->ev_blk = gp.block_number;
+    bbvfl_oc_set_ev_blk(c, gp.block_number);
   }
   bbvfl_cev_clear(&gp);
   return rc;
@@ -272,14 +246,13 @@ static int posted_before(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
    (then c->grad holds the new active client's gradient). */
 static int active_window(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int resumed, bbvfl_err *err) {
   if (sl->L.index == 0) {
-    c->loss_sum = c->agg_sum = 0;
-    c->trained = 0;
-    c->lrows_loss = c->lrows_n = 0;
+    bbvfl_oc_active_epoch_start(c);
+    bbvfl_oc_labels_epoch_start(c);
   }
   if (!c->lr) bbvfl_vhead_epoch(&c->head, (int)sl->L.epoch); /* the epoch's learning rate (idempotent) */
   double t_agg0 = bbvfl_now();
   if (bbvfl_oc_round_sum(c, sl, rc, err) < 0) return -1;
-  c->agg_sum += bbvfl_now() - t_agg0;
+  bbvfl_oc_active_agg_time(c, bbvfl_now() - t_agg0);
   if (resumed) {
     /* A restart: the window's head steps again from the checkpoint (so the optimizer state is the
        one an uninterrupted run has; the chain holds the parameters, not the moments; with labels
@@ -293,7 +266,7 @@ static int active_window(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
     bbvfl_f32_to_be(c->grad, sl->L.coords, c->grad_be);
     bbvfl_vhead_params_be(&c->head, c->head_be);
     bbvfl_cev gp;
-    c->blk = c->ev_blk;
+    c->blk = c->conn.ev_blk;
     int q = bbvfl_oc_query_event(c, BBVFL_EV_GRADIENT_POSTED, sl->r, &gp, err);
     if (q < 0) return -1;
     if (q == 1) {
@@ -310,7 +283,7 @@ static int active_window(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
           bbvfl_f32_from_be(gp.data, sl->L.coords, c->grad);
         }
       }
-      c->ev_blk = gp.block_number;
+      bbvfl_oc_set_ev_blk(c, gp.block_number);
       bbvfl_cev_clear(&gp);
       return bad ? -1 : bbvfl_oc_out_wait(c, err);
     }
@@ -320,7 +293,7 @@ static int active_window(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
     if (f == 1) return bbvfl_oc_out_wait(c, err);
     if (bbvfl_oc_active_train(c, sl, err) < 0) return -1;
     if (!c->lr) bbvfl_vhead_params_be(&c->head, c->head_be); /* LR: bbvfl_oc_lr_active_train wrote its biases */
-    if (c->cfg->tamper && !c->lr && !(c->split && !c->own_all)) { /* test-only (bbvfl-tamper): NULL in release builds */
+    if (c->cfg->tamper && !c->lr && !(c->lab.split && !c->lab.own_all)) { /* test-only (bbvfl-tamper): NULL in release builds */
       struct bbvfl_onchain_tamper t = {.stage = BBVFL_TAMPER_POST, .round = sl->r, .epoch = sl->L.epoch,
                                        .nb = sl->L.nb, .B = c->B, .P = c->cp.cfg.dim, .y = c->yb, .sum = c->sum,
                                        .grad = c->grad, .head_be = c->head_be, .head_len = c->head_len,
@@ -338,10 +311,10 @@ static int active_window(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
   free(cd);
   if (ok == 0) ok = bbvfl_oc_out_wait(c, err);
   if (ok == 0) {
-    if (c->hashed) c->done_blk[sl->r % OC_DONE_RING] = c->blk;
+    if (c->hashed) bbvfl_oc_set_done_blk(c, sl->r, c->blk);
     return 0;
   }
-  if (c->split || !bbvfl_oc_demoted(c, sl->r, err)) return -1;
+  if (c->lab.split || !bbvfl_oc_demoted(c, sl->r, err)) return -1;
   /* re-elected away while slow: take the new active client's gradient like the others */
   int w = read_gradient(c, sl, 0, err);
   if (w == 2) return bbvfl_fail(err, BBVFL_E_STATE, "elected again while waiting for the new active client");
@@ -363,23 +336,23 @@ static int finish(cl *c, bbvfl_oc_slot *sl, int resumed, bbvfl_err *err) {
       /* 2: the dispute elected this client (below); -1: failed */
     } else if (sl->L.train) {
       /* a label holder posts dLoss/dlogits for its rows first */
-      if (c->split && c->holder) w = bbvfl_oc_holder_post(c, sl, rcp, resumed, err);
+      if (c->lab.split && c->lab.holder) w = bbvfl_oc_holder_post(c, sl, rcp, resumed, err);
       if (w == 0) w = read_gradient(c, sl, 1, err);
-    } else if (!c->hashed || (c->split && c->holder)) {
+    } else if (!c->hashed || (c->lab.split && c->lab.holder)) {
       /* lane mode: the next round opens when this one completes; a label holder scores it */
       bbvfl_cev rcev;
       int f = rcp ? bbvfl_oc_receipt_event(c, rcp, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err) : 0;
       if (f < 0) w = -1;
       if (f == 0 && !c->hashed) {
-        c->blk = c->ev_blk;
+        c->blk = c->conn.ev_blk;
         w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, sl->r, &rcev, err);
-        if (w == 0) c->ev_blk = rcev.block_number;
+        if (w == 0) bbvfl_oc_set_ev_blk(c, rcev.block_number);
         f = w == 0;
       }
       if (f == 1) {
-        if (c->split && c->have_head && bbvfl_oc_holder_eval(c, sl, &rcev, err) < 0) w = -1;
+        if (c->lab.split && c->have_head && bbvfl_oc_holder_eval(c, sl, &rcev, err) < 0) w = -1;
         bbvfl_cev_clear(&rcev);
-      } else if (w == 0 && c->hashed && c->split && c->have_head && bbvfl_oc_holder_eval(c, sl, NULL, err) < 0) {
+      } else if (w == 0 && c->hashed && c->lab.split && c->have_head && bbvfl_oc_holder_eval(c, sl, NULL, err) < 0) {
         w = -1;
       }
     }
@@ -403,7 +376,7 @@ static int finish(cl *c, bbvfl_oc_slot *sl, int resumed, bbvfl_err *err) {
   if (sl->L.train && apply_gradient(c, sl, err) < 0) return -1;
   int epoch_end = bbvfl_cconfig_epoch_end(&c->cp.cfg, sl->r);
   if (c->is_active && epoch_end && bbvfl_oc_post_epoch(c, sl->L.epoch, err) < 0) return -1;
-  if (!c->is_active && c->split && c->have_head && epoch_end) {
+  if (!c->is_active && c->lab.split && c->have_head && epoch_end) {
     if (bbvfl_oc_fill_metrics(c, sl->L.epoch, err) < 0) return -1;
     const bbvfl_epoch_metrics *em = &c->res->per_epoch[sl->L.epoch];
     bbvfl_oc_log(c, "epoch %u (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",
@@ -470,7 +443,7 @@ static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
     return -1;
   }
   double t0 = bbvfl_now();
-  int ok = bbvfl_sender_send_tracked(c->snd, to, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx, err);
+  int ok = bbvfl_sender_send_tracked(c->conn.snd, to, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx, err);
   c->res->send_s += bbvfl_now() - t0;
   free(cd);
   if (ok < 0) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)r);
@@ -497,8 +470,8 @@ int bbvfl_oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed,
     sl->submitted_before = 1;
   }
   /* lane storage keeps one round open; hashed aggregation pipelines within the staleness */
-  bbvfl_rounds_sched sched = {.T = (uint32_t)c->T, .V = (uint32_t)c->V, .staleness = c->stale,
-                              .one_open = !c->hashed, .slots = c->nslots, .epochs = c->cp.cfg.epochs};
+  bbvfl_rounds_sched sched = {.T = (uint32_t)c->T, .V = (uint32_t)c->V, .staleness = c->rd.stale,
+                              .one_open = !c->hashed, .slots = c->rd.nslots, .epochs = c->cp.cfg.epochs};
   bbvfl_rounds_ops ops = {.finish = step_finish, .checkpoint = step_checkpoint, .start = step_start};
   run_ctx x = {.c = c, .resumed = resumed};
   if (bbvfl_rounds_run(&sched, start, first_open, c->cp.total_rounds, &ops, &x, err) < 0) return -1;
@@ -506,4 +479,31 @@ int bbvfl_oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed,
   uint64_t total = c->cp.total_rounds;
   if (bbvfl_oc_save_progress(c, total, total, err) < 0) return bbvfl_wrap(err, "final checkpoint");
   return 0;
+}
+
+/* ------------------------------------------------------------------ the slots of the rounds in flight */
+
+int bbvfl_oc_rounds_init(cl *c, size_t maxrows, bbvfl_err *err) {
+  c->rd.stale = c->sess->cparams.staleness;
+  /* the unfinished rounds: s windows ahead, the evaluation rounds beside them, the one in hand */
+  c->rd.nslots = (size_t)c->rd.stale + c->V + 2;
+  c->rd.slots = calloc(c->rd.nslots, sizeof *c->rd.slots);
+  if (!c->rd.slots) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < c->rd.nslots; i++) {
+    c->rd.slots[i].r = UINT64_MAX;
+    c->rd.slots[i].rows = malloc(maxrows * sizeof *c->rd.slots[i].rows);
+    c->rd.slots[i].q = malloc(c->n);
+    if (!c->rd.slots[i].rows || !c->rd.slots[i].q) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  return 0;
+}
+
+void bbvfl_oc_rounds_free(cl *c) {
+  for (size_t i = 0; c->rd.slots && i < c->rd.nslots; i++) {
+    bbvfl_pending_clear(&c->rd.slots[i].tx);
+    free(c->rd.slots[i].rows);
+    free(c->rd.slots[i].q);
+  }
+  free(c->rd.slots);
+  c->rd.slots = NULL;
 }

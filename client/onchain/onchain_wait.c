@@ -1,6 +1,9 @@
 #include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 #include "onchain/onchain_int.h"
 
+#include "eth/abi.h"
+#include "binding/fit.h"
+
 void bbvfl_oc_log(const cl *c, const char *fmt, ...) {
   if (!c->cfg->log) return;
   va_list ap;
@@ -13,6 +16,12 @@ void bbvfl_oc_log(const cl *c, const char *fmt, ...) {
 
 void bbvfl_oc_path_in(const cl *c, char *out, size_t cap, const char *name) {
   snprintf(out, cap, "%s/%s", c->dir, name);
+}
+
+int bbvfl_oc_is_train_round(const cl *c, uint64_t r) {
+  bbvfl_round_layout L;
+  bbvfl_err e = {0};
+  return bbvfl_cconfig_round(&c->cp.cfg, r, &L, &e) == 0 && L.train;
 }
 
 void bbvfl_oc_rpc_wait_log(void *ctx, const char *msg) { bbvfl_oc_log((const cl *)ctx, "%s", msg); }
@@ -43,7 +52,7 @@ int bbvfl_oc_tx(cl *c, const uint8_t *cd, size_t len, uint64_t gas, int is_submi
     cd = wrapped;
     len = wl;
   }
-  int ok = bbvfl_sender_transact(c->snd, to, NULL, cd, len, gas, c->cfg->round_timeout_s, r, err);
+  int ok = bbvfl_sender_transact(c->conn.snd, to, NULL, cd, len, gas, c->cfg->round_timeout_s, r, err);
   free(wrapped);
   c->res->send_s += bbvfl_now() - t0;
   if (r->gas_used) {
@@ -200,7 +209,7 @@ int bbvfl_oc_nudge_active(cl *c, uint64_t round, int *reset, bbvfl_err *err) {
    over); 0: keep waiting; -1: error (incl. giving up after twice the timeout, unless expireRound()
    said the round's deadline block is not reached yet and the head is still moving toward it). */
 int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) {
-  bbvfl_oc_slot *sl = c->slots ? bbvfl_oc_slot_of(c, r) : NULL;
+  bbvfl_oc_slot *sl = c->rd.slots ? bbvfl_oc_slot_of(c, r) : NULL;
   if (sl && sl->r != r) sl = NULL; /* not a round this client has the q of */
   int k = c->masked && sl ? bbvfl_mclient_poll_reopened(&c->mc, &c->agg, r, sl->sub_blk, err) : 0;
   if (k < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)r);
@@ -223,35 +232,35 @@ int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) 
   }
   if (!c->cfg->expire || waited <= c->cfg->round_timeout_s) return 0;
   int heading = 0; /* the chain is still heading for the round's deadline */
-  if (waited > 2 * c->cfg->round_timeout_s && c->exp_r == r + 1) {
+  if (waited > 2 * c->cfg->round_timeout_s && c->conn.exp_r == r + 1) {
     /* expireRound() said "not timed out yet" (RoundNotTimedOut): the deadline is in blocks, and
        while blocks are still coming it will be reached; give up only when the head stood still
        for round_timeout_s (a stalled chain or a deadline no block will reach). */
     uint64_t head;
-    if (bbvfl_rpc_block_number(c->rpc, &head, err) < 0) return -1;
+    if (bbvfl_rpc_block_number(c->conn.rpc, &head, err) < 0) return -1;
     double t = bbvfl_now();
-    if (head > c->exp_head) {
-      c->exp_head = head;
-      c->exp_moved_t = t;
+    if (head > c->conn.exp_head) {
+      c->conn.exp_head = head;
+      c->conn.exp_moved_t = t;
     }
-    heading = t - c->exp_moved_t <= c->cfg->round_timeout_s;
+    heading = t - c->conn.exp_moved_t <= c->cfg->round_timeout_s;
   }
   if (waited > 2 * c->cfg->round_timeout_s && !heading) {
     /* Every participant submitted and only the active client's post is late: expiry cannot help,
        re-election (takeover_after_s) does; give it time before giving up. */
     double grace = 2 * c->cfg->round_timeout_s + 10 * c->cfg->takeover_after_s + 30;
-    if (c->cfg->takeover_after_s > 0 && c->only_active_late == r + 1 && waited <= grace) return 0;
+    if (c->cfg->takeover_after_s > 0 && c->conn.only_active_late == r + 1 && waited <= grace) return 0;
     char miss[1024];
     int nmiss = bbvfl_oc_missing_clients(c, r, miss, sizeof miss);
     if (nmiss == 0 && c->cfg->takeover_after_s > 0 && waited <= grace) {
-      c->only_active_late = r + 1;
+      c->conn.only_active_late = r + 1;
       return 0;
     }
     char why[400] = "";
-    if (c->exp_r == r + 1 && c->exp_deadline)
+    if (c->conn.exp_r == r + 1 && c->conn.exp_deadline)
       snprintf(why, sizeof why, "expireRound() says the round's deadline is block %llu and the head stood at %llu for %.0f s",
-               (unsigned long long)c->exp_deadline, (unsigned long long)c->exp_head, bbvfl_now() - c->exp_moved_t);
-    else if (!bbvfl_sender_stall_cause(c->snd, why, sizeof why))
+               (unsigned long long)c->conn.exp_deadline, (unsigned long long)c->conn.exp_head, bbvfl_now() - c->conn.exp_moved_t);
+    else if (!bbvfl_sender_stall_cause(c->conn.snd, why, sizeof why))
       snprintf(why, sizeof why, "blocks are coming and this client has nothing unmined");
     return bbvfl_fail(err, BBVFL_E_TIMEOUT,
                       "round %llu did not complete%s within %.0f s although expireRound() was tried (not "
@@ -259,8 +268,8 @@ int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) 
                       (unsigned long long)r, c->masked ? " or re-open" : "", 2 * c->cfg->round_timeout_s, miss, why);
   }
   double now = bbvfl_now();
-  if (now - c->last_expire < 0.3) return 0;
-  c->last_expire = now;
+  if (now - c->conn.last_expire < 0.3) return 0;
+  c->conn.last_expire = now;
   uint8_t *cd;
   size_t len;
   if (bbvfl_cenc_expire_round(&cd, &len, err) < 0) return -1;
@@ -274,14 +283,14 @@ int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) 
     return -1;
   }
   if (rc < 0 && bbvfl_err_revert_sel_is(&e2, BBVFL_SEL_RoundNotTimedOut)) {
-    if (c->exp_r != r + 1) { /* the first "not yet" of this round: the head moves from here */
-      c->exp_r = r + 1;
-      c->exp_head = 0;
-      c->exp_moved_t = now;
+    if (c->conn.exp_r != r + 1) { /* the first "not yet" of this round: the head moves from here */
+      c->conn.exp_r = r + 1;
+      c->conn.exp_head = 0;
+      c->conn.exp_moved_t = now;
     }
-    c->exp_deadline = e2.revert.nargs ? e2.revert.args[0] : 0;
+    c->conn.exp_deadline = e2.revert.nargs ? e2.revert.args[0] : 0;
   } else if (rc < 0) {
-    c->exp_r = 0; /* another reason (someone else expired it, no submission yet): the usual rule */
+    c->conn.exp_r = 0; /* another reason (someone else expired it, no submission yet): the usual rule */
   }
   if (rc == 0) bbvfl_oc_log(c, "round %llu: no sum after %.1f s; expireRound() accepted", (unsigned long long)r, waited);
   return 0;
@@ -291,18 +300,18 @@ int bbvfl_oc_expire_wait_step(cl *c, uint64_t r, double waited, bbvfl_err *err) 
    blocks): the event cursor is pulled back to the node's head (re-mined events land after it) and
    the sender hands in again this client's transactions the node no longer has. */
 int bbvfl_oc_after_outage(cl *c, uint64_t round, bbvfl_err *err) {
-  uint64_t o = bbvfl_rpc_outages(c->rpc);
-  if (o == c->outages_seen) return 0;
-  c->outages_seen = o;
+  uint64_t o = bbvfl_rpc_outages(c->conn.rpc);
+  if (o == c->conn.outages_seen) return 0;
+  c->conn.outages_seen = o;
   uint64_t head;
-  if (bbvfl_rpc_block_number(c->rpc, &head, err) < 0) return -1;
+  if (bbvfl_rpc_block_number(c->conn.rpc, &head, err) < 0) return -1;
   if (c->blk > head) {
     bbvfl_oc_log(c, "round %llu: the node is back at block %llu, before block %llu this client had seen: blocks were lost",
           (unsigned long long)round, (unsigned long long)head, (unsigned long long)c->blk);
     c->blk = head;
   }
   unsigned resent = 0;
-  if (bbvfl_sender_recover(c->snd, &resent, err) < 0) return -1;
+  if (bbvfl_sender_recover(c->conn.snd, &resent, err) < 0) return -1;
   if (resent)
     bbvfl_oc_log(c, "round %llu: the node no longer had %u of this client's transactions; sent the same bytes again",
           (unsigned long long)round, resent);
@@ -314,8 +323,8 @@ int bbvfl_oc_after_outage(cl *c, uint64_t round, bbvfl_err *err) {
    (*why names the stall's cause when one is found). */
 static int fee_hold(cl *c, uint64_t round, int *said, char *why, size_t cap) {
   why[0] = 0;
-  int found = bbvfl_sender_stall_cause(c->snd, why, cap);
-  if (c->cfg->max_fee_gwei <= 0 || !bbvfl_sender_fee_above_cap(c->snd)) return 0;
+  int found = bbvfl_sender_stall_cause(c->conn.snd, why, cap);
+  if (c->cfg->max_fee_gwei <= 0 || !bbvfl_sender_fee_above_cap(c->conn.snd)) return 0;
   if (!*said) bbvfl_oc_log(c, "round %llu: still waiting: %s", (unsigned long long)round, found ? why : "the base fee is above the cap");
   *said = 1;
   return 1;
@@ -332,10 +341,10 @@ int bbvfl_oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *e
     if (bbvfl_oc_after_outage(c, round, err) < 0) return -1;
     /* this client's own transactions: re-sent when the node lost them (a reorg, a drop), replaced
        when overdue (at most every 0.25 s) */
-    if (bbvfl_sender_check(c->snd, NULL, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)round);
-    uint64_t o = bbvfl_rpc_outages(c->rpc);
+    if (bbvfl_sender_check(c->conn.snd, NULL, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)round);
+    uint64_t o = bbvfl_rpc_outages(c->conn.rpc);
     int f = bbvfl_oc_query_event(c, kind, round, ev, err);
-    if (f < 0 && bbvfl_rpc_outages(c->rpc) != o) {
+    if (f < 0 && bbvfl_rpc_outages(c->conn.rpc) != o) {
       memset(err, 0, sizeof *err); /* the node came back during the query (maybe shorter): again */
       continue;
     }
@@ -424,3 +433,226 @@ int bbvfl_oc_wait_phase(cl *c, bbvfl_phase want, bbvfl_phase *got, const char *w
     if (delay > 0.02) delay = 0.02;
   }
 }
+
+/* ------------------------------------------------------------------ submissions: gas and the way in */
+
+uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords) {
+  /* the one gas model the window sizing uses too (binding/fit.h) */
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels,
+                        .wire = c->wire};
+  return bbvfl_fit_submit_gas(&fs, coords, c->cfg->submit_via_self);
+}
+
+int bbvfl_oc_submit_via(const cl *c, uint8_t **cd, size_t *len, const uint8_t **to, bbvfl_err *err) {
+  *to = c->agg.address;
+  if (!c->cfg->submit_via_self) return 0;
+  /* execute(address to, bytes data): selector, to, offset 0x40, length, data zero-padded */
+  size_t pad = (*len + 31) / 32 * 32, n = 4 + 32 * 3 + pad;
+  uint8_t *w = calloc(n, 1);
+  if (!w) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  bbvfl_abi_selector("execute(address,bytes)", w);
+  bbvfl_cenc_word_address(c->agg.address, w + 4);
+  bbvfl_cenc_word_u64(0x40, w + 36);
+  bbvfl_cenc_word_u64(*len, w + 68);
+  memcpy(w + 100, *cd, *len);
+  free(*cd);
+  *cd = w;
+  *len = n;
+  *to = c->me;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ the active client's transactions in flight */
+
+int bbvfl_oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err) {
+  if (c->conn.nout == c->conn.capout) {
+    size_t cap = c->conn.capout ? 2 * c->conn.capout : 8;
+    bbvfl_oc_out *o = realloc(c->conn.out, cap * sizeof *o);
+    if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+    c->conn.out = o;
+    c->conn.capout = cap;
+  }
+  double t0 = bbvfl_now();
+  bbvfl_oc_out *o = &c->conn.out[c->conn.nout];
+  int rc = bbvfl_sender_send_tracked(c->conn.snd, c->agg.address, NULL, cd, len, gas, &o->p, err);
+  c->res->send_s += bbvfl_now() - t0;
+  if (rc < 0) return bbvfl_wrap(err, "%s", what);
+  o->what = what;
+  o->kind = kind;
+  o->round = UINT64_MAX;
+  c->conn.nout++;
+  return 0;
+}
+
+/* 1 when the chain holds round r's RoundCompleted (from the session's deployment on: one log
+   query by round), 0 when not, -1 on an RPC error. */
+static int round_completed(cl *c, uint64_t r, bbvfl_err *err) {
+  uint8_t t1[32];
+  bbvfl_cenc_word_u64(r, t1);
+  json_t *logs = NULL;
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_ROUND_COMPLETED, t1, c->sess->deploy_block, BBVFL_BLOCK_LATEST, &logs, err) <
+      0)
+    return bbvfl_wrap(err, "round %llu: was it aggregated by another sender?", (unsigned long long)r);
+  int found = 0;
+  for (size_t k = 0; k < json_array_size(logs) && !found; k++) {
+    bbvfl_cev ev;
+    int d = bbvfl_cev_decode(json_array_get(logs, k), &ev, err);
+    if (d < 0) {
+      json_decref(logs);
+      return -1;
+    }
+    found = d == 1 && ev.kind == BBVFL_EV_ROUND_COMPLETED && ev.round == r && !memcmp(ev.emitter, c->agg.address, 20);
+    bbvfl_cev_clear(&ev);
+  }
+  json_decref(logs);
+  return found;
+}
+
+int bbvfl_oc_out_wait(cl *c, bbvfl_err *err) {
+  int rc = 0;
+  double t0 = bbvfl_now();
+  for (size_t i = 0; i < c->conn.nout; i++) {
+    bbvfl_receipt r;
+    bbvfl_err e = {0};
+    int ok = bbvfl_sender_wait_tracked(c->conn.snd, &c->conn.out[i].p, c->cfg->round_timeout_s, &r, &e);
+    if (ok == 0 && c->conn.out[i].kind == OC_GAS_PAYOUT && c->cfg->confirmations) {
+      /* a payout cannot be undone: it counts once it is confirmations deep in a block still canonical */
+      ok = bbvfl_sender_confirm(c->conn.snd, &r, c->cfg->confirmations, 2 * c->cfg->round_timeout_s, &e);
+      if (ok == 0)
+        bbvfl_oc_log(c, "%s: %u confirmations (block %llu)", c->conn.out[i].what, c->cfg->confirmations,
+               (unsigned long long)r.block_number);
+    }
+    switch (c->conn.out[i].kind) {
+    case OC_GAS_SUBMIT: c->res->gas_submit += r.gas_used; break;
+    case OC_GAS_AGGREGATE: c->res->gas_aggregate += r.gas_used; break;
+    case OC_GAS_GRADIENT: c->res->gas_gradient += r.gas_used; break;
+    default: c->res->gas_other += r.gas_used; break;
+    }
+    if (r.block_number > c->blk) c->blk = r.block_number;
+    bbvfl_receipt_clear(&r);
+    if (ok < 0 && c->conn.out[i].kind == OC_GAS_AGGREGATE && e.code == BBVFL_E_REVERT) {
+      /* Anyone may aggregate: when another sender's aggregate() of the round landed first (a
+         stranger with a higher tip in the same block, a demoted or a new active client), this one
+         reverts, and replaying it as a call on the block before does not even say why. The chain
+         decides: the round's RoundCompleted exists. Its sum is the one this client computed (the
+         contract checked every payload against its stored hash). */
+      bbvfl_err e3 = {0};
+      if (round_completed(c, c->conn.out[i].round, &e3) == 1) { /* an RPC error keeps the revert */
+        bbvfl_oc_log(c, "round %llu: %s reverted; the round was aggregated by another sender (RoundCompleted on chain)",
+               (unsigned long long)c->conn.out[i].round, c->conn.out[i].what);
+        ok = 0;
+      }
+    }
+    if (ok < 0 && rc == 0) {
+      rc = -1;
+      *err = e;
+      bbvfl_wrap(err, "%s", c->conn.out[i].what);
+    }
+    bbvfl_pending_clear(&c->conn.out[i].p);
+  }
+  c->conn.nout = 0;
+  c->res->send_s += bbvfl_now() - t0;
+  return rc;
+}
+
+/* One event of the session for `round`, searched from the deploy block. 0 found, -1 missing/error. */
+int bbvfl_oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err) {
+  uint64_t blk = c->blk;
+  c->blk = c->sess->deploy_block;
+  int f = bbvfl_oc_query_event(c, kind, round, ev, err);
+  c->blk = blk;
+  if (f < 0) return -1;
+  if (f == 0)
+    return bbvfl_fail(err, BBVFL_E_STATE, "%s for round %llu is not in the node's logs", bbvfl_cev_signature(kind),
+                      (unsigned long long)round);
+  return 0;
+}
+
+/* ------------------------------------------------------------------ the connection and the sender */
+
+int bbvfl_oc_conn_open(cl *c, uint64_t *chain_id, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  const bbvfl_session *s = c->sess;
+  const char *url = cfg->rpc_url ? cfg->rpc_url : s->rpc_url;
+  bbvfl_rpc_opts ro = {.timeout_s = cfg->round_timeout_s + 5,
+                       .retries = 3,
+                       .down_timeout_s = cfg->node_down_timeout_s,
+                       .rate_wait_s = cfg->rate_limit_wait_s,
+                       .max_log_range = cfg->max_log_range,
+                       .on_wait = bbvfl_oc_rpc_wait_log,
+                       .on_wait_ctx = c};
+  c->conn.rpc = bbvfl_rpc_new(url, &ro, err);
+  if (!c->conn.rpc) return -1;
+  if (bbvfl_rpc_chain_id(c->conn.rpc, chain_id, err) < 0) return bbvfl_wrap(err, "connecting to %s", url);
+  if (*chain_id != s->chain_id)
+    return bbvfl_fail(err, BBVFL_E_STATE, "the node at %s has chain id %llu, the session was deployed on %llu", url,
+                      (unsigned long long)*chain_id, (unsigned long long)s->chain_id);
+  bbvfl_aggc_init(&c->agg, c->conn.rpc, s->contract);
+  c->agg.depth = cfg->confirmations; /* act on events only once they are this deep (a reorg no deeper keeps them) */
+  if (bbvfl_aggc_params(&c->agg, &c->cp, err) < 0)
+    return bbvfl_wrap(err, "reading the aggregator's parameters (is %s the session's contract?)", "the contract address");
+  return 0;
+}
+
+int bbvfl_oc_sender_open(cl *c, uint64_t chain_id, bbvfl_err *err) {
+  const bbvfl_onchain_cfg *cfg = c->cfg;
+  if (cfg->submit_via_self) {
+    /* the account must carry code (an EIP-7702 delegation): a call to a plain EOA would succeed
+       and submit nothing */
+    json_t *code = NULL;
+    char me[43];
+    bbvfl_addr_checksum(c->me, me);
+    if (bbvfl_rpc_call(c->conn.rpc, "eth_getCode", json_pack("[s,s]", me, "latest"), &code, err) < 0) return -1;
+    const char *hx = json_string_value(code);
+    int empty = !hx || !strcmp(hx, "0x") || !strcmp(hx, "0x0");
+    json_decref(code);
+    if (empty)
+      return bbvfl_fail(err, BBVFL_E_STATE,
+                        "--submit-via-self: the account %s has no code (set its EIP-7702 delegation to a contract "
+                        "with execute(address,bytes), e.g. with cast send --auth DELEGATE, before starting the client)",
+                        me);
+  }
+  c->blk = c->sess->deploy_block;
+  c->conn.ev_blk = c->sess->deploy_block;
+  c->conn.snd = bbvfl_sender_new(c->conn.rpc, cfg->key, chain_id, err);
+  if (!c->conn.snd) return -1;
+  bbvfl_sender_set_sync(c->conn.snd, 1);
+  bbvfl_sender_set_fee_ttl(c->conn.snd, 600);
+  bbvfl_sender_set_status(c->conn.snd, bbvfl_oc_sender_status, c);
+  if (cfg->reprice_blocks)
+    bbvfl_sender_set_reprice_blocks(c->conn.snd, cfg->reprice_blocks > 0 ? (unsigned)cfg->reprice_blocks : 0);
+  if (cfg->max_fee_gwei > 0) {
+    bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(cfg->max_fee_gwei * 1e9 + 0.5));
+    bbvfl_sender_set_max_fee(c->conn.snd, &cap);
+  }
+  return 0;
+}
+
+void bbvfl_oc_conn_close(cl *c) {
+  if (c->conn.snd && c->res) {
+    bbvfl_u256 wei;
+    bbvfl_sender_fees(c->conn.snd, &c->res->fee_gas, &wei);
+    bbvfl_u256_to_dec(&wei, c->res->fee_wei);
+  }
+  bbvfl_sender_free(c->conn.snd);
+  bbvfl_rpc_free(c->conn.rpc);
+  c->conn.snd = NULL;
+  c->conn.rpc = NULL;
+}
+
+void bbvfl_oc_out_free(cl *c) {
+  for (size_t i = 0; i < c->conn.nout; i++) bbvfl_pending_clear(&c->conn.out[i].p);
+  free(c->conn.out);
+  c->conn.out = NULL;
+  c->conn.nout = c->conn.capout = 0;
+}
+
+/* ------------------------------------------------------------------ event cursors */
+
+void bbvfl_oc_set_ev_blk(cl *c, uint64_t b) { c->conn.ev_blk = b; }
+
+void bbvfl_oc_raise_ev_blk(cl *c, uint64_t b) {
+  if (b > c->conn.ev_blk) c->conn.ev_blk = b;
+}
+
+void bbvfl_oc_set_done_blk(cl *c, uint64_t r, uint64_t b) { c->conn.done_blk[r % OC_DONE_RING] = b; }
