@@ -398,9 +398,7 @@ int bbvfl_bench_demo(const bbvfl_bench_demo_args *a, json_t **out, bbvfl_err *er
   s.eval_insist = a->eval_rows > 0;
   if (a->staleness_given) c->staleness = a->staleness;
   s.staleness_auto = !a->staleness_given;
-  int hashed = 0;
-  if (a->aggregation && bbvfl_session_parse_aggregation(a->aggregation, &hashed, err) < 0) return -1;
-  s.cparams.hashed = hashed;
+  if (a->aggregation && bbvfl_session_set_aggregation(&s, a->aggregation, err) < 0) return -1;
   bbvfl_dataset ds;
   if (bbvfl_local_setup(&s, a->data, NULL, &ds, err) < 0) return -1;
   bbvfl_local_opts lo = {.s = &s, .ds = &ds, .run_dir = a->run_dir, .rpc_url = a->rpc_url,

@@ -32,6 +32,14 @@ const char *bbvfl_session_aggregation_name(int mode) {
   return mode >= 0 && mode < 4 ? WIRE_NAMES[mode] : "unknown";
 }
 
+int bbvfl_session_set_aggregation(bbvfl_session *s, const char *name, bbvfl_err *err) {
+  int mode;
+  if (bbvfl_session_parse_aggregation(name, &mode, err) < 0) return -1;
+  s->cparams.hashed = mode != BBVFL_WIRE_LANES;
+  s->cparams.wire = mode;
+  return 0;
+}
+
 int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err) {
   char *end;
   errno = 0;
@@ -266,8 +274,11 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   uint64_t timeout_blocks = c->round_timeout_blocks, active_blocks = c->active_blocks;
   memset(c, 0, sizeof *c);
   c->masked = masked != 0;
-  c->hashed = hashed != 0;
-  c->wire = wire;
+  /* a caller that set only one of the two (the public API's and the benchmarks' `hashed`): every
+     mode but lane aggregates hashed rounds, and hashed rounds without a named mode are the
+     hashed contract's */
+  c->hashed = hashed != 0 || wire != BBVFL_WIRE_LANES;
+  c->wire = wire == BBVFL_WIRE_LANES && c->hashed ? BBVFL_WIRE_HASHED : wire;
   c->clients = (uint8_t)t->M;
   c->batch = (uint32_t)B;
   /* LR: each client releases its K partial logits per row (K = 1 for two classes) */

@@ -94,6 +94,10 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *sender, const bbvf
 int bbvfl_session_parse_aggregation(const char *name, int *mode, bbvfl_err *err);
 /* The name of a bbvfl_wire_mode ("unknown" outside 0..3). */
 const char *bbvfl_session_aggregation_name(int mode);
+/* s's aggregation by name (bbvfl_session_parse_aggregation): the contract's kind (cparams.wire) and
+   whether rounds are hashed (cparams.hashed: every mode but lane), the one place both are set from
+   a name. s is left alone on an error. */
+int bbvfl_session_set_aggregation(bbvfl_session *s, const char *name, bbvfl_err *err);
 
 /* A session seed given as text: decimal 0..2^63-1 (what the session file can hold). */
 int bbvfl_session_parse_seed(const char *text, uint64_t *seed, bbvfl_err *err);

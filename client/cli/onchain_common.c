@@ -159,10 +159,7 @@ int session_flags_apply(const session_flags *f, bbvfl_session *s, bbvfl_dataset 
   s->window_insist = f->window_given;
   s->eval_insist = f->eval_given;
   s->staleness_auto = !f->staleness_given;
-  int mode;
-  if (bbvfl_session_parse_aggregation(f->aggregation, &mode, err) < 0) return -1;
-  s->cparams.hashed = mode != 0;
-  s->cparams.wire = mode;
+  if (bbvfl_session_set_aggregation(s, f->aggregation, err) < 0) return -1;
   if (bbvfl_session_check_setup(s, err) < 0) return -1;
   if (f->seed) {
     if (bbvfl_session_parse_seed(f->seed, &c->seed, err) < 0) return -1;

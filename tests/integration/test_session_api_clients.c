@@ -25,6 +25,8 @@
 #include "bbvfl/bbvfl.h"
 #include "eth/rpc.h"
 
+#include <jansson.h>
+
 #define NCLIENTS 2
 
 static const char *node(void) {
@@ -166,6 +168,31 @@ static void test_deploy_clients_audit(void **state) {
   assert_null(dep.columns);
 }
 
+/* hashed = 1 alone deploys the hashed contract (the public API names no aggregation mode): a
+   session whose Config says hashed on the lane contract reverts WrongModeContract at deploy. */
+static void test_deploy_hashed(void **state) {
+  (void)state;
+  char run[] = "/tmp/bbvfl-session-api-hashed.XXXXXX";
+  assert_non_null(mkdtemp(run));
+  char sf[600];
+  snprintf(sf, sizeof sf, "%s/session.json", run);
+  bbvfl_config *cfg = small_config(NCLIENTS);
+  bbvfl_deploy_opts o = {.rpc_url = node(), .config = cfg, .session_file = sf, .hashed = 1};
+  bbvfl_deploy_result dep;
+  bbvfl_error err;
+  bbvfl_status st = bbvfl_deploy_session(&o, &dep, &err);
+  bbvfl_config_destroy(cfg);
+  if (st != BBVFL_STATUS_OK) fail_msg("hashed deploy: %s: %s", bbvfl_status_name(st), err.message);
+  json_error_t je;
+  json_t *j = json_load_file(sf, 0, &je);
+  assert_non_null(j);
+  json_t *cp = json_object_get(j, "contract_params");
+  assert_non_null(cp);
+  assert_true(json_is_true(json_object_get(cp, "hashed")));
+  json_decref(j);
+  bbvfl_deploy_result_free(&dep);
+}
+
 /* A deploy that must fail with `want` before sending anything, writing no session file. */
 static void deploy_refused(const bbvfl_deploy_opts *o, bbvfl_status want, const char *why) {
   uint64_t before = block_number();
@@ -285,6 +312,7 @@ int main(void) {
       cmocka_unit_test(test_deploy_bad_input),
       cmocka_unit_test(test_client_bad_input),
       cmocka_unit_test(test_deploy_clients_audit),
+      cmocka_unit_test(test_deploy_hashed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
