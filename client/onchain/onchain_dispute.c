@@ -48,57 +48,67 @@ static int claim_payloads(cl *c, uint64_t r, uint64_t from, size_t want_len, uns
   return 0;
 }
 
-/* The packed sum of the payloads the claim of round r (its RoundCompleted rc, made by claimer)
-   covers, into mine (slen bytes, zeroed here); pl/plen (n = c->lab.naddrs slots, caller frees) hold the
-   payloads, list/plen[0..*k) the same compacted in client index order (dispute()'s argument). */
-static int claim_sum(cl *c, uint64_t r, const bbvfl_cev *rc, const uint8_t claimer[20], size_t coords, uint8_t *mine,
-                     size_t slen, uint8_t **pl, size_t *plen, const uint8_t **list, size_t *k, bbvfl_err *err) {
-  size_t n = c->lab.naddrs, got = 0, vlen = bbvfl_packed_len(coords, c->cp.value_bits);
-  memset(mine, 0, slen);
+/* What a claim of a round covers, as this client reads it from the chain: the SumClaimed event sc
+   (its claimer and hash), the round's payloads pl/plen (n = c->lab.naddrs slots, owned), the same
+   compacted in client index order list/plen[0..k) (dispute()'s argument) and their packed sum
+   mine (slen bytes, owned). */
+typedef struct {
+  bbvfl_cev sc;
+  size_t n, k, slen;
+  uint8_t **pl, *mine;
+  size_t *plen;
+  const uint8_t **list;
+} claim_read;
+
+static void claim_read_free(claim_read *cr) {
+  for (size_t i = 0; cr->pl && i < cr->n; i++) free(cr->pl[i]);
+  free(cr->pl);
+  free(cr->plen);
+  free(cr->list);
+  free(cr->mine);
+  bbvfl_cev_clear(&cr->sc);
+  memset(cr, 0, sizeof *cr);
+}
+
+/* Reads the claim of round rc->round (rc: its RoundCompleted, which carries no sum) into *cr, which
+   the caller frees (claim_read_free) whatever the outcome. 0, or -1 with err (BBVFL_E_STATE: no
+   SumClaimed beside the RoundCompleted). */
+static int claim_read_run(cl *c, const bbvfl_cev *rc, size_t coords, claim_read *cr, bbvfl_err *err) {
+  memset(cr, 0, sizeof *cr);
+  uint64_t r = rc->round;
+  size_t n = cr->n = c->lab.naddrs, got = 0, vlen = bbvfl_packed_len(coords, c->cp.value_bits);
+  cr->slen = bbvfl_packed_len(coords, c->cp.sum_bits);
+  cr->pl = calloc(n ? n : 1, sizeof *cr->pl);
+  cr->mine = calloc(cr->slen ? cr->slen : 1, 1);
+  cr->plen = calloc(n ? n : 1, sizeof *cr->plen);
+  cr->list = calloc(n ? n : 1, sizeof *cr->list);
+  if (!cr->pl || !cr->mine || !cr->plen || !cr->list) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  int f = event_from(c, BBVFL_EV_SUM_CLAIMED, r, rc->block_number, &cr->sc, err);
+  if (f <= 0)
+    return f == 0 ? bbvfl_fail(err, BBVFL_E_STATE, "round %llu: a RoundCompleted without SumClaimed", (unsigned long long)r)
+                  : -1;
   /* the round's submissions precede its claim; a lower bound: the deploy block (rounds far back:
      the block where an earlier round became done) */
   uint64_t back = r >= OC_DONE_RING - 1 ? r - (OC_DONE_RING - 1) : UINT64_MAX;
   uint64_t pfrom = back != UINT64_MAX && c->conn.done_blk[back % OC_DONE_RING] ? c->conn.done_blk[back % OC_DONE_RING]
                                                                           : c->sess->deploy_block;
-  if (claim_payloads(c, r, pfrom, vlen, rc->participants, claimer, pl, plen, &got, err) < 0) return -1;
-  *k = 0;
+  if (claim_payloads(c, r, pfrom, vlen, rc->participants, cr->sc.client, cr->pl, cr->plen, &got, err) < 0) return -1;
   for (size_t i = 0; i < n; i++) {
-    if (!pl[i]) continue;
-    if (bbvfl_packed_add(mine, slen, pl[i], plen[i], coords, c->cp.value_bits, c->cp.sum_bits, err) < 0) return -1;
-    list[*k] = pl[i];
-    plen[*k] = plen[i]; /* compacted in place: k <= i */
-    (*k)++;
+    if (!cr->pl[i]) continue;
+    if (bbvfl_packed_add(cr->mine, cr->slen, cr->pl[i], cr->plen[i], coords, c->cp.value_bits, c->cp.sum_bits, err) < 0)
+      return -1;
+    cr->list[cr->k] = cr->pl[i];
+    cr->plen[cr->k] = cr->plen[i]; /* compacted in place: k <= i */
+    cr->k++;
   }
   return 0;
 }
 
 int bbvfl_oc_claimed_sum(cl *c, const bbvfl_cev *rc, uint64_t coords, bbvfl_err *err) {
-  uint64_t r = rc->round;
-  bbvfl_cev sc;
-  memset(&sc, 0, sizeof sc);
-  size_t n = c->lab.naddrs, k = 0, slen = bbvfl_packed_len(coords, c->cp.sum_bits);
-  uint8_t **pl = calloc(n ? n : 1, sizeof *pl), *mine = calloc(slen ? slen : 1, 1);
-  size_t *plen = calloc(n ? n : 1, sizeof *plen);
-  const uint8_t **list = calloc(n ? n : 1, sizeof *list);
-  int ret = -1;
-  if (!pl || !mine || !plen || !list) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  int f = event_from(c, BBVFL_EV_SUM_CLAIMED, r, rc->block_number, &sc, err);
-  if (f <= 0) {
-    if (f == 0) bbvfl_fail(err, BBVFL_E_STATE, "round %llu: a RoundCompleted without SumClaimed", (unsigned long long)r);
-    goto out;
-  }
-  if (claim_sum(c, r, rc, sc.client, (size_t)coords, mine, slen, pl, plen, list, &k, err) < 0) goto out;
-  ret = bbvfl_cdec_round_sum(&c->cp, mine, slen, c->sum, coords, err);
-out:
-  for (size_t i = 0; pl && i < n; i++) free(pl[i]);
-  free(pl);
-  free(plen);
-  free(list);
-  free(mine);
-  bbvfl_cev_clear(&sc);
+  claim_read cr;
+  int ret = claim_read_run(c, rc, (size_t)coords, &cr, err);
+  if (ret == 0) ret = bbvfl_cdec_round_sum(&c->cp, cr.mine, cr.slen, c->sum, coords, err);
+  claim_read_free(&cr);
   return ret;
 }
 
@@ -106,42 +116,28 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   if (c->wire != BBVFL_WIRE_OPTIMISTIC || c->is_active) return 0;
   uint64_t r = sl->r;
   /* the claim: the round's first RoundCompleted from where this client's events are */
-  bbvfl_cev rc, sc;
-  memset(&sc, 0, sizeof sc);
+  bbvfl_cev rc;
   c->blk = c->conn.ev_blk;
   int w = bbvfl_oc_wait_event(c, BBVFL_EV_ROUND_COMPLETED, r, &rc, err);
   if (w != 0) return w;
-  size_t n = c->lab.naddrs, k = 0, coords = sl->L.coords;
-  size_t slen = bbvfl_packed_len(coords, c->cp.sum_bits);
-  uint8_t **pl = calloc(n ? n : 1, sizeof *pl), *mine = calloc(slen ? slen : 1, 1);
-  size_t *plen = calloc(n ? n : 1, sizeof *plen);
-  const uint8_t **list = calloc(n ? n : 1, sizeof *list);
+  claim_read cr;
   int ret = -1;
-  if (!pl || !mine || !plen || !list) {
-    bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-    goto out;
-  }
-  int f = event_from(c, BBVFL_EV_SUM_CLAIMED, r, rc.block_number, &sc, err);
-  if (f <= 0) {
-    if (f == 0) bbvfl_fail(err, BBVFL_E_STATE, "round %llu: a RoundCompleted without SumClaimed", (unsigned long long)r);
-    goto out;
-  }
-  if (claim_sum(c, r, &rc, sc.client, coords, mine, slen, pl, plen, list, &k, err) < 0) goto out;
+  if (claim_read_run(c, &rc, sl->L.coords, &cr, err) < 0) goto out;
   bbvfl_oc_set_done_blk(c, r, rc.block_number);
   uint8_t h[32];
-  bbvfl_keccak256(mine, slen, h);
-  if (!memcmp(h, sc.word, 32)) {
+  bbvfl_keccak256(cr.mine, cr.slen, h);
+  if (!memcmp(h, cr.sc.word, 32)) {
     ret = 0; /* the claimed hash is the payloads' sum's */
     goto out;
   }
   char who[43];
-  bbvfl_addr_checksum(sc.client, who);
+  bbvfl_addr_checksum(cr.sc.client, who);
   bbvfl_oc_log(c, "round %llu: the sum %s posted (block %llu) is not the sum of the %zu payloads: disputing it",
-         (unsigned long long)r, who, (unsigned long long)rc.block_number, k);
+         (unsigned long long)r, who, (unsigned long long)rc.block_number, cr.k);
   uint8_t *cd = NULL;
   size_t len = 0;
-  if (bbvfl_cenc_dispute(r, sc.client, sc.word, list, plen, k, &cd, &len, err) < 0) goto out;
-  uint64_t gas = bbvfl_fit_aggregate_call_gas(len, k) + 150000 + 60000 * (uint64_t)c->cp.cfg.clients;
+  if (bbvfl_cenc_dispute(r, cr.sc.client, cr.sc.word, cr.list, cr.plen, cr.k, &cd, &len, err) < 0) goto out;
+  uint64_t gas = bbvfl_fit_aggregate_call_gas(len, cr.k) + 150000 + 60000 * (uint64_t)c->cp.cfg.clients;
   bbvfl_err de = {0};
   int sent = bbvfl_oc_tx(c, cd, len, gas, 0, NULL, "dispute()", &de);
   free(cd);
@@ -152,7 +148,7 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   }
   /* ours, or (NoClaim) another client's dispute of this claim */
   bbvfl_cev sd;
-  f = event_from(c, BBVFL_EV_SUM_DISPUTED, r, rc.block_number, &sd, err);
+  int f = event_from(c, BBVFL_EV_SUM_DISPUTED, r, rc.block_number, &sd, err);
   if (f <= 0) {
     if (f == 0) {
       *err = de;
@@ -176,12 +172,7 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   ret = memcmp(act, c->me, 20) ? 0 : 2;
   if (ret == 2) bbvfl_oc_log(c, "round %llu: this client was elected the new active client", (unsigned long long)r);
 out:
-  for (size_t i = 0; pl && i < n; i++) free(pl[i]);
-  free(pl);
-  free(plen);
-  free(list);
-  free(mine);
+  claim_read_free(&cr);
   bbvfl_cev_clear(&rc);
-  bbvfl_cev_clear(&sc);
   return ret;
 }
