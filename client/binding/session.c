@@ -33,7 +33,7 @@ const char *bbvfl_session_aggregation_name(int mode) {
 }
 
 int bbvfl_session_set_aggregation(bbvfl_session *s, const char *name, bbvfl_err *err) {
-  int mode;
+  int mode = BBVFL_WIRE_LANES;
   if (bbvfl_session_parse_aggregation(name, &mode, err) < 0) return -1;
   s->cparams.hashed = mode != BBVFL_WIRE_LANES;
   s->cparams.wire = mode;
