@@ -317,16 +317,9 @@ int cmd_train(int argc, char **argv) {
   if (train_common_load(&tc, &ds, &err) != 0) return cli_report(&err);
   if (cfg.model == BBVFL_MODEL_LR) cfg.P = ds.nclasses > 2 ? ds.nclasses : 1; /* lr: P = K */
   cfg.track_objective = cfg.model == BBVFL_MODEL_LR && as_json; /* objective_per_round */
-  if (partition) {
-    bbvfl_partition part;
-    if (bbvfl_partition_parse(partition, ds.d, &part, &err) == 0) {
-      if (part.M != cfg.M)
-        bbvfl_fail(&err, BBVFL_E_ARG, "--partition names %d clients but --clients is %d", part.M, cfg.M);
-      bbvfl_partition_free(&part);
-    }
-  } else if ((size_t)cfg.M > ds.d)
-    bbvfl_fail(&err, BBVFL_E_ARG, "%d clients but the data has only %zu feature columns: every client needs at least one",
-               cfg.M, ds.d);
+  bbvfl_partition part; /* checked here (the one home of the client count), built again by the trainer */
+  if (bbvfl_partition_for(partition, ds.d, cfg.M, "--partition", "--clients is", &part, &err) == 0)
+    bbvfl_partition_free(&part);
   if (err.code != BBVFL_OK || bbvfl_mkdirs(out_dir, 0755, &err) != 0) {
     bbvfl_dataset_free(&ds);
     return cli_report(&err);
