@@ -67,40 +67,19 @@ static void label_posts_free(label_posts *lp) {
   lp->n = 0;
 }
 
+static int keep_post(void *ctx, int who, const bbvfl_cev *ev, bbvfl_err *err) {
+  label_posts *lp = ctx;
+  if (lp->n >= 64) return 0;
+  lp->d[lp->n] = malloc(ev->data_len ? ev->data_len : 1);
+  if (!lp->d[lp->n]) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  memcpy(lp->d[lp->n], ev->data, ev->data_len);
+  lp->len[lp->n] = ev->data_len;
+  lp->who[lp->n++] = who;
+  return 0;
+}
+
 static int read_label_posts(cl *c, uint64_t r, uint64_t from_blk, label_posts *lp, bbvfl_err *err) {
-  uint8_t t1[32];
-  bbvfl_cenc_word_u64(r, t1);
-  json_t *logs = NULL;
-  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_LABEL_GRADIENT_POSTED, t1, from_blk, UINT64_MAX, &logs, err) < 0)
-    return -1;
-  size_t i;
-  json_t *lg;
-  int rc = 0;
-  json_array_foreach(logs, i, lg) {
-    bbvfl_cev ev;
-    int k = bbvfl_cev_decode(lg, &ev, err);
-    if (k < 0) {
-      rc = -1;
-      break;
-    }
-    int who = -1;
-    if (k == 1 && ev.kind == BBVFL_EV_LABEL_GRADIENT_POSTED && ev.round == r && !memcmp(ev.emitter, c->agg.address, 20))
-      for (size_t a = 0; a < c->lab.naddrs; a++)
-        if (!memcmp(c->lab.addrs[a], ev.client, 20)) who = (int)a;
-    if (who >= 0 && lp->n < 64) {
-      lp->d[lp->n] = malloc(ev.data_len ? ev.data_len : 1);
-      if (!lp->d[lp->n]) rc = bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-      else {
-        memcpy(lp->d[lp->n], ev.data, ev.data_len);
-        lp->len[lp->n] = ev.data_len;
-        lp->who[lp->n++] = who;
-      }
-    }
-    bbvfl_cev_clear(&ev);
-    if (rc < 0) break;
-  }
-  json_decref(logs);
-  return rc;
+  return bbvfl_oc_each_label_post(c, r, from_blk, keep_post, lp, err);
 }
 
 /* One training round through the replay. *ok: 1 consistent, 0 refused (res fields set). */

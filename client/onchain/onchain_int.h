@@ -264,6 +264,12 @@ int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err);
 int bbvfl_oc_init_label_rows(cl *c, bbvfl_err *err);
 int bbvfl_oc_label_dp(cl *c, bbvfl_err *err);
 int bbvfl_oc_own_label_grad(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err);
+/* Calls fn(ctx, holder, ev, err) for each LabelGradientPosted(r) of this session's aggregator from
+   block from_blk on, in chain order, whose poster is a session label holder (holder: its index in
+   c->lab.addrs). ev is valid during the call only. Stops at fn's first negative return. 0 or -1. */
+typedef int (*bbvfl_oc_label_post_fn)(void *ctx, int holder, const bbvfl_cev *ev, bbvfl_err *err);
+int bbvfl_oc_each_label_post(cl *c, uint64_t r, uint64_t from_blk, bbvfl_oc_label_post_fn fn, void *ctx,
+                             bbvfl_err *err);
 int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err);
 int bbvfl_oc_active_split_step(cl *c, const bbvfl_oc_slot *sl, double *loss, bbvfl_err *err);
 int bbvfl_oc_holder_post(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int check_chain, bbvfl_err *err);

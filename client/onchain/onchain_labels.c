@@ -60,19 +60,18 @@ int bbvfl_oc_own_label_grad(cl *c, const bbvfl_oc_slot *sl, bbvfl_err *err) {
   return 0;
 }
 
-static int bbvfl_oc_holder_of(const cl *c, const uint8_t a[20]) {
+static int holder_of(const cl *c, const uint8_t a[20]) {
   for (size_t i = 0; i < c->lab.naddrs; i++)
     if (!memcmp(c->lab.addrs[i], a, 20)) return (int)i;
   return -1;
 }
 
-/* LabelGradientPosted(r) logs from c->blk on: adds those of the holders in `need` not yet in *got
-   into c->dlog (add = 1), or only notes who posted (add = 0). */
-int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err) {
+int bbvfl_oc_each_label_post(cl *c, uint64_t r, uint64_t from_blk, bbvfl_oc_label_post_fn fn, void *ctx,
+                             bbvfl_err *err) {
   uint8_t t1[32];
   bbvfl_cenc_word_u64(r, t1);
   json_t *logs = NULL;
-  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_LABEL_GRADIENT_POSTED, t1, c->blk, UINT64_MAX, &logs, err) < 0) return -1;
+  if (bbvfl_aggc_logs(&c->agg, BBVFL_EV_LABEL_GRADIENT_POSTED, t1, from_blk, UINT64_MAX, &logs, err) < 0) return -1;
   size_t i;
   json_t *lg;
   int rc = 0;
@@ -85,26 +84,47 @@ int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint6
     }
     int h = k == 1 && ev.kind == BBVFL_EV_LABEL_GRADIENT_POSTED && ev.round == r &&
                     !memcmp(ev.emitter, c->agg.address, 20)
-                ? bbvfl_oc_holder_of(c, ev.client)
+                ? holder_of(c, ev.client)
                 : -1;
-    if (h >= 0 && (need >> h & 1) && !(*got >> h & 1)) {
-      if (add && ev.data_len != 4 * nk) {
-        char a[43];
-        bbvfl_addr_checksum(ev.client, a);
-        rc = bbvfl_fail(err, BBVFL_E_PARSE,
-                        "round %llu: label holder %s posted a %zu-byte label gradient, expected %zu (rows x K binary32)",
-                        (unsigned long long)r, a, ev.data_len, 4 * nk);
-      } else if (add) {
-        bbvfl_f32_from_be(ev.data, nk, c->lab.dlog_in);
-        for (size_t j = 0; j < nk; j++) c->lab.dlog[j] += c->lab.dlog_in[j];
-      }
-      if (rc == 0) *got |= 1ULL << h;
-    }
+    if (h >= 0) rc = fn(ctx, h, &ev, err);
     bbvfl_cev_clear(&ev);
     if (rc < 0) break;
   }
   json_decref(logs);
   return rc;
+}
+
+typedef struct {
+  cl *c;
+  uint64_t r, need, *got;
+  size_t nk;
+  int add;
+} scan_ctx;
+
+static int scan_one(void *ctx, int h, const bbvfl_cev *ev, bbvfl_err *err) {
+  scan_ctx *x = ctx;
+  cl *c = x->c;
+  if (!(x->need >> h & 1) || (*x->got >> h & 1)) return 0;
+  if (x->add && ev->data_len != 4 * x->nk) {
+    char a[43];
+    bbvfl_addr_checksum(ev->client, a);
+    return bbvfl_fail(err, BBVFL_E_PARSE,
+                      "round %llu: label holder %s posted a %zu-byte label gradient, expected %zu (rows x K binary32)",
+                      (unsigned long long)x->r, a, ev->data_len, 4 * x->nk);
+  }
+  if (x->add) {
+    bbvfl_f32_from_be(ev->data, x->nk, c->lab.dlog_in);
+    for (size_t j = 0; j < x->nk; j++) c->lab.dlog[j] += c->lab.dlog_in[j];
+  }
+  *x->got |= 1ULL << h;
+  return 0;
+}
+
+/* LabelGradientPosted(r) logs from c->blk on: adds those of the holders in `need` not yet in *got
+   into c->dlog (add = 1), or only notes who posted (add = 0). */
+int bbvfl_oc_scan_label_posts(cl *c, uint64_t r, size_t nk, uint64_t need, uint64_t *got, int add, bbvfl_err *err) {
+  scan_ctx x = {.c = c, .r = r, .need = need, .got = got, .nk = nk, .add = add};
+  return bbvfl_oc_each_label_post(c, r, c->blk, scan_one, &x, err);
 }
 
 /* The active client, TRAIN round r: its own rows' dLoss/dlogits plus every other label holder's
