@@ -306,6 +306,27 @@ static void set_row(const bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t 
   r->train_row = in->rows ? in->rows[row] : SIZE_MAX;
 }
 
+/* A training row's class, implied by its posted gradient at distance dist: 1 refused (r filled: not
+   a class within the tolerance, or not the class the row had before), else 0 and noted in h->y. */
+static int row_class(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, int c, double dist,
+                     bbvfl_hcheck_result *r) {
+  if (dist > h->label_tol) {
+    r->verdict = BBVFL_HC_LABEL_NOT_CLASS;
+    r->cls = c;
+    r->label_dist = dist;
+    r->tol = h->label_tol;
+    set_row(h, in, row, r);
+    return 1;
+  }
+  if (remember(h, in, row, c, r)) {
+    r->verdict = BBVFL_HC_LABEL_CHANGED;
+    set_row(h, in, row, r);
+    return 1;
+  }
+  h->y[row] = c;
+  return 0;
+}
+
 /* Probabilities (K values; binary: P(class 1)) of row x under the head's parameters W (P x K) and
    bias, in double. */
 static void probs_at(const bbvfl_hcheck *h, const float *W, const float *x, double *p) {
@@ -456,20 +477,7 @@ static int mlp_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck
         probs_at(h, fh->params, x + i * P, p);
         c = implied_class(h, fh->params, p, gk + i * P, 0, &dist);
       }
-      if (dist > h->label_tol) {
-        r->verdict = BBVFL_HC_LABEL_NOT_CLASS;
-        r->cls = c;
-        r->label_dist = dist;
-        r->tol = h->label_tol;
-        set_row(h, in, row, r);
-        return 0;
-      }
-      if (remember(h, in, row, c, r)) {
-        r->verdict = BBVFL_HC_LABEL_CHANGED;
-        set_row(h, in, row, r);
-        return 0;
-      }
-      h->y[row] = c;
+      if (row_class(h, in, row, c, dist, r)) return 0;
     }
     /* the gradient as the session's head computes it for those classes */
     if (split) {
@@ -568,20 +576,7 @@ static int lr_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck_
       }
       double dist = bd * (double)h->lb;
       size_t row = off + i;
-      if (dist > h->label_tol) {
-        r->verdict = BBVFL_HC_LABEL_NOT_CLASS;
-        r->cls = best;
-        r->label_dist = dist;
-        r->tol = h->label_tol;
-        set_row(h, in, row, r);
-        return 0;
-      }
-      if (remember(h, in, row, best, r)) {
-        r->verdict = BBVFL_HC_LABEL_CHANGED;
-        set_row(h, in, row, r);
-        return 0;
-      }
-      h->y[row] = best;
+      if (row_class(h, in, row, best, dist, r)) return 0;
     }
     float *dz = h->post + off * K;
     bbvfl_lr_head_rows(&h->st, &h->lrh, h->hhat + off * K, h->y + off, n, inv, z, dz, NULL);
