@@ -165,9 +165,20 @@ wait_clients() {
   local m
   for m in "${!pids[@]}"; do
     [ "$m" = "${1:-}" ] && continue
-    wait "${pids[$m]}" || { cat "$run/c$m.out" >&2; fail "client $m exited with an error"; }
+    wait "${pids[$m]}" || { cat "$run/c$m.out" >&2; other_logs "$m"; fail "client $m exited with an error"; }
   done
   pids=()
+}
+
+# The last lines of every client log but client $1's (a client that fails often does so because
+# another one stopped first).
+other_logs() {
+  local f
+  for f in "$run"/c*.out; do
+    [ "$f" = "$run/c$1.out" ] && continue
+    echo "--- the last lines of $(basename "$f"):" >&2
+    tail -n 12 "$f" >&2
+  done
 }
 
 wait_until() {
