@@ -65,15 +65,73 @@ static int fit_decoder(const float *rel, const float *x, size_t n, size_t P, siz
   return chol_solve(A, W, k, d);
 }
 
-/* Mean squared error per column of the decoder (W) and of the means on n rows. */
-static void score_decoder(const double *W, const double *mean, const float *rel, const float *x, size_t n, size_t P,
-                          size_t d, double *mse, double *base) {
+/* The attacker's guards around its decoder, learnt from the rows it fits on (never the victim's
+   columns): releases are centred at the coordinate-wise median of the fitting rows' releases; a
+   release farther from that centre than any fitting row's is taken as one the mechanism scaled up
+   (VFL-AFE's rescaling multiplies a batch by 2t / its estimated disparity, a data-dependent factor
+   that can reach hundreds on a batch of similar rows) and is brought back to the fitting rows'
+   median distance, its direction kept, so the decoder is never applied outside the range it was
+   fitted on; and each decoded column is clamped to the fitting rows' range of that column. */
+typedef struct {
+  double *centre;      /* P */
+  double rmax, rmed;   /* the fitting rows' largest and median distance from centre */
+  double *lo, *hi;     /* d: each column's range over the fitting rows */
+} guard;
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* g's arrays are the caller's (centre: P, lo and hi: d); tmp holds n doubles. */
+static void guard_fit(guard *g, const float *rel, const float *x, size_t n, size_t P, size_t d, double *tmp) {
+  for (size_t i = 0; i < P; i++) {
+    for (size_t r = 0; r < n; r++) tmp[r] = rel[r * P + i];
+    qsort(tmp, n, sizeof *tmp, cmp_dbl);
+    g->centre[i] = n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  }
+  g->rmax = 0;
+  for (size_t r = 0; r < n; r++) {
+    double q = 0;
+    for (size_t i = 0; i < P; i++) q += (rel[r * P + i] - g->centre[i]) * (rel[r * P + i] - g->centre[i]);
+    tmp[r] = sqrt(q);
+    if (tmp[r] > g->rmax) g->rmax = tmp[r];
+  }
+  qsort(tmp, n, sizeof *tmp, cmp_dbl);
+  g->rmed = n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+  for (size_t c = 0; c < d; c++) g->lo[c] = INFINITY, g->hi[c] = -INFINITY;
+  for (size_t r = 0; r < n; r++)
+    for (size_t c = 0; c < d; c++) {
+      if (x[r * d + c] < g->lo[c]) g->lo[c] = x[r * d + c];
+      if (x[r * d + c] > g->hi[c]) g->hi[c] = x[r * d + c];
+    }
+}
+
+/* One release z (P) as the decoder sees it, into out (P). */
+static void guard_release(const guard *g, const float *z, size_t P, double *out) {
+  double q = 0;
+  for (size_t i = 0; i < P; i++) {
+    out[i] = z[i] - g->centre[i];
+    q += out[i] * out[i];
+  }
+  q = sqrt(q);
+  double f = q > g->rmax ? g->rmed / q : 1.0;
+  for (size_t i = 0; i < P; i++) out[i] = g->centre[i] + out[i] * f;
+}
+
+/* Mean squared error per column of the decoder (W, behind g's guards) and of the means on n rows;
+   zt holds P doubles. */
+static void score_decoder(const double *W, const double *mean, const guard *g, const float *rel, const float *x,
+                          size_t n, size_t P, size_t d, double *zt, double *mse, double *base) {
   double se = 0, sb = 0;
   for (size_t r = 0; r < n; r++) {
-    const float *z = rel + r * P, *xr = x + r * d;
+    const float *xr = x + r * d;
+    guard_release(g, rel + r * P, P, zt);
     for (size_t c = 0; c < d; c++) {
       double y = W[P * d + c];
-      for (size_t i = 0; i < P; i++) y += z[i] * W[i * d + c];
+      for (size_t i = 0; i < P; i++) y += zt[i] * W[i * d + c];
+      if (y < g->lo[c]) y = g->lo[c];
+      if (y > g->hi[c]) y = g->hi[c];
       se += (y - xr[c]) * (y - xr[c]);
       sb += (mean[c] - xr[c]) * (mean[c] - xr[c]);
     }
@@ -89,23 +147,28 @@ int bbvfl_attack_inversion(const float *aux_rel, const float *aux_x, size_t n_au
     return bbvfl_fail(err, BBVFL_E_ARG, "inversion: %zu aux rows, %zu victim rows (at least 2 and 1)", n_aux, n_vic);
   size_t k = P + 1;
   double *A = calloc(k * k, sizeof *A), *W = calloc(k * d, sizeof *W), *mean = calloc(d, sizeof *mean);
+  double *gb = calloc(P + 2 * d + P + n_aux, sizeof *gb);
   int rc = -1, use_mean = 0;
-  if (!A || !W || !mean) {
+  if (!A || !W || !mean || !gb) {
     bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
     goto out;
   }
+  guard g = {.centre = gb, .lo = gb + P, .hi = gb + P + d};
+  double *zt = gb + P + 2 * d, *tmp = zt + P;
   if (ridge <= 0) {
     /* the attacker's own choice: the ridge that predicts the second half of its rows best from
-       the first, or no decoder at all (the means) when none beats them there */
+       the first (guards learnt on the first half), or no decoder at all (the means) when none
+       beats them there */
     static const double grid[] = {1e-4, 1e-2, 1, 100};
     size_t h = n_aux / 2;
     double best = INFINITY, base = INFINITY;
     ridge = grid[0];
-    for (size_t g = 0; g < sizeof grid / sizeof grid[0] && h >= 1; g++) {
+    guard_fit(&g, aux_rel, aux_x, h, P, d, tmp);
+    for (size_t q = 0; q < sizeof grid / sizeof grid[0]; q++) {
       double mse;
-      if (fit_decoder(aux_rel, aux_x, h, P, d, grid[g], A, W, mean) != 0) continue;
-      score_decoder(W, mean, aux_rel + h * P, aux_x + h * d, n_aux - h, P, d, &mse, &base);
-      if (mse < best) best = mse, ridge = grid[g];
+      if (fit_decoder(aux_rel, aux_x, h, P, d, grid[q], A, W, mean) != 0) continue;
+      score_decoder(W, mean, &g, aux_rel + h * P, aux_x + h * d, n_aux - h, P, d, zt, &mse, &base);
+      if (mse < best) best = mse, ridge = grid[q];
     }
     use_mean = !(best < base);
   }
@@ -117,13 +180,15 @@ int bbvfl_attack_inversion(const float *aux_rel, const float *aux_x, size_t n_au
     memset(W, 0, k * d * sizeof *W);
     memcpy(W + P * d, mean, d * sizeof *W);
   }
-  score_decoder(W, mean, vic_rel, vic_x, n_vic, P, d, &out->mse, &out->mse_base);
+  guard_fit(&g, aux_rel, aux_x, n_aux, P, d, tmp);
+  score_decoder(W, mean, &g, vic_rel, vic_x, n_vic, P, d, zt, &out->mse, &out->mse_base);
   out->gain = out->mse_base > 0 ? 1.0 - out->mse / out->mse_base : 0;
   rc = 0;
 out:
   free(A);
   free(W);
   free(mean);
+  free(gb);
   return rc;
 }
 

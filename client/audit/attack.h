@@ -22,10 +22,14 @@
  * columns, fitted on n_aux rows the attacker holds (their releases and their columns), applied to
  * n_vic other rows' releases. mse: mean squared error per column against the victim's columns;
  * mse_base: the same for the baseline that ignores the releases (the aux rows' column means);
- * gain = 1 - mse / mse_base (0: nothing learnt; 1: exact). ridge <= 0: the attacker picks it
- * (1e-4, 1e-2, 1 or 100) by fitting on the first half of its rows and scoring on the second, and
- * falls back to the means (gain 0 up to sampling) when no decoder beats them there. Errors: fewer
- * than 2 aux rows, a singular system, out of memory. */
+ * gain = 1 - mse / mse_base (0: nothing learnt; 1: exact). The decoder is guarded by what the
+ * attacker learns from its own rows alone: a release farther from the aux releases' coordinate-wise
+ * median than any aux release (VFL-AFE's rescaling can multiply a batch by hundreds) is brought
+ * back to the aux releases' median distance, direction kept, and each decoded column is clamped to
+ * the aux rows' range of it. ridge <= 0: the attacker picks it (1e-4, 1e-2, 1 or 100) by fitting
+ * on the first half of its rows and scoring on the second (guards learnt on the first half), and
+ * falls back to the means (gain exactly 0) when no decoder beats them there. Errors: fewer than 2
+ * aux rows, a singular system, out of memory. */
 typedef struct {
   double mse, mse_base, gain;
 } bbvfl_inversion;

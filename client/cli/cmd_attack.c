@@ -355,9 +355,10 @@ static int attack_main(int argc, char **argv, int bench) {
                    "Trains off chain (the train flags; 10 epochs by default) and attacks what an observer of the\n"
                    "chain would see: the posted gradients with the head's parameters (label inference, audit's\n"
                    "leak), the victim client's releases (a ridge decoder fitted on the test rows' releases and\n"
-                   "columns, applied to the training rows' releases; gain = 1 - MSE / MSE of the column means),\n"
-                   "and the final model's scores (a loss threshold learnt on shadow runs over other splits;\n"
-                   "advantage = TPR - FPR). Chance: the majority class, gain 0, advantage 0.\n"
+                   "columns, applied to the training rows' releases, a release beyond every test row's brought\n"
+                   "back to their median distance, outputs clamped to their range; gain = 1 - MSE / MSE of the\n"
+                   "column means), and the final model's scores (a loss threshold learnt on shadow runs over\n"
+                   "other splits; advantage = TPR - FPR). Chance: the majority class, gain 0, advantage 0.\n"
                    "--session FILE --victim-address ADDR [--victim M] [--data CSV]: the same attacks on that\n"
                    "session's chain, read by the auditor (the victim's submitted integers, the sums, the posted\n"
                    "gradients and heads); the table (--data, default the file's) scores them.",

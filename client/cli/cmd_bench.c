@@ -661,7 +661,7 @@ static const bench_mode MODES[] = {
     {"blocks", mode_blocks, "blocks per epoch, wall time and gas on a chain with a block time, by window and staleness"},
     {"tables", mode_tables, "windows sized for the chain by table size: blocks, gas, wall and ether per epoch (a model)"},
     {"lr", mode_lr, "the model families: LR with sgd, adam, sqn and the MLP, rounds to a target test loss, AUROC"},
-    {"attacks", cmd_bench_attacks, "the attack table: label, inversion, membership against epsilon (median over seeds)"},
+    {"attacks", cmd_bench_attacks, "the attack table: label, inversion, membership against epsilon (mean over seeds, 95% intervals)"},
     {"afe", cmd_bench_afe, "the VFL-AFE ablation: vanilla, +rescaling, +adjusting, both (median over seeds)"},
     {"all", mode_all, "floor + table1 + scaling + plots into one folder"},
 };

@@ -34,12 +34,96 @@ static void test_inversion_synthetic(void **st) {
   for (int i = 0; i < (NA + NV) * P; i++) z[i] = (float)bbvfl_rng_normal(&r);
   assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA * D, NV, P, D, 1e-3, &inv, NULL), 0);
   assert_true(fabs(inv.gain) < 0.1);
-  /* the attacker's own ridge (0): no decoder beats the means on noise, so it keeps to them */
+  /* the attacker's own ridge (0) on noise: about nothing */
   assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA * D, NV, P, D, 0, &inv, NULL), 0);
   assert_true(fabs(inv.gain) < 0.05);
   assert_int_equal(bbvfl_attack_inversion(z, x, 1, z, x, NV, P, D, 1e-3, &inv, NULL), -1);
   free(x);
   free(z);
+}
+
+/* VFL-AFE's rescaling multiplies a batch by a data-dependent factor (up to hundreds on a batch of
+   similar rows) before the noise: a tenth of the victims' releases are 100 times the aux rows'
+   scale. The attacker's decoder brings a release beyond every aux release back to their median
+   distance (direction kept), so it still recovers the columns; unguarded, it extrapolated 100-fold
+   (gain far below 0). The baseline stays the aux rows' column means. */
+static void test_inversion_rescaled_victims(void **st) {
+  (void)st;
+  enum { NA = 300, NV = 100, P = 4, D = 3 };
+  bbvfl_rng r;
+  bbvfl_rng_init_seeded(&r, 12, 0);
+  float *x = malloc((NA + NV) * D * sizeof *x), *z = malloc((NA + NV) * P * sizeof *z);
+  for (int i = 0; i < NA + NV; i++) {
+    double f = i >= NA && i % 10 == 0 ? 100.0 : 1.0;
+    for (int c = 0; c < D; c++) x[i * D + c] = (float)bbvfl_rng_normal(&r);
+    for (int k = 0; k < P; k++)
+      z[i * P + k] = (float)(f * (x[i * D + k % D] + 0.5 * x[i * D + (k + 1) % D]) + 0.05 * bbvfl_rng_normal(&r));
+  }
+  double mean[D] = {0}, base = 0;
+  for (int i = 0; i < NA; i++)
+    for (int c = 0; c < D; c++) mean[c] += x[i * D + c] / NA;
+  for (int i = NA; i < NA + NV; i++)
+    for (int c = 0; c < D; c++) base += (mean[c] - x[i * D + c]) * (mean[c] - x[i * D + c]) / (NV * D);
+  bbvfl_inversion inv;
+  for (int pick = 0; pick < 2; pick++) { /* the attacker's own ridge, then a fixed one */
+    assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA * D, NV, P, D, pick ? 1e-3 : 0, &inv, NULL), 0);
+    assert_true(fabs(inv.mse_base - base) < 1e-9 * base);
+    assert_true(inv.gain > 0.9);
+  }
+  free(x);
+  free(z);
+}
+
+/* A victim release off the aux rows' subspace but within their distance: the aux releases' second
+   coordinate follows the first up to a tiny wobble that carries much of the column, so the fitted
+   decoder weighs the difference 500-fold; victims whose difference is +-0.3 would be decoded at
+   about +-150. Every decoded value stays in the aux rows' range of its column, so the error is at
+   most the distance to the range's far end. */
+static void test_inversion_clamped(void **st) {
+  (void)st;
+  enum { NA = 200, NV = 40, P = 2, D = 1 };
+  bbvfl_rng r;
+  bbvfl_rng_init_seeded(&r, 13, 0);
+  float *x = malloc((NA + NV) * sizeof *x), *z = malloc((NA + NV) * P * sizeof *z);
+  float lo = INFINITY, hi = -INFINITY;
+  for (int i = 0; i < NA + NV; i++) {
+    double a = bbvfl_rng_normal(&r), w = i < NA ? 0.01 * bbvfl_rng_normal(&r) : (i % 2 ? 0.3 : -0.3);
+    z[i * P] = (float)a;
+    z[i * P + 1] = (float)(a + w);
+    x[i] = (float)(a + (i < NA ? 500 * w : 0.0));
+    if (i < NA && x[i] < lo) lo = x[i];
+    if (i < NA && x[i] > hi) hi = x[i];
+  }
+  double bound = 0;
+  for (int i = NA; i < NA + NV; i++) {
+    double e1 = (x[i] - lo) * (x[i] - lo), e2 = (x[i] - hi) * (x[i] - hi);
+    bound += (e1 > e2 ? e1 : e2) / NV;
+  }
+  bbvfl_inversion inv;
+  assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA * P, x + NA, NV, P, D, 1e-6, &inv, NULL), 0);
+  assert_true(inv.mse <= bound + 1e-9);
+  assert_true(bound < 1000); /* unclamped: about 150^2 */
+  free(x);
+  free(z);
+}
+
+/* The attacker's own ridge (0) keeps to the column means when no decoder fitted on the first half
+   of its rows beats them on the second: there the relation is reversed (x = -z against x = z), so
+   every decoder loses and the victims get the means (gain exactly 0) although their releases
+   would have told their columns. */
+static void test_inversion_fallback(void **st) {
+  (void)st;
+  enum { NA = 100, NV = 50, P = 1, D = 1 };
+  float x[NA + NV], z[NA + NV];
+  bbvfl_rng r;
+  bbvfl_rng_init_seeded(&r, 14, 0);
+  for (int i = 0; i < NA + NV; i++) {
+    z[i] = (float)bbvfl_rng_normal(&r);
+    x[i] = i >= NA / 2 && i < NA ? -z[i] : z[i];
+  }
+  bbvfl_inversion inv;
+  assert_int_equal(bbvfl_attack_inversion(z, x, NA, z + NA, x + NA, NV, P, D, 0, &inv, NULL), 0);
+  assert_true(inv.gain == 0.0 && inv.mse == inv.mse_base);
 }
 
 static void test_membership_threshold(void **st) {
@@ -113,7 +197,9 @@ static void test_attack_run(void **st) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_inversion_synthetic), cmocka_unit_test(test_membership_threshold),
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_inversion_synthetic), cmocka_unit_test(test_inversion_rescaled_victims),
+      cmocka_unit_test(test_inversion_clamped),
+      cmocka_unit_test(test_inversion_fallback), cmocka_unit_test(test_membership_threshold),
                                      cmocka_unit_test(test_estimate),
                                      cmocka_unit_test(test_attack_run)};
   return cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown);
