@@ -135,6 +135,17 @@ static int wait_payloads(cl *c, bbvfl_oc_slot *sl, oc_payloads *P, bbvfl_err *er
       }
       break;
     }
+    /* optimistic mode, the active client: the others may be waiting for a gradient this client
+       posted before a dispute rolled the session back (bbvfl_oc_repost_rolled_back) */
+    if (c->is_active) {
+      int k = bbvfl_oc_repost_rolled_back(c, err);
+      if (k < 0) goto out;
+      if (k == 1) {
+        t0 = bbvfl_now();
+        last_parts = -1; /* the dispute excluded the claimer */
+        continue;
+      }
+    }
     /* as bbvfl_oc_wait_event: dropouts (masked re-open, --expire) and, for the active client, expireRound()
        for the clients that stopped submitting after --takeover-after */
     double now = bbvfl_now();
@@ -224,7 +235,10 @@ static int send_aggregate(cl *c, const bbvfl_oc_slot *sl, const uint8_t **list, 
     ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
   }
   if (ok == 0) ok = bbvfl_oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), what, OC_GAS_AGGREGATE, err);
-  if (ok == 0) c->conn.out[c->conn.nout - 1].round = sl->r;
+  if (ok == 0) {
+    c->conn.out[c->conn.nout - 1].round = sl->r;
+    bbvfl_oc_note_claim(c, sl->r);
+  }
   free(cd);
   if (ok == 0 && !sl->L.train) bbvfl_oc_set_done_blk(c, sl->r, c->blk);
   return ok;
