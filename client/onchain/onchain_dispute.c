@@ -8,7 +8,10 @@
  * sum, excludes the claimer, elects a new active client if the claimer was active and rolls the
  * session back to the round
  * (SumDisputed, then RoundCompleted with the right sum). Another client's dispute of the same
- * claim (ours then reverts NoClaim) is the same outcome. One honest client suffices. */
+ * claim (ours then reverts NoClaim) is the same outcome. One honest client suffices. The active
+ * client's side: when a dispute lands after it posted the disputed round's gradient (another
+ * participant front-ran its claim), it posts the same gradient again (bbvfl_oc_repost_rolled_back,
+ * called from its waits), the one rule of what it does after a roll-back. */
 #include "onchain/onchain_int.h"
 
 #include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */

@@ -3,8 +3,9 @@
  * round's RoundCompleted; hashed mode sums the payloads read from the chain (checked against their
  * Submitted hashes by the contract when the active client's aggregate() lands). Called by the
  * round loop (onchain_rounds.c), the active client (onchain_active.c) and label holders
- * (onchain_labels.c); calls only the connection (onchain_wait.c) and the model's count hook
- * (onchain_lr.c). */
+ * (onchain_labels.c); calls only the connection (onchain_wait.c), the model's count hook
+ * (onchain_lr.c) and, optimistic mode, the claims' side (onchain_dispute.c: a claimed round's sum,
+ * the active client's record of its claims and its re-post after a roll-back). */
 #include "onchain/onchain_int.h"
 
 #include "binding/fit.h"
