@@ -116,6 +116,7 @@ static void bbvfl_oc_cl_free(cl *c) {
   if (c->have_party) bbvfl_party_free(&c->party);
   bbvfl_oc_lr_free(c);
   bbvfl_oc_head_check_free(c);
+  bbvfl_oc_dispute_free(c);
   if (c->have_head) bbvfl_vhead_free(&c->head);
   if (c->have_sched) bbvfl_schedule_free(&c->sched);
   if (c->have_data) bbvfl_vfl_data_free(&c->data);
@@ -335,7 +336,7 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   c.res = res;
   c.ck.slot = 1;
   c.act.takeover_epoch = -1;
-  c.disp.round = UINT64_MAX;
+  c.disp.round = c.disp.posted = c.disp.claimed = UINT64_MAX;
   double t_start = bbvfl_now();
   bbvfl_onchain_cfg local = *cfg;
   if (local.round_timeout_s <= 0) local.round_timeout_s = 120;

@@ -8,7 +8,10 @@
  * sum, excludes the claimer, elects a new active client if the claimer was active and rolls the
  * session back to the round
  * (SumDisputed, then RoundCompleted with the right sum). Another client's dispute of the same
- * claim (ours then reverts NoClaim) is the same outcome. One honest client suffices. */
+ * claim (ours then reverts NoClaim) is the same outcome. One honest client suffices. The active
+ * client's side: when a dispute lands after it posted the disputed round's gradient (another
+ * participant front-ran its claim), it posts the same gradient again (bbvfl_oc_repost_rolled_back,
+ * called from its waits), the one rule of what it does after a roll-back. */
 #include "onchain/onchain_int.h"
 
 #include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
@@ -175,4 +178,73 @@ out:
   claim_read_free(&cr);
   bbvfl_cev_clear(&rc);
   return ret;
+}
+
+/* ------------------------------------------------------------------ the active client's side */
+
+void bbvfl_oc_note_claim(cl *c, uint64_t r) {
+  if (c->wire == BBVFL_WIRE_OPTIMISTIC) c->disp.claimed = r;
+}
+
+int bbvfl_oc_note_post(cl *c, uint64_t r, const uint8_t *cd, size_t len, uint64_t gas, bbvfl_err *err) {
+  if (c->wire != BBVFL_WIRE_OPTIMISTIC) return 0;
+  uint8_t *p = realloc(c->disp.post_cd, len ? len : 1);
+  if (!p) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  memcpy(p, cd, len);
+  c->disp.post_cd = p;
+  c->disp.post_len = len;
+  c->disp.post_gas = gas;
+  c->disp.post_blk = c->blk;
+  c->disp.posted = r;
+  return 0;
+}
+
+/* The one rule of the active client after a roll-back: the chain's head (currentRound()) at or
+   before the round it posted the gradient of last means a dispute took the session back there
+   (the contract only goes back on a dispute). The round is then done again (the dispute's
+   RoundCompleted, with the sum of the same payloads this client summed itself in hashed_sum) and
+   waits for its gradient: the same postGradient() bytes. Anything this client claimed after that
+   round was erased with the roll-back and would be summed anew without the excluded claimer's
+   payload: not built, a clear stop instead of a wait nobody ends. */
+int bbvfl_oc_repost_rolled_back(cl *c, bbvfl_err *err) {
+  if (c->wire != BBVFL_WIRE_OPTIMISTIC || !c->is_active || c->disp.posted == UINT64_MAX) return 0;
+  double now = bbvfl_now();
+  if (now - c->disp.checked_at < 0.2) return 0;
+  c->disp.checked_at = now;
+  uint64_t cur = 0, p = c->disp.posted;
+  if (bbvfl_aggc_current_round(&c->agg, &cur, err) < 0) return bbvfl_wrap(err, "currentRound()");
+  if (cur > p) return 0;
+  if (cur < p || (c->disp.claimed != UINT64_MAX && c->disp.claimed > p))
+    return bbvfl_fail(err, BBVFL_E_STATE,
+                      "a dispute rolled the session back to round %llu after this active client had claimed or "
+                      "posted rounds up to %llu: redoing rounds after the disputed one is not built (docs/ONCHAIN.md)",
+                      (unsigned long long)cur,
+                      (unsigned long long)(c->disp.claimed != UINT64_MAX && c->disp.claimed > p ? c->disp.claimed : p));
+  bbvfl_cev sd;
+  int f = event_from(c, BBVFL_EV_SUM_DISPUTED, p, c->disp.post_blk, &sd, err);
+  if (f < 0) return -1;
+  if (f == 1) {
+    char who[43];
+    bbvfl_addr_checksum(sd.client, who);
+    bbvfl_oc_log(c, "round %llu: the claim of %s was disputed (block %llu) after this client posted the round's gradient: "
+                 "the round is redone; posting the same gradient again",
+                 (unsigned long long)p, who, (unsigned long long)sd.block_number);
+    bbvfl_cev_clear(&sd);
+  } else {
+    bbvfl_oc_log(c, "round %llu: the chain went back to this round after this client posted its gradient: posting it again",
+                 (unsigned long long)p);
+  }
+  if (bbvfl_oc_out_send(c, c->disp.post_cd, c->disp.post_len, c->disp.post_gas, "postGradient() again", OC_GAS_GRADIENT,
+                        err) < 0 ||
+      bbvfl_oc_out_wait(c, err) < 0)
+    return bbvfl_wrap(err, "round %llu", (unsigned long long)p);
+  c->disp.post_blk = c->blk;
+  bbvfl_oc_set_done_blk(c, p, c->blk);
+  return 1;
+}
+
+void bbvfl_oc_dispute_free(cl *c) {
+  free(c->disp.post_cd);
+  c->disp.post_cd = NULL;
+  c->disp.post_len = 0;
 }

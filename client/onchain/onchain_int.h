@@ -144,6 +144,14 @@ typedef struct {
   uint64_t round;        /* the latest round whose claim was disputed (UINT64_MAX: none) and */
   uint64_t blk;          /* the block of its SumDisputed (the corrected RoundCompleted is in it; the new
                             gradient after it) */
+  /* the active client's side (bbvfl_oc_repost_rolled_back): its latest postGradient() calldata
+     post_cd (post_len bytes, owned; freed by bbvfl_oc_dispute_free) of round posted, the latest
+     round it claimed (postSum), each UINT64_MAX when none, and when it last read currentRound() */
+  uint64_t posted, claimed;
+  uint8_t *post_cd;
+  size_t post_len;
+  uint64_t post_gas, post_blk; /* its gas limit and the block it was mined in */
+  double checked_at;
 } bbvfl_oc_dispute;
 
 /* The state of one client process. The role sub-structs are each set up, freed and changed by the
@@ -314,6 +322,19 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err);
    the round's SubmittedPayload logs. Whether the claimed hash matches is bbvfl_oc_check_claim's
    business (a wrong claim is disputed and the round redone with this same sum). 0 or -1. */
 int bbvfl_oc_claimed_sum(cl *c, const bbvfl_cev *rc, uint64_t coords, bbvfl_err *err);
+/* Optimistic mode, the active client (onchain_dispute.c): bbvfl_oc_note_claim records that it
+   sent round r's postSum(); bbvfl_oc_note_post keeps a copy of the postGradient() calldata cd (len
+   bytes, sent with gas limit gas) of round r it got mined (in block c->blk) (0 or -1 NOMEM). bbvfl_oc_repost_rolled_back, called from the
+   active client's waits (at most one read of currentRound() per 0.2 s): when a dispute rolled the
+   session back to the round whose gradient this client posted last (another participant's wrong
+   claim, disputed after the post), sends that same postGradient() again (its gradient came from the
+   payloads' sum, which the dispute's RoundCompleted restates) and waits for it. 0: no roll-back
+   (or other modes, or not active); 1: posted again; -1: error (BBVFL_E_STATE when the roll-back
+   goes back before rounds this client already claimed or posted: redoing those is not built). */
+void bbvfl_oc_note_claim(cl *c, uint64_t r);
+int bbvfl_oc_note_post(cl *c, uint64_t r, const uint8_t *cd, size_t len, uint64_t gas, bbvfl_err *err);
+int bbvfl_oc_repost_rolled_back(cl *c, bbvfl_err *err);
+void bbvfl_oc_dispute_free(cl *c);
 
 /* Role set-up and tear-down, each in the file that owns the state (docs/ARCHITECTURE.md "On-chain
    client roles"): the connection (node, contract parameters) and the sender (onchain_wait.c);

@@ -122,6 +122,11 @@ static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbv
       *err = e; /* another reason now: the caller explains it */
       break;
     }
+    /* optimistic, the active client: the round opens once the gradient of a round a dispute
+       rolled back is posted again, which is this client's to do */
+    int k = bbvfl_oc_repost_rolled_back(c, err);
+    if (k < 0) break;
+    if (k == 1) t0 = bbvfl_now();
     if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
       char why[400];
       if (!bbvfl_sender_stall_cause(c->conn.snd, why, sizeof why)) snprintf(why, sizeof why, "no client re-sent them");
@@ -308,8 +313,11 @@ static int active_window(cl *c, bbvfl_oc_slot *sl, const bbvfl_receipt *rc, int 
     return -1;
   uint64_t gas = bbvfl_fit_gradient_gas(sl->L.coords, c->head_len);
   int ok = bbvfl_oc_out_send(c, cd, len, gas, "postGradient()", OC_GAS_GRADIENT, err);
-  free(cd);
   if (ok == 0) ok = bbvfl_oc_out_wait(c, err);
+  /* optimistic: kept to be posted again should a dispute roll the round back after it */
+  if (ok == 0 && bbvfl_oc_note_post(c, sl->r, cd, len, gas, err) < 0) ok = -2;
+  free(cd);
+  if (ok == -2) return -1;
   if (ok == 0) {
     if (c->hashed) bbvfl_oc_set_done_blk(c, sl->r, c->blk);
     return 0;

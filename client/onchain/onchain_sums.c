@@ -3,8 +3,9 @@
  * round's RoundCompleted; hashed mode sums the payloads read from the chain (checked against their
  * Submitted hashes by the contract when the active client's aggregate() lands). Called by the
  * round loop (onchain_rounds.c), the active client (onchain_active.c) and label holders
- * (onchain_labels.c); calls only the connection (onchain_wait.c) and the model's count hook
- * (onchain_lr.c). */
+ * (onchain_labels.c); calls only the connection (onchain_wait.c), the model's count hook
+ * (onchain_lr.c) and, optimistic mode, the claims' side (onchain_dispute.c: a claimed round's sum,
+ * the active client's record of its claims and its re-post after a roll-back). */
 #include "onchain/onchain_int.h"
 
 #include "binding/fit.h"
@@ -135,6 +136,17 @@ static int wait_payloads(cl *c, bbvfl_oc_slot *sl, oc_payloads *P, bbvfl_err *er
       }
       break;
     }
+    /* optimistic mode, the active client: the others may be waiting for a gradient this client
+       posted before a dispute rolled the session back (bbvfl_oc_repost_rolled_back) */
+    if (c->is_active) {
+      int k = bbvfl_oc_repost_rolled_back(c, err);
+      if (k < 0) goto out;
+      if (k == 1) {
+        t0 = bbvfl_now();
+        last_parts = -1; /* the dispute excluded the claimer */
+        continue;
+      }
+    }
     /* as bbvfl_oc_wait_event: dropouts (masked re-open, --expire) and, for the active client, expireRound()
        for the clients that stopped submitting after --takeover-after */
     double now = bbvfl_now();
@@ -224,7 +236,10 @@ static int send_aggregate(cl *c, const bbvfl_oc_slot *sl, const uint8_t **list, 
     ok = bbvfl_cenc_aggregate(sl->r, list, lens, got, &cd, &len, err);
   }
   if (ok == 0) ok = bbvfl_oc_out_send(c, cd, len, bbvfl_fit_aggregate_call_gas(len, got), what, OC_GAS_AGGREGATE, err);
-  if (ok == 0) c->conn.out[c->conn.nout - 1].round = sl->r;
+  if (ok == 0) {
+    c->conn.out[c->conn.nout - 1].round = sl->r;
+    bbvfl_oc_note_claim(c, sl->r);
+  }
   free(cd);
   if (ok == 0 && !sl->L.train) bbvfl_oc_set_done_blk(c, sl->r, c->blk);
   return ok;
