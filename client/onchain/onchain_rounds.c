@@ -94,8 +94,8 @@ static int already_submitted(cl *c, uint64_t r, int *yes, bbvfl_err *err) {
    no transaction until then), then sends the same submission again and takes its receipt. 0: the
    new submission is mined; -1: error (the round does not open within round_timeout_s). */
 static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbvfl_err *err) {
-  bbvfl_oc_log(c, "round %llu: the chain is behind the events this client acted on (a reorg): waiting for the round to "
-         "open again, then submitting the same q again", (unsigned long long)sl->r);
+  bbvfl_oc_log(c, "round %llu: the round is not open (a reorg, or a dispute that rolled the session back): waiting for "
+         "it to open again, then submitting the same q again", (unsigned long long)sl->r);
   uint8_t *cd;
   size_t len;
   if (encode_submission(c, sl, &cd, &len, err) < 0) return -1;
@@ -115,7 +115,7 @@ static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbv
       ok = bbvfl_sender_wait_tracked(c->conn.snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
       bbvfl_pending_clear(&sl->tx);
       if (rc->gas_used) c->res->gas_submit += rc->gas_used;
-      if (ok == 0) bbvfl_oc_log(c, "round %llu: submitted again after the reorg", (unsigned long long)sl->r);
+      if (ok == 0) bbvfl_oc_log(c, "round %llu: submitted again after the round reopened", (unsigned long long)sl->r);
       return ok;
     }
     if (e.code != BBVFL_E_REVERT || !bbvfl_err_revert_sel_is(&e, BBVFL_SEL_RoundNotOpen)) {
@@ -130,7 +130,7 @@ static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbv
     if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
       char why[400];
       if (!bbvfl_sender_stall_cause(c->conn.snd, why, sizeof why)) snprintf(why, sizeof why, "no client re-sent them");
-      bbvfl_fail(err, BBVFL_E_TIMEOUT, "round %llu did not open again within %.0f s after the chain went back (a reorg): %s",
+      bbvfl_fail(err, BBVFL_E_TIMEOUT, "round %llu did not open again within %.0f s after the chain went back (a reorg or a dispute): %s",
                  (unsigned long long)sl->r, c->cfg->round_timeout_s, why);
       break;
     }

@@ -54,13 +54,13 @@ grep -q "had a receipt but the chain no longer has it" "$work"/reorg/clients/*/c
 grep -q "sent the same bytes again" "$work"/reorg/clients/*/client.log || fail "reorg: no client re-sent a transaction"
 grep -q "payRewards(): 3 confirmations" "$work"/reorg/clients/*/client.log || fail "reorg: payouts not confirmed"
 # acting only on events 3 blocks deep, no client built on an event the reorgs took out
-! grep -q "submitted again after the reorg" "$work"/reorg/clients/*/client.log || fail "reorg: a client acted on an event a reorg took out"
+! grep -q "submitted again after the round reopened" "$work"/reorg/clients/*/client.log || fail "reorg: a client acted on an event a reorg took out"
 
 # staleness 0 pinned: this case is the path of a client that submits the next round after the
 # event the reorg took out (with the default staleness 1 on a block-time chain a window is submitted
 # before its predecessor's gradient, so the reorg may take out nothing a client acted on)
 demo reorg1 reorg 1 -- --staleness 0
-grep -q "submitted again after the reorg" "$work"/reorg1/clients/*/client.log || fail "reorg1: no client submitted again"
+grep -q "submitted again after the round reopened" "$work"/reorg1/clients/*/client.log || fail "reorg1: no client submitted again"
 
 demo spike spike 100000000000 3 --
 demo capped spike 100000000000 3 -- --max-fee-gwei 50
