@@ -16,6 +16,7 @@
 #    not the sum of the payloads in calldata).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/optimistic.sh"
 : "${BBVFL_RPC_URL:?run under tests/with-devnet.sh}" "${BBVFL_BIN:?}"
 tamper_bin=${BBVFL_TAMPER_BIN:-$(dirname "$BBVFL_BIN")/tests/bbvfl-tamper}
 [ -x "$tamper_bin" ] || fail "no test-only bbvfl-tamper at $tamper_bin (built with the tests)"
@@ -78,28 +79,6 @@ grep -q "round $R: the sum .* is not the sum of the 3 payloads: disputing it" "$
 grep -qi "round $R: sum disputed by .*: the claimer ${addrs[$claimer]} is excluded and the round is redone" "$run"/c*.out ||
   { cat "$run"/c*.out >&2; fail "the clients did not see the dispute exclude client $claimer (${addrs[$claimer]})"; }
 grep -q "TAMPER" "$run/c$claimer.out" || fail "the claimer's log does not say it tampered"
-parts=$(chain_call "$BBVFL_RPC_URL" "$contract" 'participants()(address[])') || fail "participants()"
-a=${addrs[$claimer],,}
-case "${parts,,}" in *"${a#0x}"*) fail "the claimer is still a participant" ;; esac
-phase=$(chain_call "$BBVFL_RPC_URL" "$contract" 'phase()(uint8)') || fail "phase()"
-[ "$phase" = 4 ] || fail "the session did not end (phase $phase)"
-set +e
-"$BBVFL_BIN" audit --session "$run/session.json" --json --quiet >"$work/audit.json" 2>"$work/audit.err"
-arc=$?
-set -e
-[ "$arc" = 3 ] || { cat "$work/audit.err" "$work/audit.json" >&2; fail "audit of the tampered session: exit $arc, expected 3"; }
-python3 - "$work/audit.json" "$R" <<'PY'
-import sys
-import bbvfl_audit
-a = bbvfl_audit.load(sys.argv[1]); R = int(sys.argv[2])
-s = bbvfl_audit.check(a, "sums")
-assert s["status"] == "FAIL", s
-ff = s["first_failure"]
-assert ff["round"] == R, ff
-assert "claimed (postSum)" in ff["detail"], ff  # the claim itself against the logged payloads
-print("audit: sums FAIL at round %d: %s" % (R, ff["detail"]))
-for c in a["checks"]:
-    if c["status"] == "FAIL" and c["name"] != "sums":
-        print("  also FAIL: %s: %s" % (c["name"], c.get("first_failure")))
-PY
+claimer_out_session_ended "$claimer"
+audit_fails_sums_at "$R"
 echo ok

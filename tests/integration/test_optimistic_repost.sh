@@ -28,6 +28,7 @@
 # the test (they wait for round R's gradient until their round timeout).
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/../support/optimistic.sh"
 : "${BBVFL_RPC_URL:?run under tests/with-devnet.sh}" "${BBVFL_BIN:?}" "${BBVFL_CAST:?}"
 session_test optimistic-repost
 cols=("0-9" "10-19" "20-29")
@@ -105,28 +106,9 @@ grep -q "round $R: the claim of .* was disputed (block [0-9]*) after this client
   "$run/c$act.out" || { cat "$run/c$act.out" >&2; fail "the active client did not post round $R's gradient again"; }
 n=$(grad_posts)
 [ "$n" = 2 ] || fail "round $R: $n GradientPosted on chain, expected 2 (before and after the dispute)"
-parts=$(chain_call "$BBVFL_RPC_URL" "$contract" 'participants()(address[])') || fail "participants()"
-a=${addrs[$claimer],,}
-case "${parts,,}" in *"${a#0x}"*) fail "the claimer is still a participant" ;; esac
-phase=$(chain_call "$BBVFL_RPC_URL" "$contract" 'phase()(uint8)') || fail "phase()"
-[ "$phase" = 4 ] || fail "the session did not end (phase $phase)"
+claimer_out_session_ended "$claimer"
 echo "round $R: 2 GradientPosted, the claimer excluded, the session ended"
 
 # the audit does not model the roll-back: it fails `sums` at the wrong claim (by design)
-set +e
-"$BBVFL_BIN" audit --session "$run/session.json" --json --quiet >"$work/audit.json" 2>"$work/audit.err"
-arc=$?
-set -e
-[ "$arc" = 3 ] || { cat "$work/audit.err" "$work/audit.json" >&2; fail "audit: exit $arc, expected 3"; }
-python3 - "$work/audit.json" "$R" <<'PY'
-import sys
-import bbvfl_audit
-a = bbvfl_audit.load(sys.argv[1]); R = int(sys.argv[2])
-s = bbvfl_audit.check(a, "sums")
-assert s["status"] == "FAIL", s
-ff = s["first_failure"]
-assert ff["round"] == R, ff
-assert "claimed (postSum)" in ff["detail"], ff
-print("audit: sums FAIL at round %d: %s" % (R, ff["detail"]))
-PY
+audit_fails_sums_at "$R"
 echo ok
