@@ -98,13 +98,8 @@ void bbvfl_hcheck_describe(const bbvfl_hcheck_result *r, char *buf, size_t n) {
 #undef ADD
 }
 
-void bbvfl_hcheck_free(bbvfl_hcheck *h) {
-  if (!h) return;
-  if (h->have_vh) bbvfl_vhead_free(&h->vh);
-  if (h->have_lr) bbvfl_lr_block_free(&h->lrh);
-  free(h->lr_dz);
-  free(h->cls);
-  free(h->cls_round);
+/* The buffers sized by the rows of a round (grow's), freed. */
+static void free_rows(bbvfl_hcheck *h) {
   free(h->hhat);
   free(h->g);
   free(h->dx);
@@ -115,6 +110,16 @@ void bbvfl_hcheck_free(bbvfl_hcheck *h) {
   free(h->p0);
   free(h->y);
   free(h->held);
+}
+
+void bbvfl_hcheck_free(bbvfl_hcheck *h) {
+  if (!h) return;
+  if (h->have_vh) bbvfl_vhead_free(&h->vh);
+  if (h->have_lr) bbvfl_lr_block_free(&h->lrh);
+  free(h->lr_dz);
+  free(h->cls);
+  free(h->cls_round);
+  free_rows(h);
   free(h->pp);
   free(h->wk);
   free(h);
@@ -215,16 +220,7 @@ static int grow(bbvfl_hcheck *h, size_t rows, bbvfl_err *err) {
     free(held);
     return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
   }
-  free(h->hhat);
-  free(h->g);
-  free(h->dx);
-  free(h->post);
-  free(h->w0);
-  free(h->dlog);
-  free(h->cand);
-  free(h->p0);
-  free(h->y);
-  free(h->held);
+  free_rows(h);
   h->hhat = a[0];
   h->g = a[1];
   h->dx = a[2];

@@ -2,24 +2,38 @@
 
 /* ------------------------------------------------------------------ registration and election */
 
+/* A 32-byte secret kept as hex in the state dir: 1 read into out, 0 no such file, -1 error (a
+   file that does not decode: err names the path and `what`). The text read is wiped. */
+static int secret_read(const char *p, const char *what, uint8_t out[32], bbvfl_err *err) {
+  if (access(p, F_OK) != 0) return 0;
+  char *text = NULL;
+  size_t len = 0;
+  if (bbvfl_read_file(p, 4096, &text, &len, err) < 0) return -1;
+  while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = 0;
+  int rc = bbvfl_hex_decode_fixed(text, out, 32, err);
+  bbvfl_secret_wipe(text, len);
+  free(text);
+  return rc < 0 ? bbvfl_wrap(err, "%s%s", p, what) : 1;
+}
+
+/* Writes s as one hex line, mode 0600, atomically; the hex is wiped. 0 or -1. */
+static int secret_write(const char *p, const uint8_t s[32], bbvfl_err *err) {
+  char hex[70];
+  bbvfl_hex_encode(s, 32, hex);
+  size_t l = strlen(hex);
+  hex[l] = '\n';
+  int rc = bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
+  bbvfl_secret_wipe(hex, sizeof hex);
+  return rc;
+}
+
 static int bbvfl_oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *err) {
   char p[1100];
   bbvfl_oc_path_in(c, p, sizeof p, "election-secret.hex");
-  if (access(p, F_OK) == 0) {
-    char *text = NULL;
-    size_t len = 0;
-    if (bbvfl_read_file(p, 4096, &text, &len, err) < 0) return -1;
-    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = 0;
-    int rc = bbvfl_hex_decode_fixed(text, secret, 32, err);
-    free(text);
-    return rc < 0 ? bbvfl_wrap(err, "%s", p) : 0;
-  }
-  if (getrandom(secret, 32, 0) != 32) return bbvfl_fail(err, BBVFL_E_IO, "getrandom failed");
-  char hex[70];
-  bbvfl_hex_encode(secret, 32, hex);
-  size_t l = strlen(hex);
-  hex[l] = '\n';
-  return bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
+  int k = secret_read(p, "", secret, err);
+  if (k != 0) return k < 0 ? -1 : 0;
+  if (bbvfl_rng_secret(secret, 32, err) < 0) return -1;
+  return secret_write(p, secret, err);
 }
 
 /* The private noise key (c->noise_key): every DP draw of this client (its PBM and Gaussian releases,
@@ -31,16 +45,8 @@ static int bbvfl_oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *er
 static int bbvfl_oc_noise_key_load(cl *c, bbvfl_err *err) {
   char p[1100];
   bbvfl_oc_path_in(c, p, sizeof p, "noise.key");
-  if (access(p, F_OK) == 0) {
-    char *text = NULL;
-    size_t len = 0;
-    if (bbvfl_read_file(p, 4096, &text, &len, err) < 0) return -1;
-    while (len && (text[len - 1] == '\n' || text[len - 1] == ' ')) text[--len] = 0;
-    int rc = bbvfl_hex_decode_fixed(text, c->noise_key, 32, err);
-    bbvfl_secret_wipe(text, len);
-    free(text);
-    return rc < 0 ? bbvfl_wrap(err, "%s (the client's private noise key)", p) : 0;
-  }
+  int k = secret_read(p, " (the client's private noise key)", c->noise_key, err);
+  if (k != 0) return k < 0 ? -1 : 0;
   if (bbvfl_rng_secret(c->noise_key, sizeof c->noise_key, err) < 0) return -1;
   c->noise_key_new = 1;
   return 0;
@@ -48,13 +54,9 @@ static int bbvfl_oc_noise_key_load(cl *c, bbvfl_err *err) {
 
 static int bbvfl_oc_noise_key_save(cl *c, bbvfl_err *err) {
   if (!c->noise_key_new) return 0;
-  char p[1100], hex[70];
+  char p[1100];
   bbvfl_oc_path_in(c, p, sizeof p, "noise.key");
-  bbvfl_hex_encode(c->noise_key, 32, hex);
-  size_t l = strlen(hex);
-  hex[l] = '\n';
-  int rc = bbvfl_write_file_atomic(p, hex, l + 1, 0600, err);
-  bbvfl_secret_wipe(hex, sizeof hex);
+  int rc = secret_write(p, c->noise_key, err);
   if (rc == 0) c->noise_key_new = 0;
   return rc;
 }

@@ -138,14 +138,12 @@ static int wait_payloads(cl *c, bbvfl_oc_slot *sl, oc_payloads *P, bbvfl_err *er
     }
     /* optimistic mode, the active client: the others may be waiting for a gradient this client
        posted before a dispute rolled the session back (bbvfl_oc_repost_rolled_back) */
-    if (c->is_active) {
-      int k = bbvfl_oc_repost_rolled_back(c, err);
-      if (k < 0) goto out;
-      if (k == 1) {
-        t0 = bbvfl_now();
-        last_parts = -1; /* the dispute excluded the claimer */
-        continue;
-      }
+    int rp = bbvfl_oc_repost_rolled_back(c, err);
+    if (rp < 0) goto out;
+    if (rp == 1) {
+      t0 = bbvfl_now();
+      last_parts = -1; /* the dispute excluded the claimer */
+      continue;
     }
     /* as bbvfl_oc_wait_event: dropouts (masked re-open, --expire) and, for the active client, expireRound()
        for the clients that stopped submitting after --takeover-after */
