@@ -137,7 +137,8 @@ int bbvfl_sender_send(bbvfl_sender *s, const uint8_t *to /*NULL = create*/, cons
                       bbvfl_err *err);
 /* send + wait for the receipt (timeout_s 0: 60 s); status 0 (reverted) is an error
  * BBVFL_E_REVERT with the reason (re-run as eth_call on the state before the transaction's block
- * to decode it); then *out still holds the receipt. The caller always bbvfl_receipt_clear()s
+ * to decode it, or, when that call succeeds because a transaction ahead of it in the same block
+ * changed the state, on the block's final state); then *out still holds the receipt. The caller always bbvfl_receipt_clear()s
  * *out (it is zeroed on other failures). */
 int bbvfl_sender_transact(bbvfl_sender *s, const uint8_t *to, const bbvfl_u256 *value,
                           const uint8_t *data, size_t len, uint64_t gas_limit, double timeout_s,

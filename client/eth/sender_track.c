@@ -124,20 +124,34 @@ int bbvfl_sender_stall_cause(bbvfl_sender *s, char *out, size_t cap) {
   return 1;
 }
 
-/* Why a mined transaction reverted: replay it as eth_call on the state before its block. */
+/* One eth_call replay of a transaction on the state after block `at`: 1 it reverted (*e filled,
+   BBVFL_E_REVERT), 0 it did not, -1 the call failed otherwise (*e). */
+static int replay_at(bbvfl_sender *s, uint64_t at, const uint8_t *to, const bbvfl_u256 *value, const uint8_t *data,
+                     size_t len, bbvfl_err *e) {
+  char blk[24];
+  snprintf(blk, sizeof blk, "0x%" PRIx64, at);
+  uint8_t *out = NULL;
+  size_t out_len = 0;
+  memset(e, 0, sizeof *e);
+  int crc = bbvfl_rpc_eth_call_value(s->rpc, s->key->addr, to, value, data, len, blk, &out, &out_len, e);
+  free(out);
+  if (crc == 0) return 0;
+  return e->code == BBVFL_E_REVERT ? 1 : -1;
+}
+
+/* Why a mined transaction reverted: replay it as eth_call on the state before its block. When
+   that call succeeds, a transaction ahead of it in the same block changed what it read (two
+   clients' calls racing into one block, e.g. two disputes of one claim, the later one reverting
+   NoClaim): the replay on the block's final state, which holds that change, gives the reason
+   then, and the message says which replay it is. */
 static int explain_revert(bbvfl_sender *s, const bbvfl_receipt *rc, const uint8_t *to,
                           const bbvfl_u256 *value, const uint8_t *data, size_t len,
                           uint64_t gas_limit, bbvfl_err *err) {
-  char h[67], blk[24];
+  char h[67];
   bbvfl_hex_encode(rc->hash, 32, h);
-  snprintf(blk, sizeof blk, "0x%" PRIx64, rc->block_number ? rc->block_number - 1 : 0);
-  uint8_t *out = NULL;
-  size_t out_len = 0;
-  bbvfl_err e = {0};
-  int crc = bbvfl_rpc_eth_call_value(s->rpc, s->key->addr, to, value, data, len, blk, &out,
-                                     &out_len, &e);
-  free(out);
-  if (crc != 0 && e.code == BBVFL_E_REVERT) {
+  bbvfl_err e;
+  int crc = replay_at(s, rc->block_number ? rc->block_number - 1 : 0, to, value, data, len, &e);
+  if (crc == 1) {
     bbvfl_fail(err, BBVFL_E_REVERT, "transaction %s reverted in block %" PRIu64 ": %s", h, rc->block_number, e.msg);
     if (err) err->revert = e.revert; /* the replay's revert data is the transaction's */
     return -1;
@@ -147,11 +161,19 @@ static int explain_revert(bbvfl_sender *s, const bbvfl_receipt *rc, const uint8_
                       "transaction %s reverted in block %" PRIu64 ": out of gas (used all %" PRIu64
                       ")",
                       h, rc->block_number, rc->gas_used);
+  if (crc == 0 && replay_at(s, rc->block_number, to, value, data, len, &e) == 1) {
+    bbvfl_fail(err, BBVFL_E_REVERT,
+               "transaction %s reverted in block %" PRIu64 ": %s (replayed on that block's final state: on the "
+               "state before it the call succeeds, so a transaction ahead of it in the block changed what it read)",
+               h, rc->block_number, e.msg);
+    if (err) err->revert = e.revert;
+    return -1;
+  }
   return bbvfl_fail(err, BBVFL_E_REVERT,
                     "transaction %s reverted in block %" PRIu64
                     " (gas used %" PRIu64 "); replaying it as a call %s, so the reason is unknown",
                     h, rc->block_number, rc->gas_used,
-                    crc == 0 ? "did not revert" : "failed");
+                    crc == 0 ? "did not revert, before its block nor on its final state" : "failed");
 }
 
 /* One look for a receipt of any of t's versions (t NULL: of hash only). 1 found, 0 not, -1 error. */

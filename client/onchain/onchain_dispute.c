@@ -14,7 +14,6 @@
  * called from its waits), the one rule of what it does after a roll-back. */
 #include "onchain/onchain_int.h"
 
-#include "bbvfl_errors.h" /* generated from abi/: BBVFL_SEL_* */
 #include "eth/keccak.h"
 #include "binding/fit.h"
 
@@ -144,12 +143,14 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   bbvfl_err de = {0};
   int sent = bbvfl_oc_tx(c, cd, len, gas, 0, NULL, "dispute()", &de);
   free(cd);
-  if (sent < 0 && !(de.code == BBVFL_E_REVERT && bbvfl_err_revert_sel_is(&de, BBVFL_SEL_NoClaim))) {
+  if (sent < 0 && de.code != BBVFL_E_REVERT) {
     *err = de;
     bbvfl_wrap(err, "round %llu: dispute()", (unsigned long long)r);
     goto out;
   }
-  /* ours, or (NoClaim) another client's dispute of this claim */
+  /* ours, or another client's dispute of this claim: ours then reverts NoClaim, or, mined in the
+     same block after the other one, with whatever reason its replay finds; the chain decides
+     (a SumDisputed of the round after the claim), not the revert's reason */
   bbvfl_cev sd;
   int f = event_from(c, BBVFL_EV_SUM_DISPUTED, r, rc.block_number, &sd, err);
   if (f <= 0) {

@@ -68,7 +68,7 @@ for m in 0 1 2; do
   wait "${pids[$m]}"
   rc=$?
   set -e
-  [ "$rc" = 0 ] || { cat "$run/c$m.out" >&2; fail "honest client $m exited $rc"; }
+  [ "$rc" = 0 ] || { cat "$run/c$m.out" >&2; other_logs "$m"; fail "honest client $m exited $rc"; }
   unset "pids[$m]"
 done
 # the claimer, excluded, stops on its own (its next call reverts) or waits: stopped here either way

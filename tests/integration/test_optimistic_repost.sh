@@ -90,7 +90,7 @@ for m in "$act" "$honest"; do
   wait "${pids[$m]}"
   rc=$?
   set -e
-  [ "$rc" = 0 ] || { cat "$run/c$m.out" >&2; fail "honest client $m exited $rc"; }
+  [ "$rc" = 0 ] || { cat "$run/c$m.out" >&2; other_logs "$m"; fail "honest client $m exited $rc"; }
 done
 set +e
 wait "${pids[$claimer]}"

@@ -5,7 +5,8 @@
  * base fee held high (the transaction is replaced: same nonce, higher fees, another hash, and
  * the replacement counts), a fee cap below the spike (nothing is sent while the base fee is above
  * it, the wait is reported, sending resumes when it falls), a reorg of depth 3 that takes mined
- * transactions out (re-sent, mined again, confirmed), and the fees paid. */
+ * transactions out (re-sent, mined again, confirmed), the fees paid, and the reason of a revert
+ * caused by another transaction of the same block. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@
 
 #include "common/fsutil.h"
 #include "devnet/devnet.h"
+#include "eth/hex.h"
 #include "eth/rpc.h"
 #include "eth/sender.h"
 #include "eth/wallet.h"
@@ -432,6 +434,51 @@ static void test_stall_names_cause(void **state) {
   bbvfl_key_wipe(&k);
 }
 
+/* Two calls racing into one block, the later one reverting only because of the earlier one (two
+ * clients disputing the same claim: the second reverts NoClaim). The contract (runtime code set
+ * with anvil_setCode): the first call sets slot 0, a call that finds it set reverts with the
+ * custom error 0xdeadbeef. Mining off, both sent (gas given, nothing estimated), then one block:
+ * one call succeeds, the other's revert is decoded with its selector, although replaying it on
+ * the state before the block succeeds (the replay on the block's final state is the one that
+ * reverts), and the message says which replay it is. */
+static void test_same_block_revert_reason(void **state) {
+  (void)state;
+  /* SLOAD(0) ? revert(0xdeadbeef) : SSTORE(0, 1) */
+  static const char code[] = "0x600054600c57600160005500" "5b63deadbeef60e01b60005260046000fd";
+  static const uint8_t at[20] = {0xbb, 0xf1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x01};
+  char at_hex[43];
+  bbvfl_hex_encode(at, 20, at_hex);
+  anvil(FX.rpc, "anvil_setCode", json_pack("[s,s]", at_hex, code));
+  bbvfl_key k;
+  bbvfl_sender *s2 = devnet_new_client(&FX, 1, &k);
+  bbvfl_sender *s1 = FX.dev_s;
+  bbvfl_err err = {0};
+  anvil(FX.rpc, "evm_setAutomine", json_pack("[b]", 0));
+  bbvfl_pending p1, p2;
+  devnet_check(bbvfl_sender_send_tracked(s1, at, NULL, NULL, 0, 100000, &p1, &err), &err);
+  devnet_check(bbvfl_sender_send_tracked(s2, at, NULL, NULL, 0, 100000, &p2, &err), &err);
+  assert_int_equal(pool_pending(FX.rpc), 2);
+  anvil(FX.rpc, "evm_mine", NULL);
+  restore_mining();
+  bbvfl_receipt r1, r2;
+  bbvfl_err e1 = {0}, e2 = {0};
+  int st1 = bbvfl_sender_wait_tracked(s1, &p1, 10, &r1, &e1);
+  int st2 = bbvfl_sender_wait_tracked(s2, &p2, 10, &r2, &e2);
+  uint64_t b1 = r1.block_number, b2 = r2.block_number;
+  bbvfl_receipt_clear(&r1);
+  bbvfl_receipt_clear(&r2);
+  bbvfl_pending_clear(&p1);
+  bbvfl_pending_clear(&p2);
+  bbvfl_sender_free(s2);
+  bbvfl_key_wipe(&k);
+  assert_true(b1 != 0 && b1 == b2); /* one block */
+  assert_true((st1 == 0) != (st2 == 0)); /* exactly one reverted */
+  const bbvfl_err *e = st1 == 0 ? &e2 : &e1;
+  assert_int_equal(e->code, BBVFL_E_REVERT);
+  if (!bbvfl_err_revert_sel_is(e, 0xdeadbeefu)) fail_msg("the revert's selector was not decoded: %s", e->msg);
+  if (!strstr(e->msg, "final state")) fail_msg("the message does not say which replay decoded it: %s", e->msg);
+}
+
 /* A node without a fee market (anvil --hardfork berlin: no base fee in its blocks, eth_feeHistory
  * answers zeros): the sender asked for EIP-1559 sends a legacy transaction at the gas price. */
 static void test_legacy_without_base_fee(void **state) {
@@ -476,6 +523,7 @@ int main(void) {
       cmocka_unit_test(test_legacy_without_base_fee),
       cmocka_unit_test(test_gas_limit_waits),
       cmocka_unit_test(test_stall_names_cause),
+      cmocka_unit_test(test_same_block_revert_reason),
   };
   return bbvfl_test_exit(cmocka_run_group_tests(tests, setup, teardown));
 }

@@ -41,25 +41,23 @@ def alive(pid):
     except OSError:
         return False
 def clients():
+    # the demo forks its 10 clients (run/local_clients.c), each with its stdout on its own
+    # RUN/clients/M/client.log. The demo's other children (the embedded anvil, a sanitizer's
+    # symbolizer) show the demo's command line between fork and exec, so it is the log, not the
+    # command line, that says which process is a client; a client's own children (a symbolizer)
+    # have the client as their parent
     out = []
+    logs = os.path.join(os.path.realpath(run), "clients")
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            cmd = open("/proc/%s/cmdline" % d, "rb").read().split(b"\0")
-        except OSError:
+            out1 = os.readlink("/proc/%s/fd/1" % d)
+            ppid = int(open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
-        # the demo forks its clients (run/local.c): children of the demo that name the run folder
-        # and are not the embedded anvil
-        if not os.path.basename(cmd[0]).startswith(b"anvil") and any(run.encode() in a for a in cmd):
-            # only the demo's own children: a process a client might start (e.g. a sanitizer's
-            # symbolizer) names the same run folder but is not one of the 10 clients
-            try:
-                ppid = int(open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            if ppid == demo:
-                out.append(int(d))
+        if ppid == demo and out1.startswith(logs + "/") and out1.endswith("/client.log"):
+            out.append(int(d))
     return out
 def sample(pid):
     try:
