@@ -13,7 +13,13 @@
 #  - the two other clients carry the session to its end (one of them elected active for the redone
 #    round) and exit 0; SessionEnded is on chain;
 #  - `bbvfl audit --json` exits 3 with check `sums` failing first at round R (the claimed sum is
-#    not the sum of the payloads in calldata).
+#    not the sum of the payloads in calldata);
+#  - both honest clients sent a dispute() of the claim (each checks every claim itself); exactly one
+#    was accepted (one SumDisputed), the other reverted, and its sender carried on all the same.
+# BBVFL_TEST_BLOCK_TIME=S (the _blocktime variant): the tampered session runs on S-second blocks
+# (the test's devnet switched to interval mining), so both disputes are sent while one block is
+# being built and mostly land in that one block (printed): the later one then reverts on the state
+# the earlier one left (NoClaim), which replaying it on the state before the block cannot show.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/optimistic.sh"
@@ -40,6 +46,10 @@ echo "honest optimistic session: audit PASS"
 # --- tampered
 run=$work/tampered
 mkdir -p "$run"
+if [ -n "${BBVFL_TEST_BLOCK_TIME:-}" ]; then
+  python3 -c 'import sys; from bbvfl_chain import Chain; c = Chain(sys.argv[1]); c.rpc("evm_setAutomine", [False]); c.rpc("evm_setIntervalMining", [int(sys.argv[2])])' \
+    "$BBVFL_RPC_URL" "$BBVFL_TEST_BLOCK_TIME" || fail "could not switch the devnet to ${BBVFL_TEST_BLOCK_TIME} s blocks"
+fi
 session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic
 T=$(json_get "$run/session.json" contract_params train_rounds)
 R=2
@@ -81,4 +91,23 @@ grep -qi "round $R: sum disputed by .*: the claimer ${addrs[$claimer]} is exclud
 grep -q "TAMPER" "$run/c$claimer.out" || fail "the claimer's log does not say it tampered"
 claimer_out_session_ended "$claimer"
 audit_fails_sums_at "$R"
+# the two dispute() transactions of round R: one accepted, one reverted
+python3 - "$BBVFL_RPC_URL" "$contract" "$("$BBVFL_CAST" sig 'dispute(uint64,address,bytes32,bytes[])')" "$R" <<'PY' || fail "dispute transactions"
+import sys
+from bbvfl_chain import Chain
+url, contract, sel, R = sys.argv[1], sys.argv[2].lower(), sys.argv[3], int(sys.argv[4])
+c = Chain(url)
+head = int(c.rpc("eth_blockNumber", []), 16)
+found = []
+for b in range(1, head + 1):
+    blk = c.rpc("eth_getBlockByNumber", [hex(b), True])
+    for tx in blk["transactions"]:
+        if (tx.get("to") or "").lower() == contract and tx["input"].startswith(sel) and int(tx["input"][10:74], 16) == R:
+            st = int(c.rpc("eth_getTransactionReceipt", [tx["hash"]])["status"], 16)
+            found.append((b, st))
+assert len(found) == 2, "dispute() transactions of round %d: %s (expected one from each honest client)" % (R, found)
+assert sorted(st for _, st in found) == [0, 1], "expected one accepted and one reverted: %s" % found
+same = found[0][0] == found[1][0]
+print("disputes of round %d: %s" % (R, "both in block %d" % found[0][0] if same else "in blocks %d and %d" % (found[0][0], found[1][0])))
+PY
 echo ok
