@@ -302,12 +302,15 @@ static void set_row(const bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t 
   r->train_row = in->rows ? in->rows[row] : SIZE_MAX;
 }
 
-/* A training row's class, implied by its posted gradient at distance dist: 1 refused (r filled: not
-   a class within the tolerance, or not the class the row had before), else 0 and noted in h->y. */
-static int row_class(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, int c, double dist,
+/* A training row's class c, implied at distance dist by its posted gradient (holder < 0) or by
+   label holder `holder`'s post: 1 refused (r filled, the holder named: not a class within the
+   tolerance, or not the class the row had before), else 0; a class from the posted gradient is
+   noted in h->y. */
+static int row_class(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, int c, double dist, int holder,
                      bbvfl_hcheck_result *r) {
   if (dist > h->label_tol) {
-    r->verdict = BBVFL_HC_LABEL_NOT_CLASS;
+    r->verdict = holder < 0 ? BBVFL_HC_LABEL_NOT_CLASS : BBVFL_HC_HOLDER_NOT_CLASS;
+    r->holder = holder;
     r->cls = c;
     r->label_dist = dist;
     r->tol = h->label_tol;
@@ -315,11 +318,12 @@ static int row_class(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, 
     return 1;
   }
   if (remember(h, in, row, c, r)) {
-    r->verdict = BBVFL_HC_LABEL_CHANGED;
+    r->verdict = holder < 0 ? BBVFL_HC_LABEL_CHANGED : BBVFL_HC_HOLDER_CHANGED;
+    r->holder = holder;
     set_row(h, in, row, r);
     return 1;
   }
-  h->y[row] = c;
+  if (holder < 0) h->y[row] = c;
   return 0;
 }
 
@@ -437,21 +441,7 @@ static int mlp_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck
         int c = holder_class(h, h->p0 + i * K, h->dx + i * K, &dist);
         if (c < 0) continue;
         h->held[i] = 1;
-        if (dist > h->label_tol) {
-          r->verdict = BBVFL_HC_HOLDER_NOT_CLASS;
-          r->holder = who;
-          r->cls = c;
-          r->label_dist = dist;
-          r->tol = h->label_tol;
-          set_row(h, in, i, r);
-          return 0;
-        }
-        if (remember(h, in, i, c, r)) {
-          r->verdict = BBVFL_HC_HOLDER_CHANGED;
-          r->holder = who;
-          set_row(h, in, i, r);
-          return 0;
-        }
+        if (row_class(h, in, i, c, dist, who, r)) return 0;
       }
     }
   }
@@ -473,7 +463,7 @@ static int mlp_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck
         probs_at(h, fh->params, x + i * P, p);
         c = implied_class(h, fh->params, p, gk + i * P, 0, &dist);
       }
-      if (row_class(h, in, row, c, dist, r)) return 0;
+      if (row_class(h, in, row, c, dist, -1, r)) return 0;
     }
     /* the gradient as the session's head computes it for those classes */
     if (split) {
@@ -572,7 +562,7 @@ static int lr_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck_
       }
       double dist = bd * (double)h->lb;
       size_t row = off + i;
-      if (row_class(h, in, row, best, dist, r)) return 0;
+      if (row_class(h, in, row, best, dist, -1, r)) return 0;
     }
     float *dz = h->post + off * K;
     bbvfl_lr_head_rows(&h->st, &h->lrh, h->hhat + off * K, h->y + off, n, inv, z, dz, NULL);
