@@ -199,6 +199,11 @@ abstract contract BbvflBase {
         uint32 indexed epoch, address indexed active, uint32 aurocMicro, uint32 accuracyMicro, uint64 lossMicro
     );
     event RewardsPaid(uint32 indexed epoch, address indexed client, uint256 amount, uint32 submissions);
+    /// The last round is done. Optimistic mode: a dispute of a claim of the last epoch re-opens
+    /// an ended session (the roll-back), and SessionEnded is emitted again when it ends again: the
+    /// last one counts. Pool tokens beyond the payouts (the pool is sized for rate x M x rounds;
+    /// excluded clients are not paid for the rounds after their exclusion) stay in this contract:
+    /// it has no owner, so there is nobody to sweep them to.
     event SessionEnded(uint64 rounds);
     /// Masked mode: expireRound voided the open round's submissions and re-opened it for the
     /// participant set `participants` (bit i = client index i), n = its size.
@@ -618,17 +623,23 @@ abstract contract BbvflBase {
         emit Elected(s, act, 0, uint8(np), 0);
     }
 
-    /// Re-election when the active client is overdue: the open TRAIN round has been complete for
-    /// more than activeBlocks blocks without a gradient, or the oldest epoch whose metrics or
+    /// Re-election when the active client is overdue: the open TRAIN round has been ready for its
+    /// gradient for more than activeBlocks blocks (ready: the block its last submission landed, or
+    /// it became head, or it was aggregated or expired, whichever is latest; a late submitter
+    /// therefore cannot shorten the active client's time), or the oldest epoch whose metrics or
     /// rewards are missing has been complete that long (counted from the later of that event and
-    /// the current active client's election).
+    /// the current active client's election). The successor is keccak256(electionSeed, round)'s
+    /// draw: it depends on neither the block nor the caller, so choosing when to call (or who
+    /// calls) cannot change it; it is public, which matters only to someone who can make the
+    /// active client late, and the deadline above leaves that to the active client alone.
     function reelect() external {
         Hot memory h = _hot;
         if (!(h.started)) _revert(NoElectionYet.selector);
         uint256 since = _activeSince;
         bool overdue;
         if (!h.ended && _headWaiting(h)) {
-            uint256 from = h.completedAt > since ? h.completedAt : since;
+            uint256 ready = _readyAt(h);
+            uint256 from = ready > since ? ready : since;
             overdue = block.number > from + ACTIVE_BLOCKS;
         }
         if (!overdue) {
@@ -764,8 +775,11 @@ abstract contract BbvflBase {
         _settle();
     }
 
-    /// The active client triggers the epoch's payout; the contract decides who gets what:
-    /// every client gets (accepted - rewarded) * rewardPerSubmission.
+    /// The active client triggers the epoch's payout; the contract decides who gets what: every
+    /// client gets (due - rewarded) * rewardPerSubmission, due being its accepted submissions to
+    /// the rounds up to the epoch's last (a submission to a later round, which an expiry may still
+    /// void or a dispute roll back, is paid with its own epoch). A client already paid for as much
+    /// gets nothing (rewarded never exceeds accepted, and no order of calls can underflow).
     function payRewards(uint32 epoch) external {
         if (!(msg.sender == _active)) _revert(NotActive.selector);
         if (!(epoch < EPOCHS)) _revert(NoSuchEpoch.selector, epoch);
@@ -776,12 +790,15 @@ abstract contract BbvflBase {
         uint256 n = _clients.length;
         Hot memory h = _hot;
         bool paid;
+        uint256 cap = _epochEnd(epoch);
+        _onPay(cap);
         for (uint256 i = 0; i < n; i++) {
             address a = _clients[i];
             uint256 w = _client[a];
             uint256 acc = _accepted(w, h);
+            if (acc > cap) acc = cap;
             uint256 rew = (w >> SH_REW) & M32;
-            if (acc == rew) continue;
+            if (acc <= rew) continue;
             paid = true;
             _client[a] = (w & ~(M32 << SH_REW)) | (acc << SH_REW);
             uint256 amount = (acc - rew) * RATE;
@@ -857,6 +874,15 @@ abstract contract BbvflBase {
 
     /// The head round waits for the active client (the reelect() deadline applies).
     function _headWaiting(Hot memory h) internal view virtual returns (bool);
+
+    /// payRewards is paying for the rounds before `cap` (the optimistic mode records it).
+    function _onPay(uint256 cap) internal virtual {}
+
+    /// Block from which a waiting head round (_headWaiting) has been ready for the active client:
+    /// the active deadline counts from it. Lane mode: its completion (h.completedAt).
+    function _readyAt(Hot memory h) internal view virtual returns (uint256) {
+        return h.completedAt;
+    }
 
     /// Participants that submitted to the head round.
     function _headCount(Hot memory h) internal view virtual returns (uint8);
@@ -993,10 +1019,14 @@ abstract contract BbvflBase {
         return r == h.round && (h.ended || _headComplete(h));
     }
 
-    function _epochComplete(uint32 e, Hot memory h) internal view returns (bool) {
+    /// The first round after epoch e (the number of rounds of epochs 0..e).
+    function _epochEnd(uint32 e) internal view returns (uint256) {
         uint256 n = uint256(e) + 1;
-        uint256 last = n * (uint256(T) + V) + (_curvOn() ? _curvEpochs(n, CURV_EVERY) * C_CURV : 0) - 1;
-        return _isComplete(uint64(last), h);
+        return n * (uint256(T) + V) + (_curvOn() ? _curvEpochs(n, CURV_EVERY) * C_CURV : 0);
+    }
+
+    function _epochComplete(uint32 e, Hot memory h) internal view returns (bool) {
+        return _isComplete(uint64(_epochEnd(e) - 1), h);
     }
 
     // ------------------------------------------------------------------ views

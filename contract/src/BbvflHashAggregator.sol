@@ -10,9 +10,10 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///
 /// - submit(round, q): same sender and length checks as the lane mode; plain mode range-checks
 ///   every value <= b (SWAR over calldata). The contract writes ONE storage word: for (the round's
-///   ring slot, the client's index) the word (round + 1) << 192 | low 192 bits of keccak256(q)
-///   (the tag says which round the word belongs to: a word of an older round in the same slot
-///   means "not submitted"); it emits SubmittedPayload(round, client, q) (instead of the lane
+///   ring slot, the client's index) the word (round + 1) << 224 | (block number mod 2^32) << 192
+///   | low 192 bits of keccak256(q) (the tag says which round the word belongs to: a word of an
+///   older round in the same slot means "not submitted"; the block is when the submission landed,
+///   from which reelect() counts the active client's deadline: see BbvflBase.reelect); it emits SubmittedPayload(round, client, q) (instead of the lane
 ///   mode's Submitted(round, client, keccak256(q))): the payload is in the log, so anyone can
 ///   aggregate from the logs however the participant submitted. No lane words, no bitmap, no hot-word write: the sum is formed later, in memory, from
 ///   the payloads themselves. (A steady-state submit: one cold read + one rewrite of that word,
@@ -81,25 +82,25 @@ contract BbvflHashAggregator is BbvflBase {
         assembly ("memory-safe") {
             hw := sload(_hot.slot)
         }
-        if (!(hw & HOT_STARTED != 0)) revert NotTraining();
-        if (!(hw & HOT_ENDED == 0)) revert SessionOver();
+        if (!(hw & HOT_STARTED != 0)) _revert(NotTraining.selector);
+        if (!(hw & HOT_ENDED == 0)) _revert(SessionOver.selector);
         uint256 head = hw & M64;
-        // These two keep BbvflBase's _revert (head is a raw uint256 word; the typed error needs a
-        // uint64 cast): as compiler-checked reverts they cost 34 bytes, and this contract's
-        // runtime code (24,047 bytes) must keep 512 bytes under EIP-170 (contract/GAS.md).
+        // Every check here uses BbvflBase's _revert (arguments checked by abi_fresh's
+        // check-revert-sites.mjs): this contract's runtime code must keep 512 bytes under EIP-170
+        // (contract/GAS.md, "Contract sizes").
         if (!(round >= head)) _revert(RoundClosed.selector, round, head);
         if (!(_open(round, head))) _revert(RoundNotOpen.selector, round, head);
         uint256 w = _client[msg.sender];
-        if (!(w & F_REG != 0)) revert NotRegistered();
-        if (!(w & F_EXCL == 0)) revert ClientExcluded();
-        if (!(q.length == _dataLen(round))) revert BadLength(_dataLen(round), q.length);
-        if (!MASKED && _aboveB(q)) revert ValueAboveLevels(LEVELS);
+        if (!(w & F_REG != 0)) _revert(NotRegistered.selector);
+        if (!(w & F_EXCL == 0)) _revert(ClientExcluded.selector);
+        if (!(q.length == _dataLen(round))) _revert(BadLength.selector, _dataLen(round), q.length);
+        if (!MASKED && _aboveB(q)) _revert(ValueAboveLevels.selector, LEVELS);
         uint256 dk = HASH_BASE + ((round % RING) << 6) + ((w >> SH_INDEX) & 0xFF);
         uint256 old;
         assembly ("memory-safe") {
             old := sload(dk)
         }
-        if (!(old >> 192 != uint256(round) + 1)) revert AlreadySubmitted(round);
+        if (!(old >> 224 != uint256(round) + 1)) _revert(AlreadySubmitted.selector, round);
         // q is copied once into free memory as the ABI encoding of the event's data (offset,
         // length, q zero-padded): keccak256 reads it there and the log emits it from there.
         bytes32 d;
@@ -115,7 +116,7 @@ contract BbvflHashAggregator is BbvflBase {
             d := keccak256(add(f, 0x40), len)
             dl := add(0x40, and(add(len, 31), not(31)))
         }
-        uint256 word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
+        uint256 word = ((uint256(round) + 1) << 224) | ((block.number & M32) << 192) | (uint256(d) & M192);
         bytes32 topic = SubmittedPayload.selector;
         assembly ("memory-safe") {
             sstore(dk, word)
@@ -172,14 +173,14 @@ contract BbvflHashAggregator is BbvflBase {
     /// against its stored hash, emits RoundCompleted. Anyone may call it.
     function aggregate(uint64 round, bytes[] calldata payloads) external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) revert NotTraining();
-        if (!(round >= h.round)) revert RoundClosed(round, h.round);
-        if (!(round == h.round)) revert RoundNotOpen(round, h.round);
-        if (!(h.count == 0)) revert AlreadyAggregated(round);
+        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
+        if (!(round >= h.round)) _revert(RoundClosed.selector, round, h.round);
+        if (!(round == h.round)) _revert(RoundNotOpen.selector, round, h.round);
+        if (!(h.count == 0)) _revert(AlreadyAggregated.selector, round);
         uint64 mask = h.submitted;
         uint256 base = HASH_BASE + ((round % RING) << 6);
-        if (!(_submitted(round, mask) == mask)) revert RoundNotComplete(round);
-        if (!(payloads.length == h.n)) revert BadPayloadCount(h.n, payloads.length);
+        if (!(_submitted(round, mask) == mask)) _revert(RoundNotComplete.selector, round);
+        if (!(payloads.length == h.n)) _revert(BadPayloadCount.selector, h.n, payloads.length);
         uint256 len = _dataLen(round);
         bytes memory sum = new bytes(len << (LANE_BITS == 16 && !MASKED ? 1 : 0));
         uint256 k;
@@ -191,7 +192,7 @@ contract BbvflHashAggregator is BbvflBase {
             assembly ("memory-safe") {
                 want := sload(dk)
             }
-            if (!(p.length == len && uint256(_hash(p)) & M192 == want & M192)) revert PayloadHashMismatch(k - 1);
+            if (!(p.length == len && uint256(_hash(p)) & M192 == want & M192)) _revert(PayloadHashMismatch.selector, k - 1);
             _add(sum, p);
         }
         emit RoundCompleted(round, h.n, sum);
@@ -267,7 +268,7 @@ contract BbvflHashAggregator is BbvflBase {
             assembly ("memory-safe") {
                 x := sload(dk)
             }
-            if (x >> 192 == tag) got |= uint64(1 << i);
+            if (x >> 224 == tag) got |= uint64(1 << i);
         }
     }
 
@@ -277,11 +278,11 @@ contract BbvflHashAggregator is BbvflBase {
     /// participants that did not submit to it (see the header for plain and masked mode).
     function expireRound() external {
         Hot memory h = _hot;
-        if (!(h.started && !h.ended)) revert NotTraining();
+        if (!(h.started && !h.ended)) _revert(NotTraining.selector);
         uint64 keep = _submitted(h.round, h.submitted);
-        if (!(keep != h.submitted)) revert RoundAlreadyComplete();
-        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) revert RoundNotTimedOut(uint256(h.openedAt) + TIMEOUT_BLOCKS);
-        if (!(keep != 0)) revert NoSubmissions();
+        if (!(keep != h.submitted)) _revert(RoundAlreadyComplete.selector);
+        if (!(block.number > uint256(h.openedAt) + TIMEOUT_BLOCKS)) _revert(RoundNotTimedOut.selector, uint256(h.openedAt) + TIMEOUT_BLOCKS);
+        if (!(keep != 0)) _revert(NoSubmissions.selector);
         if (_excludeMissing(h, keep, 3)) _reelect(h.round, 2);
         h.submitted = keep;
         h.completedAt = uint40(block.number);
@@ -311,7 +312,7 @@ contract BbvflHashAggregator is BbvflBase {
 
     /// No sum is stored in the hashed mode: the sums are in the RoundCompleted events.
     function roundSum(uint64) external pure returns (bytes memory) {
-        revert NoStoredSum();
+        _revert(NoStoredSum.selector);
     }
 
     /// Submission bitmap (bit = client index, every registered client, excluded ones too) of round
@@ -351,6 +352,28 @@ contract BbvflHashAggregator is BbvflBase {
 
     function _headWaiting(Hot memory h) internal view override returns (bool) {
         return h.count != 0 || _submitted(h.round, h.submitted) == h.submitted;
+    }
+
+    /// The later of the block head became head (or was aggregated, or expired: completedAt) and
+    /// the block of its last submission (kept modulo 2^32 in the submission words).
+    function _readyAt(Hot memory h) internal view override returns (uint256 at) {
+        at = h.completedAt;
+        if (h.count != 0) return at;
+        uint256 base = HASH_BASE + ((uint256(h.round) % RING) << 6);
+        uint256 m = h.submitted;
+        assembly ("memory-safe") {
+            // a word's bits 192..223 hold its block mod 2^32 (the tag above them is a multiple of
+            // 2^32 there, so the masked difference ignores it): block = now - (now - stored) mod 2^32
+            for { let i := 0 } m {
+                i := add(i, 1)
+                m := shr(1, m)
+            } {
+                if and(m, 1) {
+                    let b := sub(number(), and(sub(number(), shr(192, sload(add(base, i)))), 0xffffffff))
+                    if gt(b, at) { at := b }
+                }
+            }
+        }
     }
 
     function _headCount(Hot memory h) internal view override returns (uint8 n) {

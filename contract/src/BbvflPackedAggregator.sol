@@ -38,7 +38,7 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   is done) and clears the latest label-gradient posts. A correct sum's dispute reverts
 ///   SumCorrect, a late one DisputeTooLate(deadline), a round with no claim standing NoClaim
 ///   (never claimed, already disputed, or a claim erased by a roll-back to an earlier round), a
-///   round of an epoch whose metrics and rewards are settled EpochSettled. One honest
+///   round of an epoch that payRewards has paid (that epoch or a later one) EpochSettled. One honest
 ///   participant that checks every claim within the deadline suffices: no honest majority.
 ///   Rounds submitted ahead of the disputed one keep their submissions (they were computed
 ///   before its gradient); later claims are erased by the roll-back and re-posted.
@@ -106,7 +106,7 @@ abstract contract BbvflPacked is BbvflBase {
         assembly ("memory-safe") {
             old := sload(dk)
         }
-        if (!(old >> 192 != uint256(round) + 1)) _revert(AlreadySubmitted.selector, round);
+        if (!(old >> 224 != uint256(round) + 1)) _revert(AlreadySubmitted.selector, round);
         bytes32 d;
         uint256 f;
         uint256 dl;
@@ -122,7 +122,7 @@ abstract contract BbvflPacked is BbvflBase {
         }
         uint256 word;
         unchecked {
-            word = ((uint256(round) + 1) << 192) | (uint256(d) & M192);
+            word = ((uint256(round) + 1) << 224) | ((block.number & M32) << 192) | (uint256(d) & M192);
         }
         bytes32 topic = SubmittedPayload.selector;
         assembly ("memory-safe") {
@@ -339,7 +339,7 @@ abstract contract BbvflPacked is BbvflBase {
                 assembly ("memory-safe") {
                     x := sload(dk)
                 }
-                if (x >> 192 == tag) got |= uint64(1 << i);
+                if (x >> 224 == tag) got |= uint64(1 << i);
             }
         }
     }
@@ -400,6 +400,28 @@ abstract contract BbvflPacked is BbvflBase {
         return h.count != 0 || _submitted(h.round, h.submitted) == h.submitted;
     }
 
+    /// The later of the block head became head (or was aggregated, or expired: completedAt) and
+    /// the block of its last submission (kept modulo 2^32 in the submission words).
+    function _readyAt(Hot memory h) internal view override returns (uint256 at) {
+        at = h.completedAt;
+        if (h.count != 0) return at;
+        uint256 base = HASH_BASE + ((uint256(h.round) % RING) << 6);
+        uint256 m = h.submitted;
+        assembly ("memory-safe") {
+            // a word's bits 192..223 hold its block mod 2^32 (the tag above them is a multiple of
+            // 2^32 there, so the masked difference ignores it): block = now - (now - stored) mod 2^32
+            for { let i := 0 } m {
+                i := add(i, 1)
+                m := shr(1, m)
+            } {
+                if and(m, 1) {
+                    let b := sub(number(), and(sub(number(), shr(192, sload(add(base, i)))), 0xffffffff))
+                    if gt(b, at) { at := b }
+                }
+            }
+        }
+    }
+
     function _headCount(Hot memory h) internal view override returns (uint8 n) {
         uint64 b = _submitted(h.round, h.submitted);
         unchecked {
@@ -456,6 +478,9 @@ contract BbvflPackedAggregator is BbvflPacked {
 contract BbvflOptimisticAggregator is BbvflPacked {
     // round => claim word (see the contract's notice); 0: no claim standing
     mapping(uint256 => uint256) private _claims;
+    // rounds paid for: the end (first round after) of the latest epoch payRewards ran for; a
+    // dispute of an earlier round is refused, so no payout is ever rolled back
+    uint64 private _paidThrough;
 
     /// Optimistic mode: `claimer` claimed keccak256(packed sum) of `round` is sumHash (RoundCompleted,
     /// with an empty sum, follows in the same transaction; the sum is the payloads').
@@ -471,7 +496,8 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     /// @notice The dispute window of the claim closed.
     /// @param deadline last block a dispute was accepted
     error DisputeTooLate(uint256 deadline);
-    /// @notice The round's epoch is settled (metrics and rewards): its sums are final.
+    /// @notice The round's epoch, or a later one, is paid (payRewards): its sums are final, so
+    /// that no payout is ever rolled back.
     /// @param epoch the epoch
     error EpochSettled(uint256 epoch);
     /// @notice The claimer, sum or payloads are not those the claim committed to.
@@ -483,6 +509,10 @@ contract BbvflOptimisticAggregator is BbvflPacked {
 
     function _optimistic() internal pure override returns (bool) {
         return true;
+    }
+
+    function _onPay(uint256 cap) internal override {
+        if (cap > _paidThrough) _paidThrough = uint64(cap);
     }
 
     /// Optimistic mode: a participant posts keccak256 of head's packed sum, without the sum or
@@ -524,7 +554,7 @@ contract BbvflOptimisticAggregator is BbvflPacked {
             for { let i := 0 } iszero(iszero(shr(i, mask))) { i := add(i, 1) } {
                 if and(shr(i, mask), 1) {
                     let x := sload(add(base, i))
-                    if iszero(eq(shr(192, x), tag)) { complete := 0 }
+                    if iszero(eq(shr(224, x), tag)) { complete := 0 }
                     mstore(o, and(x, M192))
                     o := add(o, 0x20)
                 }
@@ -557,8 +587,10 @@ contract BbvflOptimisticAggregator is BbvflPacked {
             deadline = (c >> 192) + TIMEOUT_BLOCKS;
         }
         if (!(block.number <= deadline)) _revert(DisputeTooLate.selector, deadline);
-        (uint256 e,,) = _locate(round);
-        if (!(e >= _unsettled)) _revert(EpochSettled.selector, e);
+        if (!(round >= _paidThrough)) {
+            (uint256 e,,) = _locate(round);
+            _revert(EpochSettled.selector, e);
+        }
     }
 
     /// Low 192 bits of keccak256(round, claimer, sumHash, the payloads' hashes' low 192 bits).

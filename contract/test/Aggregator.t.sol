@@ -712,16 +712,18 @@ contract AggregatorTest is Base {
         for (uint256 i = 0; i < logs.length; i++) {
             if (logs[i].topics[0] != topic) continue;
             (uint256 amount, uint32 subs) = abi.decode(logs[i].data, (uint256, uint32));
-            assertEq(subs, 4, "4 accepted submissions each");
-            assertEq(amount, 4e18, "rate x submissions");
+            // the submission to epoch 1's open round is accepted but paid with epoch 1: an
+            // expiry may still void it (masked mode) before that round completes
+            assertEq(subs, 3, "epoch 0's 3 accepted submissions each");
+            assertEq(amount, 3e18, "rate x submissions");
             paidEvents++;
         }
         assertEq(paidEvents, 3, "three clients paid");
         for (uint256 i = 0; i < 3; i++) {
-            assertEq(t.balanceOf(clientAddr(i)), 4e18, "balance");
+            assertEq(t.balanceOf(clientAddr(i)), 3e18, "balance");
             (,,,,,, uint32 acc, uint32 rew) = agg.clientInfo(clientAddr(i));
             assertEq(acc, 4, "accepted");
-            assertEq(rew, 4, "rewarded");
+            assertEq(rew, 3, "rewarded: epoch 0's rounds only");
         }
         vm.prank(act);
         vx.expectPartialRevert(BbvflBase.RewardsAlreadyPaid.selector);
