@@ -53,6 +53,15 @@ static void check_pending_transfer(st_t *S) {
   S->pend = 0;
 }
 
+/* What payRewards(epoch) owes client c: its accepted submissions to the rounds up to the epoch's
+   last (a later round's are paid with their own epoch), less what it was already paid; never
+   negative (the contract skips a client already paid as much). */
+static uint64_t due_of(const st_t *S, const client_st *c, uint32_t epoch) {
+  uint64_t cap = bbvfl_cconfig_epoch_start(&S->p.cfg, (uint64_t)epoch + 1);
+  uint64_t acc = c->accepted < cap ? c->accepted : cap;
+  return acc > c->rewarded ? acc - c->rewarded : 0;
+}
+
 /* End of one payRewards call: nobody due may be left out. */
 void bbvfl_au_close_rewards_group(st_t *S) {
   if (!S->rp_open) return;
@@ -63,10 +72,11 @@ void bbvfl_au_close_rewards_group(st_t *S) {
   memcpy(fake.tx_hash, S->rp_tx, 32);
   fake.block_number = S->rp_block;
   for (size_t i = 0; i < S->ncl; i++)
-    if (S->cl[i].accepted > S->cl[i].rewarded)
+    if (due_of(S, &S->cl[i], S->rp_epoch) > 0)
       bbvfl_au_fail(S, BBVFL_AC_REWARDS, &fake, 0, 0, S->rp_epoch, S->cl[i].addr,
-           "left out of the payout: %llu accepted submissions, %llu rewarded",
-           (unsigned long long)S->cl[i].accepted, (unsigned long long)S->cl[i].rewarded);
+           "left out of the payout: %llu accepted submissions up to the epoch's last round, %llu rewarded",
+           (unsigned long long)(S->cl[i].rewarded + due_of(S, &S->cl[i], S->rp_epoch)),
+           (unsigned long long)S->cl[i].rewarded);
   bbvfl_au_settle(S);
 }
 
@@ -102,12 +112,12 @@ void bbvfl_au_on_rewards_paid(st_t *S, const bbvfl_cev *ev, const fetched *fx) {
     return;
   }
   client_st *c = &S->cl[i];
-  uint64_t due = c->accepted - c->rewarded;
+  uint64_t due = due_of(S, c, S->rp_epoch);
   bbvfl_u256 want;
   int bad = 0;
   if (ev->submissions != due) {
     bbvfl_au_fail(S, BBVFL_AC_REWARDS, ev, 0, 0, ev->epoch, ev->client,
-         "paid for %u submissions, %llu accepted and not yet rewarded", ev->submissions, (unsigned long long)due);
+         "paid for %u submissions, %llu accepted up to the epoch's last round and not yet rewarded", ev->submissions, (unsigned long long)due);
     bad = 1;
   }
   if (bbvfl_u256_mul_u64(&want, &S->p.cfg.reward_per_submission, due) || bbvfl_u256_cmp(&want, &ev->amount)) {

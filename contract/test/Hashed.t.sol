@@ -638,4 +638,28 @@ contract HashedTest is Base {
             agg.submit(0, q);
         }
     }
+
+    // ------------------------------------------------------------ sequences
+
+    /// A participant that submits last at openedAt + activeBlocks + 1 (inside its round timeout)
+    /// cannot re-elect in the same block: the active client's deadline counts from that
+    /// submission, so it keeps its full activeBlocks (issue: deadlines nobody can game).
+    function test_late_submitter_cannot_steal_active_role() public {
+        BbvflHashAggregator agg = start(configH(3, false, 4, 1, 0, 0, 1, 0));
+        address act = agg.active();
+        uint256 late = indexOf(act) == 2 ? 1 : 2;
+        for (uint256 i = 0; i < 3; i++) if (i != late) submitAs(agg, i, 0);
+        uint256 t0 = block.number;
+        vm.roll(t0 + c.activeBlocks + 1);
+        submitAs(agg, late, 0);
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
+        agg.reelect();
+        vm.roll(block.number + c.activeBlocks);
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
+        agg.reelect();
+        vm.roll(block.number + 1);
+        agg.reelect();
+        assertTrue(agg.active() != act, "re-elected once the active client had its activeBlocks");
+    }
+
 }

@@ -270,4 +270,59 @@ contract MaskedSessionTest is Base {
         }
         assertTrue(keccak256(acc) != keccak256(plainSum(seed, 0, 7, 4, n, 16)), "partial sum would be garbage");
     }
+
+    // ------------------------------------------------------------ sequences
+
+    /// Lane masked mode: A submits to the first round of epoch 1, payRewards(0) runs, B times out
+    /// and expireRound voids the round (A's accepted count drops back), then A is excluded at the
+    /// re-run. payRewards(0) paid epoch 0's rounds only, so A is never paid more than it has
+    /// accepted and every later payout works (it used to revert Panic(0x11) for ever).
+    function test_masked_expiry_after_payout_no_panic() public {
+        BbvflBase.Config memory k = config(3, 1, 4, 16, true, 2, 0, 2); // 2 TRAIN rounds an epoch
+        BbvflAggregator agg = startSession(k);
+        bytes memory y = new bytes(8); // masked lanes: any 16-bit values
+        for (uint64 r = 0; r < 2; r++) {
+            for (uint256 i = 0; i < 3; i++) {
+                vm.prank(clientAddr(i));
+                agg.submit(r, y);
+            }
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(4 * 4), "");
+        }
+        address a = clientAddr(0);
+        vm.prank(a);
+        agg.submit(2, y);
+        vm.prank(clientAddr(2));
+        agg.submit(2, y);
+        vm.prank(agg.active());
+        agg.payRewards(0);
+        (,,,,,, uint32 acc, uint32 rew) = agg.clientInfo(a);
+        assertEq(acc, 3, "A's open-round submission counts as accepted");
+        assertEq(rew, 2, "but is paid with epoch 1");
+        vm.roll(block.number + k.roundTimeoutBlocks + 1);
+        agg.expireRound(); // B excluded, round 2 voided and re-opened for {A, C}
+        vm.prank(clientAddr(2));
+        agg.submit(2, y);
+        vm.roll(block.number + k.roundTimeoutBlocks + 1);
+        agg.expireRound(); // A excluded (accepted frozen at 2), re-opened for {C}
+        (,,,,,, acc, rew) = agg.clientInfo(a);
+        assertEq(acc, 2, "A's accepted count after its exclusion");
+        assertTrue(rew <= acc, "A never paid beyond what it has accepted");
+        for (uint64 r = 2; r < 4; r++) {
+            vm.prank(clientAddr(2));
+            agg.submit(r, y);
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(4 * 4), "");
+        }
+        vm.prank(agg.active());
+        agg.payRewards(1);
+        (,,,,,, acc, rew) = agg.clientInfo(clientAddr(2));
+        assertEq(rew, 4, "C paid for all four rounds");
+        for (uint256 i = 0; i < 3; i++) {
+            (,,,,,, acc, rew) = agg.clientInfo(clientAddr(i));
+            assertTrue(rew <= acc, "rewarded <= accepted");
+            assertEq(agg.token().balanceOf(clientAddr(i)), uint256(rew) * k.rewardPerSubmission, "paid = rewarded x rate");
+        }
+    }
+
 }

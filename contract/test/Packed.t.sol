@@ -513,4 +513,111 @@ contract PackedTest is Base {
         agg.postSum(0, keccak256(s));
         assertEq(agg.currentRound(), 0, "waits for the gradient");
     }
+
+    // ------------------------------------------------------------------ sequences
+
+    /// aggregate() checks every payload against its stored hash, the first one included.
+    function test_packed_first_payload_hash_checked() public {
+        BbvflPackedAggregator agg = startP(cfg(3, 40, 16, 2));
+        for (uint256 i = 0; i < 3; i++) submitAs(agg, i, 0);
+        bytes[] memory ps = payloads(agg, 0);
+        ps[0] = payload(7, 0); // same length, another client's values
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.PayloadHashMismatch.selector, uint256(0)));
+        agg.aggregate(0, ps);
+        ps = payloads(agg, 0);
+        ps[2] = payload(7, 0);
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.PayloadHashMismatch.selector, uint256(2)));
+        agg.aggregate(0, ps);
+    }
+
+    /// A late submitter cannot take the active role (packed and optimistic): the active
+    /// client's deadline counts from the head round's last submission.
+    function test_late_submitter_cannot_steal_active_role() public {
+        for (uint256 mode = 0; mode < 2; mode++) {
+            BbvflBase agg = mode == 0 ? BbvflBase(startP(cfg(3, 40, 16, 2))) : BbvflBase(startO(cfg(3, 40, 16, 2)));
+            address act = agg.active();
+            uint256 late = indexOf(act) == 2 ? 1 : 2;
+            for (uint256 i = 0; i < 3; i++) if (i != late) submitAs(agg, i, 0);
+            vm.roll(block.number + c.activeBlocks + 1);
+            submitAs(agg, late, 0);
+            vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
+            agg.reelect();
+            vm.roll(block.number + c.activeBlocks);
+            vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
+            agg.reelect();
+            vm.roll(block.number + 1);
+            agg.reelect();
+            assertTrue(agg.active() != act, "re-elected after the full activeBlocks");
+        }
+    }
+
+    /// Optimistic: a wrong claim on an epoch's last round, then payRewards before postMetrics.
+    /// The dispute is refused (EpochSettled: a paid epoch's sums are final), so no payout is
+    /// rolled back, and every later payout works (it used to revert Panic(0x11) for ever).
+    function test_optimistic_dispute_after_payout_refused_no_panic() public {
+        BbvflBase.Config memory k = cfg(3, 40, 16, 2);
+        k.epochs = 2;
+        k.rewardPool *= 2;
+        BbvflOptimisticAggregator agg = startO(k);
+        bytes memory bad;
+        for (uint64 r = 0; r < 2; r++) {
+            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
+            bytes memory s = sumOf(all(3), r, r == 1 ? 1 : 0);
+            if (r == 1) bad = s;
+            vm.prank(clientAddr(0));
+            agg.postSum(r, keccak256(s));
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(40 * 4), "");
+        }
+        vm.prank(agg.active());
+        agg.payRewards(0);
+        bytes[] memory ps = payloads(agg, 1);
+        vm.prank(ANYONE);
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.EpochSettled.selector, uint256(0)));
+        agg.dispute(1, clientAddr(0), keccak256(bad), ps);
+        vm.prank(agg.active());
+        agg.postMetrics(0, 1, 1, 1);
+        for (uint64 r = 2; r < 4; r++) {
+            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
+            vm.prank(clientAddr(1));
+            agg.postSum(r, keccak256(sumOf(all(3), r, 0)));
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(40 * 4), "");
+        }
+        vm.prank(agg.active());
+        agg.payRewards(1);
+        for (uint256 i = 0; i < 3; i++) {
+            (,,,,,, uint32 acc, uint32 rew) = agg.clientInfo(clientAddr(i));
+            assertEq(acc, 4, "accepted");
+            assertEq(rew, 4, "rewarded");
+            assertEq(agg.token().balanceOf(clientAddr(i)), 4e18, "paid once per submission");
+        }
+    }
+
+    /// Optimistic: a dispute of a round of epoch 0 after payRewards(1) (paid out of order) is
+    /// refused too: payRewards(1) paid the rounds of both epochs.
+    function test_optimistic_dispute_after_later_payout_refused() public {
+        BbvflBase.Config memory k = cfg(3, 40, 16, 2);
+        k.epochs = 2;
+        k.rewardPool *= 2;
+        BbvflOptimisticAggregator agg = startO(k);
+        bytes memory bad;
+        for (uint64 r = 0; r < 4; r++) {
+            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
+            bytes memory s = sumOf(all(3), r, r == 1 ? 1 : 0);
+            if (r == 1) bad = s;
+            vm.prank(clientAddr(0));
+            agg.postSum(r, keccak256(s));
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(40 * 4), "");
+        }
+        vm.prank(agg.active());
+        agg.payRewards(1);
+        bytes[] memory ps = payloads(agg, 1);
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.EpochSettled.selector, uint256(0)));
+        agg.dispute(1, clientAddr(0), keccak256(bad), ps);
+        vm.prank(agg.active());
+        agg.payRewards(0); // nobody due: no underflow
+    }
+
 }
