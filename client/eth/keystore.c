@@ -1,12 +1,14 @@
-/* Web3 Secret Storage v3 key files over OpenSSL's libcrypto. See keystore.h. */
+/* Web3 Secret Storage v3 key files over libsodium (scrypt) and OpenSSL's libcrypto. See keystore.h. */
 #include "eth/keystore.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +20,19 @@
 #include "eth/keccak.h"
 
 #define KS_MAX_FILE (64u << 10)
-#define KS_MAX_LOG_N 20 /* scrypt n up to 2^20: 1 GiB with r = 8 */
+#define KS_MAX_LOG_N 20                /* writing: scrypt n up to 2^20, 1 GiB with r = 8 */
+#define KS_MAX_SCRYPT_MEM (2ull << 30) /* reading: scrypt's memory up to 2 GiB */
+#define KS_MAX_SCRYPT_LOG_WORK 27      /* reading: n r p up to 2^27, 64 times geth's 2^18 * 8 * 1 */
 #define KS_MAX_PBKDF2_C 10000000LL
 #define KS_WRITE_LOG_N 18
 
 static void wipe(void *p, size_t n) { OPENSSL_cleanse(p, n); }
+
+/* scrypt's memory in bytes: 128 r n for V, 128 r p for B, 256 r for XY (exact in a double near the
+ * limit, and no overflow for any n, r, p). */
+static double scrypt_mem(long long n, long long r, long long p) {
+  return 128.0 * (double)r * ((double)n + (double)p + 2.0);
+}
 
 /* A hex string field of o (with or without 0x) of exactly n bytes into out. */
 static int hex_field(const json_t *o, const char *name, uint8_t *out, size_t n, bbvfl_err *err) {
@@ -44,12 +54,56 @@ static int int_field(const json_t *o, const char *name, long long lo, long long 
   return 0;
 }
 
+/* The one scrypt here (reading and writing): libsodium's, which takes any valid n, r, p (OpenSSL's
+ * refuses n >= 2^(16 r): r = 1 keystores with n >= 2^16). The parameters are checked first, and
+ * the limits keep a hostile keystore from taking the machine's memory or hours of CPU. */
+static int scrypt_check(long long n, long long r, long long p, bbvfl_err *err) {
+  if (n < 2 || (n & (n - 1)) != 0)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: scrypt n must be a power of two > 1 (got %lld)", n);
+  if (r < 1) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: scrypt r must be >= 1 (got %lld)", r);
+  if (p < 1) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: scrypt p must be >= 1 (got %lld)", p);
+  double mem = scrypt_mem(n, r, p), gib = (double)(1ull << 30);
+  if (mem > (double)KS_MAX_SCRYPT_MEM)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "keystore: scrypt parameters need %.1f GiB of memory (%.0f bytes for n=%lld, r=%lld, p=%lld): "
+                      "over the limit of %.1f GiB (%llu bytes)",
+                      mem / gib, mem, n, r, p, (double)KS_MAX_SCRYPT_MEM / gib, (unsigned long long)KS_MAX_SCRYPT_MEM);
+  double work = (double)n * (double)r * (double)p;
+  if (work > (double)(1ull << KS_MAX_SCRYPT_LOG_WORK))
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "keystore: scrypt parameters need n*r*p = %.3g (n=%lld, r=%lld, p=%lld): over the limit of 2^%d "
+                      "(%d times geth's n=2^18, r=8, p=1)",
+                      work, n, r, p, KS_MAX_SCRYPT_LOG_WORK, 1 << (KS_MAX_SCRYPT_LOG_WORK - 21));
+  return 0;
+}
+
+/* The scrypt key of password and salt into dk, after scrypt_check. */
+static int scrypt_dk(const char *password, size_t pwlen, const uint8_t *salt, size_t salt_len, long long n, long long r,
+                     long long p, uint8_t dk[32], bbvfl_err *err) {
+  if (scrypt_check(n, r, p, err) < 0) return -1;
+  if (sodium_init() < 0) return bbvfl_fail(err, BBVFL_E_CRYPTO, "keystore: libsodium could not be initialised");
+  static const uint8_t none = 0; /* libsodium wants pointers, even to 0 bytes */
+  errno = 0;
+  if (crypto_pwhash_scryptsalsa208sha256_ll(pwlen ? (const uint8_t *)password : &none, pwlen, salt_len ? salt : &none,
+                                            salt_len, (uint64_t)n, (uint32_t)r, (uint32_t)p, dk, 32) == 0)
+    return 0;
+  int e = errno;
+  wipe(dk, 32);
+  if (e == ENOMEM)
+    return bbvfl_fail(err, BBVFL_E_NOMEM,
+                      "keystore: scrypt (n=%lld, r=%lld, p=%lld) could not get its %.0f MiB of memory", n, r, p,
+                      scrypt_mem(n, r, p) / (double)(1u << 20));
+  return bbvfl_fail(err, BBVFL_E_CRYPTO, "keystore: scrypt (n=%lld, r=%lld, p=%lld) failed in libsodium: %s", n, r, p,
+                    e ? strerror(e) : "no reason given");
+}
+
 /* Derives the 32-byte key from the kdf and its parameters. */
 static int derive(const char *kdf, const json_t *kp, const char *password, size_t pwlen, uint8_t dk[32],
                   bbvfl_err *err) {
   if (!json_is_object(kp)) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: \"kdfparams\" is missing or not an object");
   long long dklen;
-  if (int_field(kp, "dklen", 32, 32, &dklen, err) < 0) return -1;
+  if (int_field(kp, "dklen", LLONG_MIN, LLONG_MAX, &dklen, err) < 0) return -1;
+  if (dklen != 32) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: kdfparams \"dklen\" must be 32 (got %lld)", dklen);
   const char *salt_hex = json_string_value(json_object_get(kp, "salt"));
   if (!salt_hex) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: kdfparams \"salt\" is missing or not a string");
   uint8_t *salt = NULL;
@@ -59,21 +113,11 @@ static int derive(const char *kdf, const json_t *kp, const char *password, size_
     return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: kdfparams \"salt\" is not hex");
   int rc = -1;
   if (strcmp(kdf, "scrypt") == 0) {
-    long long n, r, p;
-    if (int_field(kp, "n", 2, 1LL << KS_MAX_LOG_N, &n, err) < 0 || int_field(kp, "r", 1, 64, &r, err) < 0 ||
-        int_field(kp, "p", 1, 64, &p, err) < 0)
+    long long n, r, p; /* any integers: scrypt_check names what is wrong with them */
+    if (int_field(kp, "n", LLONG_MIN, LLONG_MAX, &n, err) < 0 ||
+        int_field(kp, "r", LLONG_MIN, LLONG_MAX, &r, err) < 0 || int_field(kp, "p", LLONG_MIN, LLONG_MAX, &p, err) < 0)
       goto out;
-    if (n & (n - 1)) {
-      bbvfl_fail(err, BBVFL_E_PARSE, "keystore: scrypt n = %lld is not a power of two", n);
-      goto out;
-    }
-    /* OpenSSL's scrypt needs 128 r (n + 2) bytes for V and 128 r p for B */
-    uint64_t maxmem = 128ull * (uint64_t)r * ((uint64_t)n + 2 + (uint64_t)p) + (1u << 20);
-    if (EVP_PBE_scrypt(password, pwlen, salt, salt_len, (uint64_t)n, (uint64_t)r, (uint64_t)p, maxmem, dk, 32) != 1) {
-      bbvfl_fail(err, BBVFL_E_CRYPTO, "keystore: scrypt (n=%lld r=%lld p=%lld) failed in libcrypto (out of memory?)",
-                 n, r, p);
-      goto out;
-    }
+    if (scrypt_dk(password, pwlen, salt, salt_len, n, r, p, dk, err) < 0) goto out;
   } else if (strcmp(kdf, "pbkdf2") == 0) {
     const char *prf = json_string_value(json_object_get(kp, "prf"));
     if (!prf || strcmp(prf, "hmac-sha256") != 0) {
@@ -210,8 +254,7 @@ int bbvfl_keystore_encrypt(const bbvfl_key *k, const char *password, size_t pwle
   uuid[6] = (uint8_t)((uuid[6] & 0x0f) | 0x40); /* version 4 */
   uuid[8] = (uint8_t)((uuid[8] & 0x3f) | 0x80); /* RFC 4122 variant */
   uint64_t n = 1ull << log_n;
-  if (EVP_PBE_scrypt(password, pwlen, salt, sizeof salt, n, 8, 1, 128ull * 8 * (n + 3) + (1u << 20), dk, 32) != 1)
-    return bbvfl_fail(err, BBVFL_E_CRYPTO, "keystore: scrypt failed in libcrypto (out of memory?)");
+  if (scrypt_dk(password, pwlen, salt, sizeof salt, (long long)n, 8, 1, dk, err) < 0) return -1;
   int rc = -1;
   if (aes_ctr(dk, iv, k->priv, 32, ct, err) < 0) goto done;
   mac_of(dk, ct, sizeof ct, mac);

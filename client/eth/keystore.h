@@ -1,9 +1,13 @@
 /* Encrypted key files: the Web3 Secret Storage v3 format ("keystore" of geth, `cast wallet new`,
- * `cast wallet import`), read and written with OpenSSL's libcrypto (scrypt, PBKDF2-HMAC-SHA256,
- * AES-128-CTR); the MAC is keccak256(derived_key[16:32] || ciphertext) (eth/keccak.h). No
- * cryptographic primitive is written here.
+ * `cast wallet import`), read and written with libsodium (scrypt) and OpenSSL's libcrypto
+ * (PBKDF2-HMAC-SHA256, AES-128-CTR); the MAC is keccak256(derived_key[16:32] || ciphertext)
+ * (eth/keccak.h). No cryptographic primitive is written here.
  *
- * Reading accepts kdf "scrypt" (n a power of two up to 2^20, r*p bounded) and "pbkdf2"
+ * Reading accepts kdf "scrypt" with any valid parameters (n a power of two > 1, r >= 1, p >= 1:
+ * r = 1 with n >= 2^16 too, which OpenSSL's scrypt refuses) within two limits against a hostile
+ * file: its memory, 128 r (n + p + 2) bytes, up to 2 GiB, and n r p up to 2^27 (64 times geth's
+ * n = 2^18, r = 8, p = 1), each checked before anything is allocated. An invalid parameter is
+ * BBVFL_E_PARSE, one over a limit BBVFL_E_ARG, both naming the parameters. Also kdf "pbkdf2"
  * (prf hmac-sha256, c up to 10^7), cipher "aes-128-ctr", dklen 32, and the "crypto" object
  * spelled "crypto" or "Crypto". The MAC is checked (in constant time) before anything is
  * decrypted: a wrong password is BBVFL_E_CRYPTO "wrong password (the keystore's MAC does not

@@ -3,8 +3,8 @@
 # by `cast wallet import --private-key` of a known key, read by `bbvfl key address --keystore` (the
 # address cast prints, the key's own); a keystore written by `bbvfl key new --keystore` read back by
 # `cast wallet address --keystore` (same address), mode 0600, never overwritten. Bad input, each with
-# its clear error and a non-zero exit: a wrong password, corrupt JSON, an unknown KDF, a bad MAC, a
-# missing password, two key sources. (Decoding in detail, pbkdf2 included: test_eth_keystore.c. A
+# its clear error and a non-zero exit: a wrong password, corrupt JSON, an unknown KDF, a bad MAC,
+# scrypt parameters that are invalid or need too much memory, a missing password, two key sources. (Decoding in detail, pbkdf2 included: test_eth_keystore.c. A
 # cast keystore driving a client on chain: tests/integration/test_onchain_hosted.sh.)
 set -euo pipefail
 : "${BBVFL_BIN:?}" "${BBVFL_CAST:?}"
@@ -63,6 +63,16 @@ python3 -c 'import json; d=json.load(open("ks/imported")); d["crypto"]["kdf"]="a
 bad 'kdf "argon2" is not supported' --keystore kdf.json --password-file pw
 python3 -c 'import json; d=json.load(open("ks/imported")); m=d["crypto"]["mac"]; d["crypto"]["mac"]=("0" if m[0]!="0" else "1")+m[1:]; json.dump(d, open("mac.json","w"))'
 bad "MAC does not match" --keystore mac.json --password-file pw
+# scrypt parameters: each refused before any derivation, the error naming the cause
+kdf() { # file key value
+  python3 -c 'import json,sys; d=json.load(open("ks/imported")); d["crypto"]["kdfparams"][sys.argv[2]]=int(sys.argv[3]); json.dump(d, open(sys.argv[1],"w"))' "$@"
+}
+kdf n.json n 1000
+bad "scrypt n must be a power of two > 1 (got 1000)" --keystore n.json --password-file pw
+kdf r.json r 0
+bad "scrypt r must be >= 1 (got 0)" --keystore r.json --password-file pw
+kdf mem.json n 67108864
+bad "scrypt parameters need 64.0 GiB of memory .*over the limit of 2.0 GiB" --keystore mem.json --password-file pw
 bad "password-file" --keystore ks/imported
 bad "exactly one" --keystore ks/imported --password-file pw --key-env HOME
 chmod 644 pw
