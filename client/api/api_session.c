@@ -183,7 +183,8 @@ bbvfl_status bbvfl_deploy_session(const bbvfl_deploy_opts *o, bbvfl_deploy_resul
   if (rc == 0) {
     bbvfl_deploy_req req = {.rpc_url = o->rpc_url, .key = o->key_file ? &ks : NULL, .key_flag = "key_file",
                             .ds = &ds, .out = o->session_file, .out_flag = "session_file",
-                            .client_keys_dir = o->client_keys_dir, .nkeys = part.M};
+                            .client_keys_dir = o->client_keys_dir, .nkeys = part.M, .members = o->members,
+                            .open_registration = o->open_registration};
     rc = bbvfl_deploy_run(&req, s, &e);
   }
   if (rc == 0) {

@@ -137,6 +137,11 @@ typedef struct {
   /* informational, not a check: the deployment's creation code against the product artifact
    * abi/BbvflAggregator.json ($BBVFL_ABI_DIR); the checks verify behaviour whatever the code */
   int code_known, code_matches;
+  /* who could register, from the deployment's constructor arguments (has_members 0: not read, no
+     deployment in range): registration_open 1, anyone (deployed so on purpose); else the
+     nmembers addresses in members, and the registration check fails a Registered of anyone else */
+  int has_members, registration_open, nmembers;
+  uint8_t members[64][20];
   uint64_t chain_id;
   /* session */
   bbvfl_cparams params;

@@ -201,22 +201,58 @@ static int find_deployment(st_t *S, const bbvfl_cev *ev, bbvfl_err *err) {
   return 0;
 }
 
-/* The creation calldata (in, inlen) ends with the Config tuple params() reports; informational:
- * is the code before it the product's artifact? (the checks verify behaviour whatever the code) */
+/* A 32-byte big-endian word as a uint64 (UINT64_MAX when it does not fit). */
+static uint64_t word_u64(const uint8_t w[32]) {
+  uint64_t v = 0;
+  for (int i = 0; i < 24; i++)
+    if (w[i]) return UINT64_MAX;
+  for (int i = 24; i < 32; i++) v = v << 8 | w[i];
+  return v;
+}
+
+/* The constructor arguments end the creation calldata (in, inlen): the Config tuple (cfglen bytes,
+ * inline), the offset of the member list (cfglen + 32), its length n and n address words. The
+ * length of the arguments, or 0 when no n in 0..64 fits (*n the members). */
+static size_t ctor_args_len(const uint8_t *in, size_t inlen, const uint8_t *cfg, size_t cfglen, size_t *n) {
+  static const uint8_t zero[12];
+  for (size_t k = 0; k <= 64; k++) {
+    size_t len = cfglen + 64 + 32 * k;
+    if (inlen < len) break;
+    const uint8_t *a = in + inlen - len;
+    if (memcmp(a, cfg, cfglen) || word_u64(a + cfglen) != cfglen + 32 || word_u64(a + cfglen + 32) != k)
+      continue;
+    int ok = 1;
+    for (size_t i = 0; ok && i < k; i++) ok = !memcmp(a + cfglen + 64 + 32 * i, zero, 12);
+    if (!ok) continue;
+    *n = k;
+    return len;
+  }
+  return 0;
+}
+
+/* The creation calldata (in, inlen) ends with the constructor arguments: the Config tuple params()
+ * reports and the member list (who may register); informational: is the code before them the
+ * product's artifact? (the checks verify behaviour whatever the code) */
 static int check_constructor_args(st_t *S, const bbvfl_cev *ev, const uint8_t *in, size_t inlen, bbvfl_err *err) {
   uint8_t *cfg = NULL;
-  size_t cfglen = 0;
-  if (bbvfl_cenc_config(&S->p.cfg, &cfg, &cfglen, err) < 0) return -1;
-  if (inlen < cfglen || memcmp(in + inlen - cfglen, cfg, cfglen))
+  size_t cfgw = 0, n = 0;
+  if (bbvfl_cenc_config(&S->p.cfg, &cfg, &cfgw, err) < 0) return -1;
+  size_t cfglen = ctor_args_len(in, inlen, cfg, cfgw, &n);
+  if (!cfglen) {
     bbvfl_au_fail(S, BBVFL_AC_PARAMS, ev, 0, 0, -1, NULL,
             "params() does not match the constructor arguments of the deployment transaction");
-  else
+  } else {
     bbvfl_au_ok(S, BBVFL_AC_PARAMS);
+    const uint8_t *m = in + inlen - cfglen + cfgw + 64;
+    S->r->has_members = 1;
+    S->r->registration_open = n == 0;
+    S->r->nmembers = (int)n;
+    for (size_t i = 0; i < n; i++) memcpy(S->r->members[i], m + 32 * i + 12, 20);
+  }
   uint8_t *code = NULL;
   size_t clen = 0;
   bbvfl_err ce = {0};
-  if (inlen >= cfglen &&
-      bbvfl_artifact_bytecode(bbvfl_wire_contract(S->p.cfg.wire), &code, &clen, &ce) == 0) {
+  if (cfglen && bbvfl_artifact_bytecode(bbvfl_wire_contract(S->p.cfg.wire), &code, &clen, &ce) == 0) {
     S->r->code_known = 1;
     S->r->code_matches = clen == inlen - cfglen && !memcmp(code, in, clen);
   }

@@ -31,6 +31,13 @@ void bbvfl_au_on_registered(st_t *S, const bbvfl_cev *ev) {
   if (ev->index != S->ncl)
     bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "index %u, expected %zu (registration order)",
          ev->index, S->ncl);
+  if (S->r->has_members && !S->r->registration_open) {
+    int member = 0;
+    for (int i = 0; !member && i < S->r->nmembers; i++) member = !memcmp(S->r->members[i], ev->client, 20);
+    if (!member)
+      bbvfl_au_client_fail(S, BBVFL_AC_REGISTRATION, ev, "registered, but the session is closed to its %d members",
+                           S->r->nmembers);
+  }
   client_st *c = &S->cl[S->ncl++];
   memset(c, 0, sizeof *c);
   memcpy(c->addr, ev->client, 20);

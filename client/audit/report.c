@@ -94,6 +94,10 @@ void bbvfl_audit_print_text(FILE *f, const bbvfl_audit_result *r) {
   if (r->code_known)
     fprintf(f, "  deployed code: %s the product artifact abi/%s.json%s\n", r->code_matches ? "identical to" : "DIFFERS from",
             bbvfl_rep_artifact_name(r), r->code_matches ? "" : " (the checks verify behaviour)");
+  if (r->has_members && r->registration_open)
+    fprintf(f, "  registration: open to anyone (deployed without a member list)\n");
+  else if (r->has_members)
+    fprintf(f, "  registration: closed to the %d members named at deploy\n", r->nmembers);
   session_line(f, r);
   fprintf(f, "  read %llu logs: %llu of %llu rounds complete, %llu submissions, %llu gradients, %llu epochs%s%s\n",
           (unsigned long long)r->logs, (unsigned long long)r->rounds_completed,
@@ -345,6 +349,12 @@ json_t *bbvfl_audit_json(const bbvfl_audit_result *r) {
   json_object_set_new(o, "deploy_block", r->has_deploy ? json_integer((json_int_t)r->deploy_block) : json_null());
   json_object_set_new(o, "elapsed_s", json_real(r->elapsed_s));
   json_object_set_new(o, "code_matches_artifact", r->code_known ? json_boolean(r->code_matches) : json_null());
+  json_object_set_new(o, "registration", !r->has_members ? json_null() : json_string(r->registration_open ? "open" : "members"));
+  if (r->has_members && !r->registration_open) {
+    json_t *mem = json_array();
+    for (int i = 0; mem && i < r->nmembers; i++) json_array_append_new(mem, jaddr(r->members[i]));
+    json_object_set_new(o, "members", mem);
+  }
   json_object_set_new(o, "summary", json_pack("{s:i,s:i,s:i,s:i}", "checks", BBVFL_AC_COUNT, "passed",
                                               (int)bbvfl_rep_count_status(r, BBVFL_AS_PASS), "failed",
                                               (int)bbvfl_rep_count_status(r, BBVFL_AS_FAIL), "skipped",

@@ -204,7 +204,8 @@ static int setup_bbvfl(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   size_t alen = 0, len = 0;
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
-  if (bbvfl_cenc_config(&cc, &args, &alen, err) != 0) return -1;
+  /* open registration: the bench's own throwaway keys register */
+  if (bbvfl_cenc_ctor(&cc, NULL, 0, &args, &alen, err) != 0) return -1;
   int r = bbvfl_deploy(p->c[0].s, "BbvflAggregator", args, alen, TX_TIMEOUT_S, addr, &rc, err);
   free(args);
   res->deploy_gas = rc.gas_used;

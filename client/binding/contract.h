@@ -149,8 +149,13 @@ typedef struct {
 void bbvfl_cenc_word_u64(uint64_t v, uint8_t out[32]);
 void bbvfl_cenc_word_address(const uint8_t addr[20], uint8_t out[32]);
 
-/* ABI encoding of the Config tuple (constructor arguments, no selector). */
+/* ABI encoding of the Config tuple alone (no selector): the head of the constructor arguments. */
 int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err);
+/* The aggregators' constructor arguments (Config, address[] members): `members` the n (0..64)
+   addresses that may register (the caller's buffer, read only), n 0 a session open to anyone.
+   *out is allocated (the caller frees it). */
+int bbvfl_cenc_ctor(const bbvfl_cconfig *c, const uint8_t (*members)[20], size_t n, uint8_t **out, size_t *len,
+                    bbvfl_err *err);
 
 int bbvfl_cenc_register(const uint8_t pubkey[64], uint8_t **out, size_t *len, bbvfl_err *err);
 /* registerLabelHolder(bytes): register() for a client that holds labels (fixed for the session). */

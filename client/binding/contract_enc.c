@@ -20,34 +20,55 @@ void bbvfl_cenc_word_address(const uint8_t addr[20], uint8_t out[32]) {
   memcpy(out + 12, addr, 20);
 }
 
-int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err) {
+/* The Config tuple's words into b (static: inline in the head). */
+static int put_config(bbvfl_abi_builder *b, const bbvfl_cconfig *c, bbvfl_err *err) {
   bbvfl_cconfig d = *c;
   if (bbvfl_cconfig_derive(&d, err) < 0) return -1;
+  bbvfl_abi_put_u64(b, d.clients);
+  bbvfl_abi_put_u64(b, d.batch);
+  bbvfl_abi_put_u64(b, d.dim);
+  bbvfl_abi_put_u64(b, d.levels);
+  bbvfl_abi_put_u64(b, d.beta_micro);
+  bbvfl_abi_put_bool(b, d.masked);
+  bbvfl_abi_put_u64(b, d.batches_per_epoch);
+  bbvfl_abi_put_u64(b, d.window);
+  bbvfl_abi_put_u64(b, d.eval_rows);
+  bbvfl_abi_put_u64(b, d.eval_rows_per_round);
+  bbvfl_abi_put_u64(b, d.train_rows);
+  bbvfl_abi_put_u64(b, d.test_rows);
+  bbvfl_abi_put_u64(b, d.staleness);
+  bbvfl_abi_put_bool(b, d.hashed);
+  bbvfl_abi_put_u64(b, d.epochs);
+  bbvfl_abi_put_u256(b, &d.reward_per_submission);
+  bbvfl_abi_put_u256(b, &d.reward_pool);
+  bbvfl_abi_put_u64(b, d.commit_blocks);
+  bbvfl_abi_put_u64(b, d.reveal_blocks);
+  bbvfl_abi_put_u64(b, d.active_blocks);
+  bbvfl_abi_put_u64(b, d.round_timeout_blocks);
+  bbvfl_abi_put_u64(b, d.curv_every);
+  bbvfl_abi_put_u64(b, d.curv_rows);
+  return 0;
+}
+
+int bbvfl_cenc_config(const bbvfl_cconfig *c, uint8_t **out, size_t *len, bbvfl_err *err) {
   bbvfl_abi_builder b;
   bbvfl_abi_builder_init(&b, NULL);
-  bbvfl_abi_put_u64(&b, d.clients);
-  bbvfl_abi_put_u64(&b, d.batch);
-  bbvfl_abi_put_u64(&b, d.dim);
-  bbvfl_abi_put_u64(&b, d.levels);
-  bbvfl_abi_put_u64(&b, d.beta_micro);
-  bbvfl_abi_put_bool(&b, d.masked);
-  bbvfl_abi_put_u64(&b, d.batches_per_epoch);
-  bbvfl_abi_put_u64(&b, d.window);
-  bbvfl_abi_put_u64(&b, d.eval_rows);
-  bbvfl_abi_put_u64(&b, d.eval_rows_per_round);
-  bbvfl_abi_put_u64(&b, d.train_rows);
-  bbvfl_abi_put_u64(&b, d.test_rows);
-  bbvfl_abi_put_u64(&b, d.staleness);
-  bbvfl_abi_put_bool(&b, d.hashed);
-  bbvfl_abi_put_u64(&b, d.epochs);
-  bbvfl_abi_put_u256(&b, &d.reward_per_submission);
-  bbvfl_abi_put_u256(&b, &d.reward_pool);
-  bbvfl_abi_put_u64(&b, d.commit_blocks);
-  bbvfl_abi_put_u64(&b, d.reveal_blocks);
-  bbvfl_abi_put_u64(&b, d.active_blocks);
-  bbvfl_abi_put_u64(&b, d.round_timeout_blocks);
-  bbvfl_abi_put_u64(&b, d.curv_every);
-  bbvfl_abi_put_u64(&b, d.curv_rows);
+  if (put_config(&b, c, err) < 0) {
+    bbvfl_abi_builder_free(&b);
+    return -1;
+  }
+  return bbvfl_abi_builder_finish(&b, out, len, err);
+}
+
+int bbvfl_cenc_ctor(const bbvfl_cconfig *c, const uint8_t (*members)[20], size_t n, uint8_t **out, size_t *len,
+                    bbvfl_err *err) {
+  bbvfl_abi_builder b;
+  bbvfl_abi_builder_init(&b, NULL);
+  if (put_config(&b, c, err) < 0) {
+    bbvfl_abi_builder_free(&b);
+    return -1;
+  }
+  bbvfl_abi_put_address_array(&b, members, n);
   return bbvfl_abi_builder_finish(&b, out, len, err);
 }
 

@@ -183,6 +183,16 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                         (json_int_t)s->chain_id, "contract", contract, "token", token, "deploy_block",
                         (json_int_t)s->deploy_block, "contract_params", cp, "training", tr);
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
+  json_object_set_new(o, "registration", json_string(s->open_registration ? "open" : "members"));
+  if (!s->open_registration) {
+    json_t *mem = json_array();
+    for (int i = 0; mem && i < s->nmembers; i++) {
+      char a[43];
+      bbvfl_addr_checksum(s->members[i], a);
+      json_array_append_new(mem, json_string(a));
+    }
+    json_object_set_new(o, "members", mem);
+  }
   if (s->round_timeout_s > 0 || s->active_timeout_s > 0 || s->block_time_s > 0)
     json_object_set_new(o, "deadlines",
                         json_pack("{s:f, s:f, s:f, s:I, s:I}", "block_time_s", s->block_time_s, "round_timeout_s",
@@ -352,9 +362,16 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   s->n_classes = ds->nclasses;
   for (int i = 0; i < ds->nclasses; i++) snprintf(s->classes[i], sizeof s->classes[i], "%s", ds->class_names[i]);
   s->chain_id = bbvfl_sender_chain_id(snd);
+  if (!s->open_registration && s->nmembers != (int)c->clients)
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "a session of %u clients needs its %u members' addresses (--members ADDR,... or --client-keys DIR), "
+                      "or --open-registration to let anyone join; got %d (nothing was deployed)",
+                      c->clients, c->clients, s->nmembers);
   uint8_t *args = NULL;
   size_t alen = 0;
-  if (bbvfl_cenc_config(c, &args, &alen, err) < 0) return -1;
+  if (bbvfl_cenc_ctor(c, (const uint8_t(*)[20])s->members, s->open_registration ? 0 : (size_t)s->nmembers, &args,
+                      &alen, err) < 0)
+    return -1;
   bbvfl_receipt rc;
   memset(&rc, 0, sizeof rc);
   /* lane storage, hashed, packed and optimistic aggregation: four contracts on one base (contract/src/BbvflBase.sol) */
@@ -371,5 +388,37 @@ int bbvfl_session_deploy(bbvfl_rpc *rpc, struct bbvfl_sender *snd, const bbvfl_d
   if (bbvfl_aggc_params(&a, &p, err) < 0) return bbvfl_wrap(err, "reading the new aggregator's parameters");
   memcpy(s->token, p.token, 20);
   s->lane_bits = p.lane_bits;
+  return 0;
+}
+
+int bbvfl_session_parse_members(bbvfl_session *s, const char *list, const char *flag, bbvfl_err *err) {
+  s->nmembers = 0;
+  const char *p = list;
+  while (p && *p) {
+    const char *e = strchr(p, ',');
+    size_t n = e ? (size_t)(e - p) : strlen(p);
+    char one[64];
+    if (n == 0 || n >= sizeof one)
+      return bbvfl_fail(err, BBVFL_E_ARG, "%s: '%.*s' is not an address (0x and 40 hex digits)", flag, (int)(n < 60 ? n : 60), p);
+    memcpy(one, p, n);
+    one[n] = 0;
+    if (s->nmembers >= 64) return bbvfl_fail(err, BBVFL_E_ARG, "%s: at most 64 members", flag);
+    bbvfl_err pe = {0};
+    if (bbvfl_addr_parse(one, s->members[s->nmembers], &pe) < 0)
+      return bbvfl_fail(err, BBVFL_E_ARG, "%s: member %d: %s", flag, s->nmembers + 1, pe.msg);
+    for (int i = 0; i < s->nmembers; i++)
+      if (!memcmp(s->members[i], s->members[s->nmembers], 20))
+        return bbvfl_fail(err, BBVFL_E_ARG, "%s: %s is named twice", flag, one);
+    s->nmembers++;
+    p = e ? e + 1 : NULL;
+  }
+  if (s->nmembers == 0) return bbvfl_fail(err, BBVFL_E_ARG, "%s: no address given", flag);
+  return 0;
+}
+
+int bbvfl_session_may_register(const bbvfl_session *s, const uint8_t addr[20]) {
+  if (s->open_registration) return 1;
+  for (int i = 0; i < s->nmembers; i++)
+    if (!memcmp(s->members[i], addr, 20)) return 1;
   return 0;
 }

@@ -51,7 +51,20 @@ typedef struct {
      staleness 1 (one block per window; README "A chain with a block time") */
   int staleness_auto;
   uint64_t block_gas_limit;
+  /* who may register: open_registration 1, anyone (asked for at deploy); else the nmembers
+     addresses in members (nmembers == cparams.clients), the constructor's member list. Written to
+     the session file as "registration": "open" | "members" and "members": [addresses]. */
+  int open_registration;
+  int nmembers;
+  uint8_t members[64][20];
 } bbvfl_session;
+
+/* Parses a comma-separated list of 0x addresses into s->members (BBVFL_E_ARG naming `flag` and
+   the bad entry; at most 64, no duplicates). */
+int bbvfl_session_parse_members(bbvfl_session *s, const char *list, const char *flag, bbvfl_err *err);
+
+/* 1 when addr may register in the session (open, or a member), else 0. */
+int bbvfl_session_may_register(const bbvfl_session *s, const uint8_t addr[20]);
 
 /* Default deadlines in seconds, turned into blocks at deploy on a chain with a block time. */
 #define BBVFL_DEFAULT_ROUND_TIMEOUT_S 600.0

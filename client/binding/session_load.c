@@ -145,6 +145,28 @@ int bbvfl_session_locate(const char *path, bbvfl_session_loc *out, bbvfl_err *er
   return 0;
 }
 
+/* "registration" and "members": who may register. A file without them predates closed sessions:
+ * its contract took anyone. */
+static int load_members(json_t *o, bbvfl_session *s, const char *path, bbvfl_err *err) {
+  json_t *reg = json_object_get(o, "registration"), *mem = json_object_get(o, "members");
+  s->nmembers = 0;
+  s->open_registration = !reg || (json_is_string(reg) && !strcmp(json_string_value(reg), "open"));
+  if (reg && !s->open_registration && !(json_is_string(reg) && !strcmp(json_string_value(reg), "members")))
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"registration\" is \"open\" or \"members\"", path);
+  if (s->open_registration) return 0;
+  if (!json_is_array(mem) || json_array_size(mem) < 1 || json_array_size(mem) > 64)
+    return bbvfl_fail(err, BBVFL_E_PARSE, "session file %s: \"members\" must list 1..64 addresses", path);
+  for (size_t i = 0; i < json_array_size(mem); i++) {
+    json_t *a = json_array_get(mem, i);
+    if (!json_is_string(a) || bbvfl_addr_parse(json_string_value(a), s->members[i], err) < 0) {
+      if (!err->code) bbvfl_fail(err, BBVFL_E_PARSE, "not an address");
+      return bbvfl_wrap(err, "session file %s: \"members\"[%zu]", path, i);
+    }
+  }
+  s->nmembers = (int)json_array_size(mem);
+  return 0;
+}
+
 /* "version" .. "deploy_block": where the session lives. */
 static int load_where(json_t *o, bbvfl_session *s, const char *path, bbvfl_err *err) {
   long long v = 0;
@@ -159,7 +181,7 @@ static int load_where(json_t *o, bbvfl_session *s, const char *path, bbvfl_err *
   if (bbvfl_addr_parse(buf, s->token, err) < 0) return bbvfl_wrap(err, "session file %s: \"token\"", path);
   if (get_int(o, "deploy_block", 0, INT64_MAX, &v, path, err) < 0) return -1;
   s->deploy_block = (uint64_t)v;
-  return 0;
+  return load_members(o, s, path, err);
 }
 
 #define CP(key, field, lo, hi)                                            \

@@ -16,7 +16,8 @@ int cmd_deploy(int argc, char **argv) {
   session_flags f;
   session_flags_defaults(&f);
   const char *rpc_url = NULL, *key_file = NULL, *deployer_key = NULL, *out = "session.json", *config = NULL;
-  int as_json = 0, masked = 0;
+  int as_json = 0, masked = 0, open_reg = 0;
+  const char *members = NULL;
   uint64_t timeout_blocks = 0, active_blocks = 0;
   double timeout_s = 0, active_s = 0;
   cli_opt opts[TRAIN_COMMON_NOPTS + SESSION_FLAGS_NOPTS + KEYSTORE_NOPTS + 16];
@@ -40,12 +41,18 @@ int cmd_deploy(int argc, char **argv) {
                          "call reelect() (default: --active-timeout in blocks)"};
   opts[no++] = (cli_opt){"active-timeout", OPT_DBL, &active_s, "SECONDS",
                          "the same in seconds, turned into blocks like --round-timeout-seconds (default 600)"};
+  opts[no++] = (cli_opt){"members", OPT_STR, &members, "ADDR,...",
+                         "the addresses of the --clients members (one per organisation): only they may register"};
+  opts[no++] = (cli_opt){"open-registration", OPT_FLAG, &open_reg, NULL,
+                         "let anyone register instead (the first M addresses take the slots; recorded in the "
+                         "session file and the audit)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &as_json, NULL, "print one JSON object"};
   cli_spec spec = {"bbvfl deploy", "deploy the reward token and the aggregator for one session", "--rpc URL [OPTIONS]",
                    "Deploys BbvflAggregator (which deploys its BbvflRewardToken and holds the whole reward\n"
                    "pool) with the session's parameters and writes the session file every client reads.\n"
                    "Key: --deployer-key FILE or --keystore FILE; without either, on a devnet (chain id 31337) anvil's well-known\n"
-                   "development account 0 deploys. Settings from --config FILE.json are overridden by flags.",
+                   "development account 0 deploys. Settings from --config FILE.json are overridden by flags.\n"
+                   "Who may join: --members ADDR,... (the M clients' addresses), or --open-registration.",
                    opts, no};
   bbvfl_err err = {0};
   if (session_flags_config(&f, argc, argv, &err) < 0) return cli_report(&err);
@@ -86,7 +93,8 @@ int cmd_deploy(int argc, char **argv) {
   s.active_timeout_s = active_s;
   ksrc.key_file = deployer_key ? deployer_key : key_file;
   bbvfl_deploy_req req = {.rpc_url = rpc_url, .key = &ksrc, .ds = &ds, .out = out,
-                          .key_flag = ksrc.keystore ? "--keystore" : deployer_key ? "--deployer-key" : "--deployer-key/--funder-key"};
+                          .key_flag = ksrc.keystore ? "--keystore" : deployer_key ? "--deployer-key" : "--deployer-key/--funder-key",
+                          .members = members, .open_registration = open_reg};
   int ok = bbvfl_deploy_run(&req, &s, &err);
   bbvfl_dataset_free(&ds);
   if (ok < 0) return cli_report(&err);
@@ -94,11 +102,11 @@ int cmd_deploy(int argc, char **argv) {
   bbvfl_addr_checksum(s.contract, ca);
   bbvfl_addr_checksum(s.token, ta);
   if (as_json) {
-    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I}", "contract", ca, "token", ta, "rpc_url",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:s, s:f, s:I, s:I, s:s}", "contract", ca, "token", ta, "rpc_url",
                           s.rpc_url, "chain_id", (json_int_t)s.chain_id, "deploy_block", (json_int_t)s.deploy_block,
                           "session", out, "block_time_s", s.block_time_s, "round_timeout_blocks",
                           (json_int_t)s.cparams.round_timeout_blocks, "active_blocks",
-                          (json_int_t)s.cparams.active_blocks);
+                          (json_int_t)s.cparams.active_blocks, "registration", s.open_registration ? "open" : "members");
     cli_print_json(o, 0);
   } else {
     printf("aggregator %s\ntoken      %s\nblock      %llu\nsession    %s (M=%u, B=%u, P=%u, b=%u, %u+%u rounds x %u epochs%s)\n",

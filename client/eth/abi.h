@@ -128,6 +128,8 @@ void bbvfl_abi_put_bool(bbvfl_abi_builder *b, int v);
 void bbvfl_abi_put_fixed_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t n); /* bytesN, n <= 32 */
 void bbvfl_abi_put_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t n);
 void bbvfl_abi_put_string(bbvfl_abi_builder *b, const char *s);
+/* address[]: n addresses of 20 bytes each (the caller's buffer, copied; n 0 is an empty array) */
+void bbvfl_abi_put_address_array(bbvfl_abi_builder *b, const uint8_t (*addrs)[20], size_t n);
 int bbvfl_abi_builder_finish(bbvfl_abi_builder *b, uint8_t **out, size_t *len, bbvfl_err *err);
 void bbvfl_abi_builder_free(bbvfl_abi_builder *b);
 

@@ -68,19 +68,21 @@ void bbvfl_abi_put_fixed_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t
   bbvfl_abi_put_word(b, w);
 }
 
-void bbvfl_abi_put_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t n) {
-  if (b->oom) return;
+/* A dynamic parameter: its head word (an offset, fixed up by finish) and its tail, a length word
+   `count` then n bytes of data (NULL: n zero bytes) zero-padded to a whole word. */
+static uint8_t *put_dyn(bbvfl_abi_builder *b, uint64_t count, const uint8_t *data, size_t n) {
+  if (b->oom) return NULL;
   size_t pad = (32 - n % 32) % 32;
   if (n > SIZE_MAX / 4 || grow_bytes(&b->tail, &b->tail_cap, b->tail_len + 32 + n + pad) < 0) {
     b->oom = 1;
-    return;
+    return NULL;
   }
   if (b->ndyn == b->dyn_cap) {
     size_t nc = b->dyn_cap ? 2 * b->dyn_cap : 8;
     size_t *nd = realloc(b->dyn, nc * sizeof *nd);
     if (!nd) {
       b->oom = 1;
-      return;
+      return NULL;
     }
     b->dyn = nd;
     b->dyn_cap = nc;
@@ -89,10 +91,23 @@ void bbvfl_abi_put_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t n) {
   bbvfl_abi_put_u64(b, b->tail_len); /* fixed up by finish: + head size */
   uint8_t *t = b->tail + b->tail_len;
   memset(t, 0, 32);
-  for (int i = 0; i < 8; i++) t[31 - i] = (uint8_t)((uint64_t)n >> (8 * i));
-  if (n) memcpy(t + 32, data, n);
+  for (int i = 0; i < 8; i++) t[31 - i] = (uint8_t)(count >> (8 * i));
+  if (n && data) memcpy(t + 32, data, n);
+  else memset(t + 32, 0, n);
   memset(t + 32 + n, 0, pad);
   b->tail_len += 32 + n + pad;
+  return t + 32;
+}
+
+void bbvfl_abi_put_bytes(bbvfl_abi_builder *b, const uint8_t *data, size_t n) { put_dyn(b, (uint64_t)n, data, n); }
+
+void bbvfl_abi_put_address_array(bbvfl_abi_builder *b, const uint8_t (*addrs)[20], size_t n) {
+  if (n > SIZE_MAX / 64) {
+    b->oom = 1;
+    return;
+  }
+  uint8_t *t = put_dyn(b, (uint64_t)n, NULL, 32 * n);
+  for (size_t i = 0; t && i < n; i++) memcpy(t + 32 * i + 12, addrs[i], 20);
 }
 
 void bbvfl_abi_put_string(bbvfl_abi_builder *b, const char *s) {

@@ -168,6 +168,15 @@ static int bbvfl_oc_check_params(const cl *c, bbvfl_err *err) {
 static int check_data(const cl *c, bbvfl_err *err) {
   const bbvfl_onchain_cfg *cfg = c->cfg;
   const bbvfl_session *s = c->sess;
+  if (!bbvfl_session_may_register(s, c->me)) {
+    char a[43];
+    bbvfl_addr_checksum(c->me, a);
+    return bbvfl_fail(err, BBVFL_E_ARG,
+                      "this client's address %s is not one of the session's %d members (the session file's "
+                      "\"members\"): the contract would refuse its register() (NotMember); nothing was sent. Use a "
+                      "member's key, or ask the deployer for a session that lists this address (bbvfl deploy --members)",
+                      a, s->nmembers);
+  }
   if (cfg->ds->n != s->n_rows)
     return bbvfl_fail(err, BBVFL_E_ARG, "the data file has %zu rows but the session was set up for %llu", cfg->ds->n,
                       (unsigned long long)s->n_rows);

@@ -43,9 +43,7 @@ int bbvfl_deploy_key_path(char *buf, size_t n, const char *dir, int m, bbvfl_err
   return 0;
 }
 
-int bbvfl_deploy_fund_keys(bbvfl_sender *snd, const char *dir, int n, double block_time, uint8_t (*addrs)[20],
-                           bbvfl_err *err) {
-  uint8_t to[64][20];
+int bbvfl_deploy_make_keys(const char *dir, int n, uint8_t (*addrs)[20], bbvfl_err *err) {
   if (n < 1 || n > 64) return bbvfl_fail(err, BBVFL_E_ARG, "1..64 client keys, got %d", n);
   for (int m = 0; m < n; m++) {
     char path[4200];
@@ -56,16 +54,27 @@ int bbvfl_deploy_fund_keys(bbvfl_sender *snd, const char *dir, int n, double blo
       bbvfl_key_wipe(&k);
       return -1;
     }
-    memcpy(to[m], k.addr, 20);
-    if (addrs) memcpy(addrs[m], k.addr, 20);
+    memcpy(addrs[m], k.addr, 20);
     bbvfl_key_wipe(&k);
   }
+  return 0;
+}
+
+int bbvfl_deploy_fund_addrs(bbvfl_sender *snd, const uint8_t (*addrs)[20], int n, double block_time, bbvfl_err *err) {
   bbvfl_u256 value, eth = bbvfl_u256_from_u64(1000000000000000000ULL);
   bbvfl_u256_mul_u64(&value, &eth, 10);
   size_t bad;
-  if (bbvfl_sender_fund(snd, (const uint8_t(*)[20])to, (size_t)n, &value, 60 + 4 * block_time, &bad, err) < 0)
+  if (bbvfl_sender_fund(snd, addrs, (size_t)n, &value, 60 + 4 * block_time, &bad, err) < 0)
     return bbvfl_wrap(err, "funding client %zu", bad);
   return 0;
+}
+
+int bbvfl_deploy_fund_keys(bbvfl_sender *snd, const char *dir, int n, double block_time, uint8_t (*addrs)[20],
+                           bbvfl_err *err) {
+  uint8_t to[64][20];
+  if (bbvfl_deploy_make_keys(dir, n, to, err) < 0) return -1;
+  if (addrs) memcpy(addrs, to, (size_t)n * 20);
+  return bbvfl_deploy_fund_addrs(snd, (const uint8_t(*)[20])to, n, block_time, err);
 }
 
 int bbvfl_deploy_run(const bbvfl_deploy_req *r, bbvfl_session *s, bbvfl_err *err) {
@@ -92,10 +101,23 @@ int bbvfl_deploy_run(const bbvfl_deploy_req *r, bbvfl_session *s, bbvfl_err *err
     bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(r->max_fee_gwei * 1e9 + 0.5));
     bbvfl_sender_set_max_fee(snd, &cap);
   }
-  if (!ok && r->client_keys_dir) ok = bbvfl_mkdirs(r->client_keys_dir, 0700, err); /* before anything is sent */
+  /* who may register, before anything is sent: the throwaway keys, the given members, or anyone */
+  s->open_registration = r->open_registration;
+  s->nmembers = 0;
+  if (!ok && r->open_registration && (r->members || r->client_keys_dir))
+    ok = bbvfl_fail(err, BBVFL_E_ARG, "--open-registration takes no member list (nothing was deployed)");
+  if (!ok && r->members && r->client_keys_dir)
+    ok = bbvfl_fail(err, BBVFL_E_ARG, "--members and generated client keys are two member lists: give one (nothing was deployed)");
+  if (!ok && r->members) ok = bbvfl_session_parse_members(s, r->members, "--members", err);
+  if (!ok && r->client_keys_dir) ok = bbvfl_mkdirs(r->client_keys_dir, 0700, err);
+  if (!ok && r->client_keys_dir) {
+    ok = bbvfl_deploy_make_keys(r->client_keys_dir, r->nkeys, s->members, err);
+    if (!ok) s->nmembers = r->nkeys;
+  }
   if (!ok) ok = bbvfl_session_deploy(rpc, snd, r->ds, s, err);
   if (!ok) ok = bbvfl_session_save(s, r->out, err);
-  if (!ok && r->client_keys_dir) ok = bbvfl_deploy_fund_keys(snd, r->client_keys_dir, r->nkeys, s->block_time_s, NULL, err);
+  if (!ok && r->client_keys_dir)
+    ok = bbvfl_deploy_fund_addrs(snd, (const uint8_t(*)[20])s->members, r->nkeys, s->block_time_s, err);
   bbvfl_sender_free(snd);
   bbvfl_key_wipe(&k);
   bbvfl_rpc_free(rpc);

@@ -32,8 +32,11 @@ typedef struct {
   const char *out;                /* required: the session file to write */
   const char *out_flag;           /* names it in messages (NULL: "--out") */
   double max_fee_gwei;            /* the deployer's fee cap (0: none) */
-  const char *client_keys_dir;    /* nullable: also create nkeys throwaway keys there and fund them */
+  const char *client_keys_dir;    /* nullable: also create nkeys throwaway keys there (before the
+                                     deployment: they are the session's members) and fund them */
   int nkeys;                      /* 1..64 with client_keys_dir */
+  const char *members;            /* nullable: the members' addresses, comma-separated (one per client) */
+  int open_registration;          /* 1: a session anyone may join (no member list); asked for explicitly */
 } bbvfl_deploy_req;
 
 int bbvfl_deploy_run(const bbvfl_deploy_req *r, bbvfl_session *s, bbvfl_err *err);
@@ -48,6 +51,14 @@ int bbvfl_deployer_key(bbvfl_rpc *rpc, const bbvfl_key_source *src, const char *
 
 /* DIR/client-<m>.key into buf (BBVFL_E_ARG when it does not fit). */
 int bbvfl_deploy_key_path(char *buf, size_t n, const char *dir, int m, bbvfl_err *err);
+
+/* Creates n throwaway keys DIR/client-<m>.key (mode 0600; dir must exist); addrs (n rows)
+ * receives their addresses. Sends nothing. */
+int bbvfl_deploy_make_keys(const char *dir, int n, uint8_t (*addrs)[20], bbvfl_err *err);
+
+/* Sends each of the n addresses 10 ETH from snd's account, every transfer at once, then waits for
+ * the receipts (60 s + 4 block times). */
+int bbvfl_deploy_fund_addrs(bbvfl_sender *snd, const uint8_t (*addrs)[20], int n, double block_time, bbvfl_err *err);
 
 /* Creates n throwaway keys DIR/client-<m>.key (mode 0600; dir must exist) and sends each 10 ETH
  * from snd's account, every transfer at once (one block on a chain with a block time), then waits

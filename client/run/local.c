@@ -58,6 +58,15 @@ static int deploy(bbvfl_lrun *x, const bbvfl_dataset *ds, bbvfl_local_result *re
     bbvfl_u256 cap = bbvfl_u256_from_u64((uint64_t)(o->max_fee_gwei * 1e9 + 0.5));
     bbvfl_sender_set_max_fee(x->snd, &cap);
   }
+  /* the throwaway keys first: their addresses are the session's members */
+  char keys[1100];
+  snprintf(keys, sizeof keys, "%s/keys", x->run);
+  for (int m = 0; m < x->M; m++)
+    if (bbvfl_deploy_key_path(x->ch[m].key, sizeof x->ch[m].key, keys, m, err) < 0) return -1;
+  if (bbvfl_deploy_make_keys(keys, x->M, x->s->members, err) < 0) return -1;
+  x->s->nmembers = x->M;
+  x->s->open_registration = 0;
+  for (int m = 0; m < x->M; m++) memcpy(x->ch[m].addr, x->s->members[m], 20);
   if (bbvfl_session_deploy(x->rpc, x->snd, ds, x->s, err) < 0) return -1;
   res->deployed = 1;
   snprintf(x->session_path, sizeof x->session_path, "%s/session.json", x->run);
@@ -67,16 +76,9 @@ static int deploy(bbvfl_lrun *x, const bbvfl_dataset *ds, bbvfl_local_result *re
   return 0;
 }
 
-/* Throwaway keys (devnet only) in RUN/keys and their funding (run/deploy.h). */
+/* The funding of the throwaway keys (devnet only) made in deploy() (run/deploy.h). */
 static int keys_and_funds(bbvfl_lrun *x, bbvfl_err *err) {
-  char keys[1100];
-  uint8_t addrs[BBVFL_LOCAL_MAX_CLIENTS][20];
-  snprintf(keys, sizeof keys, "%s/keys", x->run);
-  for (int m = 0; m < x->M; m++)
-    if (bbvfl_deploy_key_path(x->ch[m].key, sizeof x->ch[m].key, keys, m, err) < 0) return -1;
-  if (bbvfl_deploy_fund_keys(x->snd, keys, x->M, x->o->block_time, addrs, err) < 0) return -1;
-  for (int m = 0; m < x->M; m++) memcpy(x->ch[m].addr, addrs[m], 20);
-  return 0;
+  return bbvfl_deploy_fund_addrs(x->snd, (const uint8_t(*)[20])x->s->members, x->M, x->o->block_time, err);
 }
 
 /* The partition and the run folder, before anything touches the chain. */

@@ -122,7 +122,7 @@ contract BbvflAggregator is BbvflBase {
     uint256 public constant RING = 4;
     uint256 private constant SUMS_BASE = uint256(keccak256("bbvfl.aggregator.sums"));
 
-    constructor(Config memory c) BbvflBase(c, false) {}
+    constructor(Config memory c, address[] memory members) BbvflBase(c, false, members) {}
 
     // ------------------------------------------------------------------ aggregation
 

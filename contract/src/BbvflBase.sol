@@ -109,6 +109,7 @@ abstract contract BbvflBase {
     uint256 internal constant F_COMMIT = 4;
     uint256 internal constant F_REVEAL = 8;
     uint256 internal constant F_LABEL = 16;
+    uint256 internal constant F_MEMBER = 1 << 80; // a member of a closed session, until it registers
     uint256 internal constant SH_INDEX = 8;
     uint256 internal constant SH_ACC = 16; // accepted submissions, frozen when excluded, 32 bits
     uint256 internal constant SH_REW = 48; // rewarded submissions, 32 bits
@@ -152,6 +153,7 @@ abstract contract BbvflBase {
     uint32 internal immutable CURV_ROWS; // S
     uint32 internal immutable C_CURV; // curvature rounds of a curvature epoch
     BbvflRewardToken public immutable token;
+    bool internal immutable OPEN; // no member list: anyone may register
 
     Hot internal _hot;
     mapping(address => uint256) internal _client;
@@ -179,6 +181,9 @@ abstract contract BbvflBase {
     uint256 internal _epochDone;
     uint256 internal constant EPOCH_DONE_SET = 1 << 255;
 
+    /// Emitted once, by the constructor: the addresses that may register (the session is closed
+    /// to them), or none: the session is open to anyone (deployed so on purpose).
+    event Members(address[] members);
     event Registered(address indexed client, uint8 index, bytes pubkey);
     /// The client registered (Registered, same transaction) as a label holder.
     event LabelHolder(address indexed client, uint8 index);
@@ -299,6 +304,15 @@ abstract contract BbvflBase {
 
     /// @notice All M clients have registered already.
     error RegistrationClosed();
+    /// @notice The session is closed to its members (given at deploy) and the caller is not one.
+    error NotMember();
+    /// @notice A closed session's member list must name exactly M distinct addresses.
+    /// @param given addresses given
+    /// @param clients the session's M
+    error MembersMismatch(uint256 given, uint256 clients);
+    /// @notice The member list names an address twice (or the zero address).
+    /// @param member the address
+    error DuplicateMember(address member);
     /// @notice A public key must be 64 bytes (uncompressed secp256k1 x || y).
     /// @param expected 64
     /// @param got the length sent
@@ -427,7 +441,9 @@ abstract contract BbvflBase {
     /// @param index position of the payload in the list
     error PayloadHashMismatch(uint256 index);
 
-    constructor(Config memory c, bool hashedMode) {
+    /// `members`: the M addresses that may register (each organisation's client), or none for a
+    /// session open to anyone.
+    constructor(Config memory c, bool hashedMode, address[] memory members) {
         require(c.clients >= 1 && c.clients <= 64, ClientsOutOfRange(c.clients, 64));
         require(c.batch >= 1 && c.dim >= 1, EmptyBatchOrDim(c.batch, c.dim));
         require(c.levels >= 1, ZeroLevels());
@@ -509,11 +525,20 @@ abstract contract BbvflBase {
         C_CURV = uint32(cc);
         token = new BbvflRewardToken(c.rewardPool);
         _epochDone = EPOCH_DONE_SET;
+        require(members.length == 0 || members.length == c.clients, MembersMismatch(members.length, c.clients));
+        for (uint256 i = 0; i < members.length; i++) {
+            address a = members[i];
+            require(a != address(0) && _client[a] == 0, DuplicateMember(a));
+            _client[a] = F_MEMBER;
+        }
+        OPEN = members.length == 0;
+        emit Members(members);
     }
 
     // ------------------------------------------------------------------ registration
 
-    /// Registers the caller with its 64-byte uncompressed secp256k1 public key (x || y).
+    /// Registers the caller with its 64-byte uncompressed secp256k1 public key (x || y). A closed
+    /// session (members given at deploy) takes its members only (NotMember).
     function register(bytes calldata pubkey) external {
         _register(pubkey);
     }
@@ -529,6 +554,7 @@ abstract contract BbvflBase {
 
     function _register(bytes calldata pubkey) internal returns (uint256 index) {
         if (!(_clients.length < M)) _revert(RegistrationClosed.selector);
+        if (!(OPEN || _client[msg.sender] & F_MEMBER != 0)) _revert(NotMember.selector);
         if (!(pubkey.length == 64)) _revert(BadPubkeyLength.selector, 64, pubkey.length);
         if (!(address(uint160(uint256(keccak256(pubkey)))) == msg.sender)) _revert(PubkeyNotSender.selector);
         if (!(_client[msg.sender] & F_REG == 0)) _revert(AlreadyRegistered.selector);
@@ -1088,11 +1114,6 @@ abstract contract BbvflBase {
         Hot memory h = _hot;
         uint8 count = h.started ? _headCount(h) : 0;
         return (h.round, count, h.n, h.started && count == h.n, h.openedAt, h.completedAt);
-    }
-
-    /// Kind of round r: TRAIN (window `index`) or EVAL (eval round `index`), and its epoch.
-    function roundKind(uint64 r) external view returns (bool train, uint32 epoch, uint32 index) {
-        (train, epoch, index,) = _layout(r);
     }
 
     /// Layout of round r < totalRounds: kind, epoch, index (window or eval round), rows and

@@ -72,7 +72,7 @@ contract BbvflHashAggregator is BbvflBase {
     /// a multicall). Emitted instead of Submitted (one log per submission).
     event SubmittedPayload(uint64 indexed round, address indexed client, bytes q);
 
-    constructor(Config memory c) BbvflBase(c, true) {}
+    constructor(Config memory c, address[] memory members) BbvflBase(c, true, members) {}
 
     // ------------------------------------------------------------------ submission
 

@@ -57,7 +57,7 @@ abstract contract BbvflPacked is BbvflBase {
     event SubmittedPayload(uint64 indexed round, address indexed client, bytes q);
     /// @notice Packing: a bit past the last value of a block's plane is set.
     error PaddingNotZero();
-    constructor(Config memory c) BbvflBase(c, true) {
+    constructor(Config memory c, address[] memory members) BbvflBase(c, true, members) {
         require(!c.masked, MaskedUnsupported());
         VB = _bitsFor(c.levels);
         SB = _bitsFor(uint256(c.clients) * c.levels);
@@ -440,7 +440,7 @@ abstract contract BbvflPacked is BbvflBase {
 
 /// @title Packed hashed mode: aggregate(round, payloads) re-supplies the packed payloads (see BbvflPacked).
 contract BbvflPackedAggregator is BbvflPacked {
-    constructor(Config memory c) BbvflPacked(c) {}
+    constructor(Config memory c, address[] memory members) BbvflPacked(c, members) {}
 
     function _optimistic() internal pure override returns (bool) {
         return false;
@@ -505,7 +505,7 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     /// @notice The disputed sum is the sum of the payloads: nothing to correct.
     /// @param round the round
     error SumCorrect(uint64 round);
-    constructor(Config memory c) BbvflPacked(c) {}
+    constructor(Config memory c, address[] memory members) BbvflPacked(c, members) {}
 
     function _optimistic() internal pure override returns (bool) {
         return true;

@@ -38,7 +38,7 @@ contract AggregatorTest is Base {
     function runRounds(BbvflAggregator agg, uint64 from, uint64 to) internal {
         for (uint64 r = from; r < to; r++) {
             fillRound(agg, r);
-            (bool train,,) = agg.roundKind(r);
+            (bool train,,,,) = agg.roundLayout(r);
             if (train) postGrad(agg, r);
         }
     }
@@ -46,7 +46,7 @@ contract AggregatorTest is Base {
     // ------------------------------------------------------------ constructor and params
 
     function test_constructor_params_and_token() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         BbvflBase.Params memory p = agg.params();
         assertEq(p.clients, 3, "M");
         assertEq(p.batch, 2, "B");
@@ -81,11 +81,11 @@ contract AggregatorTest is Base {
 
     function test_constructor_lane_width() public {
         BbvflBase.Config memory k = config(15, 1, 1, 17, false, 1, 0, 1); // 255 < 256
-        assertEq(new BbvflAggregator(k).params().laneBits, 8, "M*b = 255 -> 8");
+        assertEq(new BbvflAggregator(k, openRegistration()).params().laneBits, 8, "M*b = 255 -> 8");
         k = config(16, 1, 1, 16, false, 1, 0, 1); // 256
-        assertEq(new BbvflAggregator(k).params().laneBits, 16, "M*b = 256 -> 16");
+        assertEq(new BbvflAggregator(k, openRegistration()).params().laneBits, 16, "M*b = 256 -> 16");
         k = config(2, 3, 3, 4, true, 1, 0, 1);
-        BbvflBase.Params memory p = new BbvflAggregator(k).params();
+        BbvflBase.Params memory p = new BbvflAggregator(k, openRegistration()).params();
         assertEq(p.laneBits, 16, "masked -> 16");
         assertEq(p.maxCoords, 9, "max coords = B*P");
     }
@@ -94,67 +94,67 @@ contract AggregatorTest is Base {
         BbvflBase.Config memory k = c;
         k.clients = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.ClientsOutOfRange.selector, k.clients, 64));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.clients = 65;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.ClientsOutOfRange.selector, k.clients, 64));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.batch = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.EmptyBatchOrDim.selector, k.batch, k.dim));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.dim = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.EmptyBatchOrDim.selector, k.batch, k.dim));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.levels = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.ZeroLevels.selector));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.betaMicro = 500001;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.BetaTooLarge.selector, k.betaMicro, 500000));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.batchesPerEpoch = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.ZeroBatchesPerEpoch.selector));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.epochs = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.ZeroEpochs.selector));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.revealBlocks = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.DeadlineOutOfRange.selector, k.commitBlocks, k.revealBlocks, k.activeBlocks, k.roundTimeoutBlocks));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.roundTimeoutBlocks = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.DeadlineOutOfRange.selector, k.commitBlocks, k.revealBlocks, k.activeBlocks, k.roundTimeoutBlocks));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.activeBlocks = 1 << 32;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.DeadlineOutOfRange.selector, k.commitBlocks, k.revealBlocks, k.activeBlocks, k.roundTimeoutBlocks));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.batch = 1025;
         k.dim = 1024;
         k.trainRows = 2 * 1025;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundTooLarge.selector, uint256(1025) * 1024, 1 << 20));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.epochs = type(uint32).max;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.TooManyRounds.selector, uint256(type(uint32).max) * 3, type(uint32).max));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = c;
         k.rewardPool -= 1;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.RewardPoolTooSmall.selector, k.rewardPool, k.rewardPerSubmission, k.clients, 6));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
     }
 
     // ------------------------------------------------------------ registration
 
     function test_register() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         (address a0, bytes memory pk0) = clientKey(0);
         vm.prank(a0);
         agg.register(pk0);
@@ -188,7 +188,7 @@ contract AggregatorTest is Base {
             uint256(0x483ADA7726A3C4655DA4FBFC0E1108A8FD17B448A68554199C47D08FFB10D4B8)
         );
         address a = 0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf;
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         vm.prank(a);
         agg.register(g);
         (bool reg,,,,,,,) = agg.clientInfo(a);
@@ -196,7 +196,7 @@ contract AggregatorTest is Base {
     }
 
     function test_register_reverts() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         (address a0, bytes memory pk0) = clientKey(0);
         vm.prank(a0);
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.BadPubkeyLength.selector, 64, 2));
@@ -220,7 +220,7 @@ contract AggregatorTest is Base {
     // ------------------------------------------------------------ election
 
     function test_election_all_reveal() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         registerAll(agg, 3);
         commitAll(agg, 3);
         assertEq(uint256(agg.phase()), 2, "reveal phase once all committed");
@@ -252,7 +252,7 @@ contract AggregatorTest is Base {
     }
 
     function test_commit_reverts() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         vm.prank(clientAddr(0));
         vm.expectRevert(BbvflBase.RegistrationOpen.selector);
         agg.commit(bytes32(uint256(1)));
@@ -275,7 +275,7 @@ contract AggregatorTest is Base {
     }
 
     function test_reveal_reverts() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         vm.prank(clientAddr(0));
         vm.expectRevert(BbvflBase.RegistrationOpen.selector);
         agg.reveal(secretOf(0));
@@ -340,7 +340,7 @@ contract AggregatorTest is Base {
     }
 
     function test_election_auto_after_commit_deadline() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         registerAll(agg, 3);
         for (uint256 i = 0; i < 2; i++) {
             address a = clientAddr(i);
@@ -360,7 +360,7 @@ contract AggregatorTest is Base {
     }
 
     function test_election_nobody_reveals_ends_session() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         registerAll(agg, 3);
         vm.roll(block.number + 21);
         agg.finalizeElection();
@@ -423,7 +423,7 @@ contract AggregatorTest is Base {
     }
 
     function test_submit_reverts() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         vm.prank(clientAddr(0));
         vm.expectRevert(BbvflBase.NotTraining.selector);
         agg.submit(0, new bytes(10));
@@ -551,7 +551,7 @@ contract AggregatorTest is Base {
             assertEq(agg.currentRound(), r, "current round");
             sums[r] = fillRound(agg, r);
             assertEq(agg.roundSum(r), sums[r], "sum of the round just completed");
-            (bool train, uint32 epoch, uint32 idx) = agg.roundKind(r);
+            (bool train, uint32 epoch, uint32 idx,,) = agg.roundLayout(r);
             assertTrue(train == (r % 4 < 3), "kind");
             assertEq(epoch, r / 4, "epoch");
             assertEq(idx, train ? r % 4 : 0, "index");
@@ -833,7 +833,7 @@ contract AggregatorTest is Base {
     }
 
     function test_reelect_reverts_before_election() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         vm.expectRevert(BbvflBase.NoElectionYet.selector);
         agg.reelect();
     }
@@ -917,7 +917,7 @@ contract AggregatorTest is Base {
     }
 
     function test_views_phase_progression() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         assertEq(uint256(agg.phase()), 0, "registration");
         registerAll(agg, 3);
         assertEq(uint256(agg.phase()), 1, "commit");
@@ -931,4 +931,67 @@ contract AggregatorTest is Base {
         (bool any,,) = agg.lastEpochCompleted();
         assertTrue(!any, "no epoch completed yet");
     }
+
+    // ------------------------------------------------------------ who may join
+
+    /// A closed session (members given at deploy): a stranger's register reverts NotMember and
+    /// cannot take a slot; the members register and the session starts.
+    function test_closed_session_members_only() public {
+        vx.recordLogs();
+        BbvflAggregator agg = new BbvflAggregator(c, membersOf(3));
+        VmExtra.Log[] memory logs = vx.getRecordedLogs();
+        bool seen;
+        for (uint256 i = 0; i < logs.length; i++) {
+            if (logs[i].topics[0] != keccak256("Members(address[])")) continue;
+            address[] memory got = abi.decode(logs[i].data, (address[]));
+            assertEq(got.length, 3, "Members lists the three");
+            assertEq(got[2], clientAddr(2), "in the order given");
+            seen = true;
+        }
+        assertTrue(seen, "Members emitted at deploy");
+        for (uint256 i = 3; i < 6; i++) {
+            (address a, bytes memory pk) = clientKey(i);
+            vm.prank(a);
+            vm.expectRevert(BbvflBase.NotMember.selector);
+            agg.register(pk);
+            vm.prank(a);
+            vm.expectRevert(BbvflBase.NotMember.selector);
+            agg.registerLabelHolder(pk);
+        }
+        registerAll(agg, 3);
+        commitAll(agg, 3);
+        revealAll(agg, 3);
+        assertEq(agg.participants().length, 3, "the members take part");
+        (address s, bytes memory spk) = clientKey(7);
+        vm.prank(s);
+        vm.expectRevert(BbvflBase.RegistrationClosed.selector);
+        agg.register(spk);
+    }
+
+    /// The member list names exactly M distinct non-zero addresses.
+    function test_member_list_checks() public {
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.MembersMismatch.selector, uint256(2), uint256(3)));
+        new BbvflAggregator(c, membersOf(2));
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.MembersMismatch.selector, uint256(4), uint256(3)));
+        new BbvflAggregator(c, membersOf(4));
+        address[] memory dup = membersOf(3);
+        dup[2] = dup[0];
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.DuplicateMember.selector, dup[0]));
+        new BbvflAggregator(c, dup);
+        dup[2] = address(0);
+        vm.expectRevert(abi.encodeWithSelector(BbvflBase.DuplicateMember.selector, address(0)));
+        new BbvflAggregator(c, dup);
+    }
+
+    /// An open session (no member list, deployed so on purpose) takes anyone, as before.
+    function test_open_session_takes_anyone() public {
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
+        for (uint256 i = 10; i < 13; i++) {
+            (address a, bytes memory pk) = clientKey(i);
+            vm.prank(a);
+            agg.register(pk);
+        }
+        assertEq(agg.clients().length, 3, "three strangers registered");
+    }
+
 }

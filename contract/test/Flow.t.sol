@@ -19,7 +19,7 @@ contract FlowTest is Base {
                 agg.submit(r, q);
             }
             assertEq(agg.roundSum(r), want, "sum");
-            (bool train,,) = agg.roundKind(r);
+            (bool train,,,,) = agg.roundLayout(r);
             if (train) {
                 vm.prank(agg.active());
                 agg.postGradient(r, new bytes(640), hex"01");

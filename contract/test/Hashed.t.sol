@@ -28,7 +28,7 @@ contract HashedTest is Base {
 
     function start(BbvflBase.Config memory k) internal returns (BbvflHashAggregator agg) {
         c = k;
-        agg = new BbvflHashAggregator(k);
+        agg = new BbvflHashAggregator(k, openRegistration());
         registerAll(agg, k.clients);
         commitAll(agg, k.clients);
         revealAll(agg, k.clients);
@@ -404,7 +404,7 @@ contract HashedTest is Base {
     function test_label_gradient() public {
         BbvflBase.Config memory k = configH(2, false, 10, 5, 0, 0, 1, 1);
         c = k;
-        BbvflHashAggregator agg = new BbvflHashAggregator(k);
+        BbvflHashAggregator agg = new BbvflHashAggregator(k, openRegistration());
         for (uint256 i = 0; i < 2; i++) {
             (address a, bytes memory pk) = clientKey(i);
             vm.prank(a);
@@ -431,16 +431,16 @@ contract HashedTest is Base {
         BbvflBase.Config memory k = configH(2, false, 10, 5, 4, 4, 1, 1);
         k.hashed = false;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.WrongModeContract.selector, false, true));
-        new BbvflHashAggregator(k);
+        new BbvflHashAggregator(k, openRegistration());
         k = configH(2, false, 10, 5, 4, 4, 1, 8);
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.StalenessTooLarge.selector, 8, 7));
-        new BbvflHashAggregator(k);
+        new BbvflHashAggregator(k, openRegistration());
         k = configH(15, false, 10, 5, 4, 4, 1, 7);
         k.levels = 17; // M*b = 255: 8-bit lanes
-        assertEq(new BbvflHashAggregator(k).params().laneBits, 8, "8-bit");
+        assertEq(new BbvflHashAggregator(k, openRegistration()).params().laneBits, 8, "8-bit");
         k.clients = 16; // 256: 16-bit
         k.rewardPool = 1e30;
-        assertEq(new BbvflHashAggregator(k).params().laneBits, 16, "16-bit");
+        assertEq(new BbvflHashAggregator(k, openRegistration()).params().laneBits, 16, "16-bit");
     }
 
     function test_sums_16bit_plain() public {
@@ -525,7 +525,7 @@ contract HashedTest is Base {
     }
 
     function test_runtime_size_below_eip170() public {
-        BbvflHashAggregator agg = new BbvflHashAggregator(configH(5, false, 45, 5, 110, 110, 1, 1));
+        BbvflHashAggregator agg = new BbvflHashAggregator(configH(5, false, 45, 5, 110, 110, 1, 1), openRegistration());
         assertTrue(address(agg).code.length < 24576 - 512, "less than 512 bytes of margin under EIP-170");
     }
 

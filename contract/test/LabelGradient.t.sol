@@ -18,7 +18,7 @@ contract LabelGradientTest is Base {
 
     /// Clients 0 and 1 hold labels, client 2 does not.
     function start() internal returns (BbvflAggregator agg) {
-        agg = new BbvflAggregator(c);
+        agg = new BbvflAggregator(c, openRegistration());
         for (uint256 i = 0; i < 3; i++) {
             (address a, bytes memory pk) = clientKey(i);
             vm.prank(a);
@@ -44,7 +44,7 @@ contract LabelGradientTest is Base {
     }
 
     function test_registerLabelHolder() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         (address a0, bytes memory pk0) = clientKey(0);
         (address a1, bytes memory pk1) = clientKey(1);
         vx.recordLogs();
@@ -147,7 +147,7 @@ contract LabelGradientTest is Base {
         agg.postLabelGradient(2, g);
         for (uint64 r = 2; r < 6; r++) {
             fillRound(agg, r);
-            (bool train,,) = agg.roundKind(r);
+            (bool train,,,,) = agg.roundLayout(r);
             if (train) postGrad(agg, r);
         }
         vm.prank(h0);
@@ -156,7 +156,7 @@ contract LabelGradientTest is Base {
     }
 
     function test_postLabelGradient_before_election() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         (address a0, bytes memory pk0) = clientKey(0);
         vm.prank(a0);
         agg.registerLabelHolder(pk0);

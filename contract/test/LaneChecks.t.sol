@@ -223,7 +223,7 @@ contract LaneChecksTest is Base {
             }
             submitAs(agg, 0, r, q);
             submitAs(agg, 1, r, q);
-            (bool train,,) = agg.roundKind(r);
+            (bool train,,,,) = agg.roundLayout(r);
             if (train) {
                 // complete, waiting for the gradient: still the open round, but closed to submissions
                 assertEq(agg.currentRound(), r, "waits for the gradient");
@@ -384,7 +384,7 @@ contract LaneChecksTest is Base {
     /// LabelGradientAlreadyPosted, and its post does not refuse any other index.
     function test_label_gradient_boundaries_each_index() public {
         c = config(8, BB, PP, 16, false, 2, 0, 1);
-        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         for (uint256 i = 0; i < 8; i++) {
             (address a, bytes memory pk) = clientKey(i);
             vm.prank(a);

@@ -104,7 +104,7 @@ contract MaskedSessionTest is Base {
         for (uint64 r = 0; r < 4; r++) {
             submitAll(agg, seed, r, set, m, n, levels);
             assertEq(agg.roundSum(r), plainSum(seed, r, set, m, n, levels), "round sum = sum of unmasked q");
-            (bool train,,) = agg.roundKind(r);
+            (bool train,,,,) = agg.roundLayout(r);
             if (train) {
                 vm.prank(agg.active());
                 agg.postGradient(r, new bytes(n * 4), "");
@@ -159,7 +159,7 @@ contract MaskedSessionTest is Base {
     }
 
     function finishRound(BbvflAggregator agg, uint64 r) internal {
-        (bool train,,) = agg.roundKind(r);
+        (bool train,,,,) = agg.roundLayout(r);
         if (train) {
             vm.prank(agg.active());
             agg.postGradient(r, new bytes(DN * 4), "");

@@ -43,7 +43,7 @@ contract PackedTest is Base {
 
     function startP(BbvflBase.Config memory k) internal returns (BbvflPackedAggregator agg) {
         c = k;
-        agg = new BbvflPackedAggregator(k);
+        agg = new BbvflPackedAggregator(k, openRegistration());
         registerAll(agg, k.clients);
         commitAll(agg, k.clients);
         revealAll(agg, k.clients);
@@ -51,7 +51,7 @@ contract PackedTest is Base {
 
     function startO(BbvflBase.Config memory k) internal returns (BbvflOptimisticAggregator agg) {
         c = k;
-        agg = new BbvflOptimisticAggregator(k);
+        agg = new BbvflOptimisticAggregator(k, openRegistration());
         registerAll(agg, k.clients);
         commitAll(agg, k.clients);
         revealAll(agg, k.clients);
@@ -216,7 +216,7 @@ contract PackedTest is Base {
         BbvflBase.Config memory k = cfg(2, 8, 16, 4);
         k.masked = true;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.MaskedUnsupported.selector));
-        new BbvflPackedAggregator(k);
+        new BbvflPackedAggregator(k, openRegistration());
     }
 
     /// Random values of 5 clients over 3 blocks: the contract's sum is the reference packing of the sums.

@@ -96,7 +96,7 @@ contract WindowTest is Base {
                 agg.postGradient(r, new bytes(coords * 4), "");
                 assertEq(rows * k.dim, coords, "coords = rows * P");
             }
-            (,, uint32 pos) = agg.roundKind(r);
+            (,, uint32 pos,,) = agg.roundLayout(r);
             if (!train && pos + 1 == p.evalRoundsPerEpoch || train && pos + 1 == p.trainRoundsPerEpoch && p.evalRoundsPerEpoch == 0) {
                 vm.startPrank(agg.active());
                 agg.postMetrics(epoch, 900000, 800000, 1);
@@ -115,7 +115,7 @@ contract WindowTest is Base {
     /// R = 7, K = 3: windows of 3, 3, 1 batches; NE = 5, ER = 2: eval rounds of 2, 2, 1 rows.
     function test_layout_ragged() public {
         BbvflBase.Config memory k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 2);
-        BbvflAggregator agg = new BbvflAggregator(k);
+        BbvflAggregator agg = new BbvflAggregator(k, openRegistration());
         BbvflBase.Params memory p = agg.params();
         assertEq(p.trainRoundsPerEpoch, 3, "T = ceil(7/3)");
         assertEq(p.evalRoundsPerEpoch, 3, "V = ceil(5/2)");
@@ -134,8 +134,6 @@ contract WindowTest is Base {
             assertEq(index, pos < 3 ? pos : pos - 3, "index");
             assertEq(n, rows[pos], "rows");
             assertEq(coords, rows[pos] * 3, "coords");
-            (bool t2, uint32 e2, uint32 i2) = agg.roundKind(r);
-            assertTrue(t2 == train && e2 == epoch && i2 == index, "roundKind agrees");
         }
         vx.expectPartialRevert(BbvflBase.NoSuchRound.selector);
         agg.roundLayout(12);
@@ -143,7 +141,7 @@ contract WindowTest is Base {
 
     /// K = 1, ER = B: today's layout (every round B*P coordinates).
     function test_layout_k1_is_todays() public {
-        BbvflAggregator agg = new BbvflAggregator(config(3, 2, 5, 16, false, 4, 2, 1));
+        BbvflAggregator agg = new BbvflAggregator(config(3, 2, 5, 16, false, 4, 2, 1), openRegistration());
         BbvflBase.Params memory p = agg.params();
         assertEq(p.trainRoundsPerEpoch, 4, "T = R");
         assertEq(p.evalRoundsPerEpoch, 2, "V = NE / B");
@@ -158,7 +156,7 @@ contract WindowTest is Base {
 
     /// No eval rows: V = 0, every round trains.
     function test_layout_no_eval() public {
-        BbvflAggregator agg = new BbvflAggregator(configW(2, 2, 2, 16, false, 5, 2, 0, 0, 3));
+        BbvflAggregator agg = new BbvflAggregator(configW(2, 2, 2, 16, false, 5, 2, 0, 0, 3), openRegistration());
         BbvflBase.Params memory p = agg.params();
         assertEq(p.evalRoundsPerEpoch, 0, "V = 0");
         assertEq(p.totalRounds, 9, "3 epochs of 3 windows");
@@ -207,7 +205,7 @@ contract WindowTest is Base {
     /// Label gradients are per window: a multiple of 4 * rows of the round.
     function test_label_gradient_per_window() public {
         BbvflBase.Config memory k = configW(2, 2, 3, 16, false, 3, 2, 0, 0, 1);
-        BbvflAggregator agg = new BbvflAggregator(k);
+        BbvflAggregator agg = new BbvflAggregator(k, openRegistration());
         for (uint256 i = 0; i < 2; i++) {
             (address a, bytes memory pk) = clientKey(i);
             vm.prank(a);
@@ -244,7 +242,7 @@ contract WindowTest is Base {
         k.curvEvery = 2;
         k.curvRows = 5;
         k.rewardPool = 1e18 * 3 * 40; // the pool covers the curvature rounds' submissions too
-        BbvflAggregator agg = new BbvflAggregator(k);
+        BbvflAggregator agg = new BbvflAggregator(k, openRegistration());
         BbvflBase.Params memory p = agg.params();
         assertEq(p.curvEvery, 2, "L");
         assertEq(p.curvRows, 5, "S");
@@ -269,11 +267,11 @@ contract WindowTest is Base {
         k.curvEvery = 2;
         k.curvRows = 5;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.CurvatureUnsupported.selector, false, k.batch));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k.batch = 1;
         k.curvRows = 8;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.CurvRowsOutOfRange.selector, k.curvRows, k.batchesPerEpoch));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
     }
 
     // ------------------------------------------------------------ constructor
@@ -283,50 +281,50 @@ contract WindowTest is Base {
         BbvflBase.Config memory k = base;
         k.window = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.WindowOutOfRange.selector, k.window, k.batchesPerEpoch));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.window = 8;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.WindowOutOfRange.selector, k.window, k.batchesPerEpoch));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.evalRowsPerRound = 0;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.ZeroEvalRowsPerRound.selector, k.evalRows));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.trainRows = 13;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.TrainRowsBelowEpoch.selector, k.trainRows, uint256(k.batchesPerEpoch) * k.batch));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.testRows = 4;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.TestRowsBelowEvalRows.selector, k.testRows, k.evalRows));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.staleness = 1;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.StalenessTooLarge.selector, k.staleness, 0));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(3, 2, 3, 16, false, 7, 3, 5, 2, 1);
         k.hashed = true;
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.WrongModeContract.selector, true, false));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         // the largest round decides: 2^20 coordinates pass, one window more does not
         k = configW(1, 1024, 256, 16, false, 4, 4, 0, 0, 1);
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(1, 1024, 256, 16, false, 5, 5, 0, 0, 1);
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundTooLarge.selector, uint256(5 * 1024) * 256, 1 << 20));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         k = configW(1, 2, 2, 16, false, 1, 1, 1 << 19 + 1, 1 << 19 + 1, 1);
         vm.expectRevert(abi.encodeWithSelector(BbvflBase.RoundTooLarge.selector, uint256(1 << 20) * 2, 1 << 20));
-        new BbvflAggregator(k);
+        new BbvflAggregator(k, openRegistration());
         // evalRowsPerRound is free when there is no eval
         k = configW(3, 2, 3, 16, false, 7, 3, 0, 0, 1);
-        assertEq(new BbvflAggregator(k).params().evalRoundsPerEpoch, 0, "no eval");
+        assertEq(new BbvflAggregator(k, openRegistration()).params().evalRoundsPerEpoch, 0, "no eval");
     }
 
     // ------------------------------------------------------------ size
 
     /// EIP-170: the runtime code must stay under 24,576 bytes.
     function test_runtime_size_below_eip170() public {
-        BbvflAggregator agg = new BbvflAggregator(configW(5, 10, 16, 16, false, 45, 5, 110, 110, 1));
+        BbvflAggregator agg = new BbvflAggregator(configW(5, 10, 16, 16, false, 45, 5, 110, 110, 1), openRegistration());
         assertTrue(address(agg).code.length < 24576, "runtime code above the EIP-170 limit");
         assertTrue(address(agg).code.length < 24576 - 512, "less than 512 bytes of margin under EIP-170");
     }

@@ -158,7 +158,12 @@ typedef struct {
                                     in blocks; a chain mining a block per transaction: 100000) */
   const char *client_keys_dir;   /* nullable: also create M throwaway client keys there
                                     (client-<m>.key, m = 0..M-1, mode 0600; the folder is created)
-                                    and send each 10 ETH from the deployer: for test chains */
+                                    and send each 10 ETH from the deployer: for test chains; they
+                                    are the session's members */
+  const char *members;           /* nullable: the M members' addresses, comma-separated (0x...): only
+                                    they may register (the contract refuses anyone else, NotMember) */
+  int open_registration;         /* 1: anyone may register (no member list), asked for on purpose;
+                                    without it, members or client_keys_dir is required (ARG) */
 } bbvfl_deploy_opts;
 
 /* What a deployment wrote. */

@@ -167,7 +167,7 @@ else
     { cat "$tmp/devnet/anvil.log" 2>/dev/null; fail "the installed bbvfl devnet up"; }
   rpc_url=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["rpc_url"])' "$tmp/devnet.json")
   mkdir "$tmp/session"
-  "$bin" deploy --rpc "$rpc_url" --clients 3 --epochs 1 --seed 3 --out "$tmp/session/session.json" --json \
+  "$bin" deploy --rpc "$rpc_url" --open-registration --clients 3 --epochs 1 --seed 3 --out "$tmp/session/session.json" --json \
     >"$tmp/deploy.json" || fail "the installed bbvfl deploy (from $moved/share/bbvfl)"
   python3 - "$tmp/deploy.json" "$tmp/session/session.json" <<'PY' || fail "the installed bbvfl deploy: unexpected output"
 import json, sys
@@ -192,7 +192,7 @@ PY
     mv "$moved/share/bbvfl/$sub" "$tmp/$sub.aside"
     before=$(blocknum "$rpc_url")
     set +e
-    "$bin" deploy --rpc "$rpc_url" --clients 3 --epochs 1 --seed 3 --out "$tmp/session/again.json" >/dev/null 2>"$tmp/no$sub.err"
+    "$bin" deploy --rpc "$rpc_url" --open-registration --clients 3 --epochs 1 --seed 3 --out "$tmp/session/again.json" >/dev/null 2>"$tmp/no$sub.err"
     st=$?
     set -e
     [ "$st" != 0 ] || fail "deploy without the installed $sub/ succeeded (did it read the source tree?)"
@@ -202,7 +202,7 @@ PY
     [ "$sub" = abi ] || mv "$tmp/$sub.aside" "$moved/share/bbvfl/$sub"
   done
   # BBVFL_SHARE_DIR points the same binary at another share/bbvfl
-  BBVFL_SHARE_DIR=$stage/share/bbvfl "$bin" deploy --rpc "$rpc_url" --clients 3 --epochs 1 --seed 3 \
+  BBVFL_SHARE_DIR=$stage/share/bbvfl "$bin" deploy --rpc "$rpc_url" --open-registration --clients 3 --epochs 1 --seed 3 \
     --out "$tmp/session/shared.json" >/dev/null || fail "deploy with BBVFL_SHARE_DIR=$stage/share/bbvfl"
 
   # the on-chain examples, against the installed shared library

@@ -23,7 +23,7 @@ wait_until 30 "4 blocks at 1 s" mined4
 check() { # URL OUT ROUND_BLOCKS ACTIVE_BLOCKS BLOCK_TIME [FLAGS...]
   local url=$1 out=$2 rb=$3 ab=$4 bt=$5
   shift 5
-  "$BBVFL_BIN" deploy --rpc "$url" --clients 3 --epochs 1 --out "$work/$out.json" --json "$@" >"$work/$out.out" ||
+  "$BBVFL_BIN" deploy --rpc "$url" --open-registration --clients 3 --epochs 1 --out "$work/$out.json" --json "$@" >"$work/$out.out" ||
     fail "deploy $out"
   python3 - "$url" "$work/$out.json" "$rb" "$ab" "$bt" <<'PY' || fail "deadlines of $out"
 import json, sys
@@ -42,7 +42,7 @@ check "$bt_url" defaults 600 600 1
 check "$BBVFL_RPC_URL" automine 100000 100000 0
 
 set +e
-"$BBVFL_BIN" deploy --rpc "$bt_url" --clients 3 --epochs 1 --out "$work/both.json" --round-timeout-blocks 5 \
+"$BBVFL_BIN" deploy --rpc "$bt_url" --open-registration --clients 3 --epochs 1 --out "$work/both.json" --round-timeout-blocks 5 \
   --round-timeout-seconds 5 >"$work/both.out" 2>&1
 rc=$?
 set -e

@@ -177,7 +177,7 @@ static void test_deploy_hashed(void **state) {
   char sf[600];
   snprintf(sf, sizeof sf, "%s/session.json", run);
   bbvfl_config *cfg = small_config(NCLIENTS);
-  bbvfl_deploy_opts o = {.rpc_url = node(), .config = cfg, .session_file = sf, .hashed = 1};
+  bbvfl_deploy_opts o = {.rpc_url = node(), .config = cfg, .session_file = sf, .hashed = 1, .open_registration = 1};
   bbvfl_deploy_result dep;
   bbvfl_error err;
   bbvfl_status st = bbvfl_deploy_session(&o, &dep, &err);
@@ -244,6 +244,18 @@ static void test_deploy_bad_input(void **state) {
   bbvfl_config *many = small_config(40);
   o.config = many;
   deploy_refused(&o, BBVFL_STATUS_ARG, "more clients than feature columns");
+  /* who may join: a member list, generated keys or open registration asked for; nothing else */
+  o.config = cfg;
+  o.client_keys_dir = NULL;
+  deploy_refused(&o, BBVFL_STATUS_ARG, "no members and no open registration");
+  o.members = "0x1111111111111111111111111111111111111111";
+  deploy_refused(&o, BBVFL_STATUS_ARG, "one member for a session of two clients");
+  o.members = "0x1111111111111111111111111111111111111111,0x1111111111111111111111111111111111111111";
+  deploy_refused(&o, BBVFL_STATUS_ARG, "a member named twice");
+  o.members = "0x1111111111111111111111111111111111111111,0x22";
+  deploy_refused(&o, BBVFL_STATUS_ARG, "a malformed member address");
+  o.open_registration = 1;
+  deploy_refused(&o, BBVFL_STATUS_ARG, "open registration with a member list");
   bbvfl_config_destroy(three);
   bbvfl_config_destroy(many);
   bbvfl_config_destroy(cfg);

@@ -65,7 +65,7 @@ void devnet_deploy_aggregator(devnet_fixture *fx, const char *name, const bbvfl_
   bbvfl_err err = {0};
   uint8_t *args = NULL;
   size_t alen = 0;
-  devnet_check(bbvfl_cenc_config(c, &args, &alen, &err), &err);
+  devnet_check(bbvfl_cenc_ctor(c, NULL, 0, &args, &alen, &err), &err); /* open registration */
   int st = bbvfl_deploy(fx->dev_s, name, args, alen, 60, out, NULL, &err);
   free(args);
   devnet_check(st, &err);

@@ -26,6 +26,7 @@
 #                        BBVFL_TEST_AGG, BBVFL_TEST_STALENESS (the window variants of a script), and
 #                        says which on stdout; an empty array when none is set
 #   session_deploy FLAGS...  `bbvfl deploy --rpc $rpc_url FLAGS --out $run/session.json --json`
+#                        (--open-registration added unless FLAGS name --members)
 #                        (output in $run/deploy.json); sets contract; fails the test on an error
 #   rpc METHOD PARAMS    one JSON-RPC call (PARAMS: a JSON array) to $rpc_url; prints the result (a
 #                        string as it is, anything else as JSON); non-zero status on an error answer
@@ -87,7 +88,11 @@ session_variant() {
 }
 
 session_deploy() {
-  "$BBVFL_BIN" deploy --rpc "${rpc_url:-$BBVFL_RPC_URL}" "$@" --out "$run/session.json" --json \
+  # the clients' keys come after the deployment here (session_keys): an open session, unless the
+  # caller names its members (--members)
+  local reg=(--open-registration)
+  case " $* " in *" --members "*) reg=() ;; esac
+  "$BBVFL_BIN" deploy --rpc "${rpc_url:-$BBVFL_RPC_URL}" "$@" ${reg[@]+"${reg[@]}"} --out "$run/session.json" --json \
     >"$run/deploy.json" || fail "deploy ${run#"$work"}"
   contract=$(json_get "$run/deploy.json" contract)
 }

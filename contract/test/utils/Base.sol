@@ -122,6 +122,18 @@ abstract contract Base {
         c.rewardPool = 1e18 * uint256(m) * epochs * rounds;
     }
 
+    /// No member list: a session open to anyone (the tests' default; a closed session's tests
+    /// pass its members).
+    function openRegistration() internal pure returns (address[] memory) {
+        return new address[](0);
+    }
+
+    /// The first m test clients' addresses: a closed session's members.
+    function membersOf(uint256 m) internal pure returns (address[] memory a) {
+        a = new address[](m);
+        for (uint256 i = 0; i < m; i++) a[i] = clientAddr(i);
+    }
+
     function registerAll(BbvflBase agg, uint256 m) internal {
         for (uint256 i = 0; i < m; i++) {
             (address a, bytes memory pk) = clientKey(i);
@@ -147,7 +159,7 @@ abstract contract Base {
 
     /// Deploys and runs registration + election with every client honest.
     function startSession(BbvflBase.Config memory c) internal returns (BbvflAggregator agg) {
-        agg = new BbvflAggregator(c);
+        agg = new BbvflAggregator(c, openRegistration());
         registerAll(agg, c.clients);
         commitAll(agg, c.clients);
         revealAll(agg, c.clients);
