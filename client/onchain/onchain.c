@@ -88,7 +88,7 @@ static int bbvfl_oc_election(cl *c, bbvfl_err *err) {
   if (bbvfl_oc_load_or_make_secret(c, secret, err) < 0) return -1;
   if (!ci.committed && ph == BBVFL_PHASE_COMMIT) {
     uint8_t com[32];
-    bbvfl_election_commitment(secret, c->me, com);
+    bbvfl_election_commitment(secret, c->me, c->sess->contract, c->sess->chain_id, com);
     if (bbvfl_cenc_commit(com, &cd, &len, err) < 0) return -1;
     int rc = bbvfl_oc_tx(c, cd, len, 120000, 0, NULL, "commit()", err);
     free(cd);
