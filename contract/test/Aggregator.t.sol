@@ -340,7 +340,8 @@ contract AggregatorTest is Base {
     }
 
     /// A commitment is bound to its session: one made for another aggregator, for another chain id,
-    /// or in the old form without either (keccak256(secret, sender)) does not open here.
+    /// or in the old form without either (keccak256(secret, sender)) does not open here; on another
+    /// chain the commitments made for that chain's id open.
     function test_reveal_commitment_of_another_session() public {
         BbvflAggregator agg = new BbvflAggregator(c);
         BbvflAggregator other = new BbvflAggregator(c);
@@ -350,10 +351,8 @@ contract AggregatorTest is Base {
         address a2 = clientAddr(2);
         vm.prank(a0);
         agg.commit(commitmentFor(address(other), secretOf(0), a0)); // another contract address
-        vm.chainId(block.chainid + 1);
         vm.prank(a1);
-        agg.commit(commitmentFor(address(agg), secretOf(1), a1)); // another chain id
-        vm.chainId(block.chainid - 1);
+        agg.commit(commitmentFor(address(agg), secretOf(1), a1, block.chainid + 1)); // another chain id
         vm.prank(a2);
         agg.commit(keccak256(abi.encodePacked(secretOf(2), a2))); // without the session
         vm.prank(a0);
@@ -365,10 +364,14 @@ contract AggregatorTest is Base {
         vm.prank(a2);
         vm.expectRevert(BbvflBase.SecretMismatch.selector);
         agg.reveal(secretOf(2));
-        // the same secret committed for this contract on this chain opens (a fresh session)
+        // a session on chain 5: the same secrets committed for this contract and chain id 5 open
+        vm.chainId(5);
         BbvflAggregator fresh = new BbvflAggregator(c);
         registerAll(fresh, 3);
-        commitAll(fresh, 3);
+        for (uint256 i = 0; i < 3; i++) {
+            vm.prank(clientAddr(i));
+            fresh.commit(commitmentFor(address(fresh), secretOf(i), clientAddr(i), 5));
+        }
         revealAll(fresh, 3);
         assertEq(uint256(fresh.phase()), 3, "the session's own commitments open");
     }

@@ -81,7 +81,16 @@ abstract contract Base {
     /// The election commitment of `secret` by `client` for the aggregator `agg` on this chain:
     /// keccak256(abi.encodePacked(secret, client, agg, block.chainid)) (BbvflBase.commit).
     function commitmentFor(address agg, bytes32 secret, address client) internal view returns (bytes32) {
-        return keccak256(abi.encodePacked(secret, client, agg, block.chainid));
+        return commitmentFor(agg, secret, client, block.chainid);
+    }
+
+    /// The same for the chain `chainId`.
+    function commitmentFor(address agg, bytes32 secret, address client, uint256 chainId)
+        internal
+        pure
+        returns (bytes32)
+    {
+        return keccak256(abi.encodePacked(secret, client, agg, chainId));
     }
 
     function config(uint8 m, uint32 b_, uint32 p, uint8 levels, bool masked, uint32 t, uint32 v, uint32 epochs)
