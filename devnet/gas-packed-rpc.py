@@ -114,8 +114,10 @@ def session(m, b, p, lv, k, mode, hr):
     for i in range(m):
         send(addrs[i], agg, sel("register(bytes)") + word(32) + enc_bytes(pks[i]))
     secrets = [keccak(("s%d" % i).encode()) for i in range(m)]
+    chain = int(rpc("eth_chainId", []), 16)
     for i in range(m):
-        send(addrs[i], agg, sel("commit(bytes32)") + keccak(secrets[i] + bytes.fromhex(addrs[i][2:])))
+        send(addrs[i], agg, sel("commit(bytes32)") +
+             keccak(secrets[i] + bytes.fromhex(addrs[i][2:]) + bytes.fromhex(agg[2:]) + word(chain)))
     for i in range(m):
         send(addrs[i], agg, sel("reveal(bytes32)") + secrets[i])
     active = "0x" + rpc("eth_call", [{"to": agg, "data": "0x" + sel("active()").hex()}, "latest"])[-40:]

@@ -81,6 +81,11 @@ else
 fi
 for _ in $(seq 100); do cast chain-id >/dev/null 2>&1 && break; sleep 0.1; done
 cast chain-id >/dev/null || { echo "gas-report: anvil did not start" >&2; cat "$tmp/anvil.log" >&2; exit 1; }
+chain=$(cast chain-id)
+# The election commitment of secret $1 by client $2 for the aggregator $3 on this chain (BbvflBase.commit)
+commitment() {
+  cast keccak "$(cast abi-encode --packed "f(bytes32,address,address,uint256)" "$1" "$2" "$3" "$chain")"
+}
 deployer=$(cast rpc eth_accounts | jq -r '.[0]')
 anvil_version=$("$tool" anvil --version | head -1)
 
@@ -133,7 +138,7 @@ run_bbvfl() { # m b p levels k
   for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "register(bytes)" "$(client_pk "$i")" >/dev/null; done
   for ((i = 0; i < m; i++)); do
     a=$(client_addr "$i")
-    send "$a" "$agg" "commit(bytes32)" "$(cast keccak "$(cast keccak "s$i")${a#0x}")" >/dev/null
+    send "$a" "$agg" "commit(bytes32)" "$(commitment "$(cast keccak "s$i")" "$a" "$agg")" >/dev/null
   done
   for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "reveal(bytes32)" "$(cast keccak "s$i")" >/dev/null; done
   active=$(cast call "$agg" "active()(address)")
@@ -173,7 +178,7 @@ run_hashed() { # m b p levels k masked(true|false)
   for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "register(bytes)" "$(client_pk "$i")" >/dev/null; done
   for ((i = 0; i < m; i++)); do
     a=$(client_addr "$i")
-    send "$a" "$agg" "commit(bytes32)" "$(cast keccak "$(cast keccak "s$i")${a#0x}")" >/dev/null
+    send "$a" "$agg" "commit(bytes32)" "$(commitment "$(cast keccak "s$i")" "$a" "$agg")" >/dev/null
   done
   for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "reveal(bytes32)" "$(cast keccak "s$i")" >/dev/null; done
   active=$(cast call "$agg" "active()(address)")
@@ -254,7 +259,7 @@ run_packed() { # m b p levels k mode
   for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "register(bytes)" "$(client_pk "$i")" >/dev/null; done
   for ((i = 0; i < m; i++)); do
     a=$(client_addr "$i")
-    send "$a" "$agg" "commit(bytes32)" "$(cast keccak "$(cast keccak "s$i")${a#0x}")" >/dev/null
+    send "$a" "$agg" "commit(bytes32)" "$(commitment "$(cast keccak "s$i")" "$a" "$agg")" >/dev/null
   done
   for ((i = 0; i < m; i++)); do send "$(client_addr "$i")" "$agg" "reveal(bytes32)" "$(cast keccak "s$i")" >/dev/null; done
   active=$(cast call "$agg" "active()(address)")

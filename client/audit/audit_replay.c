@@ -82,10 +82,10 @@ void bbvfl_au_on_revealed(st_t *S, const bbvfl_cev *ev) {
   if (ev->block_number > cd + S->p.cfg.reveal_blocks)
     bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev, "reveal after the reveal deadline");
   uint8_t cm[32];
-  bbvfl_election_commitment(ev->word, ev->client, cm);
+  bbvfl_election_commitment(ev->word, ev->client, S->r->contract, S->r->chain_id, cm);
   if (c->committed && memcmp(cm, c->commitment, 32))
     bbvfl_au_client_fail(S, BBVFL_AC_ELECTION, ev,
-         "keccak256(secret, client) does not match the commitment");
+         "keccak256(secret, client, contract, chain id) does not match the commitment");
   c->revealed = 1;
   memcpy(c->secret, ev->word, 32);
   S->revealed_n++;

@@ -226,7 +226,7 @@ static int setup_bbvfl(bbvfl_cbench_pool *p, const bbvfl_cbench_cfg *cfg, uint8_
   for (int i = 0; i < M; i++) {
     uint8_t cm[32];
     bbvfl_rng_bytes(&rng, secret[i], 32);
-    bbvfl_election_commitment(secret[i], p->c[i].key.addr, cm);
+    bbvfl_election_commitment(secret[i], p->c[i].key.addr, addr, p->chain_id, cm);
     if (bbvfl_cenc_commit(cm, &d, &len, err) != 0 ||
         tx_owned(&p->c[i], addr, d, len, jitter_gas(400000), NULL, err) != 0) {
       bbvfl_wrap(err, "election commit of benchmark client %d", i);

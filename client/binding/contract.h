@@ -204,8 +204,11 @@ int bbvfl_cenc_naive_register(uint8_t **out, size_t *len, bbvfl_err *err);
 int bbvfl_cenc_naive_submit(uint64_t round, const uint8_t *q, size_t n, uint8_t **out, size_t *len, bbvfl_err *err);
 int bbvfl_cenc_naive_aggregate(uint64_t round, uint8_t **out, size_t *len, bbvfl_err *err);
 
-/* The election commitment keccak256(abi.encodePacked(secret, sender)). */
-void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]);
+/* The election commitment keccak256(abi.encodePacked(secret, sender, contract, chain_id)) (chain_id
+ * a uint256): bound to one session, the aggregator at `contract` on chain `chain_id`, whose
+ * reveal() refuses any other (SecretMismatch). */
+void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], const uint8_t contract[20],
+                               uint64_t chain_id, uint8_t out[32]);
 /* The session seed keccak256(secret_0 || ... || secret_{n-1}) of the revealed secrets in client
  * index order, and the active index uint256(S) mod n. */
 void bbvfl_election_seed(const uint8_t (*secrets)[32], size_t n, uint8_t S[32]);

@@ -203,10 +203,14 @@ int bbvfl_cenc_pay_rewards(uint32_t epoch, uint8_t **out, size_t *len, bbvfl_err
   return bbvfl_abi_builder_finish(&b, out, len, err);
 }
 
-void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], uint8_t out[32]) {
-  uint8_t buf[52];
+void bbvfl_election_commitment(const uint8_t secret[32], const uint8_t sender[20], const uint8_t contract[20],
+                               uint64_t chain_id, uint8_t out[32]) {
+  uint8_t buf[104]; /* secret, sender, contract, chain id as a big-endian uint256 */
   memcpy(buf, secret, 32);
   memcpy(buf + 32, sender, 20);
+  memcpy(buf + 52, contract, 20);
+  memset(buf + 72, 0, 24);
+  for (int i = 0; i < 8; i++) buf[96 + i] = (uint8_t)(chain_id >> (56 - 8 * i));
   bbvfl_keccak256(buf, sizeof buf, out);
 }
 

@@ -1,4 +1,5 @@
 #include "onchain/onchain_int.h"
+#include "onchain/statedir.h"
 
 /* ------------------------------------------------------------------ registration and election */
 
@@ -41,7 +42,9 @@ static int bbvfl_oc_load_or_make_secret(cl *c, uint8_t secret[32], bbvfl_err *er
    which only this client holds. Kept in its state dir so that a restart draws the same scaling,
    encoder and randomized labels again instead of fresh ones (a second independent draw would
    compose: twice the epsilon, unreported); the PBM and DP-SGD generators' positions are in the
-   party checkpoint (same state dir, mode 0600). Nothing here is derived from the session. */
+   party checkpoint (same state dir, mode 0600). Nothing here is derived from the session, but the
+   key serves one session only: the state dir is bound to it (onchain/statedir.h, checked before
+   this runs), so a second session never reuses it. */
 static int bbvfl_oc_noise_key_load(cl *c, bbvfl_err *err) {
   char p[1100];
   bbvfl_oc_path_in(c, p, sizeof p, "noise.key");
@@ -88,7 +91,7 @@ static int bbvfl_oc_election(cl *c, bbvfl_err *err) {
   if (bbvfl_oc_load_or_make_secret(c, secret, err) < 0) return -1;
   if (!ci.committed && ph == BBVFL_PHASE_COMMIT) {
     uint8_t com[32];
-    bbvfl_election_commitment(secret, c->me, com);
+    bbvfl_election_commitment(secret, c->me, c->sess->contract, c->sess->chain_id, com);
     if (bbvfl_cenc_commit(com, &cd, &len, err) < 0) return -1;
     int rc = bbvfl_oc_tx(c, cd, len, 120000, 0, NULL, "commit()", err);
     free(cd);
@@ -319,7 +322,10 @@ static int run_session(cl *c, bbvfl_err *err) {
   if (bbvfl_oc_sender_open(c, chain_id, err) < 0 || alloc_buffers(c, err) < 0 || bbvfl_oc_labels_init(c, err) < 0)
     return -1;
   if (bbvfl_mkdirs(c->dir, 0700, err) < 0) return bbvfl_wrap(err, "--state-dir");
-  if (bbvfl_oc_noise_key_save(c, err) < 0 || bbvfl_oc_election(c, err) < 0) return -1;
+  /* the binding before the first secret: a state dir never holds secrets of an unnamed session */
+  if (bbvfl_statedir_bind(c->dir, c->sess->chain_id, c->sess->contract, err) < 0 ||
+      bbvfl_oc_noise_key_save(c, err) < 0 || bbvfl_oc_election(c, err) < 0)
+    return -1;
   c->res->participants = c->cp.cfg.clients;
   c->res->n_train = c->data.n_train;
   if (start_masked(c, chain_id, err) < 0 || bbvfl_oc_labels_holders(c, err) < 0) return -1;
@@ -355,7 +361,10 @@ int bbvfl_onchain_run(const bbvfl_onchain_cfg *cfg, bbvfl_onchain_result *res, b
   if (snprintf(c.dir, sizeof c.dir, "%s", cfg->state_dir) >= (int)sizeof c.dir)
     return bbvfl_fail(err, BBVFL_E_ARG, "--state-dir is too long");
   memcpy(c.me, cfg->key->addr, 20);
-  if (check_data(&c, err) < 0) return -1;
+  /* before the noise key is read and anything is sent: the state dir is this session's (or new),
+     its secrets and checkpoints private (onchain/statedir.h) */
+  if (check_data(&c, err) < 0 || bbvfl_statedir_check(c.dir, cfg->sess->chain_id, cfg->sess->contract, err) < 0)
+    return -1;
   int rc = load_data(&c, err) < 0 ? -1 : run_session(&c, err);
   res->wall_s = bbvfl_now() - t_start;
   if (!c.is_active && !(c.lab.split && c.lab.holder)) {

@@ -1,4 +1,5 @@
 #include "onchain/onchain_int.h"
+#include "onchain/statedir.h"
 
 /* ------------------------------------------------------------------ checkpoints */
 
@@ -16,7 +17,7 @@ int bbvfl_oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvf
     if (bbvfl_vhead_save(&c->head, p, err) < 0) return -1;
   }
   bbvfl_ckpt k = {0};
-  bbvfl_ckpt_put_bytes(&k, c->agg.address, 20);
+  bbvfl_ckpt_put_bytes(&k, c->agg.address, 20); /* first: statedir.c reads it before any transaction */
   bbvfl_ckpt_put_bytes(&k, c->res->S, 32);
   bbvfl_ckpt_put_u64(&k, next_round);
   bbvfl_ckpt_put_u64(&k, first_open);
@@ -26,7 +27,7 @@ int bbvfl_oc_save_progress(cl *c, uint64_t next_round, uint64_t first_open, bbvf
   bbvfl_ckpt_put_f64(&k, c->act.agg_sum);
   bbvfl_ckpt_put_floats(&k, c->probs, c->neval * (size_t)c->K);
   bbvfl_oc_path_in(c, p, sizeof p, "progress.ckpt");
-  int rc = bbvfl_ckpt_save(&k, p, "PROGRES2", err);
+  int rc = bbvfl_ckpt_save(&k, p, BBVFL_STATEDIR_PROGRESS_KIND, err);
   bbvfl_ckpt_free(&k);
   if (rc == 0) c->ck.slot = slot;
   c->res->ckpt_s += bbvfl_now() - t0;
@@ -41,7 +42,7 @@ int bbvfl_oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_er
   if (c->lr)
     return bbvfl_fail(err, BBVFL_E_STATE, "%s: a restarted --model lr client cannot resume (LR keeps no checkpoints)", p);
   bbvfl_ckpt k = {0};
-  if (bbvfl_ckpt_open(&k, p, "PROGRES2", err) < 0) return -1;
+  if (bbvfl_ckpt_open(&k, p, BBVFL_STATEDIR_PROGRESS_KIND, err) < 0) return -1;
   uint8_t addr[20], S[32];
   uint64_t slot, hh;
   int rc = -1;
@@ -53,8 +54,9 @@ int bbvfl_oc_load_progress(cl *c, uint64_t *next, uint64_t *first_open, bbvfl_er
     bbvfl_wrap(err, "%s", p);
     goto out;
   }
+  /* the aggregator was checked before any transaction (statedir.c); the seed S only now */
   if (memcmp(addr, c->agg.address, 20) || memcmp(S, c->res->S, 32)) {
-    bbvfl_fail(err, BBVFL_E_STATE, "%s belongs to another session: use a fresh --state-dir", p);
+    bbvfl_fail(err, BBVFL_E_STATE, "%s belongs to another session: use a fresh --state-dir, or delete %s", p, c->dir);
     goto out;
   }
   c->ck.slot = (int)(slot & 1);

@@ -341,7 +341,7 @@ abstract contract BbvflBase {
     error NotCommitted();
     /// @notice The sender has revealed already.
     error AlreadyRevealed();
-    /// @notice keccak256(secret, sender) is not the sender's commitment.
+    /// @notice keccak256(secret, sender, this contract, chain id) is not the sender's commitment.
     error SecretMismatch();
     /// @notice finalizeElection waits for the reveal deadline to pass.
     error RevealDeadlineNotPassed();
@@ -568,7 +568,9 @@ abstract contract BbvflBase {
 
     // ------------------------------------------------------------------ election
 
-    /// Commits to a secret: c = keccak256(abi.encodePacked(secret, msg.sender)).
+    /// Commits to a secret: c = keccak256(abi.encodePacked(secret, msg.sender, address(this),
+    /// block.chainid)). The contract address and chain id bind the commitment to this session: a
+    /// commitment made for another aggregator or chain does not open here (SecretMismatch).
     function commit(bytes32 c) external {
         if (!(_clients.length == M)) _revert(RegistrationOpen.selector);
         if (!(block.number <= _closeBlock + COMMIT_BLOCKS)) _revert(CommitDeadlinePassed.selector);
@@ -592,7 +594,8 @@ abstract contract BbvflBase {
         uint256 w = _client[msg.sender];
         if (!(w & F_COMMIT != 0)) _revert(NotCommitted.selector);
         if (!(w & F_REVEAL == 0)) _revert(AlreadyRevealed.selector);
-        if (!(keccak256(abi.encodePacked(secret, msg.sender)) == _commitment[msg.sender])) _revert(SecretMismatch.selector);
+        if (!(keccak256(abi.encodePacked(secret, msg.sender, address(this), block.chainid)) == _commitment[msg.sender]))
+            _revert(SecretMismatch.selector);
         _client[msg.sender] = w | F_REVEAL;
         _secret[msg.sender] = secret;
         _revealed += 1;

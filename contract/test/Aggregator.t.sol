@@ -224,7 +224,7 @@ contract AggregatorTest is Base {
         registerAll(agg, 3);
         commitAll(agg, 3);
         assertEq(uint256(agg.phase()), 2, "reveal phase once all committed");
-        assertEq(agg.commitmentOf(clientAddr(1)), keccak256(abi.encodePacked(secretOf(1), clientAddr(1))), "commitment");
+        assertEq(agg.commitmentOf(clientAddr(1)), commitmentFor(address(agg), secretOf(1), clientAddr(1)), "commitment");
         vx.recordLogs();
         revealAll(agg, 3);
         bytes32 s = keccak256(abi.encodePacked(secretOf(0), secretOf(1), secretOf(2)));
@@ -282,13 +282,13 @@ contract AggregatorTest is Base {
         registerAll(agg, 3);
         address a0 = clientAddr(0);
         vm.prank(a0);
-        agg.commit(keccak256(abi.encodePacked(secretOf(0), a0)));
+        agg.commit(commitmentFor(address(agg), secretOf(0), a0));
         vm.prank(a0);
         vm.expectRevert(BbvflBase.RevealNotOpen.selector);
         agg.reveal(secretOf(0));
         address a1 = clientAddr(1);
         vm.prank(a1);
-        agg.commit(keccak256(abi.encodePacked(secretOf(1), a1)));
+        agg.commit(commitmentFor(address(agg), secretOf(1), a1));
         vm.roll(block.number + 11); // client 2 never commits
         vm.prank(clientAddr(2));
         vm.expectRevert(BbvflBase.NotCommitted.selector);
@@ -339,13 +339,50 @@ contract AggregatorTest is Base {
         agg.submit(0, new bytes(10));
     }
 
+    /// A commitment is bound to its session: one made for another aggregator, for another chain id,
+    /// or in the old form without either (keccak256(secret, sender)) does not open here; on another
+    /// chain the commitments made for that chain's id open.
+    function test_reveal_commitment_of_another_session() public {
+        BbvflAggregator agg = new BbvflAggregator(c);
+        BbvflAggregator other = new BbvflAggregator(c);
+        registerAll(agg, 3);
+        address a0 = clientAddr(0);
+        address a1 = clientAddr(1);
+        address a2 = clientAddr(2);
+        vm.prank(a0);
+        agg.commit(commitmentFor(address(other), secretOf(0), a0)); // another contract address
+        vm.prank(a1);
+        agg.commit(commitmentFor(address(agg), secretOf(1), a1, block.chainid + 1)); // another chain id
+        vm.prank(a2);
+        agg.commit(keccak256(abi.encodePacked(secretOf(2), a2))); // without the session
+        vm.prank(a0);
+        vm.expectRevert(BbvflBase.SecretMismatch.selector);
+        agg.reveal(secretOf(0));
+        vm.prank(a1);
+        vm.expectRevert(BbvflBase.SecretMismatch.selector);
+        agg.reveal(secretOf(1));
+        vm.prank(a2);
+        vm.expectRevert(BbvflBase.SecretMismatch.selector);
+        agg.reveal(secretOf(2));
+        // a session on chain 5: the same secrets committed for this contract and chain id 5 open
+        vm.chainId(5);
+        BbvflAggregator fresh = new BbvflAggregator(c);
+        registerAll(fresh, 3);
+        for (uint256 i = 0; i < 3; i++) {
+            vm.prank(clientAddr(i));
+            fresh.commit(commitmentFor(address(fresh), secretOf(i), clientAddr(i), 5));
+        }
+        revealAll(fresh, 3);
+        assertEq(uint256(fresh.phase()), 3, "the session's own commitments open");
+    }
+
     function test_election_auto_after_commit_deadline() public {
         BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
         registerAll(agg, 3);
         for (uint256 i = 0; i < 2; i++) {
             address a = clientAddr(i);
             vm.prank(a);
-            agg.commit(keccak256(abi.encodePacked(secretOf(i), a)));
+            agg.commit(commitmentFor(address(agg), secretOf(i), a));
         }
         vm.roll(block.number + 11);
         assertEq(uint256(agg.phase()), 2, "reveal phase after the commit deadline");

@@ -16,7 +16,8 @@
 #    (--exit-after-round 6: its checkpoint then names a window it already finished on chain) and
 #    is restarted: it completes, the audit passes;
 #  - the same session replayed without the kill gives the same chain: the test fixes each client's
-#    election secret (state-dir/election-secret.hex, which the client takes when present) and the
+#    election secret (state-dir/election-secret.hex, which the client takes when present, beside
+#    the state dir's session-binding.json naming the session) and the
 #    registration order, so a second deployment with the same seeds has the same session seed S; its
 #    run, uninterrupted, must post bit-identical submissions (every SubmittedPayload q per round and
 #    client) and the same per-epoch AUROC (MetricsPosted and the active client's summary) as the run
@@ -57,6 +58,10 @@ setup() {
   local m
   for m in 0 1 2; do
     mkdir -p "$run/c$m" && chmod 700 "$run/c$m"
+    # the state dir bound to this session (docs/ONCHAIN.md "The state dir") before the secret
+    python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))
+print(json.dumps({"chain_id": s["chain_id"], "contract": s["contract"]}))' "$run/session.json" \
+      >"$run/c$m/session-binding.json"
     install -m 600 "$work/secret$m.hex" "$run/c$m/election-secret.hex"
     # shellcheck disable=SC2086
     client_start "$m" "$@" ${only_flags[$m]:-}

@@ -82,7 +82,7 @@ void devnet_register_and_elect(bbvfl_sender *const *s, const bbvfl_key *keys, si
   }
   for (size_t i = 0; i < n; i++) {
     uint8_t cm[32];
-    bbvfl_election_commitment(secrets[i], keys[i].addr, cm);
+    bbvfl_election_commitment(secrets[i], keys[i].addr, contract, bbvfl_sender_chain_id(s[i]), cm);
     devnet_check(bbvfl_cenc_commit(cm, &cd, &len, &err), &err);
     devnet_tx(s[i], contract, NULL, cd, len);
   }

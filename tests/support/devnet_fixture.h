@@ -48,7 +48,8 @@ bbvfl_sender *devnet_new_client(devnet_fixture *fx, unsigned ether, bbvfl_key *k
  * BBVFL_ABI_DIR when set) with config c, from dev; its address in out. */
 void devnet_deploy_aggregator(devnet_fixture *fx, const char *name, const bbvfl_cconfig *c, uint8_t out[20]);
 
-/* Registers clients 0..n-1 in that order, then each commits to and reveals secrets[i]: the
+/* Registers clients 0..n-1 in that order, then each commits to and reveals secrets[i] (the
+ * commitment for `contract` on the senders' chain id): the
  * election of the session's active client (the contract elects on the last reveal). */
 void devnet_register_and_elect(bbvfl_sender *const *s, const bbvfl_key *keys, size_t n,
                                const uint8_t contract[20], const uint8_t (*secrets)[32]);

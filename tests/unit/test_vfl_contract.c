@@ -184,16 +184,28 @@ static void test_encoders_vs_cast(void **state) {
                                        NULL}));
   free(cd);
 
-  /* commitment = keccak256(secret || sender), as cast computes it */
-  uint8_t sender[20], com[32];
+  /* commitment = keccak256(abi.encodePacked(secret, sender, contract, chainid)), as cast packs and
+     hashes it; another contract or chain id gives another commitment */
+  uint8_t sender[20], contract[20], com[32], com2[32];
   for (int i = 0; i < 20; i++) sender[i] = (uint8_t)(0x11 * (i % 15));
-  bbvfl_election_commitment(w, sender, com);
-  char packed[200];
-  uint8_t buf[52];
-  memcpy(buf, w, 32);
-  memcpy(buf + 32, sender, 20);
-  hexs(buf, 52, packed);
+  for (int i = 0; i < 20; i++) contract[i] = (uint8_t)(0xf0 - 7 * i);
+  const uint64_t chain_id = 0x0102030405060708ull;
+  bbvfl_election_commitment(w, sender, contract, chain_id, com);
+  char hsecret[70], hsender[50], hcontract[50], hchain[24], packed[300];
+  hexs(w, 32, hsecret);
+  hexs(sender, 20, hsender);
+  hexs(contract, 20, hcontract);
+  snprintf(hchain, sizeof hchain, "%llu", (unsigned long long)chain_id);
+  snprintf(packed, sizeof packed, "%s",
+           run_cast((const char *[]){cast, "abi-encode", "--packed", "f(bytes32,address,address,uint256)", hsecret, hsender,
+                                     hcontract, hchain, NULL}));
+  assert_int_equal(strlen(packed), 2 + 2 * 104);
   expect_hex(com, 32, run_cast((const char *[]){cast, "keccak", packed, NULL}));
+  bbvfl_election_commitment(w, sender, contract, chain_id + 1, com2);
+  assert_memory_not_equal(com, com2, 32);
+  contract[19] ^= 1;
+  bbvfl_election_commitment(w, sender, contract, chain_id, com2);
+  assert_memory_not_equal(com, com2, 32);
 }
 
 /* An ABI word holding v. */

@@ -78,6 +78,21 @@ abstract contract Base {
         return keccak256(abi.encode("secret", i));
     }
 
+    /// The election commitment of `secret` by `client` for the aggregator `agg` on this chain:
+    /// keccak256(abi.encodePacked(secret, client, agg, block.chainid)) (BbvflBase.commit).
+    function commitmentFor(address agg, bytes32 secret, address client) internal view returns (bytes32) {
+        return commitmentFor(agg, secret, client, block.chainid);
+    }
+
+    /// The same for the chain `chainId`.
+    function commitmentFor(address agg, bytes32 secret, address client, uint256 chainId)
+        internal
+        pure
+        returns (bytes32)
+    {
+        return keccak256(abi.encodePacked(secret, client, agg, chainId));
+    }
+
     function config(uint8 m, uint32 b_, uint32 p, uint8 levels, bool masked, uint32 t, uint32 v, uint32 epochs)
         internal
         pure
@@ -146,7 +161,7 @@ abstract contract Base {
         for (uint256 i = 0; i < m; i++) {
             address a = clientAddr(i);
             vm.prank(a);
-            agg.commit(keccak256(abi.encodePacked(secretOf(i), a)));
+            agg.commit(commitmentFor(address(agg), secretOf(i), a));
         }
     }
 
