@@ -343,8 +343,8 @@ contract AggregatorTest is Base {
     /// or in the old form without either (keccak256(secret, sender)) does not open here; on another
     /// chain the commitments made for that chain's id open.
     function test_reveal_commitment_of_another_session() public {
-        BbvflAggregator agg = new BbvflAggregator(c);
-        BbvflAggregator other = new BbvflAggregator(c);
+        BbvflAggregator agg = new BbvflAggregator(c, openRegistration());
+        BbvflAggregator other = new BbvflAggregator(c, openRegistration());
         registerAll(agg, 3);
         address a0 = clientAddr(0);
         address a1 = clientAddr(1);
@@ -366,7 +366,7 @@ contract AggregatorTest is Base {
         agg.reveal(secretOf(2));
         // a session on chain 5: the same secrets committed for this contract and chain id 5 open
         vm.chainId(5);
-        BbvflAggregator fresh = new BbvflAggregator(c);
+        BbvflAggregator fresh = new BbvflAggregator(c, openRegistration());
         registerAll(fresh, 3);
         for (uint256 i = 0; i < 3; i++) {
             vm.prank(clientAddr(i));
