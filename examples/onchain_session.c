@@ -10,7 +10,7 @@
  * (bbvfl_client_run after fork: one client per process), prints what each did, then audits the
  * session from its session file and the chain alone. The last line is "audit: pass" when every
  * sum, minibatch, election and payment checks out. The same session as
- *   bbvfl deploy --rpc URL --clients 3 --P 4 --batch 40 --epochs 1 --out RUN_DIR/session.json
+ *   bbvfl deploy --rpc URL --members ADDR,ADDR,ADDR --clients 3 --P 4 --batch 40 --epochs 1 --out RUN_DIR/session.json
  * followed by one `bbvfl client` per organisation and `bbvfl audit --session RUN_DIR/session.json`.
  * Exit status: 0 when the audit passes, 1 otherwise (errors printed with their category). */
 #define _POSIX_C_SOURCE 200809L /* fork, waitpid */
