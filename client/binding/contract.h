@@ -283,6 +283,8 @@ typedef enum {
                                      keccak256 of the claimed packed sum) */
   BBVFL_EV_SUM_DISPUTED,          /* SumDisputed(uint64 indexed round, address indexed claimer, address indexed
                                      disputer): client = the claimer, to = the disputer */
+  BBVFL_EV_MEMBERS,               /* Members(address[] members): the constructor's member list (data = the
+                                     addresses, 20 bytes each; none: open registration) */
   BBVFL_EV_COUNT
 } bbvfl_cev_kind;
 
@@ -320,7 +322,7 @@ typedef struct {
   uint64_t loss_micro;
   bbvfl_u256 amount;        /* RewardsPaid amount, Transfer and Approval value */
   uint8_t *data;  size_t data_len;   /* Registered pubkey, RoundCompleted sum, GradientPosted gradient,
-                                        LabelGradientPosted grad, SubmittedPayload q */
+                                        LabelGradientPosted grad, SubmittedPayload q, Members addresses */
   uint8_t *data2; size_t data2_len;  /* GradientPosted fusionParams */
 } bbvfl_cev;
 

@@ -156,6 +156,17 @@ static int dec_sum_disputed(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *
   return 0;
 }
 
+/* Members(members): the addresses packed 20 bytes each into data */
+static int dec_members(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
+  size_t n = it[0].n;
+  if (n > 64) return bbvfl_fail(err, BBVFL_E_PARSE, "Members names %zu addresses (at most 64)", n);
+  o->data = malloc(20 * n + 1);
+  if (!o->data) return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++) val_addr(&it[0].items[i], o->data + 20 * i);
+  o->data_len = 20 * n;
+  return 0;
+}
+
 /* the token's Transfer(from, to, value) and Approval(owner, spender, value) */
 static int dec_token_move(const bbvfl_abi_value *it, bbvfl_cev *o, bbvfl_err *err) {
   (void)err;
@@ -211,6 +222,7 @@ static const ev_def EV[BBVFL_EV_COUNT] = {
                               dec_sum_claim},
     [BBVFL_EV_SUM_DISPUTED] = {"SumDisputed(uint64,address,address)",
                                "SumDisputed(uint64 indexed,address indexed,address indexed)", dec_sum_disputed},
+    [BBVFL_EV_MEMBERS] = {"Members(address[])", "Members(address[])", dec_members},
 };
 
 static int known(bbvfl_cev_kind k) { return k > BBVFL_EV_NONE && k < BBVFL_EV_COUNT; }

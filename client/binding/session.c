@@ -183,8 +183,10 @@ int bbvfl_session_save(const bbvfl_session *s, const char *path, bbvfl_err *err)
                         (json_int_t)s->chain_id, "contract", contract, "token", token, "deploy_block",
                         (json_int_t)s->deploy_block, "contract_params", cp, "training", tr);
   if (!o) return bbvfl_fail(err, BBVFL_E_NOMEM, "session file: out of memory");
-  json_object_set_new(o, "registration", json_string(s->open_registration ? "open" : "members"));
-  if (!s->open_registration) {
+  /* no member list: open (a deployment refuses a closed session without its members) */
+  int open = s->open_registration || s->nmembers == 0;
+  json_object_set_new(o, "registration", json_string(open ? "open" : "members"));
+  if (!open) {
     json_t *mem = json_array();
     for (int i = 0; mem && i < s->nmembers; i++) {
       char a[43];
