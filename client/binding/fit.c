@@ -49,6 +49,62 @@ uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n) {
 
 uint64_t bbvfl_fit_gradient_gas(uint64_t n, size_t head_len) { return 150000 + 40 * (4 * n + (uint64_t)head_len); }
 
+static int has_dispute(const bbvfl_fit_setup *s) { return !s->masked && s->wire == BBVFL_WIRE_OPTIMISTIC; }
+
+uint64_t bbvfl_fit_dispute_calldata(const bbvfl_fit_setup *s, uint64_t n, uint64_t payloads) {
+  /* dispute(uint64,address,bytes32,bytes[]): selector, round, claimer, sumHash, offset, count,
+     an offset per payload, each payload's length and its bytes zero-padded to words */
+  uint64_t pad = (bbvfl_packed_len((size_t)n, bbvfl_pack_bits(s->levels)) + 31) / 32 * 32;
+  return 4 + 5 * 32 + payloads * (32 + 32 + pad);
+}
+
+/* The execution of dispute() with `payloads` payloads of n values (BbvflOptimisticAggregator:
+   _claimStanding, _claimHash copying and hashing each payload, _sum, keccak256 of the sum,
+   _rollback excluding the claimer and re-electing, SumDisputed, RoundCompleted with the sum).
+   Fitted by least squares (within 1 %) to 7 disputes measured with
+     devnet/tool.sh forge test --offline --use devnet/solc-wrapper --match-contract DisputeGas -vv
+   (contract/test/DisputeGas.t.sol test_measure_dispute_points: B 10, P 16, b 16, payloads built to
+   make the adder's carries ripple as far as they can, storage cold, refunds not subtracted):
+     M  K    values  payload bytes  execution
+     2    1     160        100          69,585
+     2  512  81,920     51,200       1,726,480
+     16   1     160        100         224,894
+     16  64  10,240      6,400       1,431,063
+     16 256  40,960     25,600       5,166,529
+     64   1     160        100         773,416
+     64  32   5,120      3,200       3,337,748
+   fit: 45,383 + 9,191 per payload (the exclusion's reads and rewrites of the participant list)
+   + 184.6 per payload per block of 256 values per sum plane (the adder: SB = bits(M*b) planes,
+   an upper bound of the planes a carry reaches) + 497.7 per block per sum plane (the sum's
+   accumulator, copy, keccak and log at 8 gas per byte). Here rounded up (50,000, 10,000, 200,
+   550), plus the memory's quadratic cost (words^2/512 of the payload copy, the accumulator and
+   two copies of the sum: inside the fitted points, explicit for larger rounds), and 25 % on top. */
+uint64_t bbvfl_fit_dispute_exec(const bbvfl_fit_setup *s, uint64_t n, uint64_t payloads) {
+  uint64_t nb = (n + 255) / 256, sb = bbvfl_pack_bits((uint32_t)((uint64_t)s->M * s->levels));
+  uint64_t plen = bbvfl_packed_len((size_t)n, bbvfl_pack_bits(s->levels));
+  uint64_t words = (plen + 31) / 32 + 3 * nb * sb + payloads + 64;
+  uint64_t e = 50000 + 10000 * payloads + 200 * payloads * nb * sb + 550 * nb * sb + words * words / 512;
+  return e + e / 4;
+}
+
+uint64_t bbvfl_fit_dispute_call_gas(const bbvfl_fit_setup *s, uint64_t calldata_len, uint64_t payloads, uint64_t n) {
+  /* Cancun: 16 per calldata byte (all taken as non-zero) + the execution; Prague: at least the
+     EIP-7623 floor, 10 per token, 4 tokens per non-zero byte */
+  uint64_t cancun = 21000 + 16 * calldata_len + bbvfl_fit_dispute_exec(s, n, payloads);
+  uint64_t floor = 21000 + 40 * calldata_len;
+  return cancun > floor ? cancun : floor;
+}
+
+uint64_t bbvfl_fit_dispute_gas(const bbvfl_fit_setup *s, uint64_t n) {
+  if (!has_dispute(s)) return 0;
+  return bbvfl_fit_dispute_call_gas(s, bbvfl_fit_dispute_calldata(s, n, s->M), s->M, n);
+}
+
+uint64_t bbvfl_fit_dispute_limit(const bbvfl_fit_chain *ch) {
+  double b = ch->margin * (double)ch->block_gas;
+  return b < (double)ch->tx_cap ? (uint64_t)b : ch->tx_cap;
+}
+
 /* Gas a transaction USES, an upper estimate under both rule sets: the EIP-7623 floor (40 per
    nonzero calldata byte, Prague) or Cancun's 16 per byte plus the execution (the payload's log 8
    per byte, keccak, memory), whichever is higher, with room (contract/GAS.md measures 35-42 per
@@ -95,6 +151,7 @@ int bbvfl_fit_ok(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, uint64_t n
   if (bbvfl_fit_submit_gas(s, n, 0) > ch->tx_cap) return 0;
   if (s->hashed && bbvfl_fit_aggregate_gas(s, n) > ch->tx_cap) return 0;
   if (train && bbvfl_fit_gradient_gas(n, s->head_len) > ch->tx_cap) return 0;
+  if (bbvfl_fit_dispute_gas(s, n) > bbvfl_fit_dispute_limit(ch)) return 0;
   return (double)bbvfl_fit_block_gas(s, n, train) <= ch->margin * (double)ch->block_gas;
 }
 
@@ -114,6 +171,22 @@ static void describe(const bbvfl_fit_chain *ch, char *buf, size_t n) {
            100 * ch->margin, (unsigned long long)ch->block_gas);
 }
 
+/* A round of n values whose dispute does not fit (optimistic mode): says so, with the gas, the limit
+   and what to change. 0 when the dispute fits. */
+static int dispute_refusal(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, uint64_t n, const char *what,
+                           bbvfl_err *err) {
+  uint64_t g = bbvfl_fit_dispute_gas(s, n), lim = bbvfl_fit_dispute_limit(ch);
+  if (g <= lim) return 0;
+  return bbvfl_fail(err, BBVFL_E_ARG,
+                    "optimistic mode: the dispute() of %s (%u payloads of %llu values at %u bits, %llu calldata "
+                    "bytes) needs %llu gas, above %llu (the 2^24 gas cap per transaction, EIP-7825, or %.0f%% of the "
+                    "block gas limit %llu), so a wrong claim could never be disputed: use fewer --clients or --b "
+                    "levels, a smaller --batch, window or P, or --aggregation packed",
+                    what, s->M, (unsigned long long)n, bbvfl_pack_bits(s->levels),
+                    (unsigned long long)bbvfl_fit_dispute_calldata(s, n, s->M), (unsigned long long)g,
+                    (unsigned long long)lim, 100 * ch->margin, (unsigned long long)ch->block_gas);
+}
+
 int bbvfl_fit_window(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, size_t R, size_t B, size_t n_test, size_t P,
                      size_t *K, int insist_K, size_t *E, int insist_E, bbvfl_err *err) {
   char lim[160];
@@ -123,15 +196,19 @@ int bbvfl_fit_window(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, size_t
                       n_test, P);
   uint64_t nt = bbvfl_fit_max_values(s, ch, 1), ne = bbvfl_fit_max_values(s, ch, 0);
   uint64_t kfit = nt / ((uint64_t)B * P), efit = ne / P;
+  if (kfit < 1 && dispute_refusal(s, ch, (uint64_t)B * P, "a round of one minibatch", err)) return -1;
   if (kfit < 1)
     return bbvfl_fail(err, BBVFL_E_ARG,
                       "one minibatch of %zu rows x P %zu = %llu values per client does not fit %s (at most %llu values "
                       "per round): lower --batch or --P",
                       B, P, (unsigned long long)B * P, lim, (unsigned long long)nt);
+  if (efit < 1 && dispute_refusal(s, ch, P, "a round of one test row", err)) return -1;
   if (efit < 1)
     return bbvfl_fail(err, BBVFL_E_ARG, "one test row of P %zu values does not fit %s", P, lim);
   size_t k = *K < 1 ? 1 : *K > R ? R : *K;
   if (k > kfit) {
+    if (insist_K && dispute_refusal(s, ch, (uint64_t)k * B * P, "a training round", err))
+      return bbvfl_wrap(err, "--window %zu: the largest window that fits is %llu", k, (unsigned long long)kfit);
     if (insist_K)
       return bbvfl_fail(err, BBVFL_E_ARG,
                         "--window %zu: a round of %llu values (window %zu x batch %zu x P %zu) is above %llu, the most "
@@ -141,6 +218,8 @@ int bbvfl_fit_window(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, size_t
   }
   size_t e = *E == 0 || *E > n_test ? n_test : *E;
   if (e > efit) {
+    if (insist_E && dispute_refusal(s, ch, (uint64_t)e * P, "an evaluation round", err))
+      return bbvfl_wrap(err, "--eval-rows-per-round %zu: the largest that fits is %llu", e, (unsigned long long)efit);
     if (insist_E)
       return bbvfl_fail(err, BBVFL_E_ARG,
                         "--eval-rows-per-round %zu: a round of %llu values (%zu evaluation rows x P %zu) is above %llu, "

@@ -7,7 +7,11 @@
  * the block's remaining gas), so the fit is what the client can actually send:
  *   submit(n)      one client's submission of n values (bbvfl_fit_submit_gas),
  *   aggregate(n)   hashed mode: the M payloads of n values re-supplied (bbvfl_fit_aggregate_gas),
- *   gradient(n)    the window's n binary32 gradients and the head's parameters (bbvfl_fit_gradient_gas).
+ *   gradient(n)    the window's n binary32 gradients and the head's parameters (bbvfl_fit_gradient_gas),
+ *   dispute(n)     optimistic mode: a dispute() of the round re-supplying all M packed payloads
+ *                  (bbvfl_fit_dispute_gas), its own transaction, at most the cap and margin x the
+ *                  block gas limit (bbvfl_fit_dispute_limit): a round whose dispute does not fit
+ *                  could never be disputed, so the window shrinks until it does.
  * The bytes a value takes on the wire come from one function (bbvfl_fit_wire_bytes): another
  * encoding (packed values) plugs in there and every figure follows.
  * Block rule, one block per window in steady state (docs/ONCHAIN.md "Windows sized for the chain"):
@@ -67,12 +71,31 @@ uint64_t bbvfl_fit_aggregate_call_gas(uint64_t calldata_len, uint64_t got);
 uint64_t bbvfl_fit_aggregate_gas(const bbvfl_fit_setup *s, uint64_t n);
 uint64_t bbvfl_fit_gradient_gas(uint64_t n, size_t head_len);
 
+/* Optimistic mode's dispute(round, claimer, sumHash, payloads) (BbvflOptimisticAggregator), the gas
+ * limit the client signs it with and the window sizing checks: an upper estimate of the gas it uses
+ * under Cancun rules (every calldata byte non-zero, 16 gas, plus the execution with a 25 % margin)
+ * and under Prague's EIP-7623 floor (40 gas per non-zero byte), whichever is higher. The execution
+ * model (the claim check hashing each payload, the bit-sliced sum of the payloads at
+ * bbvfl_pack_bits(M*b) planes, the roll-back, the RoundCompleted log of the sum, memory) is fitted
+ * to measurements (fit.c, contract/GAS.md "Dispute gas").
+ *   _exec:      the execution of a dispute of `payloads` payloads of n values each;
+ *   _call_gas:  the whole transaction for an encoded call of calldata_len bytes (the client's limit);
+ *   _gas:       the round's dispute with all M payloads (0 when the mode has no dispute). */
+uint64_t bbvfl_fit_dispute_exec(const bbvfl_fit_setup *s, uint64_t n, uint64_t payloads);
+uint64_t bbvfl_fit_dispute_call_gas(const bbvfl_fit_setup *s, uint64_t calldata_len, uint64_t payloads, uint64_t n);
+uint64_t bbvfl_fit_dispute_gas(const bbvfl_fit_setup *s, uint64_t n);
+/* Bytes of the encoded dispute() of `payloads` payloads of n values. */
+uint64_t bbvfl_fit_dispute_calldata(const bbvfl_fit_setup *s, uint64_t n, uint64_t payloads);
+/* The most gas a dispute may need: min(the per-transaction cap, margin x the block gas limit). */
+uint64_t bbvfl_fit_dispute_limit(const bbvfl_fit_chain *ch);
+
 /* The gas a round's transactions use (M submissions, hashed: the aggregate(), training: the
  * gradient post), the upper estimate of the block rule. */
 uint64_t bbvfl_fit_round_used_gas(const bbvfl_fit_setup *s, uint64_t n, int train);
 /* The gas a round of n values needs of its block (the block rule above). */
 uint64_t bbvfl_fit_block_gas(const bbvfl_fit_setup *s, uint64_t n, int train);
-/* 1 when a round of n values fits the cap and the block. */
+/* 1 when a round of n values fits the cap and the block (optimistic mode: and its dispute fits
+ * bbvfl_fit_dispute_limit). */
 int bbvfl_fit_ok(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, uint64_t n, int train);
 /* The most values a training (train 1) or evaluation round may carry (0: not even one). */
 uint64_t bbvfl_fit_max_values(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, int train);
@@ -82,7 +105,8 @@ uint64_t bbvfl_fit_max_values(const bbvfl_fit_setup *s, const bbvfl_fit_chain *c
  * requested rows per evaluation round (0 or above n_test: n_test). A request above what fits is
  * lowered to the largest that fits, unless insist_K / insist_E (the user named the flag): then
  * BBVFL_E_ARG saying the largest that fits. BBVFL_E_ARG too when not even one minibatch (one test
- * row) fits. */
+ * row) fits; when the dispute is what does not fit (optimistic mode), the message names the
+ * dispute's gas, its limit and what to change (fewer clients or levels, a smaller batch or P). */
 int bbvfl_fit_window(const bbvfl_fit_setup *s, const bbvfl_fit_chain *ch, size_t R, size_t B, size_t n_test, size_t P,
                      size_t *K, int insist_K, size_t *E, int insist_E, bbvfl_err *err);
 

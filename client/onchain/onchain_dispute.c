@@ -139,7 +139,10 @@ int bbvfl_oc_check_claim(cl *c, bbvfl_oc_slot *sl, bbvfl_err *err) {
   uint8_t *cd = NULL;
   size_t len = 0;
   if (bbvfl_cenc_dispute(r, cr.sc.client, cr.sc.word, cr.list, cr.plen, cr.k, &cd, &len, err) < 0) goto out;
-  uint64_t gas = bbvfl_fit_aggregate_call_gas(len, cr.k) + 150000 + 60000 * (uint64_t)c->cp.cfg.clients;
+  /* the estimate the window sizing kept under the cap and the block (binding/fit.h) */
+  bbvfl_fit_setup fs = {.hashed = c->hashed, .masked = c->masked, .M = c->cp.cfg.clients, .levels = c->cp.cfg.levels,
+                        .wire = c->wire};
+  uint64_t gas = bbvfl_fit_dispute_call_gas(&fs, len, cr.k, sl->L.coords);
   bbvfl_err de = {0};
   int sent = bbvfl_oc_tx(c, cd, len, gas, 0, NULL, "dispute()", &de);
   free(cd);

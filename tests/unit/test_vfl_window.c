@@ -671,6 +671,95 @@ static void test_fit_windows(void **st) {
   assert_int_equal(bbvfl_fit_wire_bytes(&fmp, 512), 1024);
 }
 
+/* Optimistic mode: a round's dispute() re-supplies all M packed payloads in one transaction, so the
+ * sizing keeps it under min(2^24, 90 % of the block gas limit) under both fee rules (Cancun's 16 gas
+ * per calldata byte plus the execution, the EIP-7623 floor of 40): no fitted session has a claim
+ * that cannot be disputed. The table of the issue (100,000 rows: R 8000 minibatches of B 10, 20,000
+ * test rows, P 16, b 16), M up to 64 (the contract's most), 30 M and 60 M gas blocks. The K and
+ * estimates at 60 M are the ones contract/test/DisputeGas.t.sol runs dispute() at. */
+static void test_fit_dispute(void **st) {
+  (void)st;
+  bbvfl_err err = {0};
+  size_t B = 10, P = 16, R = 8000, nte = 20000;
+  unsigned Ms[6] = {2, 5, 16, 32, 63, 64};
+  uint64_t blocks[3] = {10000000, 30000000, 60000000};
+  for (int bi = 0; bi < 3; bi++)
+    for (int mi = 0; mi < 6; mi++) {
+      bbvfl_fit_chain ch = {.tx_cap = BBVFL_FIT_TX_CAP, .block_gas = blocks[bi], .margin = 0.9};
+      bbvfl_fit_setup fs = {.hashed = 1, .M = Ms[mi], .levels = 16, .wire = BBVFL_WIRE_OPTIMISTIC,
+                            .head_len = 4 * (P * 26 + 26)};
+      size_t K = SIZE_MAX, E = 0;
+      assert_int_equal(bbvfl_fit_window(&fs, &ch, R, B, nte, P, &K, 0, &E, 0, &err), 0);
+      uint64_t lim = (uint64_t)(0.9 * (double)blocks[bi]);
+      if (lim > BBVFL_FIT_TX_CAP) lim = BBVFL_FIT_TX_CAP;
+      assert_int_equal(bbvfl_fit_dispute_limit(&ch), lim);
+      uint64_t ns[2] = {(uint64_t)K * B * P, (uint64_t)E * P};
+      for (int t = 0; t < 2; t++) {
+        uint64_t n = ns[t], L = bbvfl_fit_dispute_calldata(&fs, n, fs.M), g = bbvfl_fit_dispute_gas(&fs, n);
+        /* the ABI layout: selector, 5 words, M x (offset, length, padded payload) */
+        assert_int_equal(L, 4 + 5 * 32 + fs.M * (64 + (bbvfl_packed_len((size_t)n, 5) + 31) / 32 * 32));
+        /* both fee rules within the estimate, the estimate within the cap and the block */
+        assert_true(21000 + 40 * L <= g);
+        assert_true(21000 + 16 * L + bbvfl_fit_dispute_exec(&fs, n, fs.M) <= g);
+        assert_true(g <= BBVFL_FIT_TX_CAP);
+        assert_true((double)g <= 0.9 * (double)blocks[bi]);
+        /* a dispute with fewer payloads (some participants excluded) costs no more */
+        assert_true(bbvfl_fit_dispute_call_gas(&fs, bbvfl_fit_dispute_calldata(&fs, n, fs.M - 1), fs.M - 1, n) <= g);
+      }
+      /* one more minibatch (test row) does not fit: the window is the largest */
+      if (K < R) assert_false(bbvfl_fit_ok(&fs, &ch, (uint64_t)(K + 1) * B * P, 1));
+      if (E < nte) assert_false(bbvfl_fit_ok(&fs, &ch, (uint64_t)(E + 1) * P, 0));
+    }
+  /* the issue's case, M 16 on a 60 M gas block: the window of 524 minibatches the sizing gave
+     before (838,400 payload bytes) has a dispute above the cap under both rules; now 260 */
+  bbvfl_fit_chain ch60 = {.tx_cap = BBVFL_FIT_TX_CAP, .block_gas = 60000000, .margin = 0.9};
+  bbvfl_fit_setup f16 = {.hashed = 1, .M = 16, .levels = 16, .wire = BBVFL_WIRE_OPTIMISTIC, .head_len = 4 * (P * 26 + 26)};
+  uint64_t L524 = bbvfl_fit_dispute_calldata(&f16, 524 * 160, 16);
+  assert_true(L524 > 838400);
+  assert_true(21000 + 40 * L524 > BBVFL_FIT_TX_CAP);
+  assert_true(21000 + 16 * L524 + bbvfl_fit_dispute_exec(&f16, 524 * 160, 16) > BBVFL_FIT_TX_CAP);
+  assert_true(bbvfl_fit_dispute_gas(&f16, 524 * 160) > BBVFL_FIT_TX_CAP);
+  size_t K = SIZE_MAX, E = 0;
+  assert_int_equal(bbvfl_fit_window(&f16, &ch60, R, B, nte, P, &K, 0, &E, 0, &err), 0);
+  assert_int_equal(K, 260);
+  assert_int_equal(bbvfl_fit_dispute_gas(&f16, 260 * 160), 16718760);
+  /* what the dispute leaves out: without it (packed mode's sizing, no dispute) the window is larger */
+  bbvfl_fit_setup fpk = f16;
+  fpk.wire = BBVFL_WIRE_PACKED;
+  assert_int_equal(bbvfl_fit_dispute_gas(&fpk, 260 * 160), 0);
+  /* the contract's most clients, M 64: 64 minibatches */
+  bbvfl_fit_setup f64 = f16;
+  f64.M = 64;
+  K = SIZE_MAX;
+  E = 0;
+  assert_int_equal(bbvfl_fit_window(&f64, &ch60, R, B, nte, P, &K, 0, &E, 0, &err), 0);
+  assert_int_equal(K, 64);
+  assert_int_equal(bbvfl_fit_dispute_gas(&f64, 64 * 160), 16575400);
+  /* insisting on a window whose dispute does not fit: refused, the dispute and the largest named */
+  K = 300;
+  E = 0;
+  assert_int_equal(bbvfl_fit_window(&f16, &ch60, R, B, nte, P, &K, 1, &E, 0, &err), -1);
+  assert_int_equal(err.code, BBVFL_E_ARG);
+  assert_non_null(strstr(err.msg, "the largest window that fits is 260"));
+  assert_non_null(strstr(err.msg, "dispute()"));
+  assert_non_null(strstr(err.msg, "16777216"));
+  /* nothing fits: one minibatch of 100 rows x P 128 at M 64 is a 532,644-byte dispute; refused
+     with its gas, the limit and what to change, although its submissions and block would fit */
+  bbvfl_err e2 = {0};
+  size_t Kn = 1, En = 0;
+  assert_int_equal(bbvfl_fit_window(&f64, &ch60, 80, 100, 2000, 128, &Kn, 0, &En, 0, &e2), -1);
+  assert_int_equal(e2.code, BBVFL_E_ARG);
+  char want[64];
+  snprintf(want, sizeof want, "needs %llu gas, above 16777216", (unsigned long long)bbvfl_fit_dispute_gas(&f64, 12800));
+  assert_non_null(strstr(e2.msg, want));
+  assert_non_null(strstr(e2.msg, "--clients"));
+  assert_non_null(strstr(e2.msg, "could never be disputed"));
+  f64.head_len = 4 * (128 * 26 + 26);
+  assert_true(bbvfl_fit_submit_gas(&f64, 12800, 0) <= BBVFL_FIT_TX_CAP);
+  assert_true(bbvfl_fit_gradient_gas(12800, f64.head_len) <= BBVFL_FIT_TX_CAP);
+  assert_true((double)bbvfl_fit_block_gas(&f64, 12800, 1) <= 0.9 * 60000000.0);
+}
+
 /* A checkpoint written with two windows pending continues bit for bit (noise, FIFO, steps). */
 static void test_checkpoint_pending(void **st) {
   (void)st;
@@ -900,6 +989,6 @@ int main(void) {
       cmocka_unit_test(test_plan_rule),            cmocka_unit_test(test_checkpoint_pending),
       cmocka_unit_test(test_offchain_windows),     cmocka_unit_test(test_aggregator_lengths),
       cmocka_unit_test(test_cli),                  cmocka_unit_test(test_pipelining_rule),
-      cmocka_unit_test(test_fit_windows)};
+      cmocka_unit_test(test_fit_windows),          cmocka_unit_test(test_fit_dispute)};
   return bbvfl_test_exit(cmocka_run_group_tests(tests, bbvfl_test_ds_setup, bbvfl_test_ds_teardown));
 }
