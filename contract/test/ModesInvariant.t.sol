@@ -164,7 +164,7 @@ abstract contract ModesInvariantBase is Base {
 /// Lane mode (BbvflAggregator), masked.
 contract ModesInvariantLaneTest is ModesInvariantBase {
     function setUp() public {
-        deploy(ModesHandler.Mode.Lane, new BbvflAggregator(cfg(false)));
+        deploy(ModesHandler.Mode.Lane, new BbvflAggregator(cfg(false), openRegistration()));
     }
 
     function targetSelectors() public view returns (FuzzSelector[] memory s) {
@@ -217,7 +217,7 @@ contract ModesInvariantLaneTest is ModesInvariantBase {
 /// Hashed mode (BbvflHashAggregator), plain values.
 contract ModesInvariantHashedTest is ModesInvariantBase {
     function setUp() public {
-        deploy(ModesHandler.Mode.Hashed, new BbvflHashAggregator(cfg(true)));
+        deploy(ModesHandler.Mode.Hashed, new BbvflHashAggregator(cfg(true), openRegistration()));
     }
 
     function targetSelectors() public view returns (FuzzSelector[] memory s) {
@@ -272,7 +272,7 @@ contract ModesInvariantHashedTest is ModesInvariantBase {
 /// Packed mode (BbvflPackedAggregator).
 contract ModesInvariantPackedTest is ModesInvariantBase {
     function setUp() public {
-        deploy(ModesHandler.Mode.Packed, new BbvflPackedAggregator(cfg(true)));
+        deploy(ModesHandler.Mode.Packed, new BbvflPackedAggregator(cfg(true), openRegistration()));
     }
 
     function targetSelectors() public view returns (FuzzSelector[] memory s) {
@@ -327,7 +327,7 @@ contract ModesInvariantPackedTest is ModesInvariantBase {
 /// Optimistic mode (BbvflOptimisticAggregator): right and wrong claims, disputes by anyone.
 contract ModesInvariantOptimisticTest is ModesInvariantBase {
     function setUp() public {
-        deploy(ModesHandler.Mode.Optimistic, new BbvflOptimisticAggregator(cfg(true)));
+        deploy(ModesHandler.Mode.Optimistic, new BbvflOptimisticAggregator(cfg(true), openRegistration()));
     }
 
     function targetSelectors() public view returns (FuzzSelector[] memory s) {

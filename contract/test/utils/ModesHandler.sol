@@ -194,7 +194,7 @@ contract ModesHandler is Base {
         uint256 k = who % ACTORS;
         if (kind % 4 != 0) k = _nextActor(k, 1);
         address a = actor(k);
-        bytes32 c = kind % 8 == 4 ? bytes32(0) : keccak256(abi.encodePacked(_secret(a), a));
+        bytes32 c = kind % 8 == 4 ? bytes32(0) : commitmentFor(address(agg), _secret(a), a);
         uint256 i = idx1[a];
         bool must = ghostClients.length == M && i != 0 && (_committed >> (i - 1)) & 1 == 0
             && block.number <= _closeBlock + COMMIT && c != 0;
