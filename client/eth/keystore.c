@@ -101,7 +101,7 @@ static int scrypt_dk(const char *password, size_t pwlen, const uint8_t *salt, si
 static int derive(const char *kdf, const json_t *kp, const char *password, size_t pwlen, uint8_t dk[32],
                   bbvfl_err *err) {
   if (!json_is_object(kp)) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: \"kdfparams\" is missing or not an object");
-  long long dklen;
+  long long dklen = 0;
   if (int_field(kp, "dklen", LLONG_MIN, LLONG_MAX, &dklen, err) < 0) return -1;
   if (dklen != 32) return bbvfl_fail(err, BBVFL_E_PARSE, "keystore: kdfparams \"dklen\" must be 32 (got %lld)", dklen);
   const char *salt_hex = json_string_value(json_object_get(kp, "salt"));
