@@ -904,6 +904,25 @@ abstract contract BbvflBase {
     /// The head round waits for the active client (the reelect() deadline applies).
     function _headWaiting(Hot memory h) internal view virtual returns (bool);
 
+    /// The latest of `at` and the blocks of the submission words at base + i for each bit i of
+    /// `m` (the hashed modes' words: bits 192..223 hold the block mod 2^32, the round tag above
+    /// them a multiple of 2^32 there, so the masked difference ignores it: block = now - (now -
+    /// stored) mod 2^32, exact for a submission less than 2^32 blocks old).
+    function _latestSubmission(uint256 base, uint256 m, uint256 at) internal view returns (uint256) {
+        assembly ("memory-safe") {
+            for { let i := 0 } m {
+                i := add(i, 1)
+                m := shr(1, m)
+            } {
+                if and(m, 1) {
+                    let b := sub(number(), and(sub(number(), shr(192, sload(add(base, i)))), 0xffffffff))
+                    if gt(b, at) { at := b }
+                }
+            }
+        }
+        return at;
+    }
+
     /// payRewards is paying for the rounds before `cap` (the optimistic mode records it).
     function _onPay(uint256 cap) internal virtual {}
 

@@ -401,25 +401,10 @@ abstract contract BbvflPacked is BbvflBase {
     }
 
     /// The later of the block head became head (or was aggregated, or expired: completedAt) and
-    /// the block of its last submission (kept modulo 2^32 in the submission words).
-    function _readyAt(Hot memory h) internal view override returns (uint256 at) {
-        at = h.completedAt;
-        if (h.count != 0) return at;
-        uint256 base = HASH_BASE + ((uint256(h.round) % RING) << 6);
-        uint256 m = h.submitted;
-        assembly ("memory-safe") {
-            // a word's bits 192..223 hold its block mod 2^32 (the tag above them is a multiple of
-            // 2^32 there, so the masked difference ignores it): block = now - (now - stored) mod 2^32
-            for { let i := 0 } m {
-                i := add(i, 1)
-                m := shr(1, m)
-            } {
-                if and(m, 1) {
-                    let b := sub(number(), and(sub(number(), shr(192, sload(add(base, i)))), 0xffffffff))
-                    if gt(b, at) { at := b }
-                }
-            }
-        }
+    /// the block of its last submission (BbvflBase._latestSubmission).
+    function _readyAt(Hot memory h) internal view override returns (uint256) {
+        if (h.count != 0) return h.completedAt;
+        return _latestSubmission(HASH_BASE + ((uint256(h.round) % RING) << 6), h.submitted, h.completedAt);
     }
 
     function _headCount(Hot memory h) internal view override returns (uint8 n) {

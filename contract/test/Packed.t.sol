@@ -551,6 +551,24 @@ contract PackedTest is Base {
         }
     }
 
+    /// Rounds [from, to) of an optimistic session (P = 40): every client submits, client
+    /// `claimer` claims each sum (one too many on value 0 in round `wrong`), the active client
+    /// posts the gradient; returns the wrong claim's packed sum (empty when no round is wrong).
+    function claimRounds(BbvflOptimisticAggregator agg, uint64 from, uint64 to, uint256 claimer, uint64 wrong)
+        internal
+        returns (bytes memory bad)
+    {
+        for (uint64 r = from; r < to; r++) {
+            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
+            bytes memory s = sumOf(all(3), r, r == wrong ? 1 : 0);
+            if (r == wrong) bad = s;
+            vm.prank(clientAddr(claimer));
+            agg.postSum(r, keccak256(s));
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(40 * 4), "");
+        }
+    }
+
     /// Optimistic: a wrong claim on an epoch's last round, then payRewards before postMetrics.
     /// The dispute is refused (EpochSettled: a paid epoch's sums are final), so no payout is
     /// rolled back, and every later payout works (it used to revert Panic(0x11) for ever).
@@ -559,16 +577,7 @@ contract PackedTest is Base {
         k.epochs = 2;
         k.rewardPool *= 2;
         BbvflOptimisticAggregator agg = startO(k);
-        bytes memory bad;
-        for (uint64 r = 0; r < 2; r++) {
-            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
-            bytes memory s = sumOf(all(3), r, r == 1 ? 1 : 0);
-            if (r == 1) bad = s;
-            vm.prank(clientAddr(0));
-            agg.postSum(r, keccak256(s));
-            vm.prank(agg.active());
-            agg.postGradient(r, new bytes(40 * 4), "");
-        }
+        bytes memory bad = claimRounds(agg, 0, 2, 0, 1);
         vm.prank(agg.active());
         agg.payRewards(0);
         bytes[] memory ps = payloads(agg, 1);
@@ -577,13 +586,7 @@ contract PackedTest is Base {
         agg.dispute(1, clientAddr(0), keccak256(bad), ps);
         vm.prank(agg.active());
         agg.postMetrics(0, 1, 1, 1);
-        for (uint64 r = 2; r < 4; r++) {
-            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
-            vm.prank(clientAddr(1));
-            agg.postSum(r, keccak256(sumOf(all(3), r, 0)));
-            vm.prank(agg.active());
-            agg.postGradient(r, new bytes(40 * 4), "");
-        }
+        claimRounds(agg, 2, 4, 1, type(uint64).max);
         vm.prank(agg.active());
         agg.payRewards(1);
         for (uint256 i = 0; i < 3; i++) {
@@ -601,16 +604,7 @@ contract PackedTest is Base {
         k.epochs = 2;
         k.rewardPool *= 2;
         BbvflOptimisticAggregator agg = startO(k);
-        bytes memory bad;
-        for (uint64 r = 0; r < 4; r++) {
-            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
-            bytes memory s = sumOf(all(3), r, r == 1 ? 1 : 0);
-            if (r == 1) bad = s;
-            vm.prank(clientAddr(0));
-            agg.postSum(r, keccak256(s));
-            vm.prank(agg.active());
-            agg.postGradient(r, new bytes(40 * 4), "");
-        }
+        bytes memory bad = claimRounds(agg, 0, 4, 0, 1);
         vm.prank(agg.active());
         agg.payRewards(1);
         bytes[] memory ps = payloads(agg, 1);
