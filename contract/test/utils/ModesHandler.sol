@@ -118,6 +118,7 @@ contract ModesHandler is Base {
 
     // ------------------------------------------------------------ statistics (logged, not asserted)
     uint256 public settledRefusals; // wrong standing claim, in its window, refused EpochSettled
+    uint256 public paidThrough; // end (first round after) of the latest epoch paid: earlier rounds are final
     uint256 public disputesAccepted;
     uint256 public wrongClaims;
     uint256 public reelections;
@@ -335,8 +336,9 @@ contract ModesHandler is Base {
     /// Optimistic mode: anyone (a client, an outsider, any address) disputes a claim: usually the
     /// latest wrong one still standing, otherwise the claim of a recent round; with the claim's
     /// payloads, or with a wrong claimer or wrong payloads. A dispute of a wrong standing claim
-    /// inside its window must be accepted (except EpochSettled, counted apart: the known open
-    /// problem); any other dispute must be refused.
+    /// inside its window must be accepted, unless its round is before the end of the latest paid
+    /// epoch: then it must be refused EpochSettled (a paid epoch's sums are final; counted apart:
+    /// the known open problem, settlement closes the window); any other dispute must be refused.
     function dispute(uint256 who, uint256 pick, uint256 kind) public {
         uint64 r = head >= TOTAL ? uint64(TOTAL - 1) : head;
         uint64 back = uint64(pick % 4);
@@ -355,9 +357,10 @@ contract ModesHandler is Base {
         bool bad = kind % 7 == 3 || (kind % 7 == 5 && c.parts != 0);
         bytes[] memory ps = kind % 7 == 5 ? _wrongPayloads(c.parts, r) : _payloads(c.parts, r);
         if (kind % 7 == 3) claimer = actor(pick % ACTORS + 1) == claimer ? actor(pick % ACTORS + 2) : actor(pick % ACTORS + 1);
-        bool must = c.standing && c.wrong && !bad && block.number <= c.at + TIMEOUT;
+        bool disputable = c.standing && c.wrong && !bad && block.number <= c.at + TIMEOUT;
+        bool paid = uint256(r) < paidThrough;
+        bool must = disputable && !paid;
         address sender = who % 8 < ACTORS ? actor(who) : address(uint160(0xD15B00 + who % 1000));
-        uint256 e = uint256(r) / PER;
         if (must && claimer == ghostActive && idx1[claimer] != 0 && (parts >> (idx1[claimer] - 1)) & 1 == 1) {
             _mayChangeActive = true;
         }
@@ -369,11 +372,14 @@ contract ModesHandler is Base {
         } catch (bytes memory err) {
             _rec(err, "dispute");
             if (must) {
-                if (err.length >= 4 && bytes4(err) == EPOCH_SETTLED && e < _unsettled()) {
+                rightRefused++;
+                lastRightRefused = string.concat("dispute of wrong claim r", vx.toString(r), _sel(err));
+            } else if (disputable) {
+                if (err.length >= 4 && bytes4(err) == EPOCH_SETTLED) {
                     settledRefusals++;
                 } else {
                     rightRefused++;
-                    lastRightRefused = string.concat("dispute of wrong claim r", vx.toString(r), _sel(err));
+                    lastRightRefused = string.concat("dispute of a paid round r", vx.toString(r), ": not EpochSettled", _sel(err));
                 }
             }
         }
@@ -436,6 +442,7 @@ contract ModesHandler is Base {
             if (!must) _wrong("payRewards");
             _epochFlags[e] |= 2;
             uint256 cap = (uint256(e) + 1) * PER;
+            if (cap > paidThrough) paidThrough = cap;
             for (uint256 i = 0; i < n; i++) {
                 (, uint256 rew2) = _counts(ghostClients[i]);
                 uint256 want = acc[i] < cap ? acc[i] : cap;
