@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fsutil.h"
 #include "devnet/devnet.h"
@@ -11,6 +12,7 @@
 #include "run/deploy.h"
 #include "run/local_int.h"
 #include "offchain/offchain.h"
+#include "onchain/statedir.h"
 
 void bbvfl_local_setup_defaults(bbvfl_session *s) {
   memset(s, 0, sizeof *s);
@@ -91,6 +93,17 @@ static int prepare(bbvfl_lrun *x, const bbvfl_dataset *ds, bbvfl_err *err) {
   if (bbvfl_partition_for(o->partition, ds->d, x->M, "--partition", "--clients is", &x->part, err) < 0) return -1;
   if (snprintf(x->run, sizeof x->run, "%s", o->run_dir) >= (int)sizeof x->run)
     return bbvfl_fail(err, BBVFL_E_ARG, "run folder path too long");
+  /* a run folder of an earlier session: its clients' state dirs are bound to that session (their
+     noise keys and election secrets must not serve another), so refuse before deploying */
+  for (int m = 0; m < x->M; m++) {
+    char b[1300];
+    snprintf(b, sizeof b, "%s/clients/%d/%s", x->run, m, BBVFL_STATEDIR_BINDING);
+    if (access(b, F_OK) == 0)
+      return bbvfl_fail(err, BBVFL_E_ARG,
+                        "the run folder %s already holds client %d's state of an earlier session (%s): its noise key "
+                        "and election secret must not serve another one; use a fresh --out (nothing was sent)",
+                        x->run, m, b);
+  }
   char keys[1100];
   snprintf(keys, sizeof keys, "%s/keys", x->run);
   if (bbvfl_mkdirs(keys, 0700, err) < 0) return -1;

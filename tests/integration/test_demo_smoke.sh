@@ -10,6 +10,15 @@ set -euo pipefail
 session_test demo
 "$BBVFL_BIN" demo --epochs 2 --seed 5 --compare --json --rpc "$BBVFL_RPC_URL" --out "$work/run" >"$work/out" 2>"$work/err" \
   || { cat "$work/err" >&2; fail "demo failed"; }
+# the same run folder again: refused before anything touches the chain (its clients' state dirs
+# belong to the first session: their noise keys and election secrets must not serve a second)
+b0=$(rpc eth_blockNumber "[]")
+if "$BBVFL_BIN" demo --epochs 1 --rpc "$BBVFL_RPC_URL" --out "$work/run" >/dev/null 2>"$work/again.err"; then
+  fail "a second demo into the same run folder ran"
+fi
+grep -q "already holds client 0's state of an earlier session" "$work/again.err" ||
+  fail "unclear refusal of a reused run folder: $(cat "$work/again.err")"
+[ "$(rpc eth_blockNumber "[]")" = "$b0" ] || fail "the refused demo sent transactions"
 python3 - "$work/run" "$(tail -n 1 "$work/out")" <<'PY'
 import json, os, stat, sys
 run, last = sys.argv[1], json.loads(sys.argv[2])
