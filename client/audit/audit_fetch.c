@@ -201,15 +201,6 @@ static int find_deployment(st_t *S, const bbvfl_cev *ev, bbvfl_err *err) {
   return 0;
 }
 
-/* A 32-byte big-endian word as a uint64 (UINT64_MAX when it does not fit). */
-static uint64_t word_u64(const uint8_t w[32]) {
-  uint64_t v = 0;
-  for (int i = 0; i < 24; i++)
-    if (w[i]) return UINT64_MAX;
-  for (int i = 24; i < 32; i++) v = v << 8 | w[i];
-  return v;
-}
-
 /* The constructor arguments end the creation calldata (in, inlen): the Config tuple (cfglen bytes,
  * inline), the offset of the member list (cfglen + 32), its length n and n address words. The
  * length of the arguments, or 0 when no n in 0..64 fits (*n the members). */
@@ -219,8 +210,10 @@ static size_t ctor_args_len(const uint8_t *in, size_t inlen, const uint8_t *cfg,
     size_t len = cfglen + 64 + 32 * k;
     if (inlen < len) break;
     const uint8_t *a = in + inlen - len;
-    if (memcmp(a, cfg, cfglen) || word_u64(a + cfglen) != cfglen + 32 || word_u64(a + cfglen + 32) != k)
-      continue;
+    uint8_t off[32], cnt[32];
+    bbvfl_cenc_word_u64(cfglen + 32, off);
+    bbvfl_cenc_word_u64(k, cnt);
+    if (memcmp(a, cfg, cfglen) || memcmp(a + cfglen, off, 32) || memcmp(a + cfglen + 32, cnt, 32)) continue;
     int ok = 1;
     for (size_t i = 0; ok && i < k; i++) ok = !memcmp(a + cfglen + 64 + 32 * i, zero, 12);
     if (!ok) continue;

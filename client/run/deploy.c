@@ -69,14 +69,6 @@ int bbvfl_deploy_fund_addrs(bbvfl_sender *snd, const uint8_t (*addrs)[20], int n
   return 0;
 }
 
-int bbvfl_deploy_fund_keys(bbvfl_sender *snd, const char *dir, int n, double block_time, uint8_t (*addrs)[20],
-                           bbvfl_err *err) {
-  uint8_t to[64][20];
-  if (bbvfl_deploy_make_keys(dir, n, to, err) < 0) return -1;
-  if (addrs) memcpy(addrs, to, (size_t)n * 20);
-  return bbvfl_deploy_fund_addrs(snd, (const uint8_t(*)[20])to, n, block_time, err);
-}
-
 int bbvfl_deploy_run(const bbvfl_deploy_req *r, bbvfl_session *s, bbvfl_err *err) {
   const char *out_flag = r->out_flag ? r->out_flag : "--out";
   if (!r->rpc_url || !r->ds || !r->out) return bbvfl_fail(err, BBVFL_E_ARG, "a deployment needs a node, a table and a session file");

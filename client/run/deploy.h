@@ -7,7 +7,7 @@
  * key (bbvfl_deployer_key), deploys token and aggregator for the setup in *s
  * (bbvfl_session_deploy of binding/session.h, which checks the setup first and fills the rest of *s),
  * writes the session file, and, when asked, creates the clients' throwaway keys and funds them
- * from the deployer (bbvfl_deploy_fund_keys). Sends nothing when an argument, the output file or
+ * from the deployer (bbvfl_deploy_make_keys, bbvfl_deploy_fund_addrs). Sends nothing when an argument, the output file or
  * the key is wrong.
  *
  * Ownership: every pointer is borrowed for the call; *s is the caller's (filled by the deploy).
@@ -59,11 +59,5 @@ int bbvfl_deploy_make_keys(const char *dir, int n, uint8_t (*addrs)[20], bbvfl_e
 /* Sends each of the n addresses 10 ETH from snd's account, every transfer at once, then waits for
  * the receipts (60 s + 4 block times). */
 int bbvfl_deploy_fund_addrs(bbvfl_sender *snd, const uint8_t (*addrs)[20], int n, double block_time, bbvfl_err *err);
-
-/* Creates n throwaway keys DIR/client-<m>.key (mode 0600; dir must exist) and sends each 10 ETH
- * from snd's account, every transfer at once (one block on a chain with a block time), then waits
- * for the receipts (60 s + 4 block times). addrs (nullable, n rows) receives the addresses. */
-int bbvfl_deploy_fund_keys(bbvfl_sender *snd, const char *dir, int n, double block_time, uint8_t (*addrs)[20],
-                           bbvfl_err *err);
 
 #endif

@@ -159,9 +159,39 @@ abstract contract ModesInvariantBase is Base {
             assertTrue(h.idx1(act) != 0, "active is a registered client");
         }
     }
+
+    // The six invariants, run by each mode's contract below with its handler and selectors (20
+    // runs x depth 500 = 10,000 calls each, set on each contract; a failing handler call fails).
+
+    function invariant_rewarded_le_accepted() public view {
+        checkRewardedLeAccepted();
+    }
+
+    function invariant_supply_is_paid_plus_pool() public view {
+        checkSupply();
+    }
+
+    function invariant_payout_follows_epoch_rule() public view {
+        checkPayoutRule();
+    }
+
+    function invariant_active_kept_until_deadline() public view {
+        checkActiveDeadline();
+    }
+
+    function invariant_no_panic() public view {
+        checkNoPanic();
+    }
+
+    function invariant_protocol_expectations() public view {
+        checkExpectations();
+    }
 }
 
 /// Lane mode (BbvflAggregator), masked.
+/// forge-config: default.invariant.runs = 20
+/// forge-config: default.invariant.depth = 500
+/// forge-config: default.invariant.fail-on-revert = true
 contract ModesInvariantLaneTest is ModesInvariantBase {
     function setUp() public {
         deploy(ModesHandler.Mode.Lane, new BbvflAggregator(cfg(false), openRegistration()));
@@ -170,51 +200,12 @@ contract ModesInvariantLaneTest is ModesInvariantBase {
     function targetSelectors() public view returns (FuzzSelector[] memory s) {
         (s,) = commonSelectors(0);
     }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_rewarded_le_accepted() public view {
-        checkRewardedLeAccepted();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_supply_is_paid_plus_pool() public view {
-        checkSupply();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_payout_follows_epoch_rule() public view {
-        checkPayoutRule();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_active_kept_until_deadline() public view {
-        checkActiveDeadline();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_no_panic() public view {
-        checkNoPanic();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_protocol_expectations() public view {
-        checkExpectations();
-    }
 }
 
 /// Hashed mode (BbvflHashAggregator), plain values.
+/// forge-config: default.invariant.runs = 20
+/// forge-config: default.invariant.depth = 500
+/// forge-config: default.invariant.fail-on-revert = true
 contract ModesInvariantHashedTest is ModesInvariantBase {
     function setUp() public {
         deploy(ModesHandler.Mode.Hashed, new BbvflHashAggregator(cfg(true), openRegistration()));
@@ -225,51 +216,12 @@ contract ModesInvariantHashedTest is ModesInvariantBase {
         (s, n) = commonSelectors(1);
         s[0].selectors[n] = ModesHandler.aggregate.selector;
     }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_rewarded_le_accepted() public view {
-        checkRewardedLeAccepted();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_supply_is_paid_plus_pool() public view {
-        checkSupply();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_payout_follows_epoch_rule() public view {
-        checkPayoutRule();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_active_kept_until_deadline() public view {
-        checkActiveDeadline();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_no_panic() public view {
-        checkNoPanic();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_protocol_expectations() public view {
-        checkExpectations();
-    }
 }
 
 /// Packed mode (BbvflPackedAggregator).
+/// forge-config: default.invariant.runs = 20
+/// forge-config: default.invariant.depth = 500
+/// forge-config: default.invariant.fail-on-revert = true
 contract ModesInvariantPackedTest is ModesInvariantBase {
     function setUp() public {
         deploy(ModesHandler.Mode.Packed, new BbvflPackedAggregator(cfg(true), openRegistration()));
@@ -280,51 +232,12 @@ contract ModesInvariantPackedTest is ModesInvariantBase {
         (s, n) = commonSelectors(1);
         s[0].selectors[n] = ModesHandler.aggregate.selector;
     }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_rewarded_le_accepted() public view {
-        checkRewardedLeAccepted();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_supply_is_paid_plus_pool() public view {
-        checkSupply();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_payout_follows_epoch_rule() public view {
-        checkPayoutRule();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_active_kept_until_deadline() public view {
-        checkActiveDeadline();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_no_panic() public view {
-        checkNoPanic();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_protocol_expectations() public view {
-        checkExpectations();
-    }
 }
 
 /// Optimistic mode (BbvflOptimisticAggregator): right and wrong claims, disputes by anyone.
+/// forge-config: default.invariant.runs = 20
+/// forge-config: default.invariant.depth = 500
+/// forge-config: default.invariant.fail-on-revert = true
 contract ModesInvariantOptimisticTest is ModesInvariantBase {
     function setUp() public {
         deploy(ModesHandler.Mode.Optimistic, new BbvflOptimisticAggregator(cfg(true), openRegistration()));
@@ -337,47 +250,5 @@ contract ModesInvariantOptimisticTest is ModesInvariantBase {
         // disputes twice as often: a dispute lands in a claim's short window more often
         s[0].selectors[n + 1] = ModesHandler.dispute.selector;
         s[0].selectors[n + 2] = ModesHandler.dispute.selector;
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_rewarded_le_accepted() public view {
-        checkRewardedLeAccepted();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_supply_is_paid_plus_pool() public view {
-        checkSupply();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_payout_follows_epoch_rule() public view {
-        checkPayoutRule();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_active_kept_until_deadline() public view {
-        checkActiveDeadline();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_no_panic() public view {
-        checkNoPanic();
-    }
-
-    /// forge-config: default.invariant.runs = 20
-    /// forge-config: default.invariant.depth = 500
-    /// forge-config: default.invariant.fail-on-revert = true
-    function invariant_protocol_expectations() public view {
-        checkExpectations();
     }
 }

@@ -551,6 +551,13 @@ contract PackedTest is Base {
         }
     }
 
+    /// Three clients, P = 40, 2 TRAIN rounds an epoch, 2 epochs (the pool covers both).
+    function twoEpochs() internal pure returns (BbvflBase.Config memory k) {
+        k = cfg(3, 40, 16, 2);
+        k.epochs = 2;
+        k.rewardPool *= 2;
+    }
+
     /// Rounds [from, to) of an optimistic session (P = 40): every client submits, client
     /// `claimer` claims each sum (one too many on value 0 in round `wrong`), the active client
     /// posts the gradient; returns the wrong claim's packed sum (empty when no round is wrong).
@@ -573,10 +580,7 @@ contract PackedTest is Base {
     /// The dispute is refused (EpochSettled: a paid epoch's sums are final), so no payout is
     /// rolled back, and every later payout works (it used to revert Panic(0x11) for ever).
     function test_optimistic_dispute_after_payout_refused_no_panic() public {
-        BbvflBase.Config memory k = cfg(3, 40, 16, 2);
-        k.epochs = 2;
-        k.rewardPool *= 2;
-        BbvflOptimisticAggregator agg = startO(k);
+        BbvflOptimisticAggregator agg = startO(twoEpochs());
         bytes memory bad = claimRounds(agg, 0, 2, 0, 1);
         vm.prank(agg.active());
         agg.payRewards(0);
@@ -600,10 +604,7 @@ contract PackedTest is Base {
     /// Optimistic: a dispute of a round of epoch 0 after payRewards(1) (paid out of order) is
     /// refused too: payRewards(1) paid the rounds of both epochs.
     function test_optimistic_dispute_after_later_payout_refused() public {
-        BbvflBase.Config memory k = cfg(3, 40, 16, 2);
-        k.epochs = 2;
-        k.rewardPool *= 2;
-        BbvflOptimisticAggregator agg = startO(k);
+        BbvflOptimisticAggregator agg = startO(twoEpochs());
         bytes memory bad = claimRounds(agg, 0, 4, 0, 1);
         vm.prank(agg.active());
         agg.payRewards(1);
