@@ -39,7 +39,10 @@ rep, a = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 c = Chain(sys.argv[4], sys.argv[3])
 # the same numbers as the off-chain trainer with the same seed and session seed
 assert rep["model"] == "lr", rep["model"]
-assert 0.85 < rep["auroc"] <= 1, rep["auroc"]  # 6 epochs, the first 4 before any pair (H = h0 I)
+# 6 epochs, the first 4 before any pair (H = h0 I); the schedule follows the session seed, which the
+# election draws afresh each run: AUROC 0.84-0.94 over 9 runs (one a CI pre-check's 0.8427), so the
+# bound says "it learned", and the exact check is the equality with the off-chain replay below
+assert 0.8 < rep["auroc"] <= 1, rep["auroc"]
 assert rep["auroc"] == rep["auroc_offchain_same_seed"], (rep["auroc"], rep["auroc_offchain_same_seed"])
 assert rep["test_loss"] == rep["test_loss_offchain_same_seed"], (rep["test_loss"], rep["test_loss_offchain_same_seed"])
 # the layout: 455 rows in rounds of 100 (5 TRAIN rounds), one EVAL round; L = 2 over 6 epochs:
