@@ -128,10 +128,11 @@ run_bbvfl() { # m b p levels k
   local bytecode args out agg i r a active g total first=0 steady=0 steady_rounds=0
   bytecode=$(jq -r .bytecode "$root/abi/BbvflAggregator.json")
   # Config: M, B, P, b, betaMicro, masked, R, K, NE, ER, trainRows, testRows, staleness, hashed,
-  # epochs, rate, pool, commit/reveal/active/timeout blocks, curvEvery, curvRows (no curvature rounds)
+  # epochs, rate, pool, commit/reveal/active/timeout blocks, curvEvery, curvRows (no curvature rounds);
+  # no member list (open registration)
   local nb=$(((rounds + 1) * k))
-  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64,uint32,uint32))" \
-    "($m,$b,$p,$lv,200000,false,$nb,$k,0,0,$((nb * b)),0,0,false,1,1,$((m * (rounds + 1))),50,50,50,50,0,0)")
+  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64,uint32,uint32),address[])" \
+    "($m,$b,$p,$lv,200000,false,$nb,$k,0,0,$((nb * b)),0,0,false,1,1,$((m * (rounds + 1))),50,50,50,50,0,0)" "[]")
   out=$(cast send --unlocked --from "$deployer" --json --create "$bytecode${args#0x}")
   agg=$(jq -r .contractAddress <<<"$out")
   setup_clients "$m"
@@ -170,8 +171,8 @@ run_hashed() { # m b p levels k masked(true|false)
   bytecode=$(jq -r .bytecode "$root/abi/BbvflHashAggregator.json")
   local nb=$(((hr + 1) * k)) fmt=hex
   [ "$masked" = true ] && fmt=hex16
-  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64,uint32,uint32))" \
-    "($m,$b,$p,$lv,200000,$masked,$nb,$k,0,0,$((nb * b)),0,0,true,1,1,$((m * (hr + 1))),50,50,50,50,0,0)")
+  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64,uint32,uint32),address[])" \
+    "($m,$b,$p,$lv,200000,$masked,$nb,$k,0,0,$((nb * b)),0,0,true,1,1,$((m * (hr + 1))),50,50,50,50,0,0)" "[]")
   out=$(cast send --unlocked --from "$deployer" --json --create "$bytecode${args#0x}")
   agg=$(jq -r .contractAddress <<<"$out")
   setup_clients "$m"
@@ -251,8 +252,8 @@ run_packed() { # m b p levels k mode
   [ "$mode" = optimistic ] && name=BbvflOptimisticAggregator
   bytecode=$(jq -r .bytecode "$root/abi/$name.json")
   local nb=$(((hr + 1) * k))
-  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64,uint32,uint32))" \
-    "($m,$b,$p,$lv,200000,false,$nb,$k,0,0,$((nb * b)),0,0,true,1,1,$((m * (hr + 1))),50,50,50,50,0,0)")
+  args=$(cast abi-encode "c((uint8,uint32,uint32,uint8,uint32,bool,uint32,uint32,uint32,uint32,uint32,uint32,uint8,bool,uint32,uint256,uint256,uint64,uint64,uint64,uint64,uint32,uint32),address[])" \
+    "($m,$b,$p,$lv,200000,false,$nb,$k,0,0,$((nb * b)),0,0,true,1,1,$((m * (hr + 1))),50,50,50,50,0,0)" "[]")
   out=$(cast send --unlocked --from "$deployer" --json --create "$bytecode${args#0x}")
   agg=$(jq -r .contractAddress <<<"$out")
   setup_clients "$m"

@@ -139,7 +139,11 @@ int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err) {
     free(cd);
     if (rc < 0) return -1;
   }
-  if (!st.rewards_paid) {
+  if (!st.rewards_paid && c->wire == BBVFL_WIRE_OPTIMISTIC) {
+    /* paid once the epoch's claims are past their dispute window (onchain_payout.c) */
+    bbvfl_oc_payout_queue(c, e + 1);
+    if (bbvfl_oc_payout_due(c, 0, err) < 0) return -1;
+  } else if (!st.rewards_paid) {
     if (bbvfl_cenc_pay_rewards(e, &cd, &len, err) < 0) return -1;
     int rc = bbvfl_oc_out_send(c, cd, len, 150000 + 80000 * (uint64_t)c->cp.cfg.clients, "payRewards()", OC_GAS_PAYOUT, err);
     free(cd);
@@ -205,7 +209,8 @@ int bbvfl_oc_rebuild_eval(cl *c, uint64_t e, size_t count, bbvfl_err *err) {
 
 /* This client was elected during the session (reelect() or expireRound()) while at round r: it
    takes the head over from the last GradientPosted (checked against lastFusionParamsHash), settles
-   the previous epoch if its metrics or rewards are missing, and re-evaluates the evaluation rounds
+   the previous epoch if its metrics or rewards are missing (optimistic: queues the payouts of
+   every earlier epoch, paid when their dispute windows have closed), and re-evaluates the evaluation rounds
    of r's epoch that are already complete. */
 int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
   if (c->lr)
@@ -273,6 +278,9 @@ int bbvfl_oc_take_over(cl *c, uint64_t r, bbvfl_err *err) {
       if (bbvfl_oc_post_epoch(c, (uint32_t)(e - 1), err) < 0) return -1;
     }
   }
+  /* optimistic: the epochs before e its predecessor may have left unpaid (their payouts wait for
+     the dispute windows) */
+  if (c->wire == BBVFL_WIRE_OPTIMISTIC) bbvfl_oc_payout_queue(c, (uint32_t)e);
   c->act.loss_sum = c->act.agg_sum = 0;
   c->act.trained = 0;
   c->act.takeover_epoch = (int)e;

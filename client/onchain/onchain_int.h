@@ -115,6 +115,11 @@ typedef struct {
   /* re-election: rounds trained in the epoch this client took the head over (its loss average) */
   size_t trained;
   int takeover_epoch;    /* -1: none */
+  /* optimistic mode: epochs pay_lo..pay_hi-1 may still be unpaid, their payout waiting for the
+     dispute window (onchain_payout.c); pay_after: the window of pay_lo ends at this block (0: not
+     known) */
+  uint32_t pay_lo, pay_hi;
+  uint64_t pay_after;
 } bbvfl_oc_active;
 
 /* Labels split across clients (onchain_labels.c; Algorithm 2, lines 11-14; docs/ONCHAIN.md "Labels"). */
@@ -264,6 +269,13 @@ int bbvfl_oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_e
 uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords);
 int bbvfl_oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err);
 int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
+/* Optimistic mode (onchain_payout.c): epochs below `upto` are due for payment (queued). */
+void bbvfl_oc_payout_queue(cl *c, uint32_t upto);
+/* Pays the queued epochs whose dispute windows have closed, in order (a call first: a transaction
+   only when it goes through); wait = 0 stops at the first epoch still inside its window, wait = 1
+   (the session's end) waits for each window (asking a node that makes blocks only for
+   transactions to mine). Nothing to do when this client is not active. 0, or -1 with err. */
+int bbvfl_oc_payout_due(cl *c, int wait, bbvfl_err *err);
 int bbvfl_oc_demoted(cl *c, uint64_t r, bbvfl_err *err);
 int bbvfl_oc_init_head(cl *c, bbvfl_err *err);
 int bbvfl_oc_find_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *ev, bbvfl_err *err);

@@ -390,6 +390,8 @@ static int finish(cl *c, bbvfl_oc_slot *sl, int resumed, bbvfl_err *err) {
     bbvfl_oc_log(c, "epoch %u (this label holder's %zu labelled test rows): train loss %.4f, test loss %.4f, AUROC %.4f",
            sl->L.epoch + 1, c->res->labelled_test_rows, em->train_loss, em->test_loss, em->auroc);
   }
+  /* optimistic: an earlier epoch's payout whose dispute window has closed since */
+  if (c->is_active && c->wire == BBVFL_WIRE_OPTIMISTIC && bbvfl_oc_payout_due(c, 0, err) < 0) return -1;
   c->res->rounds++;
   return 0;
 }
@@ -482,8 +484,19 @@ int bbvfl_oc_run_rounds(cl *c, uint64_t start, uint64_t first_open, int resumed,
                               .one_open = !c->hashed, .slots = c->rd.nslots, .epochs = c->cp.cfg.epochs};
   bbvfl_rounds_ops ops = {.finish = step_finish, .checkpoint = step_checkpoint, .start = step_start};
   run_ctx x = {.c = c, .resumed = resumed};
+  if (c->wire == BBVFL_WIRE_OPTIMISTIC) { /* the epochs before first_open: paid, or paid by this client */
+    bbvfl_round_layout L;
+    uint32_t e = c->cp.cfg.epochs;
+    if (first_open < c->cp.total_rounds && bbvfl_cconfig_round(&c->cp.cfg, first_open, &L, err) == 0) e = L.epoch;
+    else bbvfl_err_clear(err);
+    bbvfl_oc_payout_queue(c, e);
+  }
   if (bbvfl_rounds_run(&sched, start, first_open, c->cp.total_rounds, &ops, &x, err) < 0) return -1;
   if (bbvfl_oc_out_wait(c, err) < 0) return bbvfl_wrap(err, "the last transactions");
+  /* optimistic: the last epochs' payouts wait for their dispute windows */
+  if (c->is_active && c->wire == BBVFL_WIRE_OPTIMISTIC &&
+      (bbvfl_oc_payout_due(c, 1, err) < 0 || bbvfl_oc_out_wait(c, err) < 0))
+    return bbvfl_wrap(err, "the session's last payouts");
   uint64_t total = c->cp.total_rounds;
   if (bbvfl_oc_save_progress(c, total, total, err) < 0) return bbvfl_wrap(err, "final checkpoint");
   return 0;

@@ -86,8 +86,8 @@ import {BbvflBase} from "./BbvflBase.sol";
 /// - reelect() (anyone) succeeds when the open TRAIN round has been complete for more than
 ///   activeBlocks blocks without a gradient, or when the oldest epoch with missing metrics or
 ///   rewards completed more than activeBlocks blocks ago (measured from the latest epoch
-///   completion, see lastEpochCompleted(), so never too early); both counted from the later of
-///   that event and the current active client's election. The new active client resumes from
+///   completion, so never too early; the optimistic mode: not before the epoch's dispute window
+///   closes); both counted from the later of that event and the current active client's election. The new active client resumes from
 ///   the last GradientPosted (lastFusionRound(), lastFusionParamsHash() to check the bytes).
 /// - Commit-reveal leaves one known bias: the last client to reveal can withhold its secret and
 ///   so choose between two seeds, at the price of being excluded from the session.

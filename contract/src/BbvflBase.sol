@@ -656,8 +656,9 @@ abstract contract BbvflBase {
     /// gradient for more than activeBlocks blocks (ready: the block its last submission landed, or
     /// it became head, or it was aggregated or expired, whichever is latest; a late submitter
     /// therefore cannot shorten the active client's time), or the oldest epoch whose metrics or
-    /// rewards are missing has been complete that long (counted from the later of that event and
-    /// the current active client's election). The successor is keccak256(electionSeed, round)'s
+    /// rewards are missing has been complete that long (counted from the latest of that event, the
+    /// current active client's election and, optimistic mode, the close of the epoch's dispute
+    /// window, before which its payout is refused). The successor is keccak256(electionSeed, round)'s
     /// draw: it depends on neither the block nor the caller, so choosing when to call (or who
     /// calls) cannot change it; it is public, which matters only to someone who can make the
     /// active client late, and the deadline above leaves that to the active client alone.
@@ -674,9 +675,7 @@ abstract contract BbvflBase {
         if (!overdue) {
             uint32 e = _unsettled;
             if (e < EPOCHS && _epochComplete(e, h)) {
-                // completion block of the latest completed epoch: >= that of epoch e, so the
-                // deadline is never earlier than it should be
-                uint256 doneAt = uint64(_epochDone);
+                uint256 doneAt = _settleFrom(e);
                 uint256 from = doneAt > since ? doneAt : since;
                 overdue = block.number > from + ACTIVE_BLOCKS;
             }
@@ -809,6 +808,7 @@ abstract contract BbvflBase {
     /// the rounds up to the epoch's last (a submission to a later round, which an expiry may still
     /// void or a dispute roll back, is paid with its own epoch). A client already paid for as much
     /// gets nothing (rewarded never exceeds accepted, and no order of calls can underflow).
+    /// Optimistic mode: refused DisputeWindowOpen while a claim of the epoch can still be disputed.
     function payRewards(uint32 epoch) external {
         if (!(msg.sender == _active)) _revert(NotActive.selector);
         if (!(epoch < EPOCHS)) _revert(NoSuchEpoch.selector, epoch);
@@ -820,7 +820,7 @@ abstract contract BbvflBase {
         Hot memory h = _hot;
         bool paid;
         uint256 cap = _epochEnd(epoch);
-        _onPay(cap);
+        _onPay(epoch);
         for (uint256 i = 0; i < n; i++) {
             address a = _clients[i];
             uint256 w = _client[a];
@@ -923,8 +923,15 @@ abstract contract BbvflBase {
         return at;
     }
 
-    /// payRewards is paying for the rounds before `cap` (the optimistic mode records it).
-    function _onPay(uint256 cap) internal virtual {}
+    /// payRewards(epoch) checks (the optimistic mode: refused while a claim can be disputed).
+    function _onPay(uint32 epoch) internal view virtual {}
+
+    /// Block from which epoch e's settlement is due (reelect's epoch deadline counts from it):
+    /// the completion of the latest completed epoch (>= that of epoch e, so never earlier than it
+    /// should be); the optimistic mode: not before the close of epoch e's dispute window.
+    function _settleFrom(uint32) internal view virtual returns (uint256) {
+        return uint64(_epochDone);
+    }
 
     /// Block from which a waiting head round (_headWaiting) has been ready for the active client:
     /// the active deadline counts from it. Lane mode: its completion (h.completedAt).
@@ -1243,15 +1250,6 @@ abstract contract BbvflBase {
         complete = e < EPOCHS && _epochComplete(e, _hot);
         metricsPosted = st & 1 != 0;
         rewardsPaid = st & 2 != 0;
-    }
-
-    /// The latest epoch whose rounds all completed, and the block its last round completed in.
-    function lastEpochCompleted() external view returns (bool any, uint32 epoch, uint64 atBlock) {
-        uint256 d = _epochDone;
-        uint256 ep1 = (d >> 64) & M32;
-        any = ep1 != 0;
-        epoch = any ? uint32(ep1 - 1) : 0;
-        atBlock = uint64(d);
     }
 
     /// Label holders (bit i = client index i), fixed at registration.

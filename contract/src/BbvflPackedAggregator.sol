@@ -37,9 +37,11 @@ import {BbvflBase} from "./BbvflBase.sol";
 ///   SumDisputed then RoundCompleted again: a TRAIN round waits for a new gradient, an EVAL round
 ///   is done) and clears the latest label-gradient posts. A correct sum's dispute reverts
 ///   SumCorrect, a late one DisputeTooLate(deadline), a round with no claim standing NoClaim
-///   (never claimed, already disputed, or a claim erased by a roll-back to an earlier round), a
-///   round of an epoch that payRewards has paid (that epoch or a later one) EpochSettled. One honest
-///   participant that checks every claim within the deadline suffices: no honest majority.
+///   (never claimed, already disputed, or a claim erased by a roll-back to an earlier round). An
+///   accepted dispute clears the metrics of the round's epoch (posted again when it completes
+///   again); payRewards(e) is refused DisputeWindowOpen(until) while a claim of epoch e can still
+///   be disputed, so no payout is ever made for a sum a dispute undoes. One honest participant
+///   that checks every claim within the deadline suffices: no honest majority.
 ///   Rounds submitted ahead of the disputed one keep their submissions (they were computed
 ///   before its gradient); later claims are erased by the roll-back and re-posted.
 /// - packing() returns (VB, SB, optimistic, dispute window in blocks).
@@ -461,11 +463,9 @@ contract BbvflPackedAggregator is BbvflPacked {
 /// commitment keccak256(r, claimer, sumHash, the participants' stored payload hashes in
 /// index order), one fresh word per round (a mapping by round, never overwritten by another round).
 contract BbvflOptimisticAggregator is BbvflPacked {
-    // round => claim word (see the contract's notice); 0: no claim standing
+    // round => claim word (see the contract's notice); low 192 bits 0: no claim standing (a
+    // disputed round keeps the dispute's block in the high bits: see _disputableUntil)
     mapping(uint256 => uint256) private _claims;
-    // rounds paid for: the end (first round after) of the latest epoch payRewards ran for; a
-    // dispute of an earlier round is refused, so no payout is ever rolled back
-    uint64 private _paidThrough;
 
     /// Optimistic mode: `claimer` claimed keccak256(packed sum) of `round` is sumHash (RoundCompleted,
     /// with an empty sum, follows in the same transaction; the sum is the payloads').
@@ -481,10 +481,10 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     /// @notice The dispute window of the claim closed.
     /// @param deadline last block a dispute was accepted
     error DisputeTooLate(uint256 deadline);
-    /// @notice The round's epoch, or a later one, is paid (payRewards): its sums are final, so
-    /// that no payout is ever rolled back.
-    /// @param epoch the epoch
-    error EpochSettled(uint256 epoch);
+    /// @notice A claim of the epoch can still be disputed: its payout waits until the window has
+    /// closed, so that no payout is ever made for a sum a dispute undoes.
+    /// @param until the last block of the window (payRewards is accepted from the next one)
+    error DisputeWindowOpen(uint256 until);
     /// @notice The claimer, sum or payloads are not those the claim committed to.
     error ClaimMismatch();
     /// @notice The disputed sum is the sum of the payloads: nothing to correct.
@@ -496,8 +496,24 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         return true;
     }
 
-    function _onPay(uint256 cap) internal override {
-        if (cap > _paidThrough) _paidThrough = uint64(cap);
+    /// The last block a claim of epoch e can be disputed in: its last round's claim (or that
+    /// round's dispute) plus the window. Claims are made round by round and a roll-back erases
+    /// the later ones, so claim blocks grow with the round: the last round's bounds the epoch's.
+    function _disputableUntil(uint32 e) private view returns (uint256) {
+        unchecked {
+            return (_claims[_epochEnd(e) - 1] >> 192) + TIMEOUT_BLOCKS;
+        }
+    }
+
+    function _onPay(uint32 e) internal view override {
+        uint256 until = _disputableUntil(e);
+        if (!(block.number > until)) _revert(DisputeWindowOpen.selector, until);
+    }
+
+    function _settleFrom(uint32 e) internal view override returns (uint256) {
+        uint256 d = super._settleFrom(e);
+        uint256 until = _disputableUntil(e);
+        return until > d ? until : d;
     }
 
     /// Optimistic mode: a participant posts keccak256 of head's packed sum, without the sum or
@@ -556,7 +572,7 @@ contract BbvflOptimisticAggregator is BbvflPacked {
         if (!(_claimHash(round, claimer, sumHash, payloads, _plen(n, VB)) == c & M192)) _revert(ClaimMismatch.selector);
         bytes memory s = _sum(payloads, n);
         if (!(keccak256(s) != sumHash)) _revert(SumCorrect.selector, round);
-        delete _claims[round];
+        _claims[round] = block.number << 192;
         _rollback(h, round, claimer);
         emit SumDisputed(round, claimer, msg.sender);
         emit RoundCompleted(round, uint8(payloads.length), s);
@@ -566,16 +582,12 @@ contract BbvflOptimisticAggregator is BbvflPacked {
     /// The claim word of `round` when a dispute of it is accepted now (see the header).
     function _claimStanding(Hot memory h, uint64 round) private view returns (uint256 c) {
         c = _claims[round];
-        if (!(c != 0 && (round < h.round || (round == h.round && (h.count != 0 || h.ended))))) _revert(NoClaim.selector, round);
+        if (!(c & M192 != 0 && (round < h.round || (round == h.round && (h.count != 0 || h.ended))))) _revert(NoClaim.selector, round);
         uint256 deadline;
         unchecked {
             deadline = (c >> 192) + TIMEOUT_BLOCKS;
         }
         if (!(block.number <= deadline)) _revert(DisputeTooLate.selector, deadline);
-        if (!(round >= _paidThrough)) {
-            (uint256 e,,) = _locate(round);
-            _revert(EpochSettled.selector, e);
-        }
     }
 
     /// Low 192 bits of keccak256(round, claimer, sumHash, the payloads' hashes' low 192 bits).
@@ -612,6 +624,9 @@ contract BbvflOptimisticAggregator is BbvflPacked {
 
     /// Roll-back of a disputed round: head = round (not aggregated yet), the claimer excluded.
     function _rollback(Hot memory h, uint64 round, address claimer) private {
+        // the round's epoch is not complete any more: its metrics are posted again when it is
+        (uint256 e,,) = _locate(round);
+        _epoch[uint32(e)] &= ~uint256(1);
         h.round = round;
         h.count = 0;
         h.ended = false;

@@ -27,11 +27,13 @@ import {console} from "forge-std/console.sol";
 /// - the active client is never replaced before its deadline: reelect() succeeds only when the
 ///   handler's ghost state says the active client is overdue (head aggregatable for more than
 ///   activeBlocks blocks since the later of the block it became aggregatable and the active
-///   client's election; or the oldest unsettled epoch complete that long), and no other call
+///   client's election; or the oldest unsettled epoch complete that long, counted in optimistic
+///   mode from no earlier than the close of its dispute window), and no other call
 ///   replaces the active client unless it excluded it (expireRound, an accepted dispute);
 /// - no call reverts with Panic(uint256);
 /// - protocol expectations: wrong calls are refused, right calls are accepted (including a
-///   dispute of a wrong standing claim inside its window, EpochSettled excepted and counted), and
+///   dispute of a wrong standing claim inside its window, whatever was posted or paid before; a
+///   payout of an epoch whose window is open is refused DisputeWindowOpen, counted), and
 ///   the participant list and active client agree with the ghost state.
 ///
 /// Session shape (all modes): M = 3 clients out of 5 actors, B = 1, P = 10 values per round,
@@ -99,7 +101,7 @@ abstract contract ModesInvariantBase is Base {
         console.log("expiries", h.expiries());
         console.log("wrong claims", h.wrongClaims());
         console.log("disputes accepted", h.disputesAccepted());
-        console.log("wrong claims refused EpochSettled", h.settledRefusals());
+        console.log("payouts refused DisputeWindowOpen", h.windowRefusals());
     }
 
     // ------------------------------------------------------------ the checks

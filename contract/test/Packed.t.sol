@@ -419,24 +419,18 @@ contract PackedTest is Base {
         assertEq(agg.participants().length, 1, "claimer excluded");
     }
 
-    /// A round of an epoch whose metrics and rewards are settled cannot be disputed.
-    function test_optimistic_settled_epoch_refused() public {
+    /// Once the payout is made (after the window), a dispute of the epoch's claims is too late.
+    function test_optimistic_payout_after_window_then_dispute_too_late() public {
         BbvflOptimisticAggregator agg = startO(cfg(3, 40, 16, 2)); // 2 rounds per epoch, 1 epoch
-        c.epochs = 1;
-        for (uint64 r = 0; r < 2; r++) {
-            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
-            vm.prank(clientAddr(0));
-            agg.postSum(r, keccak256(r == 1 ? sumOf(all(3), r, 1) : sumOf(all(3), r, 0)));
-            vm.prank(agg.active());
-            agg.postGradient(r, new bytes(40 * 4), "");
-        }
-        bytes memory bad = sumOf(all(3), 1, 1);
+        uint256 t0 = block.number;
+        bytes memory bad = claimRounds(agg, 0, 2, 0, 1);
         bytes[] memory ps = payloads(agg, 1);
         vm.prank(agg.active());
         agg.postMetrics(0, 900000, 800000, 100000);
+        vm.roll(t0 + c.roundTimeoutBlocks + 1);
         vm.prank(agg.active());
         agg.payRewards(0);
-        vx.expectPartialRevert(BbvflOptimisticAggregator.EpochSettled.selector);
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.DisputeTooLate.selector, t0 + c.roundTimeoutBlocks));
         agg.dispute(1, clientAddr(0), keccak256(bad), ps);
     }
 
@@ -576,43 +570,119 @@ contract PackedTest is Base {
         }
     }
 
-    /// Optimistic: a wrong claim on an epoch's last round, then payRewards before postMetrics.
-    /// The dispute is refused (EpochSettled: a paid epoch's sums are final), so no payout is
-    /// rolled back, and every later payout works (it used to revert Panic(0x11) for ever).
-    function test_optimistic_dispute_after_payout_refused_no_panic() public {
+    /// Optimistic, the issue's sequences: a wrong claim on an epoch's last round, postMetrics and
+    /// payRewards sent at once (payRewards before postMetrics too). The payout is refused while
+    /// the claim can be disputed (DisputeWindowOpen), the dispute is accepted after postMetrics
+    /// (the claimer excluded, the epoch's metrics rolled back), the redone epoch is settled after
+    /// the dispute's own window, and every later payout works (rewarded <= accepted, no panic).
+    function test_optimistic_last_claim_disputable_after_settlement_calls() public {
         BbvflOptimisticAggregator agg = startO(twoEpochs());
+        uint256 t0 = block.number;
         bytes memory bad = claimRounds(agg, 0, 2, 0, 1);
-        vm.prank(agg.active());
+        address act = agg.active();
+        vm.prank(act);
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.DisputeWindowOpen.selector, t0 + c.roundTimeoutBlocks));
+        agg.payRewards(0);
+        vm.prank(act);
+        agg.postMetrics(0, 1, 1, 1);
+        vm.roll(t0 + c.roundTimeoutBlocks); // the window's last block: still refused
+        vm.prank(act);
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.DisputeWindowOpen.selector, t0 + c.roundTimeoutBlocks));
         agg.payRewards(0);
         bytes[] memory ps = payloads(agg, 1);
         vm.prank(ANYONE);
-        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.EpochSettled.selector, uint256(0)));
         agg.dispute(1, clientAddr(0), keccak256(bad), ps);
+        (, bool metrics, bool rewards) = agg.epochState(0);
+        assertTrue(!metrics, "the dispute rolled epoch 0's metrics back");
+        assertTrue(!rewards, "nothing paid");
+        assertEq(agg.participants().length, 2, "claimer excluded");
+        // round 1 (TRAIN) waits for its gradient from the active client (a new one if the claimer was)
+        uint256 d = block.number;
         vm.prank(agg.active());
-        agg.postMetrics(0, 1, 1, 1);
-        claimRounds(agg, 2, 4, 1, type(uint64).max);
+        agg.postGradient(1, new bytes(40 * 4), "");
+        vm.prank(agg.active());
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.DisputeWindowOpen.selector, d + c.roundTimeoutBlocks));
+        agg.payRewards(0);
+        vm.prank(agg.active());
+        agg.postMetrics(0, 2, 2, 2); // posted again for the redone epoch
+        vm.roll(d + c.roundTimeoutBlocks + 1);
+        vm.prank(agg.active());
+        agg.payRewards(0);
+        for (uint256 i = 0; i < 3; i++) {
+            (,,,,,, uint32 acc, uint32 rew) = agg.clientInfo(clientAddr(i));
+            assertTrue(rew <= acc, "rewarded <= accepted");
+        }
+        uint256 e1 = block.number;
+        uint256 claimer = clientAddr(1) == agg.active() ? 2 : 1;
+        claimRounds2(agg, 2, 4, claimer);
+        vm.prank(agg.active());
+        agg.postMetrics(1, 1, 1, 1);
+        vm.roll(e1 + c.roundTimeoutBlocks + 1);
         vm.prank(agg.active());
         agg.payRewards(1);
-        for (uint256 i = 0; i < 3; i++) {
+        (,,,,,, uint32 acc0, uint32 rew0) = agg.clientInfo(clientAddr(0));
+        assertEq(rew0, acc0, "the excluded claimer is paid its accepted rounds before the disputed one");
+        assertEq(acc0, 1, "claimer: round 0 only");
+        for (uint256 i = 1; i < 3; i++) {
             (,,,,,, uint32 acc, uint32 rew) = agg.clientInfo(clientAddr(i));
             assertEq(acc, 4, "accepted");
             assertEq(rew, 4, "rewarded");
-            assertEq(agg.token().balanceOf(clientAddr(i)), 4e18, "paid once per submission");
         }
     }
 
-    /// Optimistic: a dispute of a round of epoch 0 after payRewards(1) (paid out of order) is
-    /// refused too: payRewards(1) paid the rounds of both epochs.
-    function test_optimistic_dispute_after_later_payout_refused() public {
+    /// Rounds [from, to) with 2 participants left (client 0 excluded): clients 1 and 2 submit,
+    /// `claimer` claims the right sum, the active client posts the gradient.
+    function claimRounds2(BbvflOptimisticAggregator agg, uint64 from, uint64 to, uint256 claimer) internal {
+        uint256[] memory two = new uint256[](2);
+        two[0] = 1;
+        two[1] = 2;
+        for (uint64 r = from; r < to; r++) {
+            submitAs(agg, 1, r);
+            submitAs(agg, 2, r);
+            vm.prank(clientAddr(claimer));
+            agg.postSum(r, keccak256(sumOf(two, r, 0)));
+            vm.prank(agg.active());
+            agg.postGradient(r, new bytes(40 * 4), "");
+        }
+    }
+
+    /// Optimistic: payRewards(1) (out of order) waits for epoch 1's window, which bounds epoch 0's
+    /// too; once paid, a dispute of epoch 0 is too late, and payRewards(0) finds nobody due.
+    function test_optimistic_later_payout_waits_for_every_window() public {
         BbvflOptimisticAggregator agg = startO(twoEpochs());
-        bytes memory bad = claimRounds(agg, 0, 4, 0, 1);
+        uint256 t0 = block.number;
+        bytes memory bad = claimRounds(agg, 0, 2, 0, 1);
+        vm.roll(t0 + 5);
+        claimRounds(agg, 2, 4, 0, type(uint64).max);
+        vm.prank(agg.active());
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.DisputeWindowOpen.selector, t0 + 5 + c.roundTimeoutBlocks));
+        agg.payRewards(1);
+        vm.roll(t0 + 5 + c.roundTimeoutBlocks + 1);
         vm.prank(agg.active());
         agg.payRewards(1);
         bytes[] memory ps = payloads(agg, 1);
-        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.EpochSettled.selector, uint256(0)));
+        vm.expectRevert(abi.encodeWithSelector(BbvflOptimisticAggregator.DisputeTooLate.selector, t0 + c.roundTimeoutBlocks));
         agg.dispute(1, clientAddr(0), keccak256(bad), ps);
         vm.prank(agg.active());
         agg.payRewards(0); // nobody due: no underflow
     }
 
+    /// Optimistic: the active client's payout deadline counts from the close of the epoch's
+    /// dispute window (the payout is refused before it), not from the epoch's completion.
+    function test_optimistic_payout_deadline_from_window_end() public {
+        BbvflOptimisticAggregator agg = startO(twoEpochs());
+        uint256 t0 = block.number;
+        claimRounds(agg, 0, 2, 0, type(uint64).max);
+        vm.prank(agg.active());
+        agg.postMetrics(0, 1, 1, 1);
+        // round 2's submissions wait: head is not waiting for the active client, only epoch 0's payout
+        vm.roll(t0 + c.activeBlocks + 1); // past completion + activeBlocks, inside the window
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
+        agg.reelect();
+        vm.roll(t0 + c.roundTimeoutBlocks + c.activeBlocks);
+        vm.expectRevert(BbvflBase.ActiveNotOverdue.selector);
+        agg.reelect();
+        vm.roll(t0 + c.roundTimeoutBlocks + c.activeBlocks + 1);
+        agg.reelect();
+    }
 }

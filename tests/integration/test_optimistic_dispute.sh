@@ -20,6 +20,13 @@
 # (the test's devnet switched to interval mining), so both disputes are sent while one block is
 # being built and mostly land in that one block (printed): the later one then reverts on the state
 # the earlier one left (NoClaim), which replaying it on the state before the block cannot show.
+# BBVFL_TEST_DISPUTE_ROUND=last (the _last variant): the wrong sum is the claim of epoch 0's last
+# round, which the claimer follows at once with postMetrics(0) and its payout: the payout waits
+# for the claim's dispute window (the contract refuses it before), so the honest dispute lands,
+# rolls epoch 0's metrics back, excludes the claimer, and the session finishes with every epoch's
+# metrics and rewards on chain (the active client pays the last epoch once its window has closed).
+# Every session here is deployed with --round-timeout-blocks 40 (also the dispute window), so the
+# last payout waits 40 blocks, not the default 100000 of a chain without a block time.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../support/session.sh"
 . "$(dirname "${BASH_SOURCE[0]}")/../support/optimistic.sh"
@@ -33,7 +40,7 @@ client_flags=(--labels --seed 5 --round-timeout 120 --takeover-after 0)
 # --- honest
 run=$work/honest
 mkdir -p "$run"
-session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic
+session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic --round-timeout-blocks 40
 [ "$(json_get "$run/session.json" contract_params aggregation)" = optimistic ] || fail "session file: aggregation is not optimistic"
 session_keys 3
 clients_start 3
@@ -50,10 +57,16 @@ if [ -n "${BBVFL_TEST_BLOCK_TIME:-}" ]; then
   python3 -c 'import sys; from bbvfl_chain import Chain; c = Chain(sys.argv[1]); c.rpc("evm_setAutomine", [False]); c.rpc("evm_setIntervalMining", [int(sys.argv[2])])' \
     "$BBVFL_RPC_URL" "$BBVFL_TEST_BLOCK_TIME" || fail "could not switch the devnet to ${BBVFL_TEST_BLOCK_TIME} s blocks"
 fi
-session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic
+session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic --round-timeout-blocks 40
 T=$(json_get "$run/session.json" contract_params train_rounds)
-R=2
-[ "$R" -lt "$T" ] || fail "round $R is not a training round (T $T)"
+V=$(json_get "$run/session.json" contract_params eval_rounds)
+if [ "${BBVFL_TEST_DISPUTE_ROUND:-}" = last ]; then
+  R=$((T + V - 1))
+  echo "the wrong sum: round $R, the last of epoch 0 ($T training and $V evaluation rounds)"
+else
+  R=2
+  [ "$R" -lt "$T" ] || fail "round $R is not a training round (T $T)"
+fi
 release_bin=$BBVFL_BIN
 BBVFL_BIN=$tamper_bin
 client_env=("BBVFL_TAMPER=sum:$R")
@@ -90,6 +103,18 @@ grep -qi "round $R: sum disputed by .*: the claimer ${addrs[$claimer]} is exclud
   { cat "$run"/c*.out >&2; fail "the clients did not see the dispute exclude client $claimer (${addrs[$claimer]})"; }
 grep -q "TAMPER" "$run/c$claimer.out" || fail "the claimer's log does not say it tampered"
 claimer_out_session_ended "$claimer"
+# settled: every epoch's metrics and rewards on chain, after the dispute
+python3 - "$BBVFL_RPC_URL" "$contract" "$("$BBVFL_CAST" sig 'epochState(uint32)')" 2 <<'PY' || { cat "$run"/c*.out >&2; fail "an epoch is not settled"; }
+import sys
+from bbvfl_chain import Chain
+url, contract, sel, E = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+c = Chain(url)
+for e in range(E):
+    d = c.rpc("eth_call", [{"to": contract, "data": sel + "%064x" % e}, "latest"])[2:]
+    st = [int(d[64 * k:64 * k + 64], 16) for k in range(3)]
+    assert st == [1, 1, 1], "epoch %d: epochState (complete, metrics posted, rewards paid) = %s" % (e, st)
+print("every epoch settled after the dispute")
+PY
 audit_fails_sums_at "$R"
 # the two dispute() transactions of round R: one accepted, one reverted
 python3 - "$BBVFL_RPC_URL" "$contract" "$("$BBVFL_CAST" sig 'dispute(uint64,address,bytes32,bytes[])')" "$R" <<'PY' || fail "dispute transactions"

@@ -35,7 +35,7 @@ cols=("0-9" "10-19" "20-29")
 client_flags=(--labels --seed 5 --round-timeout 120 --takeover-after 0)
 
 S=${BBVFL_TEST_STALENESS:-0}
-session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic --staleness "$S"
+session_deploy --clients 3 --epochs 2 --seed 5 --window 5 --aggregation optimistic --staleness "$S" --round-timeout-blocks 40
 T=$(json_get "$run/session.json" contract_params train_rounds)
 R=2
 [ $((R + 1 + S)) -lt "$T" ] || fail "rounds $R to $((R + 1 + S)) are not all training rounds (T $T)"

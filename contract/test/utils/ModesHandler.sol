@@ -44,11 +44,11 @@ contract ModesHandler is Base {
         bool wrong; // sumHash is not the hash of the round's packed sum
         bool standing; // not disputed, not erased by a roll-back to this or an earlier round
         uint64 parts; // participants (bit = index) whose payload hashes the claim committed to
-        uint256 at; // block of the claim
+        uint256 at; // block of the claim, then of its dispute (bounds the epoch's window)
     }
 
     bytes4 internal constant PANIC = 0x4e487b71;
-    bytes4 internal constant EPOCH_SETTLED = bytes4(keccak256("EpochSettled(uint256)"));
+    bytes4 internal constant DISPUTE_WINDOW_OPEN = bytes4(keccak256("DisputeWindowOpen(uint256)"));
     bytes32 internal constant SALT = keccak256("bbvfl.modes.invariant");
     uint256 public constant ACTORS = 5; // the first M to register are the clients, the rest outsiders
     uint256 internal constant RING = 8; // hashed modes' ring of submission slots
@@ -117,8 +117,7 @@ contract ModesHandler is Base {
     string public lastRightRefused;
 
     // ------------------------------------------------------------ statistics (logged, not asserted)
-    uint256 public settledRefusals; // wrong standing claim, in its window, refused EpochSettled
-    uint256 public paidThrough; // end (first round after) of the latest epoch paid: earlier rounds are final
+    uint256 public windowRefusals; // payRewards refused DisputeWindowOpen (a claim of the epoch still disputable)
     uint256 public disputesAccepted;
     uint256 public wrongClaims;
     uint256 public reelections;
@@ -336,9 +335,8 @@ contract ModesHandler is Base {
     /// Optimistic mode: anyone (a client, an outsider, any address) disputes a claim: usually the
     /// latest wrong one still standing, otherwise the claim of a recent round; with the claim's
     /// payloads, or with a wrong claimer or wrong payloads. A dispute of a wrong standing claim
-    /// inside its window must be accepted, unless its round is before the end of the latest paid
-    /// epoch: then it must be refused EpochSettled (a paid epoch's sums are final; counted apart:
-    /// the known open problem, settlement closes the window); any other dispute must be refused.
+    /// inside its window must be accepted, whatever was posted or paid before (a payout waits for
+    /// the window); any other dispute must be refused.
     function dispute(uint256 who, uint256 pick, uint256 kind) public {
         uint64 r = head >= TOTAL ? uint64(TOTAL - 1) : head;
         uint64 back = uint64(pick % 4);
@@ -358,8 +356,7 @@ contract ModesHandler is Base {
         bytes[] memory ps = kind % 7 == 5 ? _wrongPayloads(c.parts, r) : _payloads(c.parts, r);
         if (kind % 7 == 3) claimer = actor(pick % ACTORS + 1) == claimer ? actor(pick % ACTORS + 2) : actor(pick % ACTORS + 1);
         bool disputable = c.standing && c.wrong && !bad && block.number <= c.at + TIMEOUT;
-        bool paid = uint256(r) < paidThrough;
-        bool must = disputable && !paid;
+        bool must = disputable;
         address sender = who % 8 < ACTORS ? actor(who) : address(uint160(0xD15B00 + who % 1000));
         if (must && claimer == ghostActive && idx1[claimer] != 0 && (parts >> (idx1[claimer] - 1)) & 1 == 1) {
             _mayChangeActive = true;
@@ -374,13 +371,6 @@ contract ModesHandler is Base {
             if (must) {
                 rightRefused++;
                 lastRightRefused = string.concat("dispute of wrong claim r", vx.toString(r), _sel(err));
-            } else if (disputable) {
-                if (err.length >= 4 && bytes4(err) == EPOCH_SETTLED) {
-                    settledRefusals++;
-                } else {
-                    rightRefused++;
-                    lastRightRefused = string.concat("dispute of a paid round r", vx.toString(r), ": not EpochSettled", _sel(err));
-                }
             }
         }
         _sync();
@@ -426,8 +416,9 @@ contract ModesHandler is Base {
     function payRewards(uint256 who, uint256 kind, uint256 ep) public {
         address a = kind % 4 != 0 ? ghostActive : actor(who);
         uint32 e = kind % 3 != 0 ? uint32(_unpaid()) : uint32(ep % (EPOCHS + 1));
-        bool must = started && a == ghostActive && a != address(0) && e < EPOCHS && _epochComplete(e)
+        bool due = started && a == ghostActive && a != address(0) && e < EPOCHS && _epochComplete(e)
             && _epochFlags[e] & 2 == 0;
+        bool must = due && block.number > _until(e);
         uint256 n = ghostClients.length;
         uint256[] memory acc = new uint256[](n);
         uint256[] memory rew = new uint256[](n);
@@ -442,7 +433,6 @@ contract ModesHandler is Base {
             if (!must) _wrong("payRewards");
             _epochFlags[e] |= 2;
             uint256 cap = (uint256(e) + 1) * PER;
-            if (cap > paidThrough) paidThrough = cap;
             for (uint256 i = 0; i < n; i++) {
                 (, uint256 rew2) = _counts(ghostClients[i]);
                 uint256 want = acc[i] < cap ? acc[i] : cap;
@@ -460,6 +450,15 @@ contract ModesHandler is Base {
             ghostPaid += pool - token.balanceOf(address(agg));
         } catch (bytes memory err) {
             _refused(err, must, string.concat("payRewards(", vx.toString(e), ")"));
+            if (due && !must) {
+                // the epoch's window is still open: refused, and with that reason
+                if (err.length >= 4 && bytes4(err) == DISPUTE_WINDOW_OPEN) {
+                    windowRefusals++;
+                } else {
+                    rightRefused++;
+                    lastRightRefused = string.concat("payRewards(", vx.toString(e), ") inside the window: not DisputeWindowOpen", _sel(err));
+                }
+            }
         }
         _sync();
     }
@@ -610,6 +609,8 @@ contract ModesHandler is Base {
     /// (when it is a participant and not the last one), head = r with its recomputed sum.
     function _rolledBack(uint64 r, address claimer) internal {
         for (uint64 x = r; x < TOTAL; x++) _claims[x].standing = false;
+        _claims[r].at = block.number; // the dispute's block bounds the epoch's window from now
+        _epochFlags[r / PER] &= ~uint256(1); // the epoch is redone: its metrics are posted again
         uint256 ci = idx1[claimer];
         if (ci != 0 && (parts >> (ci - 1)) & 1 == 1 && _count(parts) >= 2) parts &= ~(uint64(1) << (ci - 1));
         ended = agg.phase() == BbvflBase.Phase.Ended;
@@ -642,6 +643,7 @@ contract ModesHandler is Base {
         if (e < EPOCHS && _epochComplete(e)) {
             uint256 d = _epochDoneAt[e];
             from = d > _since ? d : _since;
+            if (_until(e) > from) from = _until(e);
             if (block.number > from + A) return (true, "");
             why = string.concat(why, "; epoch ", vx.toString(e), " complete at ", vx.toString(d));
         }
@@ -740,6 +742,13 @@ contract ModesHandler is Base {
     /// Oldest epoch whose metrics or rewards are missing.
     function _unsettled() internal view returns (uint256 e) {
         while (e < EPOCHS && _epochFlags[e] == 3) e++;
+    }
+
+    /// Last block of epoch e's dispute window (optimistic mode: its last round's claim or dispute
+    /// plus the window; other modes 0): payRewards(e) waits until it has passed.
+    function _until(uint256 e) internal view returns (uint256) {
+        if (mode != Mode.Optimistic || e >= EPOCHS) return 0;
+        return _claims[uint64((e + 1) * PER - 1)].at + TIMEOUT;
     }
 
     /// Oldest epoch whose rewards are not paid.
