@@ -12,6 +12,7 @@ const char *bbvfl_level_name(bbvfl_level level) {
     case BBVFL_LEVEL_ROW_SAMPLE: return "row_sample";
     case BBVFL_LEVEL_FEATURE_SET: return "feature_set";
     case BBVFL_LEVEL_LABELS: return "labels";
+    case BBVFL_LEVEL_PERSON: return "person";
   }
   return "unknown";
 }
@@ -22,6 +23,7 @@ const char *bbvfl_level_description(bbvfl_level level) {
     case BBVFL_LEVEL_ROW_SAMPLE: return "row level, every party's features (sample level)";
     case BBVFL_LEVEL_FEATURE_SET: return "one party's whole column set";
     case BBVFL_LEVEL_LABELS: return "one row's label";
+    case BBVFL_LEVEL_PERSON: return "one person's whole record: every party's features and the label";
   }
   return "unknown";
 }
@@ -29,7 +31,7 @@ const char *bbvfl_level_description(bbvfl_level level) {
 static bbvfl_status epsilon_of(const struct bbvfl_config *c, bbvfl_level level, size_t rows, bbvfl_epsilon *out,
                                bbvfl_error *err) {
   if (level != BBVFL_LEVEL_ROW_FEATURE && level != BBVFL_LEVEL_ROW_SAMPLE && level != BBVFL_LEVEL_FEATURE_SET &&
-      level != BBVFL_LEVEL_LABELS)
+      level != BBVFL_LEVEL_LABELS && level != BBVFL_LEVEL_PERSON)
     return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "level %d is not a bbvfl_level", (int)level);
   if (level == BBVFL_LEVEL_FEATURE_SET && rows == 0)
     return bbvfl_api_fail(err, BBVFL_STATUS_ARG, "the feature-set level needs the training row count (0 given)");
@@ -43,6 +45,7 @@ static bbvfl_status epsilon_of(const struct bbvfl_config *c, bbvfl_level level, 
   const bbvfl_privacy_eps *e = level == BBVFL_LEVEL_ROW_FEATURE  ? &p.row_feature
                                : level == BBVFL_LEVEL_ROW_SAMPLE ? &p.row_sample
                                : level == BBVFL_LEVEL_FEATURE_SET ? &p.feature_set
+                               : level == BBVFL_LEVEL_PERSON      ? &p.person
                                                                   : &p.labels;
   out->level = level;
   out->epsilon = e->epsilon;

@@ -424,6 +424,7 @@ int bbvfl_attack_offchain(const bbvfl_dataset *ds, const bbvfl_attack_cfg *a, bb
   }
   bbvfl_offchain_result_free(&res);
   out->epsilon = pv.finite ? pv.row_feature.epsilon : INFINITY;
+  out->epsilon_person = pv.person.epsilon;
   /* labels */
   size_t maj = 0;
   for (int k = 0; k < ds->nclasses; k++)

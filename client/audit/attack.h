@@ -66,7 +66,9 @@ typedef struct {
 } bbvfl_attack_cfg;
 
 typedef struct {
-  double epsilon;          /* feature-level epsilon of the run (INFINITY: NPQ) */
+  double epsilon;          /* per party: feature-level epsilon of the run (INFINITY: NPQ) */
+  double epsilon_person;   /* the per-person headline every command prints: every party's features
+                              and the label composed (INFINITY: unbounded, labels unprotected) */
   double test_accuracy;    /* of the target model */
   double label_acc;        /* label inference over the last epoch's training rows */
   double label_chance;     /* the majority class's share of those rows */

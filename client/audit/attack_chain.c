@@ -254,6 +254,7 @@ int bbvfl_attack_chain(const bbvfl_dataset *ds, const bbvfl_attack_chain_cfg *c,
     goto out;
   }
   R->epsilon = ar.has_eps ? ar.priv.row_feature.epsilon : INFINITY;
+  R->epsilon_person = ar.has_eps ? ar.priv.person.epsilon : INFINITY;
   R->test_accuracy = NAN;
   for (size_t e = ar.nepochs; e-- > 0;)
     if (ar.epochs[e].has_metrics) {

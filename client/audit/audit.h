@@ -165,7 +165,8 @@ typedef struct {
   double delta, eps_feature, eps_sample, eps_masked_feature;
   int has_eps, has_masked_eps, eps_at_edge;
   bbvfl_privacy priv;           /* has_eps: every level and method (dp/privacy.h); eps_* above are its
-                                   RDP figures, kept for scripts */
+                                   figures as printed (eps_sample: the per-person headline, the label
+                                   composed in, INFINITY when the labels are unprotected) */
   int has_declared;             /* opts.declared_rowdp was given (row mode): declared below */
   bbvfl_privacy declared;       /* the same releases under the row mode the session file declares
                                    (end to end if that declaration is true: the chain cannot show it) */

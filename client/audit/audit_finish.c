@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "audit/audit_int.h"
@@ -178,8 +179,9 @@ static void privacy_figures(st_t *S) {
     return;
   }
   r->has_eps = 1;
-  r->eps_feature = r->priv.rdp.epsilon_feature;
-  r->eps_sample = r->priv.rdp.epsilon_sample;
+  /* the figures every command prints: per person the headline (the label composed in), per party */
+  r->eps_feature = r->priv.row_feature.epsilon;
+  r->eps_sample = r->priv.person.epsilon;
   r->eps_at_edge = r->priv.rdp.at_grid_edge;
   bbvfl_au_ok(S, BBVFL_AC_PRIVACY);
   if (c->masked) {
@@ -198,11 +200,12 @@ static void privacy_figures(st_t *S) {
              c->dim, c->clients, c->epochs, releases, BBVFL_PRIVACY_VOID);
   else
     snprintf(r->checks[BBVFL_AC_PRIVACY].note, sizeof r->checks[BBVFL_AC_PRIVACY].note,
-             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases), not end-to-end: per person %.4g (%s), per party "
-             "%.4g (%s) at delta %g%s%s",
-             c->levels, t.mech.beta, c->dim, c->clients, c->epochs, releases, r->priv.row_sample.epsilon,
-             r->priv.row_sample.method, r->priv.row_feature.epsilon, r->priv.row_feature.method, r->delta,
-             c->masked ? " (local mode; masked bound in figures)" : "", lab);
+             "PBM b=%u beta=%.6g P=%u M=%u epochs=%u (%d releases), not end-to-end: per person %.4g (%s%s), "
+             "features only %.4g (%s), per party %.4g (%s) at delta %g%s%s",
+             c->levels, t.mech.beta, c->dim, c->clients, c->epochs, releases, r->priv.person.epsilon,
+             r->priv.person.method, isfinite(r->priv.person.epsilon) ? ", the label included" : ": unbounded, the labels are unprotected",
+             r->priv.row_sample.epsilon, r->priv.row_sample.method, r->priv.row_feature.epsilon,
+             r->priv.row_feature.method, r->delta, c->masked ? " (local mode; masked bound in figures)" : "", lab);
   const bbvfl_rowdp *d = S->o->declared_rowdp;
   if (d && d->on && !t.seeded_noise) { /* the session file's declaration: what the accountant gives if it is true */
     t.rowdp = *d;
@@ -211,10 +214,11 @@ static void privacy_figures(st_t *S) {
       r->has_declared = 1;
       size_t used = strlen(r->checks[BBVFL_AC_PRIVACY].note);
       snprintf(r->checks[BBVFL_AC_PRIVACY].note + used, sizeof r->checks[BBVFL_AC_PRIVACY].note - used,
-               "; the session file declares row mode (%s): end to end if so, per person %.4g (%s), per party "
-               "%.4g (%s): not recorded on chain",
-               d->encoder ? "DP-PCA encoder" : "DP-SGD", r->declared.row_sample.epsilon,
-               r->declared.row_sample.method, r->declared.row_feature.epsilon, r->declared.row_feature.method);
+               "; the session file declares row mode (%s): end to end if so, per person %.4g (%s), features "
+               "only %.4g (%s), per party %.4g (%s): not recorded on chain",
+               d->encoder ? "DP-PCA encoder" : "DP-SGD", r->declared.person.epsilon, r->declared.person.method,
+               r->declared.row_sample.epsilon, r->declared.row_sample.method, r->declared.row_feature.epsilon,
+               r->declared.row_feature.method);
     }
   }
 }

@@ -157,7 +157,8 @@ void bbvfl_au_head_gradient(st_t *S, const bbvfl_cev *ev, int ai) {
                            .label = (const uint8_t *const *)S->hc_lp,
                            .label_len = S->hc_lplen,
                            .label_holder = S->hc_lpwho,
-                           .curv = L.curv};
+                           .curv = L.curv,
+                           .active = ai};
   if (in.nb == 0) in.nb = 1;
   bbvfl_hcheck_result res;
   bbvfl_err e = {0};

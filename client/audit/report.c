@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/fsutil.h"
+#include "core/cfgprivacy.h"
 #include "dp/accountant.h"
 #include "eth/hex.h"
 #include "eth/wallet.h"
@@ -250,9 +251,13 @@ static json_t *json_epsilon(const bbvfl_audit_result *r) {
   const int void_eps = r->has_eps && r->priv.reproducible;
   json_object_set_new(eps, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
   json_object_set_new(eps, "delta", json_real(r->delta));
-  json_object_set_new(eps, "sample", r->has_eps && !void_eps ? json_real(r->eps_sample) : json_null());
+  json_object_set_new(eps, "sample", r->has_eps && !void_eps ? bbvfl_json_num_or_null(r->eps_sample) : json_null());
+  json_object_set_new(eps, "sample_method", json_string(r->has_eps && !void_eps ? r->priv.person.method : "none"));
+  json_object_set_new(eps, "labels_protected", json_boolean(r->has_eps && bbvfl_privacy_labels_protected(&r->priv)));
+  json_object_set_new(eps, "sample_features",
+                      r->has_eps && !void_eps ? bbvfl_json_num_or_null(r->priv.row_sample.epsilon) : json_null());
   json_object_set_new(eps, "sample_level", json_string("per_person"));
-  json_object_set_new(eps, "feature", r->has_eps && !void_eps ? json_real(r->eps_feature) : json_null());
+  json_object_set_new(eps, "feature", r->has_eps && !void_eps ? bbvfl_json_num_or_null(r->eps_feature) : json_null());
   json_object_set_new(eps, "feature_level", json_string("per_party"));
   if (void_eps) json_object_set_new(eps, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
   json_object_set_new(eps, "labels",

@@ -328,14 +328,22 @@ static void html_privacy(FILE *f, const bbvfl_audit_result *r) {
     if (p->reproducible)
       fprintf(f, "<tr><th>epsilon, every level</th><td>%s</td></tr>", BBVFL_PRIVACY_VOID);
     if (!p->reproducible) {
-    fprintf(f, "<tr><th>epsilon per person: one person's whole row, all parties (delta %g)</th><td>%.4g (%s)</td></tr>",
-            r->delta, p->row_sample.epsilon, p->row_sample.method);
+    if (isfinite(p->person.epsilon))
+      fprintf(f, "<tr><th>epsilon per person: one person's whole record, all parties' columns and the label (delta "
+                 "%g)</th><td>%.4g (%s)</td></tr>",
+              r->delta, p->person.epsilon, p->person.method);
+    else
+      fprintf(f, "<tr><th>epsilon per person: one person's whole record (delta %g)</th><td>unbounded: the labels "
+                 "are unprotected</td></tr>",
+              r->delta);
+    fprintf(f, "<tr><th>epsilon per person, features only: all parties' columns of a row</th><td>%.4g (%s)</td></tr>",
+            p->row_sample.epsilon, p->row_sample.method);
     fprintf(f, "<tr><th>epsilon per party: one party's columns of a row</th><td>%.4g (%s)</td></tr>",
             p->row_feature.epsilon, p->row_feature.method);
     if (r->has_declared)
       fprintf(f, "<tr><th>per person, as the session file declares (row mode, end to end if so; not on "
                  "chain)</th><td>%.4g (%s)</td></tr>",
-              r->declared.row_sample.epsilon, r->declared.row_sample.method);
+              r->declared.person.epsilon, r->declared.person.method);
     if (isfinite(p->labels.epsilon))
       fprintf(f, "<tr><th>epsilon, labels (one row's label; randomized response, as declared)</th><td>%.4g (rr)</td></tr>",
               p->labels.epsilon);

@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "dp/accountant.h"
+#include "core/cfgprivacy.h"
 #include "dp/privacy.h"
 
 static json_t *jarr(const double *v, size_t n) {
@@ -40,7 +41,7 @@ static void print_row(const bbvfl_acct_curve *c, size_t i, const double *masked)
 /* The flags. */
 typedef struct {
   int b, P, M, epochs, as_json, masked, colluding, rows;
-  double beta, delta, target, clip, sigma;
+  double beta, delta, target, clip, sigma, label_eps;
   const char *mechanism, *level_s;
   bbvfl_acct_level level;
   int gaussian;
@@ -60,6 +61,9 @@ typedef struct {
 /* --level, --mechanism, --colluding and --rows; fills f->level, f->gaussian and the colluding
    default. */
 static int check_flags(priv_flags *f, bbvfl_err *err) {
+  if (!(f->label_eps >= 0) || !isfinite(f->label_eps))
+    return bbvfl_fail(err, BBVFL_E_ARG, "bbvfl privacy: --label-epsilon must be a finite number >= 0 (0: labels unprotected), got %g",
+                      f->label_eps);
   if (strcmp(f->level_s, "feature") == 0) f->level = BBVFL_ACCT_FEATURE;
   else if (strcmp(f->level_s, "sample") == 0) f->level = BBVFL_ACCT_SAMPLE;
   else return bbvfl_fail(err, BBVFL_E_ARG, "bbvfl privacy: --level must be feature or sample, got '%s'", f->level_s);
@@ -116,7 +120,7 @@ static int compute_pbm(priv_flags *f, priv_res *r, bbvfl_err *err) {
      same releases; the feature-set level composes all rows x epochs x P coordinates of a client */
   bbvfl_privacy_in pin = {.kind = BBVFL_MECH_PBM, .b = f->b, .beta = f->beta, .P = f->P, .M = f->M,
                           .epochs = f->epochs, .rows = f->rows, .delta = f->delta, .masked = f->masked,
-                          .colluding = f->colluding};
+                          .colluding = f->colluding, .label_eps = f->label_eps};
   if (bbvfl_privacy_compute(&pin, &r->pv, f->masked ? r->masked_rdp : NULL, err)) return -1;
   r->out = r->pv.rdp;
   r->mout = r->pv.masked_rdp;
@@ -162,7 +166,15 @@ static int print_json(const priv_flags *f, const priv_res *r) {
                                   "method_feature", pf ? "pld" : "rdp", "epsilon_sample",
                                   ps ? r->pld_sample : r->out.epsilon_sample, "method_sample", ps ? "pld" : "rdp"));
   }
-  if (!gaussian) json_object_set_new(o, "privacy", bbvfl_privacy_json(&r->pv));
+  if (!gaussian) {
+    json_object_set_new(o, "privacy", bbvfl_privacy_json(&r->pv));
+    /* the headline every command prints: per person, the label composed in (null: unbounded) */
+    json_object_set_new(o, "per_person", json_pack("{s:o, s:s, s:b, s:f}", "epsilon",
+                                                   bbvfl_json_num_or_null(r->pv.person.epsilon), "method",
+                                                   r->pv.person.method, "labels_protected",
+                                                   bbvfl_privacy_labels_protected(&r->pv), "label_epsilon",
+                                                   f->label_eps));
+  }
   json_object_set_new(o, "alpha", jarr(r->curve.alpha, BBVFL_ACCT_NGRID));
   json_object_set_new(o, "rdp_feature", jarr(r->curve.feature, BBVFL_ACCT_NGRID));
   json_object_set_new(o, "rdp_sample", jarr(r->curve.sample, BBVFL_ACCT_NGRID));
@@ -221,9 +233,15 @@ static void print_epsilons(const priv_flags *f, const priv_res *r) {
     printf("per party, feature-set level (one client's whole column set: all %d rows' releases compose)\n"
            "  epsilon = %.4g (PLD; RDP %.4g)\n",
            f->rows, r->set_pld, r->set_rdp);
-    printf("reported (the smaller of the two methods): per person %.4g (%s), per party %.4g (%s)\n",
+    printf("reported (the smaller of the two methods): per person, features only %.4g (%s), per party %.4g (%s)\n",
            fmin(r->pld_sample, out->epsilon_sample), r->pld_sample <= out->epsilon_sample ? "PLD" : "RDP",
            fmin(r->pld_feature, out->epsilon_feature), r->pld_feature <= out->epsilon_feature ? "PLD" : "RDP");
+    if (isfinite(r->pv.person.epsilon))
+      printf("per person, the headline (every party's features and the label, randomized response at %g): %.4g "
+             "(%s)\n", f->label_eps, r->pv.person.epsilon, r->pv.person.method);
+    else
+      printf("per person, the headline: unbounded: the labels are unprotected (the posted gradients give them back); "
+             "--label-epsilon E adds E to the features' figure\n");
   }
   if (out->at_grid_edge || (f->masked && mout->at_grid_edge))
     printf("warning: an RDP optimum sits at an end of the alpha grid (1.01 or 1024): the RDP epsilon may be "
@@ -232,9 +250,10 @@ static void print_epsilons(const priv_flags *f, const priv_res *r) {
 
 /* What the levels mean, the scope and the accuracy cost. */
 static void print_explanation(const priv_flags *f, const priv_res *r) {
-  printf("\nPer person (sample level, the headline): how much the releases reveal about one person's whole\n"
-         "row, whose embeddings every client releases. Per party (feature level): how much one client's\n"
-         "releases of one row reveal about its features of that row. This is local\n"
+  printf("\nPer person, features only (sample level): how much the releases reveal about one person's whole\n"
+         "row, whose embeddings every client releases. The headline per person adds the label, part of the\n"
+         "person's record: unbounded unless label DP protects it (--label-epsilon). Per party (feature\n"
+         "level): how much one client's releases of one row reveal about its features of that row. This is local\n"
          "DP: each client's %s output is public on chain, so no trusted aggregator is assumed.\n",
          f->gaussian ? "noisy" : "PBM");
   if (f->masked)
@@ -287,6 +306,8 @@ int cmd_privacy(int argc, char **argv) {
        "masked: participants pooling what they know, the observer included (0: a chain reader; default 1)"},
       {"target", OPT_DBL, &f.target, "EPS", "calibrate: with --b solve beta, with --beta solve b"},
       {"level", OPT_STR, &f.level_s, "L", "level the --target applies to: feature (default) or sample"},
+      {"label-epsilon", OPT_DBL, &f.label_eps, "E",
+       "label DP (randomized response) epsilon: the per-person headline composes it (default 0: labels unprotected)"},
       {"json", OPT_FLAG, &f.as_json, NULL, "print a JSON object"},
   };
   cli_spec spec = {

@@ -118,8 +118,8 @@ static json_t *cell_json(const bbvfl_sweep_cell *cl) {
   json_object_set_new(cell, "auroc_median", json_real(cl->auroc_median));
   json_object_set_new(cell, "accuracy_median", json_real(cl->accuracy_median));
   json_object_set_new(cell, "loss_median", json_real(cl->loss_median));
-  /* RDP; per person (epsilon_sample) first, per party after, each with its level named */
-  train_json_eps(cell, &cl->pv, cl->eps_person, cl->eps_party);
+  /* as printed; per person (epsilon_sample, the label included) first, per party after */
+  train_json_eps(cell, &cl->pv);
   json_object_set_new(cell, "privacy", bbvfl_privacy_json(&cl->pv));
   json_object_set_new(cell, "runs", runs);
   return cell;
@@ -209,8 +209,10 @@ static void print_table(const sweep_flags *f, const bbvfl_offchain_cfg *base, co
   if (base->seeded_noise)
     printf("\neps: %s", BBVFL_PRIVACY_VOID);
   else
-    printf("\n(eps a / b): a per person (one person's whole row, every party), b per party (one party's columns of "
-           "a row), RDP at delta %g (every level and method: \"privacy\" in the JSON)", f->tc.delta);
+    printf("\n(eps a / b): a per person, features only (one person's whole row, every party; the label is not in it: "
+           "without --label-epsilon it is unprotected and the per-person headline unbounded), b per party (one "
+           "party's columns of a row), the smaller of RDP and PLD at delta %g (every level and method: \"privacy\" in "
+           "the JSON)", f->tc.delta);
   printf("; %s.\n", strcmp(f->tc.privacy, "row") == 0 ? BBVFL_ACCT_SCOPE_ROW : "not end-to-end: " BBVFL_ACCT_SCOPE);
   print_acceptance(r);
   printf("\nmean wall time of one %d-epoch run: %.3f s\n", base->epochs, r->mean_run_wall_s);

@@ -131,7 +131,6 @@ static void report_lr_fields(json_t *o, const bbvfl_offchain_cfg *cfg, const bbv
 /* report.json: the final metrics, the privacy of the run and its settings. New reference. */
 static json_t *train_report_json(const train_common *tc, const bbvfl_offchain_cfg *cfg, const bbvfl_offchain_result *res,
                                  const bbvfl_privacy *priv) {
-  const int finite = priv->finite;
   const bbvfl_epoch_metrics *last = &res->per_epoch[res->epochs - 1];
   json_t *o = json_object();
   json_object_set_new(o, "auroc", json_real(last->auroc));
@@ -139,8 +138,8 @@ static json_t *train_report_json(const train_common *tc, const bbvfl_offchain_cf
   json_object_set_new(o, "f1", json_real(last->f1));
   json_object_set_new(o, "loss", json_real(last->test_loss));
   json_object_set_new(o, "train_loss", json_real(last->train_loss));
-  /* the RDP epsilons, per person first (names kept for scripts); "privacy" has every level and method */
-  train_json_eps(o, priv, finite ? priv->rdp.epsilon_sample : INFINITY, finite ? priv->rdp.epsilon_feature : INFINITY);
+  /* the epsilons as printed, per person first (names kept for scripts); "privacy" has every level and method */
+  train_json_eps(o, priv);
   json_object_set_new(o, "privacy", bbvfl_privacy_json(priv));
   json_object_set_new(o, "delta", json_real(tc->delta));
   json_object_set_new(o, "offchain_agg_s_per_epoch", json_real(res->agg_train_s_per_epoch));

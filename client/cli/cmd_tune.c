@@ -159,7 +159,7 @@ static json_t *tune_json(const tune_flags *f, const bbvfl_tune_out *r, const cha
 
 static void print_table(const tune_flags *f, const bbvfl_tune_out *r, const char *cmd, const char *path) {
   const bbvfl_tune_cand *w = &r->best;
-  const char *lv = f->level == BBVFL_TUNE_PERSON ? "per person (one person's whole row across all the parties)"
+  const char *lv = f->level == BBVFL_TUNE_PERSON ? "per person, features (one person's whole row across all the parties; its label is covered only by --label-epsilon)"
                                                  : "per party (one party's columns of one row)";
   printf("best at epsilon %g %s, delta %g:\n", f->target, lv, f->tc.delta);
   if (w->encoder)

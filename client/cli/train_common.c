@@ -245,11 +245,4 @@ int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err) 
 
 json_t *train_json_num(double v) { return bbvfl_json_num_or_null(v); }
 
-void train_json_eps(json_t *o, const bbvfl_privacy *p, double eps_person, double eps_party) {
-  json_object_set_new(o, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
-  json_object_set_new(o, "epsilon_sample", p->reproducible ? json_null() : train_json_num(eps_person));
-  json_object_set_new(o, "epsilon_sample_level", json_string("per_person"));
-  json_object_set_new(o, "epsilon_feature", p->reproducible ? json_null() : train_json_num(eps_party));
-  json_object_set_new(o, "epsilon_feature_level", json_string("per_party"));
-  if (p->reproducible) json_object_set_new(o, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
-}
+void train_json_eps(json_t *o, const bbvfl_privacy *p) { bbvfl_privacy_json_top(o, p); }

@@ -39,11 +39,9 @@ void train_noise_warning(int reproducible, const char *why);
 int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
 /* JSON number, or null when not finite (bbvfl_json_num_or_null). */
 json_t *train_json_num(double v);
-/* The report's top-level epsilons (names kept for scripts): "headline": "per_person", then
- * "epsilon_sample" (per person) and "epsilon_feature" (per party), each followed by its
- * "..._level"; NAN/infinite values are null. With reproducible noise (p->reproducible) both null
- * and "epsilon_void" says why. */
-void train_json_eps(json_t *o, const bbvfl_privacy *p, double eps_person, double eps_party);
+/* The report's top-level epsilons (names kept for scripts): bbvfl_privacy_json_top, the figures
+ * every command prints (the per-person headline with the label, features only, per party). */
+void train_json_eps(json_t *o, const bbvfl_privacy *p);
 /* Default path of the bundled table. */
 const char *train_default_data(void);
 

@@ -8,7 +8,9 @@
 #include "core/head.h"
 #include "core/lr_client.h"
 
-#define NO_CLASS (-2) /* class memory: not seen yet */
+#define NO_CLASS (-2)   /* class memory: not seen yet */
+#define NONE_CLASS (-1) /* class memory: a zero row (labels split: a row nobody claimed) */
+#define DECIDERS 65     /* class memories: client index 0..63, then an active client not named */
 
 struct bbvfl_hcheck {
   int lr, sqn;
@@ -23,9 +25,13 @@ struct bbvfl_hcheck {
   bbvfl_lr_block lrh;
   int have_lr;
   float *lr_dz; /* lb x K: the open logical batch's dLoss/dz */
-  /* per training row: the class its gradients implied, and the round that showed it first */
-  int *cls;
-  uint64_t *cls_round;
+  /* per client that decides rows' classes (a label holder for the rows it posts, the active
+     client for the others: in->active, DECIDERS - 1 when not named), allocated at its first row:
+     per training row the class it implied (NONE_CLASS: a zero row), and the round that showed
+     it first. Kept across re-elections: a client elected again is held to its own earlier
+     classes, a newly elected one starts its own memory (it trains on its own labels). */
+  int16_t *cls[DECIDERS];
+  uint64_t *cls_round[DECIDERS];
   /* scratch (grown to the largest round) */
   size_t cap_rows;
   float *hhat, *g, *dx, *post, *w0, *dlog, *cand;
@@ -85,7 +91,13 @@ void bbvfl_hcheck_describe(const bbvfl_hcheck_result *r, char *buf, size_t n) {
     break;
   case BBVFL_HC_LABEL_CHANGED:
   case BBVFL_HC_HOLDER_CHANGED:
-    ADD(": implies class %d, but class %d in round %llu", r->cls, r->prev_cls, (unsigned long long)r->prev_round);
+    if (r->cls < 0)
+      ADD(": a zero row (no class: its gradient dropped), but class %d in round %llu", r->prev_cls,
+          (unsigned long long)r->prev_round);
+    else if (r->prev_cls < 0)
+      ADD(": implies class %d, but a zero row (no class) in round %llu", r->cls, (unsigned long long)r->prev_round);
+    else
+      ADD(": implies class %d, but class %d in round %llu", r->cls, r->prev_cls, (unsigned long long)r->prev_round);
     break;
   case BBVFL_HC_GRADIENT_MISMATCH:
   case BBVFL_HC_PARAMS_NOT_STEP:
@@ -117,16 +129,32 @@ void bbvfl_hcheck_free(bbvfl_hcheck *h) {
   if (h->have_vh) bbvfl_vhead_free(&h->vh);
   if (h->have_lr) bbvfl_lr_block_free(&h->lrh);
   free(h->lr_dz);
-  free(h->cls);
-  free(h->cls_round);
+  for (int d = 0; d < DECIDERS; d++) {
+    free(h->cls[d]);
+    free(h->cls_round[d]);
+  }
   free_rows(h);
   free(h->pp);
   free(h->wk);
   free(h);
 }
 
-static void forget_classes(bbvfl_hcheck *h) {
-  for (size_t i = 0; i < h->n_rows; i++) h->cls[i] = NO_CLASS;
+/* The class memory of decider d (client index, or -1: the active client not named), allocated
+   at first use (NO_CLASS everywhere); -1 out of memory. */
+static int memory_of(bbvfl_hcheck *h, int d, bbvfl_err *err) {
+  int k = d >= 0 && d < DECIDERS - 1 ? d : DECIDERS - 1;
+  if (h->cls[k]) return k;
+  h->cls[k] = malloc(h->n_rows * sizeof *h->cls[k]);
+  h->cls_round[k] = calloc(h->n_rows, sizeof *h->cls_round[k]);
+  if (!h->cls[k] || !h->cls_round[k]) {
+    free(h->cls[k]);
+    free(h->cls_round[k]);
+    h->cls[k] = NULL;
+    h->cls_round[k] = NULL;
+    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < h->n_rows; i++) h->cls[k][i] = NO_CLASS;
+  return k;
 }
 
 int bbvfl_hcheck_new(bbvfl_hcheck **out, const bbvfl_hcheck_cfg *cfg, bbvfl_err *err) {
@@ -149,13 +177,6 @@ int bbvfl_hcheck_new(bbvfl_hcheck **out, const bbvfl_hcheck_cfg *cfg, bbvfl_err 
   h->n_rows = cfg->n_rows;
   h->rel_tol = cfg->rel_tol > 0 ? cfg->rel_tol : BBVFL_HCHECK_REL_TOL;
   h->label_tol = cfg->label_tol > 0 ? cfg->label_tol : BBVFL_HCHECK_LABEL_TOL;
-  h->cls = malloc(h->n_rows * sizeof *h->cls);
-  h->cls_round = calloc(h->n_rows, sizeof *h->cls_round);
-  if (!h->cls || !h->cls_round) {
-    bbvfl_hcheck_free(h);
-    return bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
-  }
-  forget_classes(h);
   if (h->lr) {
     if (bbvfl_lr_setup_init(&h->st, cfg->train, cfg->nclasses, err) < 0) goto fail;
     if (h->st.K != cfg->P) {
@@ -197,7 +218,6 @@ void bbvfl_hcheck_takeover(bbvfl_hcheck *h) {
   o->t = 0;
   memset(o->m, 0, o->n * sizeof *o->m);
   memset(o->v, 0, o->n * sizeof *o->v);
-  forget_classes(h);
 }
 
 void bbvfl_hcheck_get_stats(const bbvfl_hcheck *h, bbvfl_hcheck_stats *st) { *st = h->stats; }
@@ -279,20 +299,26 @@ static double rel(double dev, const float *rep, size_t n) {
   return mx > 0 ? dev / mx : dev;
 }
 
-/* The row's class memory: 0 consistent (and noted), 1 changed (r filled). */
-static int remember(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, int c, bbvfl_hcheck_result *r) {
-  if (!in->rows || c < 0) return 0;
+/* The row's class in decider d's memory (c: a class, or -1 a zero row, remembered too): 0
+   consistent (and noted), 1 changed (r filled), -1 error. */
+static int remember(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, int c, int d, bbvfl_hcheck_result *r,
+                    bbvfl_err *err) {
+  if (!in->rows) return 0;
   size_t t = in->rows[row];
   if (t >= h->n_rows) return 0;
-  if (h->cls[t] == NO_CLASS) {
-    h->cls[t] = c;
-    h->cls_round[t] = in->round;
+  int k = memory_of(h, d, err);
+  if (k < 0) return -1;
+  int16_t *m = h->cls[k];
+  if (c < 0) c = NONE_CLASS;
+  if (m[t] == NO_CLASS) {
+    m[t] = (int16_t)c;
+    h->cls_round[k][t] = in->round;
     return 0;
   }
-  if (h->cls[t] == c) return 0;
+  if (m[t] == c) return 0;
   r->cls = c;
-  r->prev_cls = h->cls[t];
-  r->prev_round = h->cls_round[t];
+  r->prev_cls = m[t];
+  r->prev_round = h->cls_round[k][t];
   return 1;
 }
 
@@ -302,12 +328,13 @@ static void set_row(const bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t 
   r->train_row = in->rows ? in->rows[row] : SIZE_MAX;
 }
 
-/* A training row's class c, implied at distance dist by its posted gradient (holder < 0) or by
-   label holder `holder`'s post: 1 refused (r filled, the holder named: not a class within the
-   tolerance, or not the class the row had before), else 0; a class from the posted gradient is
-   noted in h->y. */
+/* A training row's class c (-1: a zero row, labels split), implied at distance dist by its
+   posted gradient (holder < 0: the active client, in->active, decides) or by label holder
+   `holder`'s post: 1 refused (r filled, the holder named: not a class within the tolerance, or
+   not the class, or zero row, the same decider gave the row before), 0 accepted (a class from the
+   posted gradient noted in h->y), -1 error. */
 static int row_class(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, int c, double dist, int holder,
-                     bbvfl_hcheck_result *r) {
+                     bbvfl_hcheck_result *r, bbvfl_err *err) {
   if (dist > h->label_tol) {
     r->verdict = holder < 0 ? BBVFL_HC_LABEL_NOT_CLASS : BBVFL_HC_HOLDER_NOT_CLASS;
     r->holder = holder;
@@ -317,7 +344,9 @@ static int row_class(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, size_t row, 
     set_row(h, in, row, r);
     return 1;
   }
-  if (remember(h, in, row, c, r)) {
+  int ch = remember(h, in, row, c, holder < 0 ? in->active : holder, r, err);
+  if (ch < 0) return -1;
+  if (ch) {
     r->verdict = holder < 0 ? BBVFL_HC_LABEL_CHANGED : BBVFL_HC_HOLDER_CHANGED;
     r->holder = holder;
     set_row(h, in, row, r);
@@ -441,7 +470,8 @@ static int mlp_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck
         int c = holder_class(h, h->p0 + i * K, h->dx + i * K, &dist);
         if (c < 0) continue;
         h->held[i] = 1;
-        if (row_class(h, in, i, c, dist, who, r)) return 0;
+        int rc = row_class(h, in, i, c, dist, who, r, err);
+        if (rc) return rc < 0 ? -1 : 0;
       }
     }
   }
@@ -463,7 +493,8 @@ static int mlp_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck
         probs_at(h, fh->params, x + i * P, p);
         c = implied_class(h, fh->params, p, gk + i * P, 0, &dist);
       }
-      if (row_class(h, in, row, c, dist, -1, r)) return 0;
+      int rc = row_class(h, in, row, c, dist, -1, r, err);
+      if (rc) return rc < 0 ? -1 : 0;
     }
     /* the gradient as the session's head computes it for those classes */
     if (split) {
@@ -562,7 +593,8 @@ static int lr_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck_
       }
       double dist = bd * (double)h->lb;
       size_t row = off + i;
-      if (row_class(h, in, row, best, dist, -1, r)) return 0;
+      int rc = row_class(h, in, row, best, dist, -1, r, err);
+      if (rc) return rc < 0 ? -1 : 0;
     }
     float *dz = h->post + off * K;
     bbvfl_lr_head_rows(&h->st, &h->lrh, h->hhat + off * K, h->y + off, n, inv, z, dz, NULL);

@@ -18,14 +18,17 @@
  *   3. for each minibatch k of the window, at the head of the moment (the previous posted
  *      parameters stepped k times by the replay): the class each row's posted gradient implies
  *      (every class tried, the nearest taken; its distance in label units, binary: |y_implied - c|,
- *      must be <= label_tol), checked against the class that row implied in earlier epochs; then
+ *      must be <= label_tol), checked against the class that row implied in earlier epochs (the
+ *      memory of the client that decides it, kept across re-elections); then
  *      the gradient recomputed by the session's head code (bbvfl_fhead_train_batch: the same
  *      arithmetic in the same order as bbvfl_vhead_train) for those classes and compared with the
  *      posted one, and the optimizer step taken with the optimizer state replayed from the start;
  *   4. compares the stepped parameters with the posted ones.
  * Labels split across clients: each holder's dLoss/dlogits (at the window's start, as holders
  * compute them) must imply a class for every row it posts (zero rows: not its rows), consistent
- * over epochs; the active client's own rows are read from its gradient; the step is the head's
+ * over epochs; the active client's own rows are read from its gradient, where a zero row (no
+ * class) is remembered like a class: a row it gave a class cannot become a zero row later (its
+ * gradient dropped), nor a zero row a class; the step is the head's
  * from their sum (own first, then the posts in chain order, as onchain_labels.c adds them).
  * `--model lr`: the gradient is dLoss/dz (rows x K, scaled by 1/lb), the parameters the K biases;
  * rows are read the same way through bbvfl_lr_head_rows (the session's loss) and the bias step is
@@ -97,6 +100,8 @@ typedef struct {
   const uint8_t *const *label; const size_t *label_len;
   const int *label_holder;          /* each post's client index (for the result) */
   int curv;                         /* lr with sqn: a curvature round (counted, not checked) */
+  int active;                       /* the posting (active) client's index, whose class memory the
+                                       rows it decides are held to; -1: not named (one memory) */
 } bbvfl_hcheck_input;
 
 /* Where the first deviation is and how large. */
@@ -133,8 +138,10 @@ void bbvfl_hcheck_free(bbvfl_hcheck *h);
  * the first deviation), -1 on an error that is not a verdict (out of memory, bad arguments). */
 int bbvfl_hcheck_round(bbvfl_hcheck *h, const bbvfl_hcheck_input *in, bbvfl_hcheck_result *res, bbvfl_err *err);
 /* Another client took the head over (re-election): it starts a fresh optimizer state from the last
- * posted parameters and trains on its own labels, so the optimizer state and the class memory
- * start afresh. */
+ * posted parameters, so the replayed optimizer state starts afresh. The class memory is kept: it
+ * is per deciding client (in.active, a holder's index), so the new active client, which trains on
+ * its own labels, is held to its own classes, and a client elected again to the ones it gave
+ * before. */
 void bbvfl_hcheck_takeover(bbvfl_hcheck *h);
 void bbvfl_hcheck_get_stats(const bbvfl_hcheck *h, bbvfl_hcheck_stats *st);
 

@@ -24,6 +24,22 @@ static void set_none(bbvfl_privacy_eps *e, double v) {
   e->method = "none";
 }
 
+/* The headline: one person's whole record, every party's features of the row (row_sample) and
+   its label (labels), composed: basic composition adds the epsilons (the label's randomized
+   response is pure, delta 0), each method's figure with the label's. Unprotected labels (or no
+   noise): unbounded, method "none". */
+static void set_person(bbvfl_privacy *out) {
+  const bbvfl_privacy_eps *f = &out->row_sample, *l = &out->labels;
+  if (!isfinite(l->epsilon) || !isfinite(f->epsilon)) {
+    set_none(&out->person, INFINITY);
+    return;
+  }
+  out->person.epsilon = f->epsilon + l->epsilon;
+  out->person.rdp = f->rdp + l->epsilon; /* NAN stays NAN */
+  out->person.pld = f->pld + l->epsilon;
+  out->person.method = !strcmp(f->method, "pld") ? "pld+rr" : "rdp+rr";
+}
+
 /* Row mode: what DP-SGD (encoder mode: the DP-PCA instead) and the DP scaling add to one party's
    RDP of one row at order alpha. Scaling: pure scale_eps is (scale_eps^2 / 2)-zCDP (Bun-Steinke
    2016), and pure DP bounds every order. DP-SGD: epochs Gaussian steps of sensitivity 2 clip
@@ -129,6 +145,7 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
     set_none(&out->row_sample, INFINITY);
     if (in->rows) set_none(&out->feature_set, INFINITY);
     if (in->masked) set_none(&out->masked_row_feature, INFINITY);
+    set_person(out);
     return 0;
   }
   const int pbm = in->kind == BBVFL_MECH_PBM, row = in->rowdp.on;
@@ -182,11 +199,19 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
       out->masked_rdp.epsilon_feature_std = mo.epsilon_feature_std;
     }
     set_eps(&out->masked_row_feature, out->masked_rdp.epsilon_feature, NAN);
+    /* the sum is a function of the outputs: the local-mode bound holds for it too (post-processing),
+       so the masked figure is never the larger one */
+    if (out->row_feature.epsilon < out->masked_row_feature.epsilon) {
+      out->masked_row_feature.epsilon = out->row_feature.epsilon;
+      out->masked_row_feature.method = out->row_feature.method;
+      out->masked_row_feature.pld = out->row_feature.pld;
+    }
     if (masked_curve) memcpy(masked_curve, mc, sizeof mc);
   }
   out->finite = 1;
   out->end_to_end = row;
   out->encoder = enc;
+  set_person(out);
   return 0;
 }
 
@@ -241,13 +266,38 @@ const char *bbvfl_privacy_scope(const bbvfl_privacy *p) {
   return p->end_to_end ? (p->encoder ? BBVFL_ACCT_SCOPE_ENCODER : BBVFL_ACCT_SCOPE_ROW) : BBVFL_ACCT_SCOPE;
 }
 
+double bbvfl_privacy_headline(const bbvfl_privacy *p) { return bbvfl_privacy_shown(p, &p->person); }
+
+int bbvfl_privacy_labels_protected(const bbvfl_privacy *p) { return isfinite(p->labels.epsilon); }
+
+void bbvfl_privacy_json_top(json_t *o, const bbvfl_privacy *p) {
+  json_object_set_new(o, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
+  json_object_set_new(o, "epsilon_sample", p->reproducible ? json_null() : num(p->person.epsilon));
+  json_object_set_new(o, "epsilon_sample_level", json_string(BBVFL_PRIVACY_HEADLINE));
+  json_object_set_new(o, "epsilon_sample_method", json_string(p->reproducible ? "none" : p->person.method));
+  json_object_set_new(o, "labels_protected", json_boolean(bbvfl_privacy_labels_protected(p)));
+  json_object_set_new(o, "epsilon_sample_features", p->reproducible ? json_null() : num(p->row_sample.epsilon));
+  json_object_set_new(o, "epsilon_sample_features_level", json_string("per_person_features"));
+  json_object_set_new(o, "epsilon_feature", p->reproducible ? json_null() : num(p->row_feature.epsilon));
+  json_object_set_new(o, "epsilon_feature_level", json_string("per_party"));
+  if (p->reproducible) json_object_set_new(o, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
+}
+
 json_t *bbvfl_privacy_json(const bbvfl_privacy *p) {
   /* the per-person level first (insertion order is kept in the output) */
-  json_t *o = json_pack("{s:s, s:s, s:f, s:b, s:b, s:s, s:o, s:o}", "headline", BBVFL_PRIVACY_HEADLINE,
-                        "headline_relation", "row_sample", "delta", p->delta, "finite", p->finite, "end_to_end",
-                        p->end_to_end, "scope", bbvfl_privacy_scope(p), "row_sample",
-                        eps_json(p, &p->row_sample, "per_person",
-                                 "per person: one person's whole record, every party's features of the row"),
+  json_t *o = json_pack("{s:s, s:s, s:f, s:b, s:b, s:b, s:s, s:o, s:o, s:o}", "headline", BBVFL_PRIVACY_HEADLINE,
+                        "headline_relation", "person", "delta", p->delta, "finite", p->finite, "labels_protected",
+                        bbvfl_privacy_labels_protected(p), "end_to_end", p->end_to_end, "scope",
+                        bbvfl_privacy_scope(p), "person",
+                        eps_json(p, &p->person, BBVFL_PRIVACY_HEADLINE,
+                                 bbvfl_privacy_labels_protected(p)
+                                     ? "per person: one person's whole record, every party's features of the row "
+                                       "and its label (the label's randomized response composed in)"
+                                     : "per person: one person's whole record; unbounded: its label is unprotected "
+                                       "(the posted gradients give the training labels back)"),
+                        "row_sample",
+                        eps_json(p, &p->row_sample, "per_person_features",
+                                 "per person, features only: every party's features of one row, not its label"),
                         "row_feature",
                         eps_json(p, &p->row_feature, "per_party", "per party: one party's features of one row"));
   if (!o) return NULL;
@@ -297,10 +347,17 @@ size_t bbvfl_privacy_line(const bbvfl_privacy *p, char *buf, size_t n) {
   if (!p->finite)
     return add(buf, n, 0, "no privacy guarantee for the features (no noise: every epsilon is infinite); labels %s",
                isfinite(p->labels.epsilon) ? "protected by randomized response (see JSON)" : "unprotected");
-  size_t at = add(buf, n, 0, "epsilon at delta %g, %s: per person (one person's whole row, all parties) %.4g "
-                  "(%s); per party (one party's columns of a row) %.4g (%s)",
-                  p->delta, p->end_to_end ? (p->encoder ? "end-to-end (row mode, DP-PCA encoder, each row released once)" : "end-to-end (row mode)") : "not end-to-end",
-                  p->row_sample.epsilon, p->row_sample.method, p->row_feature.epsilon, p->row_feature.method);
+  const char *scope = p->end_to_end ? (p->encoder ? "end-to-end (row mode, DP-PCA encoder, each row released once)"
+                                                  : "end-to-end (row mode)")
+                                    : "not end-to-end";
+  size_t at = isfinite(p->person.epsilon)
+                  ? add(buf, n, 0, "epsilon at delta %g, %s: per person (one person's whole record: every party's "
+                        "columns of the row and its label) %.4g (%s)", p->delta, scope, p->person.epsilon,
+                        p->person.method)
+                  : add(buf, n, 0, "epsilon at delta %g, %s: per person unbounded (the labels are unprotected: the "
+                        "posted gradients give them back; --label-epsilon protects them)", p->delta, scope);
+  at = add(buf, n, at, "; per person, features only %.4g (%s); per party (one party's columns of a row) %.4g (%s)",
+           p->row_sample.epsilon, p->row_sample.method, p->row_feature.epsilon, p->row_feature.method);
   if (!isnan(p->feature_set.epsilon))
     at = add(buf, n, at, "; per party, whole column set of %d rows %.4g (%s)", p->rows, p->feature_set.epsilon,
              p->feature_set.method);

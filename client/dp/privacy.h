@@ -80,6 +80,9 @@ typedef struct {
   int rows, masked, colluding, participants;
   bbvfl_privacy_eps row_feature, row_sample, feature_set, masked_row_feature;
   bbvfl_privacy_eps labels; /* method "rr" (pure, delta 0) or "none" (infinite: unprotected) */
+  /* the headline, per person: row_sample and labels composed (epsilons added; method "pld+rr" or
+     "rdp+rr"); INFINITY, method "none", when the labels are unprotected or there is no noise */
+  bbvfl_privacy_eps person;
   bbvfl_acct_out rdp; /* local-mode RDP details (alphas, standard conversion, grid edge) */
   bbvfl_acct_out masked_rdp; /* masked mode RDP details (zeroed otherwise) */
   int reproducible; /* in->reproducible: every epsilon above is what private noise would give; the
@@ -87,7 +90,10 @@ typedef struct {
 } bbvfl_privacy;
 
 /* Levels, by their names in every JSON and line (the headline first):
- *   per_person   = row_sample: one person's whole record, every party's columns of the row;
+ *   per_person   = person: one person's whole record, every party's columns of the row AND its
+ *                  label (row_sample composed with labels; unbounded when the labels are not
+ *                  protected by --label-epsilon: the posted gradients give them back);
+ *   per_person_features = row_sample: every party's columns of the row, not its label;
  *   per_party    = row_feature: one party's columns of one row;
  *   per_party_masked = masked_row_feature; per_party_column_set = feature_set; labels. */
 #define BBVFL_PRIVACY_HEADLINE "per_person"
@@ -96,6 +102,17 @@ typedef struct {
 
 /* The epsilon to show for e of p: e->epsilon, or NAN when p->reproducible (shown as none). */
 double bbvfl_privacy_shown(const bbvfl_privacy *p, const bbvfl_privacy_eps *e);
+/* The headline (per person, label included) as shown: NAN with reproducible noise, INFINITY when
+ * unbounded. Every command prints this one figure as the per-person epsilon. */
+double bbvfl_privacy_headline(const bbvfl_privacy *p);
+/* 1 when the labels are protected (label DP), else 0. */
+int bbvfl_privacy_labels_protected(const bbvfl_privacy *p);
+/* The top-level figures every JSON report carries (names kept for scripts) into o: "headline"
+ * ("per_person"), "epsilon_sample" (the headline, null when unbounded or not shown),
+ * "epsilon_sample_level", "epsilon_sample_method", "labels_protected", "epsilon_sample_features"
+ * (every party's features, without the label), "epsilon_feature" (per party), their levels, and
+ * "epsilon_void" with reproducible noise. Each figure is the smaller method's, as printed. */
+void bbvfl_privacy_json_top(json_t *o, const bbvfl_privacy *p);
 
 /* Fills *out for *in. masked_curve (nullable, BBVFL_ACCT_NGRID doubles, masked mode only)
  * receives the composed masked RDP orders. Errors: bad parameters (named), an unreachable
@@ -110,7 +127,7 @@ int bbvfl_privacy_compute(const bbvfl_privacy_in *in, bbvfl_privacy *out, double
 int bbvfl_privacy_solve_beta(const bbvfl_privacy_in *in, double target, double *beta, bbvfl_err *err);
 
 /* The privacy as a JSON object (new reference, NULL when out of memory): "headline" (the level
- * printed first: "per_person"), "headline_relation" ("row_sample"), delta, end_to_end, scope, and
+ * printed first: "per_person"), "headline_relation" ("person"), delta, labels_protected, end_to_end, scope, and
  * per relation, the per-person one first, {level, epsilon, method, rdp, pld, relation}; null for
  * what does not apply. Reproducible noise: "reproducible_noise": true, every epsilon, rdp and pld
  * null, and "epsilon_void" (BBVFL_PRIVACY_VOID) at the top and in each relation. */

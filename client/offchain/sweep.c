@@ -54,8 +54,8 @@ static bbvfl_offchain_cfg cell_cfg(const bbvfl_offchain_cfg *base, const bbvfl_s
 /* The cell's epsilons from pv: NAN when reproducible, INFINITY without a guarantee. */
 static void cell_eps(bbvfl_sweep_cell *cell) {
   const bbvfl_privacy *pv = &cell->pv;
-  cell->eps_party = pv->reproducible ? NAN : pv->finite ? pv->rdp.epsilon_feature : INFINITY;
-  cell->eps_person = pv->reproducible ? NAN : pv->finite ? pv->rdp.epsilon_sample : INFINITY;
+  cell->eps_party = bbvfl_privacy_shown(pv, &pv->row_feature);
+  cell->eps_person = bbvfl_privacy_shown(pv, &pv->row_sample); /* features only: the table's column */
 }
 
 /* One run of cfg into *run (its per-epoch curve allocated); the first run of a cell (first) also

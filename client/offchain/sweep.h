@@ -11,7 +11,7 @@
  *
  * Epsilon of a cell: bbvfl_cfg_privacy of the cell's configuration (the one home of a
  * configuration's epsilon), with the training row count of the first run (model lr with
- * minibatches needs it). eps_person is the per-person (row_sample / epsilon_sample) figure,
+ * minibatches needs it). eps_person is the per-person features-only (row_sample) figure, the smaller method,
  * eps_party the per-party (feature) one; INFINITY for NPQ (no guarantee), NAN when the noise is
  * reproducible (pv.reproducible: no epsilon holds).
  *

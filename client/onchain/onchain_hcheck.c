@@ -41,15 +41,43 @@ static int hc_create(cl *c, bbvfl_err *err) {
   return 0;
 }
 
-/* The round's RoundCompleted: from from_blk on, else from the session's deployment. */
-static int round_completed_ev(cl *c, uint64_t r, uint64_t from_blk, bbvfl_cev *ev, bbvfl_err *err) {
+/* One query for round r's RoundCompleted from block `from` on (1 found, 0 not, -1 error). */
+static int rc_from(cl *c, uint64_t r, uint64_t from, bbvfl_cev *ev, bbvfl_err *err) {
   uint64_t keep = c->blk;
-  c->blk = from_blk;
+  c->blk = from;
   int f = bbvfl_oc_query_event(c, BBVFL_EV_ROUND_COMPLETED, r, ev, err);
   c->blk = keep;
-  if (f < 0) return -1;
-  if (f == 1) return 0;
-  return bbvfl_oc_find_event(c, BBVFL_EV_ROUND_COMPLETED, r, ev, err);
+  return f;
+}
+
+/* The round's RoundCompleted: from from_blk on, else from the session's deployment. The round's
+   GradientPosted was read already, so the sum is on chain; when the node's logs do not hold it
+   now, a reorg took its block out after that read, and its sender sends it again (this client's
+   own transactions too: bbvfl_sender_check): waited for, up to the round timeout, as the other
+   readers do, instead of stopping the session. */
+static int round_completed_ev(cl *c, uint64_t r, uint64_t from_blk, bbvfl_cev *ev, bbvfl_err *err) {
+  int f = rc_from(c, r, from_blk, ev, err);
+  if (f == 0) f = rc_from(c, r, c->sess->deploy_block, ev, err);
+  if (f != 0) return f < 0 ? -1 : 0;
+  double t0 = bbvfl_now(), delay = 0.05;
+  bbvfl_oc_log(c, "round %llu: the head check's RoundCompleted is gone from the node's logs (a reorg?): waiting for it",
+               (unsigned long long)r);
+  while (bbvfl_now() - t0 <= c->cfg->round_timeout_s) {
+    bbvfl_sleep(delay);
+    delay = delay * 1.5 > 1.0 ? 1.0 : delay * 1.5;
+    if (bbvfl_sender_check(c->conn.snd, NULL, err) < 0) return -1;
+    f = rc_from(c, r, c->sess->deploy_block, ev, err);
+    if (f < 0) return -1;
+    if (f == 1) {
+      bbvfl_oc_log(c, "round %llu: RoundCompleted is back (block %llu)", (unsigned long long)r,
+                   (unsigned long long)ev->block_number);
+      return 0;
+    }
+  }
+  return bbvfl_fail(err, BBVFL_E_STATE,
+                    "RoundCompleted for round %llu left the node's logs after its GradientPosted was read (a reorg) "
+                    "and did not come back within %.0f s",
+                    (unsigned long long)r, c->cfg->round_timeout_s);
 }
 
 /* Labels split across clients: the round's LabelGradientPosted posts by the session's clients, in
@@ -83,6 +111,14 @@ static int read_label_posts(cl *c, uint64_t r, uint64_t from_blk, label_posts *l
 }
 
 /* One training round through the replay. *ok: 1 consistent, 0 refused (res fields set). */
+/* The client index of addr in clients() (the head check's class memory of the poster), -1 when
+   not found (one shared memory then). */
+static int poster_index(const cl *c, const uint8_t addr[20]) {
+  for (size_t i = 0; i < c->lab.naddrs; i++)
+    if (!memcmp(c->lab.addrs[i], addr, 20)) return (int)i;
+  return -1;
+}
+
 static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, int *ok, bbvfl_err *err) {
   *ok = 1;
   bbvfl_round_layout L;
@@ -124,7 +160,8 @@ static int check_one(cl *c, uint64_t r, const bbvfl_cev *gp, uint64_t from_blk, 
                            .label = (const uint8_t *const *)lp.d,
                            .label_len = lp.len,
                            .label_holder = lp.who,
-                           .curv = L.curv};
+                           .curv = L.curv,
+                           .active = poster_index(c, gp->client)};
   bbvfl_hcheck_result res;
   if (bbvfl_hcheck_round(c->hck.st, &in, &res, err) < 0) {
     bbvfl_wrap(err, "round %llu: the head check", (unsigned long long)r);

@@ -76,20 +76,20 @@ static json_t *result_json(const bbvfl_onchain_result *r) {
   return o;
 }
 
-/* "privacy": the RDP figures (kept for scripts: epsilon_sample, the per-person one, first, then
-   epsilon_feature, per party, and in masked mode _feature_masked, each with its "_level") and
-   "levels", every level with its method, from the accountant. Reproducible noise: all null, with
+/* "privacy": the figures as printed (kept for scripts: epsilon_sample, the per-person headline
+   with the label, first, then epsilon_sample_features and epsilon_feature, per party, and in
+   masked mode _feature_masked, each with its "_level": bbvfl_privacy_json_top) and "levels",
+   every level with its method, from the accountant. Reproducible noise: all null, with
    "epsilon_void". */
 static json_t *privacy_json(const bbvfl_privacy *pv, const bbvfl_onchain_result *r, double delta) {
-  const int show = pv->finite && !pv->reproducible;
-  json_t *pr = json_pack("{s:s, s:f, s:o, s:s, s:o, s:s, s:b, s:b, s:i, s:o}", "headline", BBVFL_PRIVACY_HEADLINE,
-                         "delta", delta, "epsilon_sample",
-                         show ? bbvfl_json_num_or_null(pv->rdp.epsilon_sample) : json_null(), "epsilon_sample_level",
-                         "per_person", "epsilon_feature",
-                         show ? bbvfl_json_num_or_null(pv->rdp.epsilon_feature) : json_null(),
-                         "epsilon_feature_level", "per_party", "reproducible_noise", pv->reproducible, "masked",
-                         r->masked, "participants", (int)r->participants, "levels", bbvfl_privacy_json(pv));
-  if (pr && pv->reproducible) json_object_set_new(pr, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
+  json_t *pr = json_object();
+  if (!pr) return NULL;
+  bbvfl_privacy_json_top(pr, pv);
+  json_object_set_new(pr, "delta", json_real(delta));
+  json_object_set_new(pr, "reproducible_noise", json_boolean(pv->reproducible));
+  json_object_set_new(pr, "masked", json_boolean(r->masked));
+  json_object_set_new(pr, "participants", json_integer((int)r->participants));
+  json_object_set_new(pr, "levels", bbvfl_privacy_json(pv));
   if (pr && r->masked) {
     json_object_set_new(pr, "epsilon_feature_masked",
                         bbvfl_json_num_or_null(bbvfl_privacy_shown(pv, &pv->masked_row_feature)));

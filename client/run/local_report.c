@@ -179,22 +179,20 @@ static json_t *rewards(const bbvfl_lrun *x, bbvfl_err *err) {
   return r;
 }
 
-/* The report's top-level epsilons, the same fields as `bbvfl train`'s (names kept for scripts). */
-static void json_eps(json_t *o, const bbvfl_privacy *p, double eps_person, double eps_party) {
-  json_object_set_new(o, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
-  json_object_set_new(o, "epsilon_sample", p->reproducible ? json_null() : bbvfl_json_num_or_null(eps_person));
-  json_object_set_new(o, "epsilon_sample_level", json_string("per_person"));
-  json_object_set_new(o, "epsilon_feature", p->reproducible ? json_null() : bbvfl_json_num_or_null(eps_party));
-  json_object_set_new(o, "epsilon_feature_level", json_string("per_party"));
-  if (p->reproducible) json_object_set_new(o, "epsilon_void", json_string(BBVFL_PRIVACY_VOID));
-}
 
 /* The privacy, the model and the session's setup into the report. */
 static void report_setup(const bbvfl_lrun *x, const totals *t, const bbvfl_local_result *res, json_t *r) {
   const bbvfl_session *s = x->s;
   const bbvfl_privacy *pv = &res->privacy;
   const int finite = res->have_privacy && pv->finite, mfinite = s->cparams.masked && finite;
-  json_eps(r, pv, finite ? pv->rdp.epsilon_sample : NAN, finite ? pv->rdp.epsilon_feature : NAN);
+  /* the report's top-level epsilons, the same fields as `bbvfl train`'s (names kept for scripts) */
+  if (res->have_privacy) {
+    bbvfl_privacy_json_top(r, pv);
+  } else {
+    json_object_set_new(r, "headline", json_string(BBVFL_PRIVACY_HEADLINE));
+    json_object_set_new(r, "epsilon_sample", json_null());
+    json_object_set_new(r, "epsilon_feature", json_null());
+  }
   json_object_set_new(r, "reproducible_noise", json_boolean(s->train.seeded_noise));
   json_object_set_new(r, "masked", json_boolean(s->cparams.masked));
   json_object_set_new(r, "participants", json_integer(t->participants));

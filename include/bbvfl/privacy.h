@@ -9,7 +9,10 @@
  *   BBVFL_LEVEL_FEATURE_SET  one party's whole column set changes: every release of that client,
  *                            over every training row, composes (needs the training row count);
  *   BBVFL_LEVEL_LABELS       one row's label: pure epsilon with label DP
- *                            (bbvfl_config_set_label_epsilon), else infinite (unprotected).
+ *                            (bbvfl_config_set_label_epsilon), else infinite (unprotected);
+ *   BBVFL_LEVEL_PERSON       one person's whole record, every party's features of the row and its
+ *                            label: ROW_SAMPLE and LABELS composed (epsilons added), the per-person
+ *                            figure every command prints first; infinite without label DP.
  * With the default (the papers') accounting none of these is end-to-end: each client's network and
  * feature scaling are fitted on its rows, so one row also moves the other rows' releases
  * (`scope` says so in words; docs/PRIVACY.md in the source tree has the details). NPQ has no
@@ -34,7 +37,8 @@ typedef enum {
   BBVFL_LEVEL_ROW_FEATURE = 0,
   BBVFL_LEVEL_ROW_SAMPLE = 1,
   BBVFL_LEVEL_FEATURE_SET = 2,
-  BBVFL_LEVEL_LABELS = 3
+  BBVFL_LEVEL_LABELS = 3,
+  BBVFL_LEVEL_PERSON = 4
 } bbvfl_level;
 
 /* One guarantee. The strings are static (they outlive every object). The layout is part of the
@@ -44,13 +48,14 @@ typedef struct {
   double epsilon;     /* INFINITY: no guarantee at this level (NPQ; labels without label DP; a
                          seeded configuration, whose noise the seed regenerates: method "none") */
   double delta;       /* the configured delta; 0 for a pure guarantee (labels with label DP) */
-  const char *method; /* "pld", "rdp", "rr" (randomized response: labels), "none" (no guarantee) */
+  const char *method; /* "pld", "rdp", "rr" (randomized response: labels), "pld+rr" or "rdp+rr"
+                         (person: the features' method and the label's), "none" (no guarantee) */
   int end_to_end;     /* 1: covers every use of the data at this level; 0: the releases only */
   const char *scope;  /* what the number covers and what it does not, in words */
 } bbvfl_epsilon;
 
 /* The level's name as bbvfl's JSON reports use it ("row_feature", "row_sample", "feature_set",
- * "labels"), or its description for people ("row level, one party's features", ...). Static
+ * "labels", "person"), or its description for people ("row level, one party's features", ...). Static
  * strings; "unknown" for a value outside the enum. */
 BBVFL_API const char *bbvfl_level_name(bbvfl_level level);
 BBVFL_API const char *bbvfl_level_description(bbvfl_level level);

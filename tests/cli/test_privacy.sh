@@ -43,7 +43,9 @@ assert 5 * 2602.9 < o["pld"]["epsilon_sample"] < o["epsilon_sample"], o["pld"]
 assert o["best"] == {"epsilon_feature": o["pld"]["epsilon_feature"], "method_feature": "pld",
                      "epsilon_sample": o["pld"]["epsilon_sample"], "method_sample": "pld"}, o["best"]
 PY
-grep -q "^reported (the smaller of the two methods): per person 1.3[0-9]*e+04 (PLD), per party 2890 (PLD)" <<<"$human" || fail "no reported PLD line: $(grep reported <<<"$human")"
+grep -q "^reported (the smaller of the two methods): per person, features only 1.3[0-9]*e+04 (PLD), per party 2890 (PLD)" <<<"$human" || fail "no reported PLD line: $(grep reported <<<"$human")"
+grep -q "^per person, the headline: unbounded: the labels are unprotected" <<<"$human" || fail "no unbounded per-person headline: $(grep headline <<<"$human")"
+"$BBVFL_BIN" privacy --label-epsilon 1 --json | python3 -c 'import json,sys; o = json.load(sys.stdin); h = o["per_person"]; b = o["best"]["epsilon_sample"]; assert h["labels_protected"] and abs(h["epsilon"] - (b + 1)) < 1e-9 * h["epsilon"], (h, b)' || fail "privacy --label-epsilon 1: the headline is not the features figure plus 1"
 # feature-set level: every one of the 455 rows' releases composes (the RDP number is the feature
 # level with P = 455 x 16; the PLD one sits between 455 x KL and it)
 big=$("$BBVFL_BIN" privacy --b 16 --beta 0.2 --P 7280 --epochs 30 --json)

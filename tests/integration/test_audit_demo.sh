@@ -90,7 +90,11 @@ for m, x in zip(me, rows):  # posted on chain in micro units, the run's CSV has 
         assert abs(m[k] - float(x[c])) <= 2e-6, (m, x)
 assert abs(me[-1]["auroc"] - r["auroc"]) <= 1e-6, (me[-1], r["auroc"])
 assert abs(f["epsilon"]["feature"] - r["epsilon_feature"]) <= 1e-6 * r["epsilon_feature"]
-assert abs(f["epsilon"]["sample"] - r["epsilon_sample"]) <= 1e-6 * r["epsilon_sample"]
+# the per-person headline: the same figure (null: unbounded, labels unprotected) in the demo and the audit
+assert (f["epsilon"]["sample"] is None) == (r["epsilon_sample"] is None), (f["epsilon"], r["epsilon_sample"])
+assert r["epsilon_sample"] is None or abs(f["epsilon"]["sample"] - r["epsilon_sample"]) <= 1e-6 * r["epsilon_sample"]
+assert abs(f["epsilon"]["sample_features"] - r["epsilon_sample_features"]) <= 1e-6 * r["epsilon_sample_features"]
+assert f["epsilon"]["labels_protected"] == r["labels_protected"], (f["epsilon"], r["labels_protected"])
 assert f["epsilon"]["headline"] == "per_person" and f["epsilon"]["sample_level"] == "per_person", f["epsilon"]
 assert f["epsilon"]["feature_level"] == "per_party" and "epsilon_void" not in f["epsilon"], f["epsilon"]
 assert len(f["schedule"]) == r["epochs"], f["schedule"]

@@ -638,7 +638,8 @@ static void test_masked_session_with_reopened_round(void **st) {
   check_deadline_figures(doc, 1);
   json_t *eps = json_object_get(json_object_get(doc, "figures"), "epsilon");
   assert_true(json_real_value(json_object_get(eps, "masked_feature")) > 0);
-  assert_true(json_real_value(json_object_get(eps, "masked_feature")) < json_real_value(json_object_get(eps, "feature")));
+  /* never above the local-mode figure (the sum is post-processing of the outputs) */
+  assert_true(json_real_value(json_object_get(eps, "masked_feature")) <= json_real_value(json_object_get(eps, "feature")));
   json_decref(doc);
 }
 

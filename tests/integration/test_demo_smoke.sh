@@ -73,13 +73,16 @@ assert rep["clients"] == 3 and rep["epochs"] == 2 and rep["seed"] == 11, rep
 # --seed without --reproducible-noise: private noise, the epsilons hold; per person first, named
 assert rep["reproducible_noise"] is False and "epsilon_void" not in rep, rep
 assert rep["headline"] == "per_person" and rep["epsilon_sample_level"] == "per_person", rep
-assert rep["epsilon_feature_level"] == "per_party" and rep["epsilon_sample"] > rep["epsilon_feature"] > 0, rep
+# no label DP: the labels are unprotected, so no finite per-person figure; features only beside it
+assert rep["epsilon_sample"] is None and rep["labels_protected"] is False, rep
+assert rep["epsilon_feature_level"] == "per_party" and rep["epsilon_sample_features"] > rep["epsilon_feature"] > 0, rep
 keys = list(rep["privacy"].keys())
-assert keys.index("row_sample") < keys.index("row_feature") and rep["privacy"]["row_sample"]["level"] == "per_person", keys
+assert keys.index("person") < keys.index("row_sample") < keys.index("row_feature"), keys
+assert rep["privacy"]["person"]["level"] == "per_person" and rep["privacy"]["row_sample"]["level"] == "per_person_features", keys
 assert "reproducible_noise" not in json.load(open(os.path.join(run, "session.json")))["training"]
 print("ok: report metrics = metrics.csv last row", rep["accuracy"], rep["test_loss"])
 PY
-grep -q "privacy .*per person (one person's whole row, all parties) [0-9.e+]* (.*); per party" "$work/out3" ||
+grep -q "privacy .*per person unbounded (the labels are unprotected.*; per person, features only [0-9.e+]* (.*); per party" "$work/out3" ||
   fail "demo: the privacy line does not lead with the per-person epsilon: $(grep privacy "$work/out3")"
 grep -q "WARNING" "$work/err3" && fail "demo without --reproducible-noise warned: $(grep WARNING "$work/err3")"
 for m in 0 1 2; do

@@ -317,6 +317,17 @@ static void test_config_epsilon(void **st) {
   assert_int_equal(bbvfl_config_epsilon(c, BBVFL_LEVEL_LABELS, 0, &e, &err), BBVFL_STATUS_OK);
   assert_true(e.epsilon == 1.5 && e.delta == 0 && e.end_to_end == 1);
   assert_string_equal(e.method, "rr");
+  /* the per-person headline: every party's features and the label, composed */
+  bbvfl_epsilon fs, pe;
+  assert_int_equal(bbvfl_config_epsilon(c, BBVFL_LEVEL_ROW_SAMPLE, 0, &fs, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_epsilon(c, BBVFL_LEVEL_PERSON, 0, &pe, &err), BBVFL_STATUS_OK);
+  assert_true(fabs(pe.epsilon - (fs.epsilon + 1.5)) <= 1e-9 * pe.epsilon);
+  assert_non_null(strstr(pe.method, "+rr"));
+  assert_string_equal(bbvfl_level_name(BBVFL_LEVEL_PERSON), "person");
+  assert_int_equal(bbvfl_config_set_label_epsilon(c, 0, &err), BBVFL_STATUS_OK);
+  assert_int_equal(bbvfl_config_epsilon(c, BBVFL_LEVEL_PERSON, 0, &pe, &err), BBVFL_STATUS_OK);
+  assert_true(isinf(pe.epsilon)); /* labels unprotected: no finite per-person figure */
+  assert_int_equal(bbvfl_config_set_label_epsilon(c, 1.5, &err), BBVFL_STATUS_OK);
   assert_int_equal(bbvfl_config_set_mechanism(c, BBVFL_MECHANISM_NPQ, &err), BBVFL_STATUS_OK);
   assert_int_equal(bbvfl_config_epsilon(c, BBVFL_LEVEL_ROW_FEATURE, 0, &e, &err), BBVFL_STATUS_OK);
   assert_true(isinf(e.epsilon));

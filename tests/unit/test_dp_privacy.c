@@ -186,15 +186,40 @@ static void test_json_and_line(void **st) {
   char ql[1024];
   bbvfl_privacy_line(&q, ql, sizeof ql);
   assert_non_null(strstr(ql, "labels (one row's label) 2 (randomized response, pure)"));
+  /* the headline per person composes the label's epsilon with every party's features of the row */
+  near(q.person.epsilon, q.row_sample.epsilon + 2);
+  assert_string_equal(q.person.method, "pld+rr");
+  near(bbvfl_privacy_headline(&q), q.person.epsilon);
+  assert_true(bbvfl_privacy_labels_protected(&q));
+  assert_non_null(strstr(ql, "per person (one person's whole record: every party's columns of the row and its label)"));
+  json_t *qo = json_object();
+  bbvfl_privacy_json_top(qo, &q);
+  near(json_real_value(json_object_get(qo, "epsilon_sample")), q.person.epsilon); /* the same figure as the line */
+  near(json_real_value(json_object_get(qo, "epsilon_sample_features")), q.row_sample.epsilon);
+  near(json_real_value(json_object_get(qo, "epsilon_feature")), q.row_feature.epsilon);
+  assert_string_equal(json_string_value(json_object_get(qo, "epsilon_sample_method")), "pld+rr");
+  json_decref(qo);
+  json_t *ql2 = bbvfl_privacy_json(&q);
+  near(json_real_value(json_object_get(json_object_get(ql2, "person"), "epsilon")), q.person.epsilon);
+  assert_string_equal(json_string_value(json_object_get(ql2, "headline_relation")), "person");
+  json_decref(ql2);
+  /* without label DP: no finite per-person figure anywhere */
+  assert_true(isinf(p.person.epsilon) && !bbvfl_privacy_labels_protected(&p));
+  json_t *po = json_object();
+  bbvfl_privacy_json_top(po, &p);
+  assert_true(json_is_null(json_object_get(po, "epsilon_sample")));
+  assert_true(json_is_false(json_object_get(po, "labels_protected")));
+  json_decref(po);
 
   char line[1024];
   size_t need = bbvfl_privacy_line(&p, line, sizeof line);
   assert_int_equal(need, strlen(line));
   assert_non_null(strstr(line, "not end-to-end"));
   assert_non_null(strstr(line, "per party (one party's columns of a row) 2890 (pld)"));
-  /* the per-person level first */
-  assert_true(strstr(line, "per person (one person's whole row, all parties)") != NULL &&
+  /* the per-person headline first: unbounded without label DP, then the features-only figure */
+  assert_true(strstr(line, "per person unbounded (the labels are unprotected") != NULL &&
               strstr(line, "per person") < strstr(line, "per party"));
+  assert_non_null(strstr(line, "; per person, features only "));
   assert_non_null(strstr(line, "per party, whole column set of 40 rows"));
   assert_non_null(strstr(line, "against 1 colluding of 3"));
   assert_non_null(strstr(line, "labels unprotected"));

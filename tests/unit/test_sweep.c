@@ -77,8 +77,8 @@ static void test_grid(void **st) {
     bbvfl_privacy pv;
     assert_int_equal(bbvfl_cfg_privacy(&c, 455, 0, 0, 1e-5, &pv, &err), 0);
     assert_true(isfinite(p->eps_person) && p->eps_person > 0);
-    assert_true(p->eps_person == pv.rdp.epsilon_sample);
-    assert_true(p->eps_party == pv.rdp.epsilon_feature);
+    assert_true(p->eps_person == pv.row_sample.epsilon); /* features only, the smaller method, as printed */
+    assert_true(p->eps_party == pv.row_feature.epsilon);
     assert_true(p->eps_party < p->eps_person);
   }
   assert_true(r.cells[2].eps_person > r.cells[1].eps_person); /* a larger beta: less privacy */

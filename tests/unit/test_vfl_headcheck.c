@@ -25,10 +25,13 @@
 #define EPOCHS 3
 #define SEED 11
 
-typedef enum { T_NONE, T_FLIP, T_SCALE, T_SKIP, T_STALE, T_HOLDER_FLIP, T_SUM, T_SOFT } tamper;
+typedef enum { T_NONE, T_FLIP, T_SCALE, T_SKIP, T_STALE, T_HOLDER_FLIP, T_SUM, T_SOFT, T_ZERO_OWN, T_BACK_FLIP } tamper;
 
 typedef struct {
   int nclasses, P, nb, split, lr, full_batch;
+  /* re-elections: client 1 is the active client in epoch 1 (on its own labels, here y + 1 mod C),
+     client 0 again in epoch 2 (T_BACK_FLIP: with its labels changed to y + 1 mod C) */
+  int takeover;
   tamper t;
   uint64_t at; /* the tampered round (training rounds numbered 0, 1, ... across epochs) */
 } sim;
@@ -124,8 +127,17 @@ static outcome run(const sim *o) {
       size_t nbw = (w + 1) * nb <= R ? nb : R - w * nb, n = nbw * BS;
       const size_t *rw = perm + w * nb * BS;
       for (size_t j = 0; j < n * (size_t)P; j++) sum[j] = rnd(&s) % (MC * (uint32_t)t.mech.b + 1);
-      for (size_t i = 0; i < n; i++) yb[i] = y[rw[i]];
+      int active = o->takeover && e == 1 ? 1 : 0;
+      int shift = (o->takeover && e == 1) || (o->t == T_BACK_FLIP && e == 2);
+      for (size_t i = 0; i < n; i++) yb[i] = shift ? (y[rw[i]] + 1) % o->nclasses : y[rw[i]];
       if (o->t == T_FLIP && round == o->at) yb[1] = (yb[1] + 1) % o->nclasses;
+      if (o->takeover && w == 0 && e > 0) {
+        /* the new active client restarts the optimizer from the posted head; the checker follows */
+        bbvfl_hcheck_takeover(h);
+        act.opt.t = 0;
+        memset(act.opt.m, 0, act.opt.n * sizeof *act.opt.m);
+        if (act.opt.v) memset(act.opt.v, 0, act.opt.n * sizeof *act.opt.v);
+      }
       if (o->lr) {
         /* as bbvfl_oc_lr_active_train */
         double inv = 1.0 / (double)lb;
@@ -147,7 +159,7 @@ static outcome run(const sim *o) {
         if (o->split) {
           /* holder 1 labels the odd training rows, the active client the even ones */
           for (size_t i = 0; i < n; i++) {
-            yown[i] = rw[i] % 2 ? -1 : yb[i];
+            yown[i] = rw[i] % 2 || (o->t == T_ZERO_OWN && round >= o->at) ? -1 : yb[i];
             yh[i] = rw[i] % 2 ? y[rw[i]] : -1;
           }
           if (o->t == T_HOLDER_FLIP && round == o->at)
@@ -206,7 +218,7 @@ static outcome run(const sim *o) {
                                .contributors = MC, .sum_q = sum, .grad = gbe, .grad_len = 4 * n * (size_t)P,
                                .params = pbe, .params_len = 4 * np, .nlabel = o->split ? 1 : 0,
                                .label = o->split ? lp : NULL, .label_len = o->split ? ll : NULL,
-                               .label_holder = o->split ? who : NULL};
+                               .label_holder = o->split ? who : NULL, .active = active};
       bbvfl_hcheck_result r;
       assert_int_equal(bbvfl_hcheck_round(h, &in, &r, &err), 0);
       if (r.verdict != BBVFL_HC_OK) {
@@ -360,6 +372,27 @@ static void test_holder(void **st) {
          BBVFL_HC_HOLDER_CHANGED);
 }
 
+/* Labels split: the active client posts zero rows for its own rows from epoch 1 on (their
+   gradients dropped): each such row gave a class in epoch 0, so a zero row now is a change. */
+static void test_zero_own_rows(void **st) {
+  (void)st;
+  caught(&(sim){.nclasses = 2, .P = 5, .nb = 2, .split = 1, .t = T_ZERO_OWN, .at = 3}, BBVFL_HC_LABEL_CHANGED,
+         BBVFL_HC_LABEL_CHANGED);
+  caught(&(sim){.nclasses = 3, .P = 4, .nb = 1, .split = 1, .t = T_ZERO_OWN, .at = 6}, BBVFL_HC_LABEL_CHANGED,
+         BBVFL_HC_LABEL_CHANGED);
+}
+
+/* Re-elections keep the class memory per client: the client elected in between trains on its own
+   labels (accepted), and the first client, elected again, is held to its own earlier classes. */
+static void test_takeover_memory(void **st) {
+  (void)st;
+  honest(&(sim){.nclasses = 2, .P = 5, .nb = 2, .takeover = 1});
+  caught(&(sim){.nclasses = 2, .P = 5, .nb = 2, .takeover = 1, .t = T_BACK_FLIP, .at = 6}, BBVFL_HC_LABEL_CHANGED,
+         BBVFL_HC_LABEL_CHANGED);
+  caught(&(sim){.nclasses = 3, .P = 4, .nb = 1, .takeover = 1, .t = T_BACK_FLIP, .at = 12}, BBVFL_HC_LABEL_CHANGED,
+         BBVFL_HC_LABEL_CHANGED);
+}
+
 static void test_sum(void **st) {
   (void)st;
   caught(&(sim){.nclasses = 2, .P = 5, .nb = 1, .t = T_SUM, .at = 2}, BBVFL_HC_SUM_INVALID, BBVFL_HC_SUM_INVALID);
@@ -406,6 +439,7 @@ int main(void) {
       cmocka_unit_test(test_soft_label),
       cmocka_unit_test(test_skip),          cmocka_unit_test(test_stale),
       cmocka_unit_test(test_holder),        cmocka_unit_test(test_sum),
+      cmocka_unit_test(test_zero_own_rows), cmocka_unit_test(test_takeover_memory),
       cmocka_unit_test(test_malformed_and_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
