@@ -122,6 +122,7 @@ static void bbvfl_oc_cl_free(cl *c) {
   bbvfl_oc_lr_free(c);
   bbvfl_oc_head_check_free(c);
   bbvfl_oc_dispute_free(c);
+  bbvfl_oc_kept_free(c);
   if (c->have_head) bbvfl_vhead_free(&c->head);
   if (c->have_sched) bbvfl_schedule_free(&c->sched);
   if (c->have_data) bbvfl_vfl_data_free(&c->data);

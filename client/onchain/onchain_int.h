@@ -159,6 +159,23 @@ typedef struct {
   double checked_at;
 } bbvfl_oc_dispute;
 
+/* This client's latest calls (onchain_repair.c): each call's calldata, kept to be sent again when a
+   reorg took it out of the chain and the copy its sender re-sent did not take effect. */
+#define OC_KEPT 32
+typedef struct {
+  struct {
+    uint8_t *cd; /* owned */
+    size_t len;
+    uint64_t gas;
+    const char *what; /* static */
+    int kind;
+  } e[OC_KEPT];
+  size_t n;          /* oldest first */
+  int replaying;     /* a repair's send in progress: not kept again */
+  double checked_at; /* when the chain was last asked */
+  double lost_at;    /* when the sender last reported a vanished or re-sent transaction (0: never) */
+} bbvfl_oc_kept;
+
 /* The state of one client process. The role sub-structs are each set up, freed and changed by the
    file named at their type (others read them); the fields at the top level are the session's
    constants (set once by onchain.c), the learning state (data, party or LR, head, schedule) and
@@ -173,6 +190,7 @@ typedef struct {
   bbvfl_oc_labels lab;
   bbvfl_oc_hcheck hck;
   bbvfl_oc_dispute disp;
+  bbvfl_oc_kept kept;
   struct { int slot; } ck; /* checkpoints (onchain_ckpt.c): the slot of the latest one */
   bbvfl_aggc agg;
   bbvfl_cparams cp;
@@ -269,6 +287,15 @@ int bbvfl_oc_sum_from_event(cl *c, const bbvfl_cev *ev, uint64_t coords, bbvfl_e
 uint64_t bbvfl_oc_submit_gas(const cl *c, uint64_t coords);
 int bbvfl_oc_fill_metrics(cl *c, uint32_t e, bbvfl_err *err);
 int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
+/* This client's calls to the aggregator kept for a repair (onchain_repair.c): keeps a copy of cd
+   (the oldest of OC_KEPT dropped); 0 or -1 (out of memory). */
+int bbvfl_oc_keep_call(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err);
+/* After a reorg (within 10 minutes of the sender reporting a vanished or re-sent transaction):
+   when nothing of this client's own is on its way (pending nonce = latest) and one of its kept
+   calls would now go through (asked as a call, oldest first), that call is sent again and waited
+   for. 1 sent, 0 nothing to do (or asked less than 0.5 s ago), -1 error. */
+int bbvfl_oc_repair_lost(cl *c, bbvfl_err *err);
+void bbvfl_oc_kept_free(cl *c);
 /* Optimistic mode (onchain_payout.c): epochs below `upto` are due for payment (queued). */
 void bbvfl_oc_payout_queue(cl *c, uint32_t upto);
 /* Pays the queued epochs whose dispute windows have closed, in order (a call first: a transaction

@@ -110,13 +110,23 @@ static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbv
     if (crc == 0) {
       int ok = bbvfl_sender_send_tracked(c->conn.snd, c->agg.address, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx,
                                          err);
-      free(cd);
-      if (ok < 0) return -1;
+      if (ok < 0) break;
       ok = bbvfl_sender_wait_tracked(c->conn.snd, &sl->tx, c->cfg->round_timeout_s, rc, err);
       bbvfl_pending_clear(&sl->tx);
       if (rc->gas_used) c->res->gas_submit += rc->gas_used;
-      if (ok == 0) bbvfl_oc_log(c, "round %llu: submitted again after the round reopened", (unsigned long long)sl->r);
-      return ok;
+      if (ok == 0) {
+        bbvfl_oc_log(c, "round %llu: submitted again after the round reopened", (unsigned long long)sl->r);
+        free(cd);
+        return 0;
+      }
+      if (!bbvfl_err_revert_sel_is(err, BBVFL_SEL_RoundNotOpen)) break;
+      /* another reorg took the round back out while this submission was on its way: wait again */
+      bbvfl_receipt_clear(rc);
+      memset(err, 0, sizeof *err);
+      bbvfl_oc_log(c, "round %llu: the submission sent again reverted RoundNotOpen too (another reorg): waiting again",
+                   (unsigned long long)sl->r);
+      t0 = bbvfl_now();
+      continue;
     }
     if (e.code != BBVFL_E_REVERT || !bbvfl_err_revert_sel_is(&e, BBVFL_SEL_RoundNotOpen)) {
       *err = e; /* another reason now: the caller explains it */
@@ -125,6 +135,8 @@ static int resubmit_after_reorg(cl *c, bbvfl_oc_slot *sl, bbvfl_receipt *rc, bbv
     /* optimistic, the active client: the round opens once the gradient of a round a dispute
        rolled back is posted again, which is this client's to do */
     int k = bbvfl_oc_repost_rolled_back(c, err);
+    /* the active client: a call of its own a reorg took out and its re-sent copy did not redo */
+    if (k == 0) k = bbvfl_oc_repair_lost(c, err);
     if (k < 0) break;
     if (k == 1) t0 = bbvfl_now();
     if (bbvfl_now() - t0 > c->cfg->round_timeout_s) {
@@ -455,6 +467,11 @@ static int step_start(void *ctx, uint64_t r, bbvfl_err *err) {
   double t0 = bbvfl_now();
   int ok = bbvfl_sender_send_tracked(c->conn.snd, to, NULL, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), &sl->tx, err);
   c->res->send_s += bbvfl_now() - t0;
+  /* kept for a repair after a reorg (onchain_repair.c; a submission through the client's own
+     EIP-7702 account goes to another address: not kept) */
+  if (ok == 0 && !c->cfg->submit_via_self &&
+      bbvfl_oc_keep_call(c, cd, len, bbvfl_oc_submit_gas(c, sl->L.coords), "submit()", OC_GAS_SUBMIT, err) < 0)
+    ok = -1;
   free(cd);
   if (ok < 0) return bbvfl_wrap(err, "round %llu: submit()", (unsigned long long)r);
   c->res->submissions++;

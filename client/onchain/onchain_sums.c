@@ -139,6 +139,7 @@ static int wait_payloads(cl *c, bbvfl_oc_slot *sl, oc_payloads *P, bbvfl_err *er
     /* optimistic mode, the active client: the others may be waiting for a gradient this client
        posted before a dispute rolled the session back (bbvfl_oc_repost_rolled_back) */
     int rp = bbvfl_oc_repost_rolled_back(c, err);
+    if (rp == 0) rp = bbvfl_oc_repair_lost(c, err); /* a reorg: onchain_repair.c */
     if (rp < 0) goto out;
     if (rp == 1) {
       t0 = bbvfl_now();

@@ -27,7 +27,10 @@ int bbvfl_oc_is_train_round(const cl *c, uint64_t r) {
 void bbvfl_oc_rpc_wait_log(void *ctx, const char *msg) { bbvfl_oc_log((const cl *)ctx, "%s", msg); }
 
 void bbvfl_oc_sender_status(void *ctx, const bbvfl_sender_status *st) {
-  const cl *c = ctx;
+  cl *c = ctx;
+  /* a transaction of this client's vanished or was handed in again: a reorg (or a drop) may have
+     left a re-sent copy that did not take effect (onchain_repair.c) */
+  if (st->kind == BBVFL_SENDER_VANISHED || st->kind == BBVFL_SENDER_RESENT) c->kept.lost_at = bbvfl_now();
   bbvfl_oc_log(c, "block %llu: %s (base fee %.3f gwei)", (unsigned long long)st->head, st->msg, st->base_fee_gwei);
 }
 
@@ -342,6 +345,8 @@ int bbvfl_oc_wait_event(cl *c, bbvfl_cev_kind kind, uint64_t round, bbvfl_cev *e
     /* this client's own transactions: re-sent when the node lost them (a reorg, a drop), replaced
        when overdue (at most every 0.25 s) */
     if (bbvfl_sender_check(c->conn.snd, NULL, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)round);
+    /* after a reorg: a call of this client's that its re-sent copy did not redo (onchain_repair.c) */
+    if (bbvfl_oc_repair_lost(c, err) < 0) return bbvfl_wrap(err, "round %llu", (unsigned long long)round);
     uint64_t o = bbvfl_rpc_outages(c->conn.rpc);
     int f = bbvfl_oc_query_event(c, kind, round, ev, err);
     if (f < 0 && bbvfl_rpc_outages(c->conn.rpc) != o) {
@@ -477,6 +482,8 @@ int bbvfl_oc_out_send(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const 
   int rc = bbvfl_sender_send_tracked(c->conn.snd, c->agg.address, NULL, cd, len, gas, &o->p, err);
   c->res->send_s += bbvfl_now() - t0;
   if (rc < 0) return bbvfl_wrap(err, "%s", what);
+  /* kept: a reorg may take it out and its re-sent copy fail (onchain_repair.c) */
+  if (bbvfl_oc_keep_call(c, cd, len, gas, what, kind, err) < 0) return -1;
   o->what = what;
   o->kind = kind;
   o->round = UINT64_MAX;
@@ -542,6 +549,15 @@ int bbvfl_oc_out_wait(cl *c, bbvfl_err *err) {
                (unsigned long long)c->conn.out[i].round, c->conn.out[i].what);
         ok = 0;
       }
+    }
+    if (ok < 0 && e.code == BBVFL_E_REVERT &&
+        (bbvfl_err_revert_sel_is(&e, BBVFL_SEL_RoundNotOpen) || bbvfl_err_revert_sel_is(&e, BBVFL_SEL_EpochNotComplete))) {
+      /* the chain went back behind the round or epoch this call is for (a reorg took out what it
+         followed): kept, it is sent again once the chain is there (onchain_repair.c) */
+      bbvfl_oc_log(c, "%s reverted (%s): the chain went back behind it (a reorg); it is sent again when the chain is "
+                      "there",
+                   c->conn.out[i].what, e.revert.error[0] ? e.revert.error : "RoundNotOpen");
+      ok = 0;
     }
     if (ok < 0 && rc == 0) {
       rc = -1;

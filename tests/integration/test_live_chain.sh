@@ -9,7 +9,8 @@
 #     blocks deep;
 #  2. a reorg of depth 1 without --confirmations: clients that acted on events the reorg took out
 #     see their next submission revert RoundNotOpen, wait for the round to open again (the active
-#     client re-sends what vanished) and submit the same q again;
+#     client re-sends what vanished) and submit the same q again; then reorgs of depth 2 and 3
+#     without --confirmations, to a finished session;
 #  3. the base fee at 100 gwei for 3 blocks, no cap: the session goes on through it;
 #  4. the same spike with --max-fee-gwei 50: the demo says the base fee is above the cap and back
 #     within it, a client says it waits, and the session resumes and finishes.
@@ -61,6 +62,12 @@ grep -q "payRewards(): 3 confirmations" "$work"/reorg/clients/*/client.log || fa
 # before its predecessor's gradient, so the reorg may take out nothing a client acted on)
 demo reorg1 reorg 1 -- --staleness 0
 grep -q "submitted again after the round reopened" "$work"/reorg1/clients/*/client.log || fail "reorg1: no client submitted again"
+
+# reorgs of depth 2 and 3 without --confirmations: re-sent copies can land out of order (an
+# aggregate before the submissions it sums); the active client sends again what did not take
+# effect (client/onchain/onchain_repair.c) and the head check waits for the sums the reorg took
+# out; the session finishes with AUROC equal to its replay
+demo reorg23 reorg 2 3 -- --staleness 0
 
 demo spike spike 100000000000 3 --
 demo capped spike 100000000000 3 -- --max-fee-gwei 50
