@@ -263,19 +263,6 @@ bbvfl_status bbvfl_client_run(const bbvfl_client_opts *o, bbvfl_client_result *r
 
 /* The audit options a session file gives (as `bbvfl audit --session`): node, contract, first
    block, and what the file declares (label DP, reproducible noise, the head's training setup). */
-static int audit_opts(const bbvfl_session *s, const char *rpc_url, bbvfl_audit_opts *o) {
-  memset(o, 0, sizeof *o);
-  o->rpc_url = rpc_url ? rpc_url : s->rpc_url;
-  memcpy(o->contract, s->contract, 20);
-  o->from_block = s->deploy_block;
-  o->delta = 1e-5;
-  if (s->train.rowdp.on) o->declared_rowdp = &s->train.rowdp;
-  o->declared_label_eps = s->train.label_eps;
-  o->declared_reproducible = s->train.seeded_noise;
-  o->head_train = &s->train;
-  o->head_nclasses = s->n_classes;
-  return 0;
-}
 
 static void audit_summary(const bbvfl_audit_result *r, bbvfl_audit_summary *out) {
   memset(out, 0, sizeof *out);
@@ -307,7 +294,7 @@ bbvfl_status bbvfl_audit_session(const char *session_file, const char *rpc_url, 
     return bbvfl_api_from(&e, err);
   }
   bbvfl_audit_opts o;
-  audit_opts(s, rpc_url, &o);
+  bbvfl_audit_opts_for_session(s, rpc_url, &o);
   /* no node given and the session's gone: the run folder's kept chain (RUN/devnet), resumed for
      the audit and stopped after */
   char devdir[1200] = "", state[1300];

@@ -179,3 +179,16 @@ out:
   state_free(S);
   return rc;
 }
+
+void bbvfl_audit_opts_for_session(const bbvfl_session *s, const char *rpc_url, bbvfl_audit_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->rpc_url = rpc_url ? rpc_url : s->rpc_url;
+  memcpy(o->contract, s->contract, 20);
+  o->from_block = s->deploy_block;
+  o->delta = 1e-5;
+  if (s->train.rowdp.on) o->declared_rowdp = &s->train.rowdp;
+  o->declared_label_eps = s->train.label_eps;
+  o->declared_reproducible = s->train.seeded_noise;
+  o->head_train = &s->train;
+  o->head_nclasses = s->n_classes;
+}

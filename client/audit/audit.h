@@ -35,6 +35,7 @@
 #include "dp/privacy.h"
 #include "eth/u256.h"
 #include "binding/contract.h"
+#include "binding/session.h"
 #include "core/config.h"
 
 /* The checks, in report order. */
@@ -236,6 +237,10 @@ typedef struct {
  * holds), -1 when it could not (node unreachable, not a bbvfl aggregator ...; err filled and
  * *res freed). */
 int bbvfl_audit_run(const bbvfl_audit_opts *opts, bbvfl_audit_result *res, bbvfl_err *err);
+/* The options that audit the session s describes (its contract from its deployment block, what it
+ * declares: row mode, label DP, reproducible noise, the training setup the check `head` replays)
+ * on rpc_url (NULL: the session's node); delta 1e-5. s is borrowed for as long as *o is used. */
+void bbvfl_audit_opts_for_session(const bbvfl_session *s, const char *rpc_url, bbvfl_audit_opts *o);
 void bbvfl_audit_result_free(bbvfl_audit_result *res);
 
 /* Appends one completed round's figures to res->rounds (an array of BBVFL_AUDIT_MAX_BUCKETS

@@ -17,6 +17,9 @@
 #include "eth/u256.h"
 #include "eth/wallet.h"
 #include "run/local.h"
+#include "audit/audit.h"
+#include "audit/report.h"
+#include "devnet/devnet.h"
 
 static volatile sig_atomic_t g_stop;
 static void on_signal(int sig) { g_stop = sig > 0; }
@@ -139,7 +142,7 @@ static void print_summary(const bbvfl_local_result *r, int compare) {
 typedef struct {
   session_flags f;
   const char *rpc_url, *funder, *out, *partition;
-  int as_json, compare, full_history, masked, confirmations;
+  int as_json, compare, full_history, masked, confirmations, no_audit, keep_chain;
   uint64_t timeout_blocks;
   double round_timeout, block_time, active_timeout, max_fee_gwei;
   bbvfl_key_source ksrc;
@@ -171,6 +174,11 @@ static size_t demo_opts(demo_flags *d, cli_opt *opts) {
                          "nothing and wait (the progress line shows the base fee) (default: no cap)"};
   opts[no++] = (cli_opt){"confirmations", OPT_INT, &d->confirmations, "N",
                          "payouts (payRewards) wait N blocks on top of their receipt's block, re-checked (default 0)"};
+  opts[no++] = (cli_opt){"no-audit", OPT_FLAG, &d->no_audit, NULL,
+                         "skip the audit of the run (default: audited before the chain stops, RUN/audit.json and "
+                         "RUN/audit.html)"};
+  opts[no++] = (cli_opt){"keep-chain", OPT_FLAG, &d->keep_chain, NULL,
+                         "embedded devnet: leave it running after the run (the summary says how to stop it)"};
   opts[no++] = (cli_opt){"json", OPT_FLAG, &d->as_json, NULL, "print one JSON object as the last line"};
   return no;
 }
@@ -228,6 +236,73 @@ static int demo_run_dir(const demo_flags *d, char *run, size_t n, cli_made_dirs 
   return cli_mkdirs_tracked(path, made, err);
 }
 
+/* The run's audit (audit/audit.h), on the chain it ran on, before that chain stops: RUN/audit.json
+   and RUN/audit.html written whole, the verdict into report.json's "audit" (written again) and
+   into *verdict. -1 only when the audit could not run or its files not be written. */
+typedef struct {
+  int ran;
+  bbvfl_audit_verdict verdict;
+  int checks, failed;
+  char first[300];
+  double seconds;
+} demo_audit;
+
+static int run_audit(const bbvfl_session *s, const char *run, bbvfl_local_result *res, demo_audit *da, bbvfl_err *err) {
+  memset(da, 0, sizeof *da);
+  double t0 = bbvfl_now();
+  bbvfl_audit_opts o;
+  bbvfl_audit_opts_for_session(s, res->rpc_url, &o);
+  bbvfl_audit_result ar;
+  if (bbvfl_audit_run(&o, &ar, err) < 0) return bbvfl_wrap(err, "auditing the run");
+  da->ran = 1;
+  da->verdict = bbvfl_audit_verdict_of(&ar);
+  for (int i = 0; i < BBVFL_AC_COUNT; i++) {
+    if (ar.checks[i].status == BBVFL_AS_SKIP) continue;
+    da->checks++;
+    if (ar.checks[i].status == BBVFL_AS_FAIL && !da->failed++)
+      snprintf(da->first, sizeof da->first, "%s: %.240s", bbvfl_audit_check_name((bbvfl_audit_check_id)i),
+               ar.checks[i].first.detail);
+  }
+  char path[1300];
+  json_t *j = bbvfl_audit_json(&ar);
+  char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+  json_decref(j);
+  snprintf(path, sizeof path, "%s/audit.json", run);
+  int rc = text ? bbvfl_write_file_atomic(path, text, strlen(text), 0644, err) : bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  free(text);
+  snprintf(path, sizeof path, "%s/audit.html", run);
+  if (rc == 0) rc = bbvfl_audit_write_html(&ar, path, err);
+  bbvfl_audit_result_free(&ar);
+  da->seconds = bbvfl_now() - t0;
+  if (rc < 0) return bbvfl_wrap(err, "writing the audit");
+  json_t *a = json_pack("{s:s, s:i, s:i, s:s, s:s, s:f}", "verdict", bbvfl_audit_verdict_name(da->verdict), "checks",
+                        da->checks, "failed", da->failed, "json", "audit.json", "html", "audit.html", "seconds",
+                        da->seconds);
+  if (a && da->first[0]) json_object_set_new(a, "first_failure", json_string(da->first));
+  if (a) json_object_set_new(res->report, "audit", a);
+  char *rep = json_dumps(res->report, JSON_INDENT(2));
+  snprintf(path, sizeof path, "%s/report.json", run);
+  rc = rep ? bbvfl_write_file_atomic(path, rep, strlen(rep), 0644, err) : bbvfl_fail(err, BBVFL_E_NOMEM, "out of memory");
+  free(rep);
+  return rc;
+}
+
+/* The summary's last lines: the audit's verdict and what to do next. */
+static void print_next(const char *run, const demo_audit *da, const bbvfl_local_result *res) {
+  if (da->ran)
+    printf("  audit                 %s (%d checks, %.1f s): %s/audit.html, %s/audit.json%s%s\n",
+           bbvfl_audit_verdict_name(da->verdict), da->checks, da->seconds, run, run, da->first[0] ? "; first failure: " : "",
+           da->first);
+  printf("\nnext\n");
+  if (da->ran) printf("  open %s/audit.html    (the audit: every check with its figures)\n", run);
+  printf("  bbvfl audit --session %s/session.json    (audit again%s)\n", run,
+         res->devnet_kept ? "" : ", from the chain kept in the run folder");
+  if (res->devnet_kept)
+    printf("  bbvfl devnet down --dir %s/devnet    (the devnet is still running at %s: --keep-chain)\n", run,
+           res->rpc_url);
+  printf("  bbvfl demo --help    (other settings: --aggregation, --masked, --label-epsilon, ...)\n");
+}
+
 /* Sets the session up, runs it through the library and prints what it returns. */
 static int demo_run(demo_flags *d, double t_start, bbvfl_err *err) {
   bbvfl_session s;
@@ -258,13 +333,28 @@ static int demo_run(demo_flags *d, double t_start, bbvfl_err *err) {
                          .confirmations = d->confirmations, .seeded = d->f.seed != NULL || d->compare,
                          .compare = d->compare, .delta = d->f.tc.delta, .dump_q_dir = dump && *dump ? dump : NULL,
                          .t_start = t_start, .progress_every_s = v.tty ? 0.25 : 1.0, .live_gas = v.tty,
+                         .keep_chain = d->keep_chain || !d->no_audit, /* up for the audit, stopped after */
                          .stop = &g_stop, .progress = on_event, .progress_ctx = &v};
   bbvfl_local_result res = {0};
   int rc = lo.dump_q_dir ? bbvfl_mkdirs(lo.dump_q_dir, 0700, err) : 0;
   if (rc == 0) rc = bbvfl_local_run(&lo, &res, err);
   if (v.tty && rc == 0) fprintf(stderr, "\r%*s\r", 100, "");
-  if (rc == 0 && !d->as_json) print_summary(&res, d->compare);
+  demo_audit da = {0};
+  if (rc == 0 && !d->no_audit) rc = run_audit(&s, run, &res, &da, err);
+  if (res.devnet_kept && !d->keep_chain) { /* kept for the audit only */
+    char devdir[1100];
+    snprintf(devdir, sizeof devdir, "%s/devnet", run);
+    bbvfl_devnet_down(devdir, 10, NULL);
+    res.devnet_kept = 0;
+  }
+  if (rc == 0 && !d->as_json) {
+    print_summary(&res, d->compare);
+    print_next(run, &da, &res);
+  }
   if (rc == 0 && d->as_json) cli_print_json(json_incref(res.report), 0);
+  if (rc == 0 && da.ran && da.verdict != BBVFL_AV_PASS)
+    rc = bbvfl_fail(err, BBVFL_E_VERIFY, "the audit of this run says %s: %s (%s/audit.html)",
+                    bbvfl_audit_verdict_name(da.verdict), da.first[0] ? da.first : "the session is not complete", run);
   if (rc < 0 && !res.deployed && !res.devnet_started) cli_undo_dirs(&made);
   bbvfl_local_result_free(&res);
   bbvfl_dataset_free(&ds);
@@ -281,8 +371,10 @@ int cmd_demo(int argc, char **argv) {
                    "Starts a devnet (unless --rpc), deploys token and aggregator, creates and funds M\n"
                    "throwaway keys, spawns M `bbvfl client` processes on the bundled Breast Cancer data\n"
                    "split by columns, shows progress, and writes a run folder: session.json, report.json,\n"
-                   "metrics.csv, keys/ (devnet-only throwaway keys, 0600), clients/<m>/client.log.\n"
-                   "Ctrl-C stops every process it started.",
+                   "metrics.csv, keys/ (devnet-only throwaway keys, 0600), clients/<m>/client.log, and the run's\n"
+                   "audit, made before the chain stops: audit.json and audit.html (--no-audit skips it; a run that\n"
+                   "does not audit PASS exits 3). --keep-chain leaves the devnet running. Ctrl-C stops every\n"
+                   "process it started.",
                    opts, no};
   int cli_st;
   if (cli_start(&spec, argc, argv, &cli_st)) return cli_st;

@@ -61,7 +61,16 @@ int bbvfl_oc_repair_lost(cl *c, bbvfl_err *err) {
     k->replaying = 1;
     rc = bbvfl_oc_out_send(c, k->e[i].cd, k->e[i].len, k->e[i].gas, k->e[i].what, k->e[i].kind, err);
     k->replaying = 0;
-    if (rc < 0 || bbvfl_oc_out_wait(c, err) < 0) return bbvfl_wrap(err, "sending %s again", k->e[i].what);
+    if (rc == 0) rc = bbvfl_oc_out_wait(c, err);
+    if (rc < 0 && err->code == BBVFL_E_REVERT) {
+      /* a race: between the call and the transaction another copy (the sender's, after a further
+         reorg) took effect; the chain has what was needed */
+      bbvfl_oc_log(c, "%s sent again reverted (%s): the chain has it another way now", k->e[i].what,
+                   err->revert.error[0] ? err->revert.error : err->msg);
+      memset(err, 0, sizeof *err);
+      return 1;
+    }
+    if (rc < 0) return bbvfl_wrap(err, "sending %s again", k->e[i].what);
     return 1;
   }
   return 0;

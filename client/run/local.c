@@ -135,6 +135,7 @@ int bbvfl_local_run(const bbvfl_local_opts *o, bbvfl_local_result *res, bbvfl_er
     x->rpc_url = x->dn.rpc_url;
   }
   snprintf(x->s->rpc_url, sizeof x->s->rpc_url, "%s", x->rpc_url);
+  snprintf(res->rpc_url, sizeof res->rpc_url, "%s", x->rpc_url);
   bbvfl_local_event ev = {.kind = BBVFL_LOCAL_EV_NODE, .devnet_started = res->devnet_started};
   bbvfl_lrun_emit(x, &ev);
   if (deploy(x, o->ds, res, err) < 0 || keys_and_funds(x, err) < 0) goto out;
@@ -145,7 +146,8 @@ out:
   bbvfl_sender_free(x->snd);
   bbvfl_key_wipe(&x->fk);
   bbvfl_rpc_free(x->rpc);
-  if (res->devnet_started) bbvfl_devnet_down(devdir, 10, NULL);
+  if (res->devnet_started && rc == 0 && o->keep_chain) res->devnet_kept = 1;
+  else if (res->devnet_started) bbvfl_devnet_down(devdir, 10, NULL);
   bbvfl_partition_free(&x->part);
   free(x);
   return rc;

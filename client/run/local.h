@@ -92,6 +92,8 @@ typedef struct {
   double t_start;               /* start of the run for wall_s (bbvfl_now(); 0: the call's start) */
   double progress_every_s;      /* TICK cadence (0: 1 s) */
   int live_gas;                 /* 1: count block gas at every TICK, not only at the end */
+  int keep_chain;               /* embedded devnet: left running after a run that succeeded (the caller
+                                   stops it: bbvfl_devnet_down(RUN/devnet); res->devnet_kept says so) */
   const volatile sig_atomic_t *stop; /* nullable: non-zero stops the run */
   bbvfl_local_progress_fn progress;  /* nullable */
   void *progress_ctx;
@@ -99,7 +101,9 @@ typedef struct {
 
 typedef struct {
   json_t *report;             /* RUN/report.json's object (owned; NULL until written) */
-  int devnet_started;         /* the call started (and stopped) an embedded devnet */
+  int devnet_started;         /* the call started (and stopped, unless devnet_kept) an embedded devnet */
+  int devnet_kept;            /* keep_chain: it is still running, at rpc_url, in RUN/devnet */
+  char rpc_url[512];          /* the node the session ran on */
   int deployed;               /* something was deployed (the run folder then holds it) */
   /* the session's privacy (core/cfgprivacy.h) for the participants at the end */
   int have_privacy;

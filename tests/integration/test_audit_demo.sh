@@ -33,11 +33,14 @@ check() { # description, then a command that must succeed
 
 "$BBVFL_SOURCE_DIR/contract/testonly/make-tampered.sh" "$work/tamper"
 
-# DEMO_ARGS: extra demo options (windows, evaluation rounds) for one call
+# DEMO_ARGS: extra demo options (windows, evaluation rounds) for one call. The demos run without
+# their own audit (--no-audit: this test is about `bbvfl audit`), except where DEMO_AUDIT=1.
 run_demo() { # may-fail name [env...]: a short 3-client session
   local may_fail=$1 name=$2; shift 2
+  local na=--no-audit
+  [ -n "${DEMO_AUDIT:-}" ] && na=
   # shellcheck disable=SC2086
-  if ! env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 ${DEMO_ARGS:-} --out "$work/$name" \
+  if ! env "$@" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 ${DEMO_ARGS:-} $na --out "$work/$name" \
     >"$work/$name.log" 2>&1; then
     [ "$may_fail" = 1 ] || { cat "$work/$name.log" >&2; fail "demo $name failed"; }
     echo "demo $name stopped early (allowed): $(tail -n 1 "$work/$name.log")"
@@ -64,7 +67,7 @@ audit() { # name: writes $work/name.audit.json, echoes the exit status
 }
 
 # ------------------------------------------------------------------ honest session
-demo honest
+DEMO_AUDIT=1 demo honest
 audited_clean honest "honest session"
 check "honest session: every check passes, figures match report.json and metrics.csv" python3 - \
   "$work/honest.audit.json" "$work/honest/report.json" "$work/honest/metrics.csv" <<'PY'
@@ -224,6 +227,21 @@ check "run folder only: the resumed devnet was stopped again" sh -c "! test -e '
 
 # ------------------------------------------------------------------ tampered contracts
 demo sum BBVFL_ABI_DIR="$work/tamper/sum"
+# the demo's own audit (before its chain stops) sees it too: exit 3, the verdict and its files
+set +e
+BBVFL_ABI_DIR="$work/tamper/sum" "$BBVFL_BIN" demo --rpc "$BBVFL_RPC_URL" --clients 3 --epochs 2 --seed 11 \
+  --out "$work/sumaudit" >"$work/sumaudit.log" 2>&1
+drc=$?
+set -e
+check "mis-added lane, the demo's own audit: exit 3 (got $drc)" test "$drc" = 3
+check "mis-added lane, the demo's own audit: FAIL at sums, audit.json and audit.html written" python3 - "$work/sumaudit" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+rep = json.load(open(os.path.join(run, "report.json")))
+assert rep["audit"]["verdict"] == "FAIL" and rep["audit"]["first_failure"].startswith("sums:"), rep["audit"]
+assert json.load(open(os.path.join(run, "audit.json")))["verdict"] == "FAIL"
+assert os.path.getsize(os.path.join(run, "audit.html")) > 0
+PY
 rc=$(audit sum)
 check "mis-added lane: exit 3 (got $rc)" test "$rc" = 3
 check "mis-added lane: only sums fails, round 1, lane 0" python3 - "$work/sum.audit.json" <<'PY'

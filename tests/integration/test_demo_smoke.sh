@@ -85,6 +85,26 @@ PY
 grep -q "privacy .*per person unbounded (the labels are unprotected.*; per person, features only [0-9.e+]* (.*); per party" "$work/out3" ||
   fail "demo: the privacy line does not lead with the per-person epsilon: $(grep privacy "$work/out3")"
 grep -q "WARNING" "$work/err3" && fail "demo without --reproducible-noise warned: $(grep WARNING "$work/err3")"
+# the demo leads to its audit: run before the chain stops, its verdict in the summary and in
+# report.json, audit.json and audit.html in the run folder, the next commands printed; the
+# per-person figure is the audit's (both unbounded here: no label DP), the features-only one too
+grep -q "^  audit                 PASS (" "$work/out3" || fail "demo: no audit verdict in the summary: $(tail -8 "$work/out3")"
+grep -q "^next$" "$work/out3" && grep -q "bbvfl audit --session $work/run3/session.json" "$work/out3" ||
+  fail "demo: the summary does not end with the next commands: $(tail -6 "$work/out3")"
+[ -s "$work/run3/audit.html" ] || fail "demo: no audit.html"
+python3 - "$work/run3" <<'PY' || fail "demo: audit.json / report.json"
+import json, os, sys
+run = sys.argv[1]
+rep = json.load(open(os.path.join(run, "report.json")))
+aud = json.load(open(os.path.join(run, "audit.json")))
+assert rep["audit"]["verdict"] == "PASS" and rep["audit"]["failed"] == 0 and rep["audit"]["json"] == "audit.json", rep["audit"]
+assert aud["verdict"] == "PASS", aud["verdict"]
+e = aud["figures"]["epsilon"]
+assert e["sample"] == rep["epsilon_sample"] and e["labels_protected"] == rep["labels_protected"], (e, rep["epsilon_sample"])
+assert abs(e["sample_features"] - rep["epsilon_sample_features"]) <= 1e-9 * rep["epsilon_sample_features"], e
+print("demo audit: PASS, per person %s, features only %.6g (the same in report.json and audit.json)"
+      % (e["sample"], e["sample_features"]))
+PY
 for m in 0 1 2; do
   f="$work/run3/clients/$m/noise.key"
   [ -f "$f" ] || fail "client $m: no private noise key in its state dir"
