@@ -109,13 +109,30 @@ static void print_summary(const bbvfl_local_result *r, int compare) {
   printf("\nsummary (%s)\n", json_string_value(json_object_get(rep, "run_dir")));
   printf("  test AUROC            %.4f", r->auroc);
   if (compare) printf("   (off-chain, same seed: %.4f)", r->auroc_offchain);
-  char pline[1024];
-  bbvfl_privacy_line(pv, pline, sizeof pline);
-  printf("\n  privacy               %s%s\n", r->have_privacy ? pline : "not computed: ",
-         r->have_privacy ? "" : r->privacy_err.msg);
-  if (r->have_privacy && pv->finite && !pv->reproducible) printf("  privacy scope         %s\n", bbvfl_privacy_scope(pv));
-  printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s\n", r->onchain_agg_s,
+  printf("\n");
+  /* privacy: the per-person headline (one number, or unbounded), then features only and per party;
+     every level, the scope and the methods are in report.json's "privacy" */
+  if (!r->have_privacy) {
+    printf("  privacy               not computed: %s\n", r->privacy_err.msg);
+  } else if (pv->reproducible || !pv->finite) {
+    char pline[1024];
+    bbvfl_privacy_line(pv, pline, sizeof pline);
+    printf("  privacy               %s\n", pline);
+  } else {
+    if (isfinite(pv->person.epsilon))
+      printf("  privacy               per person %.4g (%s, delta %g: every party's columns and the label)", pv->person.epsilon,
+             pv->person.method, pv->delta);
+    else
+      printf("  privacy               per person unbounded (labels unprotected: the posted gradients give them back; "
+             "--label-epsilon E protects them)");
+    printf("; features only %.4g (%s), per party %.4g (%s); %s (docs/PRIVACY.md; every level in report.json)\n",
+           pv->row_sample.epsilon, pv->row_sample.method, pv->row_feature.epsilon, pv->row_feature.method,
+           pv->end_to_end ? "end-to-end (row mode)" : "not end-to-end");
+  }
+  printf("  aggregation / epoch   on-chain %.4f s (median of %zu epochs), off-chain %.2e s", r->onchain_agg_s,
          r->epochs_measured, r->offchain_agg_s);
+  if (r->offchain_agg_s > 0 && r->onchain_agg_s > 0) printf(": on chain %.3gx the off-chain time", r->onchain_agg_s / r->offchain_agg_s);
+  printf("\n");
   printf("  gas                   %.1f per coordinate summed (%s aggregation); %.0f per training window "
          "(window %d, gradient post included)\n",
          r->gas_per_coordinate, aggname, r->gas_per_window, (int)jnum(rep, "window"));
@@ -126,17 +143,22 @@ static void print_summary(const bbvfl_local_result *r, int compare) {
   const json_t *fe = json_object_get(rep, "fees");
   printf("  fees                  %.6g ETH for %" PRIu64 " gas (the clients' receipts; per client in report.json)\n",
          jnum(fe, "eth_paid"), (uint64_t)jnum(fe, "gas_used"));
-  printf("  rewards (tokens)\n");
-  const char *k;
-  json_t *v;
-  json_object_foreach(json_object_get(rep, "rewards"), k, v) {
-    bbvfl_u256 x, q;
-    bbvfl_u256_from_string(json_string_value(v), &x, NULL);
-    bbvfl_u256_divmod_u64(&q, &x, 1000000000000000000ULL);
-    uint64_t tok = 0;
-    bbvfl_u256_to_u64(&q, &tok);
-    printf("    %s  %" PRIu64 "\n", k, tok);
-  }
+  printf("  rewards (tokens)      by client index; * marks the active client at the end\n");
+  const json_t *cs = json_object_get(rep, "client_summaries"), *rw = json_object_get(rep, "rewards");
+  for (size_t want = 0; want < json_array_size(cs); want++)
+    for (size_t i = 0; i < json_array_size(cs); i++) {
+      const json_t *c = json_array_get(cs, i);
+      const char *addr = json_string_value(json_object_get(c, "address"));
+      if ((size_t)json_integer_value(json_object_get(c, "index")) != want || !addr) continue;
+      bbvfl_u256 x, q;
+      uint64_t tok = 0;
+      const char *bal = json_string_value(json_object_get(rw, addr));
+      if (bal && bbvfl_u256_from_string(bal, &x, NULL) == 0) {
+        bbvfl_u256_divmod_u64(&q, &x, 1000000000000000000ULL);
+        bbvfl_u256_to_u64(&q, &tok);
+      }
+      printf("    client %zu  %s  %" PRIu64 "%s\n", want, addr, tok, json_is_true(json_object_get(c, "active")) ? " *" : "");
+    }
 }
 
 typedef struct {

@@ -82,13 +82,15 @@ assert rep["privacy"]["person"]["level"] == "per_person" and rep["privacy"]["row
 assert "reproducible_noise" not in json.load(open(os.path.join(run, "session.json")))["training"]
 print("ok: report metrics = metrics.csv last row", rep["accuracy"], rep["test_loss"])
 PY
-grep -q "privacy .*per person unbounded (the labels are unprotected.*; per person, features only [0-9.e+]* (.*); per party" "$work/out3" ||
+grep -q "privacy  *per person unbounded (labels unprotected: .*; features only [0-9.e+]* (.*), per party [0-9.e+]* (.*); not end-to-end" "$work/out3" ||
   fail "demo: the privacy line does not lead with the per-person epsilon: $(grep privacy "$work/out3")"
 grep -q "WARNING" "$work/err3" && fail "demo without --reproducible-noise warned: $(grep WARNING "$work/err3")"
 # the demo leads to its audit: run before the chain stops, its verdict in the summary and in
 # report.json, audit.json and audit.html in the run folder, the next commands printed; the
 # per-person figure is the audit's (both unbounded here: no label DP), the features-only one too
 grep -q "^  audit                 PASS (" "$work/out3" || fail "demo: no audit verdict in the summary: $(tail -8 "$work/out3")"
+grep -q "^    client [0-2]  0x[0-9a-fA-F]\{40\}  [0-9]* \*$" "$work/out3" || fail "demo: no active client marked among the rewards: $(grep -A4 rewards "$work/out3")"
+grep -q "on chain [0-9.e+]*x the off-chain time" "$work/out3" || fail "demo: no on/off-chain ratio: $(grep aggregation "$work/out3")"
 grep -q "^next$" "$work/out3" && grep -q "bbvfl audit --session $work/run3/session.json" "$work/out3" ||
   fail "demo: the summary does not end with the next commands: $(tail -6 "$work/out3")"
 [ -s "$work/run3/audit.html" ] || fail "demo: no audit.html"
