@@ -173,7 +173,7 @@ typedef struct {
   size_t n;          /* oldest first */
   int replaying;     /* a repair's send in progress: not kept again */
   double checked_at; /* when the chain was last asked */
-  double lost_at;    /* when the sender last reported a vanished or re-sent transaction (0: never) */
+  double lost_at;    /* when the sender last reported a vanished transaction (a reorg; 0: never) */
 } bbvfl_oc_kept;
 
 /* The state of one client process. The role sub-structs are each set up, freed and changed by the
@@ -290,8 +290,8 @@ int bbvfl_oc_post_epoch(cl *c, uint32_t e, bbvfl_err *err);
 /* This client's calls to the aggregator kept for a repair (onchain_repair.c): keeps a copy of cd
    (the oldest of OC_KEPT dropped); 0 or -1 (out of memory). */
 int bbvfl_oc_keep_call(cl *c, const uint8_t *cd, size_t len, uint64_t gas, const char *what, int kind, bbvfl_err *err);
-/* After a reorg (within 10 minutes of the sender reporting a vanished or re-sent transaction):
-   when nothing of this client's own is on its way (pending nonce = latest) and one of its kept
+/* After a reorg (within 10 minutes of the sender reporting a vanished transaction): when nothing
+   of this client's own is on its way (the sender's next nonce = the chain's) and one of its kept
    calls would now go through (asked as a call, oldest first), that call is sent again and waited
    for. 1 sent, 0 nothing to do (or asked less than 0.5 s ago), -1 error. */
 int bbvfl_oc_repair_lost(cl *c, bbvfl_err *err);

@@ -10,7 +10,7 @@
  * too: the latest OC_KEPT = 32, enough for a reorg several rounds deep; a deeper one is not
  * repaired and the wait ends in its timeout, naming the reorg) and, while it waits after a reorg,
  * asks the chain whether one of them would now go through: as a call from its own address, oldest
- * first, and only when nothing of its own is on its way (pending nonce = latest nonce). The first
+ * first, and only when nothing of its own is on its way (the sender's next nonce = the chain's). The first
  * that would is sent again (a new transaction) and waited for. Every kept call is one the contract
  * accepts once (a client's submission to a round, a round's aggregate, a round's gradient, an
  * epoch's metrics and payout), so a call no longer needed reverts as a call and is never sent. */
@@ -43,11 +43,14 @@ int bbvfl_oc_repair_lost(cl *c, bbvfl_err *err) {
   if (k->n == 0 || k->lost_at == 0 || now - k->lost_at > 600) return 0; /* no reorg seen lately */
   if (now - k->checked_at < 0.5) return 0;
   k->checked_at = now;
-  uint64_t pending = 0, latest = 0;
-  if (bbvfl_rpc_nonce(c->conn.rpc, c->me, "pending", &pending, err) < 0 ||
+  /* the sender's next nonce counts what it still looks after, also what a node dropped from its
+     pool (a fee spike) and the sender will hand in again: only when the chain has reached it is
+     nothing of this client's own on its way */
+  uint64_t next = 0, latest = 0;
+  if (bbvfl_sender_next_nonce(c->conn.snd, &next, err) < 0 ||
       bbvfl_rpc_nonce(c->conn.rpc, c->me, "latest", &latest, err) < 0)
     return bbvfl_wrap(err, "this client's nonce");
-  if (pending != latest) return 0; /* something of its own is still on its way */
+  if (next != latest) return 0; /* something of its own is still on its way */
   for (size_t i = 0; i < k->n; i++) {
     uint8_t *out = NULL;
     size_t olen = 0;

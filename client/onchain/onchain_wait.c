@@ -28,9 +28,9 @@ void bbvfl_oc_rpc_wait_log(void *ctx, const char *msg) { bbvfl_oc_log((const cl 
 
 void bbvfl_oc_sender_status(void *ctx, const bbvfl_sender_status *st) {
   cl *c = ctx;
-  /* a transaction of this client's vanished or was handed in again: a reorg (or a drop) may have
-     left a re-sent copy that did not take effect (onchain_repair.c) */
-  if (st->kind == BBVFL_SENDER_VANISHED || st->kind == BBVFL_SENDER_RESENT) c->kept.lost_at = bbvfl_now();
+  /* a transaction of this client's with a receipt vanished: a reorg, which may leave a re-sent copy
+     that does not take effect (onchain_repair.c); a drop from the pool (a fee spike) is not one */
+  if (st->kind == BBVFL_SENDER_VANISHED) c->kept.lost_at = bbvfl_now();
   bbvfl_oc_log(c, "block %llu: %s (base fee %.3f gwei)", (unsigned long long)st->head, st->msg, st->base_fee_gwei);
 }
 
