@@ -268,15 +268,7 @@ static void audit_summary(const bbvfl_audit_result *r, bbvfl_audit_summary *out)
   memset(out, 0, sizeof *out);
   out->verdict = (bbvfl_audit_verdict_t)bbvfl_audit_verdict_of(r);
   out->rounds = r->rounds_completed;
-  for (int i = 0; i < BBVFL_AC_COUNT; i++) {
-    const bbvfl_audit_check *c = &r->checks[i];
-    if (c->status == BBVFL_AS_SKIP) continue;
-    out->checks++;
-    if (c->status != BBVFL_AS_FAIL) continue;
-    if (!out->checks_failed++)
-      snprintf(out->first_failure, sizeof out->first_failure, "%.40s: %.200s", bbvfl_audit_check_name((bbvfl_audit_check_id)i),
-               c->first.detail);
-  }
+  bbvfl_audit_count(r, &out->checks, &out->checks_failed, out->first_failure, sizeof out->first_failure);
 }
 _Static_assert((int)BBVFL_AUDIT_PASS == (int)BBVFL_AV_PASS && (int)BBVFL_AUDIT_FAIL == (int)BBVFL_AV_FAIL &&
                    (int)BBVFL_AUDIT_INCOMPLETE == (int)BBVFL_AV_INCOMPLETE,

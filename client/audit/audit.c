@@ -192,3 +192,16 @@ void bbvfl_audit_opts_for_session(const bbvfl_session *s, const char *rpc_url, b
   o->head_train = &s->train;
   o->head_nclasses = s->n_classes;
 }
+
+void bbvfl_audit_count(const bbvfl_audit_result *r, int *checks, int *failed, char *first, size_t n) {
+  *checks = *failed = 0;
+  if (n) first[0] = 0;
+  for (int i = 0; i < BBVFL_AC_COUNT; i++) {
+    const bbvfl_audit_check *c = &r->checks[i];
+    if (c->status == BBVFL_AS_SKIP) continue;
+    (*checks)++;
+    if (c->status != BBVFL_AS_FAIL) continue;
+    if (!(*failed)++ && n)
+      snprintf(first, n, "%.40s: %.200s", bbvfl_audit_check_name((bbvfl_audit_check_id)i), c->first.detail);
+  }
+}

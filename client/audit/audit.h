@@ -241,6 +241,9 @@ int bbvfl_audit_run(const bbvfl_audit_opts *opts, bbvfl_audit_result *res, bbvfl
  * declares: row mode, label DP, reproducible noise, the training setup the check `head` replays)
  * on rpc_url (NULL: the session's node); delta 1e-5. s is borrowed for as long as *o is used. */
 void bbvfl_audit_opts_for_session(const bbvfl_session *s, const char *rpc_url, bbvfl_audit_opts *o);
+/* The checks r ran (not skipped) into *checks, how many failed into *failed, and the first failure
+ * as "check: detail" into first (n bytes, "" when none). */
+void bbvfl_audit_count(const bbvfl_audit_result *r, int *checks, int *failed, char *first, size_t n);
 void bbvfl_audit_result_free(bbvfl_audit_result *res);
 
 /* Appends one completed round's figures to res->rounds (an array of BBVFL_AUDIT_MAX_BUCKETS

@@ -278,13 +278,7 @@ static int run_audit(const bbvfl_session *s, const char *run, bbvfl_local_result
   if (bbvfl_audit_run(&o, &ar, err) < 0) return bbvfl_wrap(err, "auditing the run");
   da->ran = 1;
   da->verdict = bbvfl_audit_verdict_of(&ar);
-  for (int i = 0; i < BBVFL_AC_COUNT; i++) {
-    if (ar.checks[i].status == BBVFL_AS_SKIP) continue;
-    da->checks++;
-    if (ar.checks[i].status == BBVFL_AS_FAIL && !da->failed++)
-      snprintf(da->first, sizeof da->first, "%s: %.240s", bbvfl_audit_check_name((bbvfl_audit_check_id)i),
-               ar.checks[i].first.detail);
-  }
+  bbvfl_audit_count(&ar, &da->checks, &da->failed, da->first, sizeof da->first);
   char path[1300];
   json_t *j = bbvfl_audit_json(&ar);
   char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;

@@ -119,7 +119,7 @@ static json_t *cell_json(const bbvfl_sweep_cell *cl) {
   json_object_set_new(cell, "accuracy_median", json_real(cl->accuracy_median));
   json_object_set_new(cell, "loss_median", json_real(cl->loss_median));
   /* as printed; per person (epsilon_sample, the label included) first, per party after */
-  train_json_eps(cell, &cl->pv);
+  bbvfl_privacy_json_top(cell, &cl->pv);
   json_object_set_new(cell, "privacy", bbvfl_privacy_json(&cl->pv));
   json_object_set_new(cell, "runs", runs);
   return cell;

@@ -139,7 +139,7 @@ static json_t *train_report_json(const train_common *tc, const bbvfl_offchain_cf
   json_object_set_new(o, "loss", json_real(last->test_loss));
   json_object_set_new(o, "train_loss", json_real(last->train_loss));
   /* the epsilons as printed, per person first (names kept for scripts); "privacy" has every level and method */
-  train_json_eps(o, priv);
+  bbvfl_privacy_json_top(o, priv);
   json_object_set_new(o, "privacy", bbvfl_privacy_json(priv));
   json_object_set_new(o, "delta", json_real(tc->delta));
   json_object_set_new(o, "offchain_agg_s_per_epoch", json_real(res->agg_train_s_per_epoch));

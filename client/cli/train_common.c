@@ -245,4 +245,4 @@ int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err) 
 
 json_t *train_json_num(double v) { return bbvfl_json_num_or_null(v); }
 
-void train_json_eps(json_t *o, const bbvfl_privacy *p) { bbvfl_privacy_json_top(o, p); }
+

@@ -39,9 +39,6 @@ void train_noise_warning(int reproducible, const char *why);
 int train_common_load(const train_common *t, bbvfl_dataset *ds, bbvfl_err *err);
 /* JSON number, or null when not finite (bbvfl_json_num_or_null). */
 json_t *train_json_num(double v);
-/* The report's top-level epsilons (names kept for scripts): bbvfl_privacy_json_top, the figures
- * every command prints (the per-person headline with the label, features only, per party). */
-void train_json_eps(json_t *o, const bbvfl_privacy *p);
 /* Default path of the bundled table. */
 const char *train_default_data(void);
 

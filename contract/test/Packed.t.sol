@@ -559,9 +559,21 @@ contract PackedTest is Base {
         internal
         returns (bytes memory bad)
     {
+        return claimRoundsOf(agg, all(3), from, to, claimer, wrong);
+    }
+
+    /// As claimRounds, with the participants `idx` (client indices) submitting.
+    function claimRoundsOf(
+        BbvflOptimisticAggregator agg,
+        uint256[] memory idx,
+        uint64 from,
+        uint64 to,
+        uint256 claimer,
+        uint64 wrong
+    ) internal returns (bytes memory bad) {
         for (uint64 r = from; r < to; r++) {
-            for (uint256 i = 0; i < 3; i++) submitAs(agg, i, r);
-            bytes memory s = sumOf(all(3), r, r == wrong ? 1 : 0);
+            for (uint256 i = 0; i < idx.length; i++) submitAs(agg, idx[i], r);
+            bytes memory s = sumOf(idx, r, r == wrong ? 1 : 0);
             if (r == wrong) bad = s;
             vm.prank(clientAddr(claimer));
             agg.postSum(r, keccak256(s));
@@ -614,7 +626,10 @@ contract PackedTest is Base {
         }
         uint256 e1 = block.number;
         uint256 claimer = clientAddr(1) == agg.active() ? 2 : 1;
-        claimRounds2(agg, 2, 4, claimer);
+        uint256[] memory two = new uint256[](2); // client 0 excluded
+        two[0] = 1;
+        two[1] = 2;
+        claimRoundsOf(agg, two, 2, 4, claimer, type(uint64).max);
         vm.prank(agg.active());
         agg.postMetrics(1, 1, 1, 1);
         vm.roll(e1 + c.roundTimeoutBlocks + 1);
@@ -627,22 +642,6 @@ contract PackedTest is Base {
             (,,,,,, uint32 acc, uint32 rew) = agg.clientInfo(clientAddr(i));
             assertEq(acc, 4, "accepted");
             assertEq(rew, 4, "rewarded");
-        }
-    }
-
-    /// Rounds [from, to) with 2 participants left (client 0 excluded): clients 1 and 2 submit,
-    /// `claimer` claims the right sum, the active client posts the gradient.
-    function claimRounds2(BbvflOptimisticAggregator agg, uint64 from, uint64 to, uint256 claimer) internal {
-        uint256[] memory two = new uint256[](2);
-        two[0] = 1;
-        two[1] = 2;
-        for (uint64 r = from; r < to; r++) {
-            submitAs(agg, 1, r);
-            submitAs(agg, 2, r);
-            vm.prank(clientAddr(claimer));
-            agg.postSum(r, keccak256(sumOf(two, r, 0)));
-            vm.prank(agg.active());
-            agg.postGradient(r, new bytes(40 * 4), "");
         }
     }
 
